@@ -1,0 +1,43 @@
+# banditkit: `make demo` and `make test` each do the whole set-up on a fresh machine.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+TORCH_VERSION ?= 2.13.0
+# CPU-only wheels: no CUDA stack is downloaded.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+SHARED_DATA ?= $(abspath ../shared/datasets)
+PYTEST_ARGS ?= -n 2
+
+.PHONY: setup demo test lint format typecheck clean
+
+$(BIN)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# A local CPU wheel (pip's find-links) is used when present, else the CPU index.
+	$(BIN)/python -m pip install -q --no-index torch==$(TORCH_VERSION) 2>/dev/null \
+	  || $(BIN)/python -m pip install -q torch==$(TORCH_VERSION) --index-url $(TORCH_INDEX)
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $@
+
+setup: $(BIN)/.installed
+
+demo: setup
+	$(BIN)/banditkit run examples/demo.yaml --out results/demo
+
+test: setup
+	BANDITKIT_DATA=$${BANDITKIT_DATA:-$(SHARED_DATA)} OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+	  $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff format --check src tests benchmarks examples
+
+format: setup
+	$(BIN)/ruff format src tests benchmarks examples
+	$(BIN)/ruff check --fix src tests benchmarks examples
+
+typecheck: setup
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache src/*.egg-info

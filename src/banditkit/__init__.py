@@ -1,0 +1,53 @@
+"""banditkit: nonlinear contextual bandits, their baselines, environments and experiments.
+
+Example:
+    >>> import banditkit as bk
+    >>> env = bk.make_env("logistic", h="h1", d=6, n_arms=3)
+    >>> policy = bk.make_policy("linucb", nu=0.5, seed=0)
+    >>> run = bk.simulate(policy, env, horizon=20, seed=0)
+    >>> run.cumulative_regret.shape
+    (20,)
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from banditkit import envs as envs
+from banditkit import policies as policies
+from banditkit.core import (
+    Context,
+    Environment,
+    Policy,
+    RunResult,
+    Step,
+    list_envs,
+    list_policies,
+    make_env,
+    make_policy,
+    simulate,
+)
+from banditkit.core.serialization import load_policy, save_policy
+from banditkit.datasets import list_datasets
+
+try:
+    __version__ = version("banditkit")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0+unknown"
+
+__all__ = [
+    "Context",
+    "Environment",
+    "Policy",
+    "RunResult",
+    "Step",
+    "__version__",
+    "list_datasets",
+    "list_envs",
+    "list_policies",
+    "load_policy",
+    "make_env",
+    "make_policy",
+    "save_policy",
+    "simulate",
+]

@@ -1,0 +1,87 @@
+"""Core contracts: records, base classes, registries, seeding, validation and the loop.
+
+``core`` imports nothing else from banditkit; every other package builds on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from banditkit.core.environment import Environment
+from banditkit.core.policy import Policy, check_feedback
+from banditkit.core.registry import Registry
+from banditkit.core.seeding import STREAMS, make_rng, spawn_seeds
+from banditkit.core.simulate import RunResult, simulate
+from banditkit.core.types import (
+    FAMILIES,
+    Action,
+    Context,
+    Family,
+    Feedback,
+    Step,
+    check_action,
+)
+
+__all__ = [
+    "ENVIRONMENTS",
+    "FAMILIES",
+    "POLICIES",
+    "STREAMS",
+    "Action",
+    "Context",
+    "Environment",
+    "Family",
+    "Feedback",
+    "Policy",
+    "Registry",
+    "RunResult",
+    "Step",
+    "check_action",
+    "check_feedback",
+    "list_envs",
+    "list_policies",
+    "make_env",
+    "make_policy",
+    "make_rng",
+    "simulate",
+    "spawn_seeds",
+]
+
+POLICIES: Registry[type[Policy]] = Registry("policy")
+ENVIRONMENTS: Registry[type[Environment]] = Registry("environment")
+
+
+def make_policy(name: str, **params: Any) -> Policy:
+    """Build the policy registered as ``name`` (DESIGN.md section 4) with its hyper-parameters.
+
+    Example:
+        >>> import banditkit as bk
+        >>> bk.make_policy("linucb", nu=0.5, seed=1).nu
+        0.5
+    """
+    policy: Policy = POLICIES.make(name, **params)
+    return policy
+
+
+def make_env(name: str, **params: Any) -> Environment:
+    """Build the environment registered as ``name`` with its parameters."""
+    env: Environment = ENVIRONMENTS.make(name, **params)
+    return env
+
+
+def list_policies(family: str | None = None) -> list[str]:
+    """Registered policy names, optionally of one family."""
+    return [
+        n
+        for n in POLICIES.names()
+        if family is None or POLICIES.get(n).family == family
+    ]
+
+
+def list_envs(family: str | None = None) -> list[str]:
+    """Registered environment names, optionally of one family."""
+    return [
+        n
+        for n in ENVIRONMENTS.names()
+        if family is None or ENVIRONMENTS.get(n).family == family
+    ]

@@ -1,0 +1,147 @@
+"""The records every policy and environment exchange (DESIGN.md section 3).
+
+Three families share one loop: each round the environment shows a :class:`Context`, the policy
+answers with an action, and the environment returns a :class:`Step`.
+
+    family        action                     feedback
+    contextual    int (arm index)            float reward
+    dueling       (i, j) ordered pair        1 if arm i won the duel else 0
+    assortment    sorted tuple of items      chosen item index, or -1 for no purchase
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+import numpy as np
+
+from banditkit.core.validation import check_arms, check_finite_array, check_int
+
+__all__ = [
+    "FAMILIES",
+    "Action",
+    "Context",
+    "Family",
+    "Feedback",
+    "Step",
+    "check_action",
+]
+
+Family: TypeAlias = Literal["contextual", "dueling", "assortment"]
+FAMILIES: tuple[str, ...] = ("contextual", "dueling", "assortment")
+
+Action: TypeAlias = int | tuple[int, ...]
+"""An arm index (contextual), an ordered pair (dueling) or a tuple of items (assortment)."""
+
+Feedback: TypeAlias = float | int
+"""A reward (contextual), 1/0 for 'first arm won' (dueling), a chosen item or -1 (assortment)."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a policy sees in one round.
+
+    Args:
+        arms: (K, d) float64 features, one row per arm (per item for assortments).
+        revenues: (K,) item revenues; assortment family only.
+        max_size: Largest assortment allowed (the capacity); assortment family only.
+
+    Raises:
+        ValueError: If ``arms`` is not a finite 2-d array, or ``revenues`` does not match it.
+
+    Example:
+        >>> Context(arms=[[1.0, 0.0], [0.0, 1.0]]).n_arms
+        2
+    """
+
+    arms: np.ndarray
+    revenues: np.ndarray | None = None
+    max_size: int | None = None
+
+    def __post_init__(self) -> None:
+        arms = check_arms(self.arms)
+        arms.setflags(write=False)
+        object.__setattr__(self, "arms", arms)
+        if self.revenues is not None:
+            rev = check_finite_array("revenues", self.revenues, ndim=1)
+            if rev.shape[0] != arms.shape[0]:
+                raise ValueError(
+                    f"revenues has {rev.shape[0]} entries but there are {arms.shape[0]} items."
+                )
+            rev.setflags(write=False)
+            object.__setattr__(self, "revenues", rev)
+        if self.max_size is not None:
+            object.__setattr__(
+                self, "max_size", check_int("max_size", self.max_size, low=1)
+            )
+
+    @property
+    def n_arms(self) -> int:
+        """K, the number of arms (items) this round."""
+        return int(self.arms.shape[0])
+
+    @property
+    def d(self) -> int:
+        """The feature dimension."""
+        return int(self.arms.shape[1])
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the environment returns after an action.
+
+    Args:
+        feedback: What the learner observes (see the module docstring).
+        reward: The realised reward (assortment: revenue; dueling: per the paper's metric).
+        regret: The expected (pseudo-)regret of the action under the family's definition.
+        accepted: Replay only: False means the event was rejected and must not be learned from.
+    """
+
+    feedback: Feedback
+    reward: float
+    regret: float
+    accepted: bool = True
+
+
+def check_action(action: object, ctx: Context, family: str) -> Action:
+    """Validate an action for ``family`` against the round's context and return it normalised.
+
+    Raises:
+        ValueError: If the action is out of range or malformed for the family.
+        TypeError: If it has the wrong type.
+
+    Example:
+        >>> ctx = Context(arms=np.zeros((3, 2)))
+        >>> check_action(2, ctx, "contextual")
+        2
+    """
+    k = ctx.n_arms
+    if family == "contextual":
+        if isinstance(action, bool) or not isinstance(action, int | np.integer):
+            raise TypeError(
+                f"a contextual action must be an int arm index; got {action!r}."
+            )
+        if not 0 <= int(action) < k:
+            raise ValueError(f"action {int(action)} is out of range for {k} arms.")
+        return int(action)
+    if not isinstance(action, tuple | list | np.ndarray):
+        raise TypeError(
+            f"a {family} action must be a tuple of indices; got {action!r}."
+        )
+    items = tuple(int(a) for a in action)
+    if any(not 0 <= a < k for a in items):
+        raise ValueError(f"action {items} has an index out of range for {k} arms.")
+    if family == "dueling":
+        if len(items) != 2:
+            raise ValueError(f"a dueling action is a pair of arms; got {items}.")
+        return items
+    if family == "assortment":
+        if len(set(items)) != len(items):
+            raise ValueError(f"an assortment may not repeat items; got {items}.")
+        if ctx.max_size is not None and len(items) > ctx.max_size:
+            raise ValueError(
+                f"assortment {items} has {len(items)} items; the capacity is {ctx.max_size}."
+            )
+        return tuple(sorted(items))
+    raise ValueError(f"unknown family {family!r}; expected one of {FAMILIES}.")

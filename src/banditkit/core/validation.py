@@ -1,0 +1,170 @@
+"""Validation helpers shared by every public entry point.
+
+Messages follow scikit-learn's shape: ``"nu must be a float in [0, inf); got -0.5."`` so
+that a user sees the parameter, the valid range and the offending value in one line.
+All helpers raise ``ValueError`` (bad value) or ``TypeError`` (bad type) and return the
+validated value, so they compose in constructors::
+
+    self.nu = check_scalar("nu", nu, low=0.0)
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "check_arms",
+    "check_choice",
+    "check_finite_array",
+    "check_int",
+    "check_scalar",
+    "suggest",
+]
+
+
+def _interval(
+    low: float | None, high: float | None, low_open: bool, high_open: bool
+) -> str:
+    lo = "-inf" if low is None else f"{low:g}"
+    hi = "inf" if high is None else f"{high:g}"
+    left = "(" if (low is None or low_open) else "["
+    right = ")" if (high is None or high_open) else "]"
+    return f"{left}{lo}, {hi}{right}"
+
+
+def check_scalar(
+    name: str,
+    value: Any,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """Return ``value`` as a finite float inside the interval, else raise.
+
+    Args:
+        name: Parameter name used in the message.
+        value: The value to check; bools are rejected.
+        low: Lower bound, or None for none.
+        high: Upper bound, or None for none.
+        low_open: Exclude ``low`` itself.
+        high_open: Exclude ``high`` itself.
+
+    Returns:
+        The value as a Python float.
+
+    Raises:
+        TypeError: If the value is not a real number.
+        ValueError: If it is NaN, infinite or outside the interval.
+
+    Example:
+        >>> check_scalar("lam", 0.5, low=0.0, low_open=True)
+        0.5
+    """
+    span = _interval(low, high, low_open, high_open)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a float in {span}; got {value!r}.")
+    v = float(value)
+    bad = (
+        math.isnan(v)
+        or math.isinf(v)
+        or (low is not None and (v < low or (low_open and v == low)))
+        or (high is not None and (v > high or (high_open and v == high)))
+    )
+    if bad:
+        raise ValueError(f"{name} must be a float in {span}; got {value!r}.")
+    return v
+
+
+def check_int(
+    name: str, value: Any, *, low: int | None = None, high: int | None = None
+) -> int:
+    """Return ``value`` as an int in the closed interval [low, high], else raise.
+
+    Example:
+        >>> check_int("width", 20, low=1)
+        20
+    """
+    span = _interval(low, high, False, False)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int in {span}; got {value!r}.")
+    v = int(value)
+    if (low is not None and v < low) or (high is not None and v > high):
+        raise ValueError(f"{name} must be an int in {span}; got {value!r}.")
+    return v
+
+
+def suggest(name: str, known: Iterable[str], n: int = 3) -> str:
+    """Return ``" Did you mean 'a', 'b'?"`` for the closest known names, or ``""``.
+
+    Example:
+        >>> suggest("linucbb", ["linucb", "random"])
+        " Did you mean 'linucb'?"
+    """
+    close = difflib.get_close_matches(name, list(known), n=n, cutoff=0.5)
+    if not close:
+        return ""
+    return " Did you mean " + ", ".join(repr(c) for c in close) + "?"
+
+
+def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    """Return ``value`` if it is one of ``choices``, else raise with a suggestion.
+
+    Example:
+        >>> check_choice("gram", "full", ["full", "diagonal"])
+        'full'
+    """
+    if not isinstance(value, str) or value not in choices:
+        hint = suggest(value, choices) if isinstance(value, str) else ""
+        listed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {listed}; got {value!r}.{hint}")
+    return value
+
+
+def check_finite_array(
+    name: str, value: Any, *, ndim: int | None = None, dtype: Any = np.float64
+) -> np.ndarray:
+    """Return ``value`` as an array of ``dtype``, checking its rank and finiteness.
+
+    Raises:
+        ValueError: On a wrong number of dimensions, NaN or inf.
+    """
+    try:
+        arr = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{name} must be numeric array-like; got {type(value).__name__}."
+        ) from exc
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-d array; got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)):
+        bad = "NaN" if np.isnan(arr).any() else "inf"
+        raise ValueError(f"{name} contains {bad}; every entry must be finite.")
+    return arr
+
+
+def check_arms(arms: Any, *, d: int | None = None, name: str = "arms") -> np.ndarray:
+    """Validate a (K, d) matrix of arm features: 2-d, K >= 1, finite, width ``d`` if given.
+
+    Example:
+        >>> check_arms([[0.0, 1.0], [1.0, 0.0]]).shape
+        (2, 2)
+    """
+    arr = check_finite_array(name, arms, ndim=2)
+    if arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise ValueError(
+            f"{name} must have at least one row and one column; got {arr.shape}."
+        )
+    if d is not None and arr.shape[1] != d:
+        raise ValueError(
+            f"{name} has dimension {arr.shape[1]} but this policy was built for d={d} "
+            "at its first round; the feature dimension cannot change between rounds."
+        )
+    return arr

@@ -1,0 +1,21 @@
+"""Environments: synthetic (linear, logistic) and classification bandits.
+
+Importing this package registers every environment in ``banditkit.core.ENVIRONMENTS``.
+"""
+
+from banditkit.envs.classification import ClassificationEnv, encode_arms
+from banditkit.envs.latent import LATENT_FUNCTIONS, make_latent
+from banditkit.envs.laws import LAWS, sample_contexts
+from banditkit.envs.synthetic import LinearEnv, LogisticEnv, SyntheticEnv
+
+__all__ = [
+    "LATENT_FUNCTIONS",
+    "LAWS",
+    "ClassificationEnv",
+    "LinearEnv",
+    "LogisticEnv",
+    "SyntheticEnv",
+    "encode_arms",
+    "make_latent",
+    "sample_contexts",
+]

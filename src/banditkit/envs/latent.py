@@ -1,0 +1,78 @@
+"""Latent reward functions h: R^d -> R of the logistic paper, and their instance parameters.
+
+With theta in R^d and Theta in R^{d x d}, entries i.i.d. Unif(-1, 1) drawn per run from the
+environment's instance stream [Bae2025, Sec. 7; App. J for h4-h6, which follow [Zhou2020]]:
+
+    h1(x) = 0.2 (x^T theta)^4
+    h2(x) = 20 cos(x^T theta)
+    h3(x) = 5 x^T Theta x
+    h4(x) = 10 (x^T theta)^2
+    h5(x) = x^T Theta^T Theta x
+    h6(x) = cos(3 x^T theta)
+    linear(x) = x^T theta
+
+Assumption: h4-h6 draw theta and Theta like h1-h3 ("all other parameters as in Sec. 7").
+
+References:
+    [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
+    [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based exploration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from banditkit.core.validation import check_choice, check_finite_array
+
+__all__ = ["LATENT_FUNCTIONS", "LatentFn", "make_latent"]
+
+LatentFn = Callable[[np.ndarray], np.ndarray]
+"""Maps a (K, d) matrix of arm features to the (K,) latent values."""
+
+
+def _quad(theta_mat: np.ndarray) -> LatentFn:
+    return lambda x: np.einsum("ki,ij,kj->k", x, theta_mat, x)
+
+
+_FACTORIES: dict[str, Callable[[np.ndarray, np.ndarray], LatentFn]] = {
+    "h1": lambda th, _: lambda x: 0.2 * (x @ th) ** 4,
+    "h2": lambda th, _: lambda x: 20.0 * np.cos(x @ th),
+    "h3": lambda _, big: (lambda q: lambda x: 5.0 * q(x))(_quad(big)),
+    "h4": lambda th, _: lambda x: 10.0 * (x @ th) ** 2,
+    "h5": lambda _, big: _quad(big.T @ big),
+    "h6": lambda th, _: lambda x: np.cos(3.0 * (x @ th)),
+    "linear": lambda th, _: lambda x: x @ th,
+}
+LATENT_FUNCTIONS: tuple[str, ...] = tuple(_FACTORIES)
+
+
+def make_latent(h: str | LatentFn, d: int, rng: np.random.Generator) -> LatentFn:
+    """Instantiate a named latent function with fresh parameters, or wrap a user callable.
+
+    A user callable receives the (K, d) arm matrix and must return K finite values; the
+    wrapper checks this every call so that a mistake surfaces with a clear message.
+
+    Example:
+        >>> f = make_latent("h1", 3, np.random.default_rng(0))
+        >>> f(np.zeros((2, 3))).tolist()
+        [0.0, 0.0]
+    """
+    if callable(h):
+        user = h
+
+        def checked(x: np.ndarray) -> np.ndarray:
+            out = check_finite_array("latent function output", user(x))
+            if out.shape != (x.shape[0],):
+                raise ValueError(
+                    f"the latent function must map a (K, d) array to shape (K,); "
+                    f"got {out.shape} for input {x.shape}."
+                )
+            return out
+
+        return checked
+    check_choice("h", h, list(LATENT_FUNCTIONS))
+    theta = rng.uniform(-1.0, 1.0, size=d)
+    theta_mat = rng.uniform(-1.0, 1.0, size=(d, d))
+    return _FACTORIES[h](theta, theta_mat)

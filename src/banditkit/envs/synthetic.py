@@ -1,0 +1,230 @@
+"""Synthetic contextual environments: ``linear`` and ``logistic``.
+
+Each round shows K arm vectors drawn from a context law, either fresh every round or from a
+finite pool of N vectors drawn once per run ([Bae2025, App. A]: a small pool lowers the effective
+dimension). The expected reward of arm x is ``mean(x)``; the realised reward uses noise drawn
+once per round before the action is known, so all policies under one seed see the same noise.
+
+    linear     r = x^T theta + noise_std * eps,  eps ~ N(0, 1),  theta uniform on the unit sphere
+    logistic   r = 1[u < mu(h(x))],  u ~ Unif(0, 1),  mu the sigmoid  [Bae2025, Sec. 2]
+
+Regret is the pseudo-regret max_k mean(x_k) - mean(x_action) [Bae2025, Sec. 2].
+
+References:
+    [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+
+import numpy as np
+from scipy.special import expit
+
+from banditkit.core import ENVIRONMENTS, Context, Environment, Step
+from banditkit.core.types import Action
+from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.envs.latent import LATENT_FUNCTIONS, LatentFn, make_latent
+from banditkit.envs.laws import LAWS, sample_contexts
+
+__all__ = ["LinearEnv", "LogisticEnv", "SyntheticEnv"]
+
+POOL_SAMPLING = ("uniform", "permutation")
+
+
+class SyntheticEnv(Environment):
+    """Shared machinery: context law, optional finite pool, expected rewards, oracle.
+
+    Args:
+        d: Feature dimension, >= 1.
+        n_arms: K, arms per round, >= 1.
+        law: Context law (``envs.laws.LAWS``).
+        pool: None draws fresh vectors every round; an int N >= K draws N vectors once per run
+            and shows K distinct pool vectors each round.
+        pool_sampling: "uniform": K distinct pool indices uniformly at random each round;
+            "permutation": walk through random permutations of the pool, so that a pool of
+            N = T * K vectors shows every vector exactly once ([Bae2025, App. A]'s high-d~ setting).
+    """
+
+    def __init__(
+        self,
+        *,
+        d: int,
+        n_arms: int,
+        law: str,
+        pool: int | None = None,
+        pool_sampling: str = "uniform",
+    ) -> None:
+        super().__init__()
+        self.d = check_int("d", d, low=1)
+        self.n_arms = check_int("n_arms", n_arms, low=1)
+        self.law = check_choice("law", law, list(LAWS))
+        if pool is not None:
+            pool = check_int("pool", pool, low=self.n_arms)
+        self.pool = pool
+        self.pool_sampling = check_choice("pool_sampling", pool_sampling, POOL_SAMPLING)
+        self._pool_x: np.ndarray | None = None
+        self._queue: np.ndarray = np.empty(0, dtype=np.int64)
+
+    def _reset(self) -> None:
+        self._draw_instance()
+        if self.pool is not None:
+            self._pool_x = sample_contexts(
+                self.instance_rng, self.law, self.pool, self.d
+            )
+        self._queue = np.empty(0, dtype=np.int64)
+
+    @abstractmethod
+    def _draw_instance(self) -> None:
+        """Draw the hidden parameters from ``self.instance_rng``."""
+
+    @abstractmethod
+    def mean(self, x: np.ndarray) -> np.ndarray:
+        """Expected reward of each row of x (K, d) -> (K,)."""
+
+    def _next_context(self) -> Context:
+        k = self.n_arms
+        if self._pool_x is None:
+            arms = sample_contexts(self.context_rng, self.law, k, self.d)
+        elif self.pool_sampling == "uniform":
+            idx = self.context_rng.choice(self._pool_x.shape[0], size=k, replace=False)
+            arms = self._pool_x[idx]
+        else:
+            if self._queue.size < k:
+                self._queue = self.context_rng.permutation(self._pool_x.shape[0])
+            idx, self._queue = self._queue[:k], self._queue[k:]
+            arms = self._pool_x[idx]
+        self._means = self.mean(arms)
+        self._draw_noise()
+        return Context(arms=arms)
+
+    @abstractmethod
+    def _draw_noise(self) -> None:
+        """Draw this round's noise from ``self.noise_rng`` (before the action is known)."""
+
+    def best_action(self) -> int:
+        """Arm with the largest expected reward this round."""
+        if self.current is None:
+            raise RuntimeError("best_action() needs a current context.")
+        return int(np.argmax(self._means))
+
+    def expected_rewards(self) -> np.ndarray:
+        """Expected reward of every arm this round, (K,)."""
+        return self._means.copy()
+
+    def _regret(self, action: int) -> float:
+        return float(self._means.max() - self._means[action])
+
+
+@ENVIRONMENTS.register("linear")
+class LinearEnv(SyntheticEnv):
+    """Linear bandit: r = x^T theta + noise_std * eps with ||theta||_2 = 1.
+
+    Args:
+        d: Feature dimension.
+        n_arms: Arms per round (K).
+        law: Context law; the default "unit-sphere" keeps |x^T theta| <= 1.
+        noise_std: Standard deviation of the Gaussian reward noise, >= 0.
+        pool: See :class:`SyntheticEnv`.
+        pool_sampling: See :class:`SyntheticEnv`.
+
+    Example:
+        >>> env = LinearEnv(d=3, n_arms=4)
+        >>> env.reset(0); env.context().arms.shape
+        (4, 3)
+    """
+
+    def __init__(
+        self,
+        *,
+        d: int = 10,
+        n_arms: int = 10,
+        law: str = "unit-sphere",
+        noise_std: float = 0.1,
+        pool: int | None = None,
+        pool_sampling: str = "uniform",
+    ) -> None:
+        super().__init__(
+            d=d, n_arms=n_arms, law=law, pool=pool, pool_sampling=pool_sampling
+        )
+        self.noise_std = check_scalar("noise_std", noise_std, low=0.0)
+
+    def _draw_instance(self) -> None:
+        theta = self.instance_rng.standard_normal(self.d)
+        self.theta = theta / np.linalg.norm(theta)
+
+    def mean(self, x: np.ndarray) -> np.ndarray:
+        """x^T theta for each row."""
+        return np.asarray(x @ self.theta)
+
+    def _draw_noise(self) -> None:
+        self._eps = float(self.noise_rng.standard_normal())
+
+    def _step(self, ctx: Context, action: Action) -> Step:
+        assert isinstance(action, int)
+        reward = float(self._means[action] + self.noise_std * self._eps)
+        return Step(feedback=reward, reward=reward, regret=self._regret(action))
+
+
+@ENVIRONMENTS.register("logistic")
+class LogisticEnv(SyntheticEnv):
+    """Logistic bandit with a latent function: r ~ Bernoulli(mu(h(x))) [Bae2025, Sec. 2, Sec. 7].
+
+    Args:
+        h: "h1".."h6", "linear" (``envs.latent``), or a callable mapping (K, d) -> (K,).
+        d: Feature dimension (paper: 20).
+        n_arms: Arms per round (paper: K = 5).
+        law: Context law. Assumption: "uniform" on [-1, 1]^d; the paper does not state it.
+        pool: Number of distinct context-arm vectors per run (paper: 10, 50, 2500, 10000),
+            or None for fresh vectors every round.
+        pool_sampling: See :class:`SyntheticEnv`.
+
+    Notes:
+        Assumption: theta, Theta and the pool are redrawn for every seed (per repetition).
+
+    Example:
+        >>> env = LogisticEnv(h="h2", d=4, n_arms=3, pool=10)
+        >>> env.reset(1); ctx = env.context()
+        >>> env.step(0).feedback in (0.0, 1.0)
+        True
+    """
+
+    def __init__(
+        self,
+        *,
+        h: str | LatentFn = "h1",
+        d: int = 20,
+        n_arms: int = 5,
+        law: str = "uniform",
+        pool: int | None = None,
+        pool_sampling: str = "uniform",
+    ) -> None:
+        super().__init__(
+            d=d, n_arms=n_arms, law=law, pool=pool, pool_sampling=pool_sampling
+        )
+        if not callable(h):
+            check_choice("h", h, list(LATENT_FUNCTIONS))
+        self.h = h
+
+    @property
+    def label(self) -> str:
+        """For example "logistic-h1"."""
+        name = (
+            self.h if isinstance(self.h, str) else getattr(self.h, "__name__", "custom")
+        )
+        return f"logistic-{name}"
+
+    def _draw_instance(self) -> None:
+        self._latent = make_latent(self.h, self.d, self.instance_rng)
+
+    def mean(self, x: np.ndarray) -> np.ndarray:
+        """mu(h(x)) for each row."""
+        return np.asarray(expit(self._latent(x)))
+
+    def _draw_noise(self) -> None:
+        self._u = float(self.noise_rng.random())
+
+    def _step(self, ctx: Context, action: Action) -> Step:
+        assert isinstance(action, int)
+        reward = float(self._u < self._means[action])
+        return Step(feedback=reward, reward=reward, regret=self._regret(action))

@@ -1,0 +1,144 @@
+"""Linear contextual bandits: LinUCB (OFUL), linear Thompson sampling and epsilon-greedy.
+
+Each policy composes a :class:`~banditkit.policies.models.RidgeModel` (ridge estimate and Gram
+kept by rank-1 updates) with a selection rule from :mod:`banditkit.policies.selection`.
+
+References:
+    [Abbasi-Yadkori2011] Y. Abbasi-Yadkori, D. Pal, C. Szepesvari. Improved algorithms for linear
+        stochastic bandits. NeurIPS 2011.
+    [Li2010] L. Li, W. Chu, J. Langford, R. Schapire. A contextual-bandit approach to
+        personalized news article recommendation. WWW 2010.
+    [Agrawal2013] S. Agrawal, N. Goyal. Thompson sampling for contextual bandits with linear
+        payoffs. ICML 2013.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from banditkit.core import POLICIES, Context, Policy
+from banditkit.core.types import Action, Feedback
+from banditkit.core.validation import check_scalar
+from banditkit.policies.models import RidgeModel
+from banditkit.policies.selection import argmax_random_tie, optimistic_argmax
+
+__all__ = ["EpsGreedy", "LinTS", "LinUCB", "RidgePolicy"]
+
+
+class RidgePolicy(Policy):
+    """Shared part of the ridge-based policies: the model, its update and its state.
+
+    Args:
+        lam: Ridge weight, V_0 = lam * I, > 0.
+        seed: Seed of the policy's own stream.
+    """
+
+    def __init__(self, *, lam: float = 1.0, seed: int = 0) -> None:
+        super().__init__(seed=seed)
+        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+
+    def _setup(self, ctx: Context) -> None:
+        assert self.d is not None
+        self.model = RidgeModel(self.d, self.lam)
+
+    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        assert isinstance(action, int)
+        self.model.add(ctx.arms[action], float(feedback))
+        self._n_updates += 1
+
+    def _state(self) -> dict[str, Any]:
+        return {"model": self.model.state_dict()}
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        assert self.d is not None
+        self.model = RidgeModel(self.d, self.lam)
+        self.model.load_state_dict(state["model"])
+
+
+@POLICIES.register("linucb")
+class LinUCB(RidgePolicy):
+    """LinUCB / OFUL [Abbasi-Yadkori2011, Alg. 1; Li2010, Alg. 1]: optimism over a ridge fit.
+
+        score(k) = x_k^T theta + nu * ||x_k||_{V^-1},   theta = V^-1 b
+
+    Symbols: nu = alpha (LinUCB) or sqrt(beta_t) (OFUL), lam = lambda.
+
+    Args:
+        nu: Exploration scale, >= 0; 0 is greedy.
+        lam: Ridge weight, > 0.
+        seed: Seed of the policy's own stream (ties are broken at random).
+
+    Notes:
+        Deviation: the radius sqrt(beta_t) of OFUL is replaced by the constant nu.
+
+    Example:
+        >>> p = LinUCB(nu=0.5)
+        >>> p.act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    def __init__(self, *, nu: float = 1.0, lam: float = 1.0, seed: int = 0) -> None:
+        super().__init__(lam=lam, seed=seed)
+        self.nu = check_scalar("nu", nu, low=0.0)
+
+    def _act(self, ctx: Context) -> Action:
+        x = ctx.arms
+        return optimistic_argmax(
+            self.model.mean(x), self.model.width(x), self.nu, self.rng
+        )
+
+
+@POLICIES.register("lints")
+class LinTS(RidgePolicy):
+    """Linear Thompson sampling [Agrawal2013, Alg. 1]: play the best arm for a sampled theta.
+
+        theta_tilde ~ N(theta, nu^2 V^-1),   a = argmax_k x_k^T theta_tilde
+
+    Symbols: nu = v (the posterior scale), lam = the prior precision.
+
+    Args:
+        nu: Posterior scale, >= 0; 0 is greedy.
+        lam: Ridge weight, > 0.
+        seed: Seed of the policy's own stream (the posterior draws).
+
+    Example:
+        >>> LinTS(nu=0.1).act(Context(arms=np.eye(2))) in (0, 1)
+        True
+    """
+
+    def __init__(self, *, nu: float = 1.0, lam: float = 1.0, seed: int = 0) -> None:
+        super().__init__(lam=lam, seed=seed)
+        self.nu = check_scalar("nu", nu, low=0.0)
+
+    def _act(self, ctx: Context) -> Action:
+        theta = self.model.sample_theta(self.rng, self.nu)
+        return argmax_random_tie(ctx.arms @ theta, self.rng)
+
+
+@POLICIES.register("eps-greedy")
+class EpsGreedy(RidgePolicy):
+    """Epsilon-greedy over a ridge fit: a uniform arm with probability epsilon, else the greedy one.
+
+        a = uniform(K)                  with probability epsilon
+        a = argmax_k x_k^T theta        otherwise
+
+    Args:
+        epsilon: Exploration rate in [0, 1]; 0 is greedy, 1 is uniform play.
+        lam: Ridge weight, > 0.
+        seed: Seed of the policy's own stream.
+
+    Example:
+        >>> EpsGreedy(epsilon=0.1).act(Context(arms=np.eye(4))) in range(4)
+        True
+    """
+
+    def __init__(
+        self, *, epsilon: float = 0.1, lam: float = 1.0, seed: int = 0
+    ) -> None:
+        super().__init__(lam=lam, seed=seed)
+        self.epsilon = check_scalar("epsilon", epsilon, low=0.0, high=1.0)
+
+    def _act(self, ctx: Context) -> Action:
+        if self.rng.random() < self.epsilon:
+            return int(self.rng.integers(ctx.n_arms))
+        return argmax_random_tie(self.model.mean(ctx.arms), self.rng)
