@@ -13,9 +13,13 @@ PYTEST_ARGS ?= -n 2
 $(BIN)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	# A local CPU wheel (pip's find-links) is used when present, else the CPU index.
-	$(BIN)/python -m pip install -q --no-index torch==$(TORCH_VERSION) 2>/dev/null \
-	  || $(BIN)/python -m pip install -q torch==$(TORCH_VERSION) --index-url $(TORCH_INDEX)
+	# CPU PyTorch: a local CPU wheel (pip's find-links) when there is one, its own
+	# dependencies then from the package index; otherwise PyTorch's CPU-only index.
+	if $(BIN)/python -m pip install -q --no-index --no-deps torch==$(TORCH_VERSION) 2>/dev/null; then \
+	  $(BIN)/python -m pip install -q torch==$(TORCH_VERSION); \
+	else \
+	  $(BIN)/python -m pip install -q torch==$(TORCH_VERSION) --index-url $(TORCH_INDEX); \
+	fi
 	$(BIN)/python -m pip install -q -e ".[dev]"
 	touch $@
 

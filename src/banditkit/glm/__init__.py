@@ -1,0 +1,28 @@
+"""Generalised linear models: link functions and regularised / constrained MLE.
+
+links   Link, IdentityLink, LogisticLink, ProbitLink, LINKS, get_link
+mle     GLMFit, fit_glm, fit_glm_constrained, glm_hessian
+"""
+
+from banditkit.glm.links import (
+    LINKS,
+    IdentityLink,
+    Link,
+    LogisticLink,
+    ProbitLink,
+    get_link,
+)
+from banditkit.glm.mle import GLMFit, fit_glm, fit_glm_constrained, glm_hessian
+
+__all__ = [
+    "LINKS",
+    "GLMFit",
+    "IdentityLink",
+    "Link",
+    "LogisticLink",
+    "ProbitLink",
+    "fit_glm",
+    "fit_glm_constrained",
+    "get_link",
+    "glm_hessian",
+]

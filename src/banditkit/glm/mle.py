@@ -1,0 +1,507 @@
+"""Regularised and ball-constrained maximum-likelihood estimation of GLMs.
+
+Every solver here minimises the weighted, regularised negative log-likelihood
+
+    L(theta) = sum_i w_i * nll(x_i^T theta, y_i) + (lam / 2) * ||theta - center||^2
+
+of a link (``banditkit.glm.links``), the estimator of GLM bandits [Filippi2010]
+and, for the logistic link with center = 0, the regularised MLE of [Faury2020].
+``fit_glm`` is the unconstrained minimiser, ``fit_glm_constrained`` the minimiser over
+the ball ||theta - center|| <= radius, and ``glm_hessian`` the curvature matrix the
+confidence sets of GLM bandits are built from.
+
+Symbols: theta = θ, lam = λ, mu = μ (the link), w_i are sample weights.
+
+References:
+    [Filippi2010] S. Filippi, O. Cappé, A. Garivier, C. Szepesvári. Parametric
+        bandits: the generalized linear case. NeurIPS 2010.
+    [Faury2020] L. Faury, M. Abeille, C. Calauzènes, O. Fercoq. Improved optimistic
+        algorithms for logistic bandits. ICML 2020.
+    [Boyd2004] S. Boyd, L. Vandenberghe. Convex Optimization. Cambridge University
+        Press, 2004.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.optimize import brentq
+
+from banditkit.core.validation import check_finite_array, check_int, check_scalar
+from banditkit.glm.links import Link, get_link
+
+__all__ = ["GLMFit", "fit_glm", "fit_glm_constrained", "glm_hessian"]
+
+# Backtracking line search [Boyd2004, Alg. 9.2]: accept step t when
+# L(theta + t d) <= L(theta) + ARMIJO_FRACTION * t * grad^T d, else t *= BACKTRACK_FACTOR.
+# Assumption: the values suggested in [Boyd2004, Sec. 9.2] (alpha in [0.01, 0.3],
+# beta in [0.1, 0.8]).
+ARMIJO_FRACTION = 0.25
+BACKTRACK_FACTOR = 0.5
+# Smallest step before the line search gives up (about 40 halvings).
+_MIN_STEP = 1e-12
+# Assumption: the Armijo test tolerates this many ulps of |L| so that steps whose
+# predicted decrease is below the rounding of L (at the optimum) are still taken.
+_ROUNDING_SLACK = 64.0 * np.finfo(np.float64).eps
+# With lam = 0, a Hessian whose Cholesky pivots span more than this ratio (squared)
+# is treated as singular: the MLE is then not unique.
+_SINGULAR_RTOL = 1e3 * np.finfo(np.float64).eps
+# Ridge added (relative to the mean diagonal) when a Cholesky factorisation with
+# lam > 0 fails in floating point although the matrix is positive definite.
+_JITTER = 1e-12
+
+
+@dataclass(frozen=True)
+class GLMFit:
+    """Result of a GLM fit.
+
+    Args:
+        theta: The estimate, shape (d,).
+        n_iter: Newton iterations taken (summed over the inner solves of
+            ``fit_glm_constrained``).
+        converged: Whether the stopping rule was met within ``max_iter``.
+        objective: L(theta), the objective minimised, at the returned theta.
+    """
+
+    theta: np.ndarray
+    n_iter: int
+    converged: bool
+    objective: float
+
+
+class _SingularHessianError(ValueError):
+    """The Hessian of an unregularised objective is singular."""
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """Validated data of L(theta): X (n, d), y (n,), w (n,), center (d,), link."""
+
+    X: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    center: np.ndarray
+    link: Link
+
+    def objective(self, theta: np.ndarray, lam: float) -> float:
+        diff = theta - self.center
+        data = float(self.w @ self.link.nll(self.X @ theta, self.y))
+        return data + 0.5 * lam * float(diff @ diff)
+
+    def data_grad(self, theta: np.ndarray) -> np.ndarray:
+        """Return sum_i w_i nll'(x_i^T theta, y_i) x_i, shape (d,)."""
+        return self.X.T @ (self.w * self.link.nll_grad(self.X @ theta, self.y))
+
+    def grad_hess(self, theta: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        """Return the gradient (d,) and Hessian (d, d) of L at theta; O(n d^2)."""
+        z = self.X @ theta
+        g = self.X.T @ (self.w * self.link.nll_grad(z, self.y))
+        g += lam * (theta - self.center)
+        H = _weighted_gram(self.X, self.w * self.link.nll_hess(z, self.y), lam)
+        return g, H
+
+
+def _weighted_gram(X: np.ndarray, c: np.ndarray, lam: float) -> np.ndarray:
+    """Return sum_i c_i x_i x_i^T + lam I, shape (d, d)."""
+    H = (X * c[:, None]).T @ X
+    H[np.diag_indices_from(H)] += lam
+    return H
+
+
+def _check_design(X: Any, weights: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Validate X (n, d) with d >= 1 and weights (n,) >= 0 (default ones)."""
+    X_ = check_finite_array("X", X, ndim=2)
+    n, d = X_.shape
+    if d < 1:
+        raise ValueError(f"X must have at least one column; got shape {X_.shape}.")
+    if weights is None:
+        return X_, np.ones(n)
+    w = check_finite_array("weights", weights, ndim=1)
+    if w.shape != (n,):
+        raise ValueError(
+            f"weights must have shape (n,) = ({n},) to match X of shape {X_.shape}; "
+            f"got {w.shape}."
+        )
+    if n > 0 and w.min() < 0:
+        raise ValueError(f"weights must be >= 0; got min {w.min():g}.")
+    return X_, w
+
+
+def _validate(
+    X: Any,
+    y: Any,
+    weights: Any,
+    center: Any,
+    link: str | Link,
+) -> _Problem:
+    link_ = get_link(link)
+    X_, w = _check_design(X, weights)
+    n, d = X_.shape
+    y_ = check_finite_array("y", y, ndim=1)
+    if y_.shape != (n,):
+        raise ValueError(
+            f"y must have shape (n,) = ({n},) to match X of shape {X_.shape}; "
+            f"got {y_.shape}."
+        )
+    if link_.y_bounds is not None and n > 0:
+        lo, hi = link_.y_bounds
+        if y_.min() < lo or y_.max() > hi:
+            raise ValueError(
+                f"y must lie in [{lo:g}, {hi:g}] for the {link_.name} link; "
+                f"got values in [{y_.min():g}, {y_.max():g}]."
+            )
+    c = np.zeros(d) if center is None else _check_vector("center", center, d)
+    return _Problem(X=X_, y=y_, w=w, center=c, link=link_)
+
+
+def _check_vector(name: str, value: Any, d: int) -> np.ndarray:
+    v = check_finite_array(name, value, ndim=1)
+    if v.shape != (d,):
+        raise ValueError(
+            f"{name} must have shape (d,) = ({d},) to match X; got {v.shape}."
+        )
+    return v.copy()
+
+
+def _newton_direction(H: np.ndarray, g: np.ndarray, lam: float) -> np.ndarray:
+    """Return -H^-1 g by Cholesky; raise _SingularHessianError if lam = 0 and H ~ 0."""
+    try:
+        factor = cho_factor(H, lower=True, check_finite=False)
+        if lam == 0.0:
+            pivots = np.abs(np.diag(factor[0]))
+            if pivots.min() ** 2 <= _SINGULAR_RTOL * pivots.max() ** 2:
+                raise LinAlgError("numerically singular")
+    except LinAlgError as exc:
+        if lam == 0.0:
+            raise _SingularHessianError(
+                "The Hessian of the objective is singular at lam=0, so the MLE is not "
+                "unique (e.g. fewer informative samples than features); use lam > 0."
+            ) from exc
+        # Positive definite in exact arithmetic (lam > 0): retry with a small ridge.
+        H = H + _JITTER * max(float(np.trace(H)) / H.shape[0], lam) * np.eye(len(H))
+        factor = cho_factor(H, lower=True, check_finite=False)
+    return -cho_solve(factor, g, check_finite=False)
+
+
+def _newton(
+    problem: _Problem, lam: float, theta: np.ndarray, max_iter: int, tol: float
+) -> GLMFit:
+    """Damped Newton's method [Boyd2004, Alg. 9.5] with backtracking [Alg. 9.2].
+
+    Stops when the Newton decrement sqrt(g^T H^-1 g) or the gradient norm ||g|| is
+    below tol. n_iter counts the Newton steps taken.
+    """
+    theta = theta.copy()
+    f = problem.objective(theta, lam)
+    for it in range(max_iter + 1):
+        g, H = problem.grad_hess(theta, lam)
+        if np.linalg.norm(g) < tol:
+            return GLMFit(theta, it, True, f)
+        step = _newton_direction(H, g, lam)
+        slope = float(g @ step)  # = -decrement^2 [Boyd2004, Sec. 9.5.1]
+        if np.sqrt(max(-slope, 0.0)) < tol:
+            return GLMFit(theta, it, True, f)
+        if it == max_iter or not slope < 0.0:
+            return GLMFit(theta, it, False, f)
+        t = 1.0
+        slack = _ROUNDING_SLACK * max(abs(f), 1.0)
+        while True:
+            candidate = theta + t * step
+            f_new = problem.objective(candidate, lam)
+            # [Boyd2004, Alg. 9.2]: Armijo sufficient decrease.
+            if f_new <= f + ARMIJO_FRACTION * t * slope + slack:
+                break
+            t *= BACKTRACK_FACTOR
+            if t < _MIN_STEP:
+                return GLMFit(theta, it, False, f)
+        theta, f = candidate, f_new
+    raise AssertionError("unreachable: the loop returns at it == max_iter")
+
+
+def fit_glm(
+    X: Any,
+    y: Any,
+    *,
+    link: str | Link = "logistic",
+    lam: float = 1.0,
+    weights: Any = None,
+    theta0: Any = None,
+    center: Any = None,
+    max_iter: int = 100,
+    tol: float = 1e-10,
+) -> GLMFit:
+    """Regularised (weighted) GLM maximum-likelihood estimate by Newton's method.
+
+    Minimises the weighted, regularised negative log-likelihood [Filippi2010],
+    [Faury2020]:
+
+        L(theta) = sum_i w_i * nll(x_i^T theta, y_i) + (lam / 2) * ||theta - center||^2
+
+    by Newton's method with a backtracking (Armijo) line search [Boyd2004, Sec. 9.5],
+    started at theta0. The gradient and Hessian of L are
+
+        g = sum_i w_i nll'(z_i, y_i) x_i + lam (theta - center),
+        H = sum_i w_i nll''(z_i, y_i) x_i x_i^T + lam I,    z_i = x_i^T theta,
+
+    and each step solves H d = -g by Cholesky, O(n d^2 + d^3) per iteration. The
+    iteration stops when the Newton decrement sqrt(g^T H^-1 g) or ||g|| is below
+    ``tol``. L is convex whenever ``link.nll`` is convex in z (all registered links,
+    with y in ``link.y_bounds``), so the result is the global minimiser.
+
+    Args:
+        X: Features, shape (n, d); n may be 0, then theta = center is returned.
+        y: Targets, shape (n,); within ``[0, 1]`` for the probit link.
+        link: Link name (``"identity"``, ``"logistic"``, ``"probit"``) or a Link.
+        lam: Ridge weight lam >= 0. lam = 0 gives the plain MLE, which must exist and
+            be unique: if the Hessian is singular (e.g. rank(X) < d) a ValueError is
+            raised; if it does not exist (e.g. separable logistic data) the iterates
+            run off and stop when the gradient vanishes numerically or at max_iter.
+        weights: Sample weights w_i >= 0, shape (n,); default all ones.
+        theta0: Starting point, shape (d,); default ``center``. A previous solution
+            makes a warm start: it converges in at most a couple of iterations.
+        center: Point theta is shrunk towards, shape (d,); default zeros.
+        max_iter: Maximum number of Newton steps, >= 1.
+        tol: Stopping tolerance on the Newton decrement and the gradient norm, >= 0.
+
+    Returns:
+        GLMFit with theta (d,), the Newton steps taken, whether the stopping rule was
+        met and L(theta).
+
+    Raises:
+        ValueError: On NaN/inf, mismatched shapes, lam < 0, negative weights, targets
+            outside the link's ``y_bounds``, an unknown link name, or a singular
+            Hessian with lam = 0.
+
+    Example:
+        >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        >>> y = np.array([1.0, 0.0, 1.0])
+        >>> fit = fit_glm(X, y, link="logistic", lam=1.0)
+        >>> fit.converged, np.round(fit.theta, 4)
+        (True, array([ 0.6925, -0.1128]))
+        >>> ridge = fit_glm(X, y, link="identity", lam=1.0).theta
+        >>> bool(np.allclose(ridge, np.linalg.solve(X.T @ X + np.eye(2), X.T @ y)))
+        True
+    """
+    problem = _validate(X, y, weights, center, link)
+    lam = check_scalar("lam", lam, low=0.0)
+    max_iter = check_int("max_iter", max_iter, low=1)
+    tol = check_scalar("tol", tol, low=0.0)
+    d = problem.X.shape[1]
+    start = problem.center if theta0 is None else _check_vector("theta0", theta0, d)
+    if problem.X.shape[0] == 0:
+        return GLMFit(problem.center.copy(), 0, True, 0.0)
+    return _newton(problem, lam, start, max_iter, tol)
+
+
+def fit_glm_constrained(
+    X: Any,
+    y: Any,
+    *,
+    radius: float,
+    link: str | Link = "logistic",
+    lam: float = 0.0,
+    weights: Any = None,
+    theta0: Any = None,
+    center: Any = None,
+    max_iter: int = 200,
+    tol: float = 1e-9,
+) -> GLMFit:
+    """GLM maximum-likelihood estimate restricted to a ball around ``center``.
+
+    Solves
+
+        min_theta L(theta)   subject to   ||theta - center||_2 <= radius,
+
+    with L the objective of ``fit_glm``. Method (exact for convex L): if the
+    unconstrained minimiser lies in the ball it is returned. Otherwise the
+    constraint binds, and by the KKT conditions the solution is
+
+        theta(m) = argmin_theta L(theta) + (m / 2) * ||theta - center||^2
+
+    for the multiplier m > 0 with ||theta(m) - center|| = radius. The norm of
+    theta(m) - center decreases in m, and strong convexity of the penalised objective
+    gives ||theta(m) - center|| <= ||grad L_data(center)|| / (lam + m), which brackets
+    the root; Brent's method (``scipy.optimize.brentq``) finds the zero of
+    1 / radius - 1 / ||theta(m) - center||, which is nearly linear in m (the secular
+    equation of trust-region methods, Moré and Sorensen 1983), each evaluation being
+    a warm-started Newton solve of ``fit_glm``'s problem with ridge weight lam + m. The result is
+    finally scaled back onto the ball to remove rounding excess.
+
+    This is the constrained MLE used when the analysis of a GLM bandit assumes
+    ||theta_hat|| <= S, e.g. with center = 0 and radius = S.
+
+    Args:
+        X: Features, shape (n, d); n may be 0 (then theta = center).
+        y: Targets, shape (n,).
+        radius: Radius of the feasible ball, > 0.
+        link: Link name or Link instance.
+        lam: Ridge weight lam >= 0. lam = 0 is allowed even if the unconstrained MLE
+            does not exist or is not unique (e.g. separable logistic data): the ball
+            makes the problem well posed whenever the constraint binds.
+        weights: Sample weights w_i >= 0, shape (n,); default all ones.
+        theta0: Starting point of the first Newton solve, shape (d,); need not be
+            feasible. Default ``center``.
+        center: Centre of the ball and of the ridge term, shape (d,); default zeros.
+        max_iter: Newton steps allowed per inner solve, and root-finding iterations
+            allowed for the multiplier, >= 1.
+        tol: Newton stopping tolerance of each inner solve, >= 0.
+
+    Returns:
+        GLMFit with the feasible minimiser theta (d,), the Newton steps summed over
+        all inner solves, whether the root search and the final solve converged,
+        and L(theta) (without the multiplier term).
+
+    Raises:
+        ValueError: On the input errors of ``fit_glm`` or radius <= 0.
+
+    Example:
+        >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])
+        >>> fit = fit_glm_constrained(X, [1.0, 1.0], radius=0.5, link="identity")
+        >>> np.round(fit.theta, 4)
+        array([0.3536, 0.3536])
+    """
+    problem = _validate(X, y, weights, center, link)
+    radius = check_scalar("radius", radius, low=0.0, low_open=True)
+    lam = check_scalar("lam", lam, low=0.0)
+    max_iter = check_int("max_iter", max_iter, low=1)
+    tol = check_scalar("tol", tol, low=0.0)
+    d = problem.X.shape[1]
+    c = problem.center
+    start = c if theta0 is None else _check_vector("theta0", theta0, d)
+    if problem.X.shape[0] == 0:
+        return GLMFit(c.copy(), 0, True, 0.0)
+
+    grad_c = float(np.linalg.norm(problem.data_grad(c)))
+    if grad_c < tol:
+        # grad L(center) = 0: the centre of the ball is a minimiser of the convex L.
+        return GLMFit(c.copy(), 0, True, problem.objective(c, lam))
+
+    total_iter = 0
+    theta_last = start.copy()
+
+    def solve(mu: float) -> GLMFit:
+        nonlocal total_iter, theta_last
+        fit = _newton(problem, lam + mu, theta_last, max_iter, tol)
+        total_iter += fit.n_iter
+        theta_last = fit.theta
+        return fit
+
+    # 1. Unconstrained minimiser; with lam = 0 it may not exist or not be unique.
+    try:
+        free: GLMFit | None = solve(0.0)
+    except _SingularHessianError:
+        free = None
+    have_free = free is not None and free.converged
+    if free is not None and have_free:
+        free_norm = float(np.linalg.norm(free.theta - c))
+        if free_norm <= radius:
+            objective = problem.objective(free.theta, lam)
+            return GLMFit(free.theta, total_iter, True, objective)
+
+    def excess(mu: float) -> float:
+        # 1 / radius - 1 / ||theta(mu) - c||: decreasing in mu, zero at the solution,
+        # and nearly linear in mu (the secular equation of trust-region methods).
+        norm = free_norm if mu == 0.0 else float(np.linalg.norm(solve(mu).theta - c))
+        return 1.0 / radius - 1.0 / max(norm, np.finfo(np.float64).tiny)
+
+    # 2. Bracket the multiplier. Strong convexity of L + (mu / 2) ||theta - c||^2
+    # gives ||theta(mu) - c|| <= ||grad L_data(c)|| / (lam + mu) <= radius at mu_hi.
+    mu_hi = max(grad_c / radius - lam, np.finfo(np.float64).tiny)
+    for _ in range(64):  # guards against rounding only: one evaluation normally
+        if excess(mu_hi) <= 0.0:
+            break
+        mu_hi *= 2.0
+    mu_lo = 0.0
+    if not have_free:
+        # No unconstrained minimiser to compare with: walk mu down until the
+        # constraint is violated.
+        mu_lo = mu_hi
+        for _ in range(16):
+            mu_lo *= 0.1
+            if excess(mu_lo) > 0.0:
+                break
+        else:
+            # theta(mu) stays in the ball as mu -> 0: the minimisers of L meet the
+            # ball and theta(mu_lo) is one of them up to O(mu_lo * radius^2) in L.
+            fit = solve(mu_lo)
+            objective = problem.objective(fit.theta, lam)
+            return GLMFit(fit.theta, total_iter, fit.converged, objective)
+
+    # 3. Root of ||theta(mu) - center|| = radius by Brent's method.
+    mu_star, info = brentq(
+        excess,
+        mu_lo,
+        mu_hi,
+        xtol=1e-15 * mu_hi,
+        rtol=4 * np.finfo(np.float64).eps,
+        maxiter=max_iter,
+        full_output=True,
+        disp=False,
+    )
+    fit = solve(mu_star)
+    theta = fit.theta
+    norm = float(np.linalg.norm(theta - c))
+    if norm > radius:
+        theta = c + (theta - c) * (radius / norm)
+    converged = fit.converged and bool(info.converged)
+    return GLMFit(theta, total_iter, converged, problem.objective(theta, lam))
+
+
+def glm_hessian(
+    X: Any,
+    theta: Any,
+    *,
+    link: str | Link = "logistic",
+    lam: float = 1.0,
+    weights: Any = None,
+    y: Any = None,
+) -> np.ndarray:
+    """Curvature matrix of the regularised GLM log-likelihood at theta.
+
+    Without targets this is the slope-weighted design matrix of GLM bandits
+    [Faury2020] (their H_t(theta)):
+
+        H(theta) = sum_i w_i mu'(x_i^T theta) x_i x_i^T + lam I,
+
+    which equals the Hessian of the ``fit_glm`` objective for the canonical links
+    (identity, logistic), where nll''(z, y) = mu'(z). With ``y`` given it is the exact
+    Hessian of that objective, sum_i w_i nll''(x_i^T theta, y_i) x_i x_i^T + lam I,
+    which differs from the above for the probit link.
+
+    Args:
+        X: Features, shape (n, d); n may be 0 (then lam I is returned).
+        theta: Parameter, shape (d,).
+        link: Link name or Link instance.
+        lam: Ridge weight, >= 0.
+        weights: Sample weights w_i >= 0, shape (n,); default all ones.
+        y: Optional targets, shape (n,); selects the exact (observed) Hessian.
+
+    Returns:
+        The symmetric (d, d) matrix H(theta).
+
+    Raises:
+        ValueError: On NaN/inf, mismatched shapes, lam < 0 or negative weights.
+
+    Example:
+        >>> glm_hessian(np.array([[2.0, 0.0]]), np.zeros(2), lam=1.0)
+        array([[2., 0.],
+               [0., 1.]])
+    """
+    link_ = get_link(link)
+    X_, w = _check_design(X, weights)
+    n, d = X_.shape
+    lam = check_scalar("lam", lam, low=0.0)
+    theta_ = _check_vector("theta", theta, d)
+    z = X_ @ theta_
+    if y is None:
+        return _weighted_gram(X_, w * link_.deriv(z), lam)
+    y_ = check_finite_array("y", y, ndim=1)
+    if y_.shape != (n,):
+        raise ValueError(
+            f"y must have shape (n,) = ({n},) to match X of shape {X_.shape}; "
+            f"got {y_.shape}."
+        )
+    return _weighted_gram(X_, w * link_.nll_hess(z, y_), lam)

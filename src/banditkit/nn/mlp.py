@@ -1,0 +1,320 @@
+"""Fully connected network f(x; theta) with the mirrored (NTK) initialisation.
+
+Network [Bae2025, Sec. 2], [Zhou2020, Sec. 3]:
+
+    f(x; theta) = s * (W_L a(W_{L-1} a( ... a(W_1 x + b_1) ... ) + b_{L-1}) + b_L)
+
+with a = relu (the papers) or sigmoid, s = sqrt(width) when ``scale_output`` (the NTK
+scaling of both papers) and s = 1 otherwise, W_1 (width x d), W_l (width x width) for
+2 <= l <= L-1, W_L (1 x width). The biases b_l exist only with ``bias=True``; the papers'
+network has none. Symbols: width = m, depth = L.
+
+Parameter vector and flattening order (used by ``flat_params``, ``set_flat_params``, the
+columns of ``per_sample_grads`` and ``MLP.theta0``; it is also ``model.parameters()``):
+
+    theta = [vec(W_1); b_1; vec(W_2); b_2; ...; vec(W_L); b_L]    (b_l only with bias)
+
+where vec(W) = W.reshape(-1) is row-major: entry (i, j) of a layer with n_in inputs is
+at offset i * n_in + j of that layer's block. Without biases
+p = width * d + (depth - 2) * width^2 + width [Bae2025, Sec. 2] (the paper's printed
+count has one width^2 too many; see specs/logistic.md Sec. 7.23); biases add
+(depth - 1) * width + 1.
+
+References:
+    [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based
+        exploration. ICML 2020.
+    [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import cast
+
+import torch
+
+from banditkit.core.validation import check_choice, check_int
+from banditkit.nn.params import flat_params
+
+__all__ = ["MLP"]
+
+ACTIVATIONS = ("relu", "sigmoid")
+INITS = ("mirrored", "mirrored-blockdiag", "standard")
+
+
+class _Affine(torch.nn.Module):
+    """Weight (n_out x n_in) and optional bias (n_out,) of one layer; no forward."""
+
+    def __init__(
+        self,
+        n_in: int,
+        n_out: int,
+        bias: bool,
+        dtype: torch.dtype,
+        device: torch.device,
+    ) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(
+            torch.zeros(n_out, n_in, dtype=dtype, device=device)
+        )
+        self.bias: torch.nn.Parameter | None
+        if bias:
+            self.bias = torch.nn.Parameter(
+                torch.zeros(n_out, dtype=dtype, device=device)
+            )
+        else:
+            self.register_parameter("bias", None)
+
+
+class MLP(torch.nn.Module):
+    """Neural network f(x; theta) of [Bae2025, Sec. 2] / [Zhou2020, Sec. 3].
+
+    The forward map is
+
+        f(x; theta) = s * (W_L a(... a(W_1 x + b_1) ...) + b_L),    s = sqrt(width) or 1,
+
+    see the module docstring for the shapes and the flattening order of theta.
+
+    Initialisations (``init``):
+
+    * "mirrored" (default) [Zhou2020, Sec. 3], [Bae2025, Sec. 4], stacked variant for any
+      d (Reconstruction, specs/logistic.md Sec. 1.4):
+          W_1 = [W; W]                 W (width/2 x d),       entries N(0, 4/width)
+          W_l = [[B, 0], [0, B]]       B (width/2 x width/2), entries N(0, 4/width)
+          W_L = [w, -w]                w (1 x width/2),       entries N(0, 2/width)
+      and zero biases. Then f(x; theta_0) = 0 for every x.
+    * "mirrored-blockdiag": the paper's literal construction, W_1 = [[W, 0], [0, W]] with W
+      (width/2 x d/2); needs even d, and gives f(x; theta_0) = 0 for symmetrised inputs
+      x = [u; u] (e.g. [u; u] / sqrt(2), [Bae2025, Assumption 4.2]), which the caller
+      builds. Other layers as "mirrored".
+    * "standard" (Assumption: torch-like defaults, no symmetry): hidden weights He normal
+      N(0, 2/fan_in), output weights N(0, 1/width), biases U(-1/sqrt(fan_in),
+      1/sqrt(fan_in)) as in torch.nn.Linear.
+
+    The variances do not depend on ``scale_output``: they are those of [Zhou2020] and
+    [Bae2025], whose network carries the sqrt(width) factor; without it the same draws
+    give f / sqrt(width).
+
+    Symbols: width = m, depth = L, theta_0 = ``theta0``.
+
+    Args:
+        d: Input dimension, >= 1.
+        width: Hidden units per layer, >= 1; even and >= 2 for the mirrored inits.
+        depth: Number of linear layers L, >= 2 (depth 2 is one hidden layer).
+        activation: "relu" or "sigmoid".
+        init: "mirrored", "mirrored-blockdiag" or "standard" (see above).
+        scale_output: Multiply the output by sqrt(width) (NTK scaling).
+        bias: Give every layer a bias (zero-initialised under the mirrored inits).
+        generator: Source of the initial draws. None uses a fresh generator seeded with 0,
+            so the default is deterministic; library code passes the policy's generator
+            (see ``make_generator``).
+        dtype: Floating dtype of the parameters (float64 by default).
+        device: Device of the parameters.
+
+    Attributes:
+        d, width, depth, activation, init, scale_output, bias: The arguments.
+        layers: ``torch.nn.ModuleList`` of depth layers with ``weight`` and ``bias``.
+        theta0: Buffer (p,) holding flat_params at construction (theta_0).
+
+    Shapes:
+        forward maps x (n, d) to f (n,).
+
+    Raises:
+        ValueError: On an out-of-range d, width or depth, an odd width under a mirrored
+            init, an odd d under "mirrored-blockdiag", an unknown activation or init, or
+            a non-floating dtype.
+
+    Notes:
+        Exactness of f(x; theta_0) = 0: under the mirrored inits the forward pass keeps
+        each hidden layer as two halves (top, bottom) and computes every block product
+        separately, on operands of identical shapes copied to fresh contiguous storage.
+        Equal operands then give bitwise equal results (one product with the stacked
+        matrix usually does too, but BLAS kernels may treat rows differently). Zero
+        off-diagonal blocks add an exact 0. The output is
+        s * (h_top @ w_top + h_bot @ w_bot) with w_bot = -w_top, and IEEE rounding is
+        symmetric under negation, so the two terms cancel to exactly 0.0 for every input.
+        The plain relu(x @ W_1^T) @ W_L^T does not: its sum interleaves the w and -w
+        terms and leaves a rounding-level residue (non-zero in 50 of 50 trials).
+        After training the halves differ and the blocks are just a partition of the same
+        product.
+
+    Example:
+        >>> import numpy as np
+        >>> from banditkit.nn import make_generator
+        >>> gen = make_generator(np.random.default_rng(0))
+        >>> model = MLP(3, width=4, generator=gen)
+        >>> model.n_params  # 4 * 3 + 4
+        16
+        >>> x = torch.randn(5, 3, generator=gen, dtype=torch.float64)
+        >>> model(x)
+        tensor([0., 0., 0., 0., 0.], dtype=torch.float64, grad_fn=<MulBackward0>)
+    """
+
+    theta0: torch.Tensor
+
+    def __init__(
+        self,
+        d: int,
+        *,
+        width: int = 20,
+        depth: int = 2,
+        activation: str = "relu",
+        init: str = "mirrored",
+        scale_output: bool = True,
+        bias: bool = False,
+        generator: torch.Generator | None = None,
+        dtype: torch.dtype = torch.float64,
+        device: torch.device | str = "cpu",
+    ) -> None:
+        super().__init__()
+        self.d = check_int("d", d, low=1)
+        self.width = check_int("width", width, low=1)
+        self.depth = check_int("depth", depth, low=2)
+        self.activation = check_choice("activation", activation, ACTIVATIONS)
+        self.init = check_choice("init", init, INITS)
+        if self.init != "standard" and self.width % 2:
+            raise ValueError(
+                f"width must be an even int >= 2 for init={self.init!r}; got {width!r}."
+            )
+        if self.init == "mirrored-blockdiag" and self.d % 2:
+            raise ValueError(
+                f"d must be even for init='mirrored-blockdiag'; got {d!r}. "
+                "Use init='mirrored', which works for any d."
+            )
+        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+            raise ValueError(f"dtype must be a floating torch dtype; got {dtype!r}.")
+        self.scale_output = bool(scale_output)
+        self.bias = bool(bias)
+        self._split = self.init != "standard"
+        self._out_scale = math.sqrt(self.width) if self.scale_output else 1.0
+        dev = torch.device(device)
+        sizes = [self.d] + [self.width] * (self.depth - 1) + [1]
+        self.layers = torch.nn.ModuleList(
+            _Affine(sizes[i], sizes[i + 1], self.bias, dtype, dev)
+            for i in range(self.depth)
+        )
+        if generator is None:
+            generator = torch.Generator().manual_seed(0)
+        self._initialise(generator)
+        self.register_buffer("theta0", flat_params(self))
+
+    @property
+    def n_params(self) -> int:
+        """Number p of trainable parameters."""
+        return sum(p.numel() for p in self.parameters())
+
+    def _initialise(self, gen: torch.Generator) -> None:
+        """Draw theta_0 from ``gen`` (in float64 on the generator's device, then cast)."""
+
+        def normal(var: float, *shape: int) -> torch.Tensor:
+            z = torch.randn(
+                *shape, generator=gen, dtype=torch.float64, device=gen.device
+            )
+            return z * math.sqrt(var)
+
+        m, half = self.width, self.width // 2
+        with torch.no_grad():
+            for i in range(self.depth):
+                layer = self._layer(i)
+                n_out, n_in = layer.weight.shape
+                last = i == self.depth - 1
+                if self.init == "standard":
+                    w = normal((1.0 if last else 2.0) / n_in, n_out, n_in)
+                    if layer.bias is not None:
+                        bound = 1.0 / math.sqrt(n_in)
+                        u = torch.rand(
+                            n_out, generator=gen, dtype=torch.float64, device=gen.device
+                        )
+                        layer.bias.copy_((2.0 * u - 1.0) * bound)
+                elif last:  # [Zhou2020, Sec. 3]: W_L = [w, -w], w ~ N(0, 2/m)
+                    v = normal(2.0 / m, 1, half)
+                    w = torch.cat([v, -v], dim=1)
+                elif i == 0 and self.init == "mirrored":  # W_1 = [W; W], W ~ N(0, 4/m)
+                    block = normal(4.0 / m, half, n_in)
+                    w = torch.cat([block, block], dim=0)
+                else:  # W_l = [[W, 0], [0, W]], W ~ N(0, 4/m)
+                    block = normal(4.0 / m, half, n_in // 2)
+                    w = torch.block_diag(block, block)
+                layer.weight.copy_(w)
+
+    def _layer(self, index: int) -> _Affine:
+        return cast(_Affine, self.layers[index])
+
+    def _act(self, z: torch.Tensor) -> torch.Tensor:
+        return torch.relu(z) if self.activation == "relu" else torch.sigmoid(z)
+
+    def _input_parts(self, x: torch.Tensor) -> list[torch.Tensor]:
+        """Split x into the column blocks the first layer multiplies separately."""
+        if self.init != "mirrored-blockdiag":
+            return [x]
+        half = self.d // 2
+        return [
+            x[:, :half].clone(memory_format=torch.contiguous_format),
+            x[:, half:].clone(memory_format=torch.contiguous_format),
+        ]
+
+    def _affine(
+        self, layer: _Affine, parts: list[torch.Tensor], split_out: bool
+    ) -> list[torch.Tensor]:
+        """Block product of ``layer`` with the column blocks ``parts`` (see Notes)."""
+        weight, bias = layer.weight, layer.bias
+        if not self._split:
+            out = parts[0] @ weight.mT
+            return [out if bias is None else out + bias]
+        n_out = weight.shape[0]
+        row_ranges = (
+            [(0, n_out // 2), (n_out // 2, n_out)] if split_out else [(0, n_out)]
+        )
+        outs = []
+        for r0, r1 in row_ranges:
+            acc: torch.Tensor | None = None
+            c0 = 0
+            for part in parts:
+                c1 = c0 + part.shape[-1]
+                block = weight[r0:r1, c0:c1].clone(
+                    memory_format=torch.contiguous_format
+                )
+                term = part @ block.mT
+                acc = term if acc is None else acc + term
+                c0 = c1
+            assert acc is not None
+            outs.append(acc if bias is None else acc + bias[r0:r1])
+        return outs
+
+    def _preactivation(
+        self, index: int, parts: list[torch.Tensor]
+    ) -> list[torch.Tensor]:
+        """Pre-activation blocks of hidden layer ``index`` (0-based) from its input."""
+        return self._affine(self._layer(index), parts, split_out=self._split)
+
+    def _head(self, hidden: list[torch.Tensor]) -> torch.Tensor:
+        """Output s * (W_L h + b_L), shape (n,), from the last hidden blocks."""
+        (out,) = self._affine(self._layer(self.depth - 1), hidden, split_out=False)
+        return out.squeeze(-1) * self._out_scale
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Evaluate f(x; theta) row by row.
+
+        Args:
+            x: Inputs (n, d) of the model's dtype and device.
+
+        Returns:
+            f (n,).
+
+        Raises:
+            ValueError: If x is not (n, d).
+        """
+        if x.ndim != 2 or x.shape[1] != self.d:
+            raise ValueError(f"x must have shape (n, {self.d}); got {tuple(x.shape)}.")
+        parts = self._preactivation(0, self._input_parts(x))
+        for index in range(1, self.depth - 1):
+            parts = self._preactivation(index, [self._act(z) for z in parts])
+        return self._head([self._act(z) for z in parts])
+
+    def extra_repr(self) -> str:
+        """Hyper-parameters shown by ``repr(model)``."""
+        return (
+            f"d={self.d}, width={self.width}, depth={self.depth}, "
+            f"activation={self.activation!r}, init={self.init!r}, "
+            f"scale_output={self.scale_output}, bias={self.bias}"
+        )
