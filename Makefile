@@ -33,12 +33,12 @@ test: setup
 	  $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples conftest.py
+	$(BIN)/ruff format --check src tests benchmarks examples conftest.py
 
 format: setup
-	$(BIN)/ruff format src tests benchmarks examples
-	$(BIN)/ruff check --fix src tests benchmarks examples
+	$(BIN)/ruff format src tests benchmarks examples conftest.py
+	$(BIN)/ruff check --fix src tests benchmarks examples conftest.py
 
 typecheck: setup
 	$(BIN)/mypy

@@ -29,6 +29,7 @@ from banditkit.core import (
 )
 from banditkit.core.serialization import load_policy, save_policy
 from banditkit.datasets import list_datasets
+from banditkit.experiments import run_experiment
 
 try:
     __version__ = version("banditkit")
@@ -48,6 +49,7 @@ __all__ = [
     "load_policy",
     "make_env",
     "make_policy",
+    "run_experiment",
     "save_policy",
     "simulate",
 ]

@@ -15,6 +15,39 @@ POLICIES_UNDER_TEST = {
     "lints": {"nu": 0.2},
     "glm-ucb": {"nu": 0.5},
     "glm-ts": {"nu": 0.2},
+    "neural-ucb": {"nu": 0.1, "width": 8, "update_every": 5, "steps": 10},
+    "neural-ts": {"nu": 0.01, "width": 8, "update_every": 5, "steps": 10},
+    "neurallog-ucb1": {
+        "nu": 0.1,
+        "width": 8,
+        "update_every": 5,
+        "steps": 10,
+        "lr": 0.1,
+    },
+    "neurallog-ucb2": {
+        "nu": 0.1,
+        "width": 8,
+        "update_every": 5,
+        "steps": 10,
+        "lr": 0.1,
+    },
+    "neurallog-ts1": {
+        "nu": 0.01,
+        "width": 8,
+        "update_every": 5,
+        "steps": 10,
+        "lr": 0.1,
+    },
+    "neurallog-ts2": {
+        "nu": 0.02,
+        "width": 8,
+        "update_every": 5,
+        "steps": 10,
+        "lr": 0.1,
+    },
+    "ncbf-ucb": {"nu": 0.1, "width": 8, "update_every": 5, "steps": 10, "lr": 0.1},
+    "logistic-ucb1": {"nu": 0.1, "update_every": 5},
+    "ada-ofu-ecolog": {"nu": 0.1, "update_every": 5},
 }
 LEARNERS = [n for n in POLICIES_UNDER_TEST if n not in ("random", "oracle")]
 

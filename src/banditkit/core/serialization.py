@@ -65,7 +65,10 @@ def save_policy(policy: Policy, path: str | os.PathLike[str]) -> None:
     )
     try:
         with os.fdopen(fd, "wb") as fh:
-            members: dict[str, Any] = {**arrays, _SKELETON: np.array(json.dumps(skeleton))}
+            members: dict[str, Any] = {
+                **arrays,
+                _SKELETON: np.array(json.dumps(skeleton)),
+            }
             np.savez(fh, **members)
         os.replace(tmp, target)
     except BaseException:

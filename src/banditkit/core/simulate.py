@@ -28,7 +28,8 @@ class RunResult:
         update_seconds: Wall time of ``policy.update``.
         n_updates: The policy's parameter re-estimations so far, after each round.
         events_read: Replay only: log events read so far (accepted or not), after each round.
-        acceptance_rate: Replay only: accepted rounds / events read.
+        events_total: Events read in the whole run, including rejected ones after the last
+            accepted round.
     """
 
     regret: np.ndarray
@@ -37,6 +38,7 @@ class RunResult:
     update_seconds: np.ndarray
     n_updates: np.ndarray
     events_read: np.ndarray
+    events_total: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -52,9 +54,9 @@ class RunResult:
     @property
     def acceptance_rate(self) -> float:
         """Fraction of the events read that were accepted (1.0 outside replay)."""
-        if self.horizon == 0:
+        if self.events_total == 0:
             return float("nan")
-        return float(self.horizon / self.events_read[-1])
+        return float(self.horizon / self.events_total)
 
     @property
     def seconds(self) -> float:
@@ -129,5 +131,6 @@ def simulate(
         update_seconds=rows[:, 3].copy(),
         n_updates=rows[:, 4].astype(np.int64),
         events_read=rows[:, 5].astype(np.int64),
+        events_total=events,
         meta={"seed": seed, "policy": policy.get_params(), "env": env.get_params()},
     )

@@ -3,17 +3,22 @@
 Importing this package registers every environment in ``banditkit.core.ENVIRONMENTS``.
 """
 
-from banditkit.envs.classification import ClassificationEnv, encode_arms
+from banditkit.envs.classification import ClassificationEnv, DatasetEnv, encode_arms
+from banditkit.envs.dueling_classification import DuelingClassificationEnv
 from banditkit.envs.latent import LATENT_FUNCTIONS, make_latent
 from banditkit.envs.laws import LAWS, sample_contexts
+from banditkit.envs.replay import OBDReplayEnv
 from banditkit.envs.synthetic import LinearEnv, LogisticEnv, SyntheticEnv
 
 __all__ = [
     "LATENT_FUNCTIONS",
     "LAWS",
     "ClassificationEnv",
+    "DatasetEnv",
+    "DuelingClassificationEnv",
     "LinearEnv",
     "LogisticEnv",
+    "OBDReplayEnv",
     "SyntheticEnv",
     "encode_arms",
     "make_latent",

@@ -191,12 +191,19 @@ def train(
     data = _prepare(model, X, y, loss, weights, mask)
     centre = model.theta0 if center == "init" else None
     params = list(model.parameters())
-    opt: torch.optim.Optimizer
-    if optimizer == "gd":
-        opt = torch.optim.SGD(params, lr=lr)
-    else:
-        opt = torch.optim.Adam(params, lr=lr)
     history = []
+    if optimizer == "gd":
+        # Plain GD without a torch.optim object: the same update theta -= lr * grad J,
+        # without the optimiser's per-step bookkeeping (the dominant cost for small nets).
+        for _ in range(steps):
+            value = _objective(model, data, loss, lam, centre, reduction)
+            grads = torch.autograd.grad(value, params)
+            with torch.no_grad():
+                for param, grad in zip(params, grads, strict=True):
+                    param.sub_(grad, alpha=lr)
+            history.append(value.detach())
+        return [float(v) for v in torch.stack(history).tolist()]
+    opt = torch.optim.Adam(params, lr=lr)
     for _ in range(steps):
         opt.zero_grad(set_to_none=True)
         value = _objective(model, data, loss, lam, centre, reduction)

@@ -8,8 +8,36 @@ Each policy is a thin composition of shared parts (DESIGN.md section 2):
     schedule      policies.schedules
 """
 
-from banditkit.policies.baseline import Oracle, RandomPolicy
+from banditkit.policies.baseline import Oracle, RandomDuel, RandomPolicy
 from banditkit.policies.glm import GLMTS, GLMUCB
 from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
+from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
+from banditkit.policies.neural import (
+    NCBFUCB,
+    NeuralLogTS1,
+    NeuralLogTS2,
+    NeuralLogUCB1,
+    NeuralLogUCB2,
+    NeuralTS,
+    NeuralUCB,
+)
 
-__all__ = ["GLMTS", "GLMUCB", "EpsGreedy", "LinTS", "LinUCB", "Oracle", "RandomPolicy"]
+__all__ = [
+    "GLMTS",
+    "GLMUCB",
+    "NCBFUCB",
+    "AdaOFUECOLog",
+    "EpsGreedy",
+    "LinTS",
+    "LinUCB",
+    "LogisticUCB1",
+    "NeuralLogTS1",
+    "NeuralLogTS2",
+    "NeuralLogUCB1",
+    "NeuralLogUCB2",
+    "NeuralTS",
+    "NeuralUCB",
+    "Oracle",
+    "RandomDuel",
+    "RandomPolicy",
+]

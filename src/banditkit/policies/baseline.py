@@ -7,7 +7,7 @@ from typing import Any
 from banditkit.core import POLICIES, Context, Environment, Policy
 from banditkit.core.types import Action, Feedback
 
-__all__ = ["Oracle", "RandomPolicy"]
+__all__ = ["Oracle", "RandomDuel", "RandomPolicy"]
 
 
 @POLICIES.register("random")
@@ -59,3 +59,31 @@ class Oracle(Policy):
 
     def _state(self) -> dict[str, Any]:
         return {}
+
+
+@POLICIES.register("random-duel")
+class RandomDuel(Policy):
+    """Uniform dueling play: an ordered pair of two distinct arms drawn uniformly at random.
+
+    With a single arm the pair is (0, 0).
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> i, j = RandomDuel(seed=0).act(Context(arms=np.eye(4)))
+        >>> i != j
+        True
+    """
+
+    family = "dueling"
+
+    def __init__(self, *, seed: int = 0) -> None:
+        super().__init__(seed=seed)
+
+    def _act(self, ctx: Context) -> Action:
+        if ctx.n_arms == 1:
+            return (0, 0)
+        first, second = self.rng.choice(ctx.n_arms, size=2, replace=False)
+        return (int(first), int(second))
+
+    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        pass

@@ -1,0 +1,250 @@
+"""Classification datasets as contextual bandits [Zhou2020, Sec. 7.2; Bae2025, Sec. 7].
+
+Each round one row x (with true class y) is drawn from the run's pool of rows and shown as K arms,
+one per class. With the "block" (disjoint) encoding arm k is
+
+    x^(k) = [0, ..., 0, x, 0, ..., 0]  in R^{d K}   (x in block k),
+
+and with "onehot-id" it is [x, e_k] in R^{d + K}. The reward is 1 if the chosen arm is the true
+class, else 0 (deterministic), so the regret of a round is 1 - reward [Bae2025 spec 4.3].
+
+Row sampling [Bae2025 spec 4.2, Assumption]: ``pool`` rows are drawn without replacement from the
+dataset once per run (instance stream); each round shows one pool row, drawn uniformly with
+replacement (``shuffle=False``, the neural-bandit protocol) or by walking through a fresh random
+permutation of the pool on every pass (``shuffle=True``: every row once before any repeats).
+
+References:
+    [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based exploration.
+    [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from banditkit.core import ENVIRONMENTS, Context, Environment, Step
+from banditkit.core.types import Action
+from banditkit.core.validation import check_choice, check_int
+from banditkit.datasets import SCALINGS, Dataset, list_datasets, load_dataset
+
+__all__ = ["ENCODINGS", "ClassificationEnv", "DatasetEnv", "encode_arms"]
+
+ENCODINGS = ("block", "onehot-id")
+_RANDOM_SEED_BOUND = 2**31 - 1
+
+
+def encode_arms(x: np.ndarray, n_classes: int, encoding: str = "block") -> np.ndarray:
+    """Expand one row x (d,) into the (K, D) arm matrix of the chosen encoding.
+
+    Args:
+        x: One feature row, (d,).
+        n_classes: K, the number of arms.
+        encoding: "block": arm k is x in block k of a d*K vector, zeros elsewhere;
+            "onehot-id": arm k is [x, e_k], of dimension d + K.
+
+    Example:
+        >>> encode_arms(np.array([1.0, 2.0]), 2).tolist()
+        [[1.0, 2.0, 0.0, 0.0], [0.0, 0.0, 1.0, 2.0]]
+        >>> encode_arms(np.array([1.0, 2.0]), 2, "onehot-id").tolist()
+        [[1.0, 2.0, 1.0, 0.0], [1.0, 2.0, 0.0, 1.0]]
+    """
+    check_choice("encoding", encoding, ENCODINGS)
+    x = np.asarray(x, dtype=np.float64)
+    d = x.shape[0]
+    if encoding == "block":
+        arms = np.zeros((n_classes, n_classes, d))
+        arms[np.arange(n_classes), np.arange(n_classes)] = x
+        return arms.reshape(n_classes, n_classes * d)
+    return np.hstack([np.tile(x, (n_classes, 1)), np.eye(n_classes)])
+
+
+class DatasetEnv(Environment):
+    """Shared machinery of the environments built on a labelled dataset.
+
+    Loads the dataset (through the in-process cache of ``banditkit.datasets``), draws the
+    run's pool and serves one row per round; subclasses turn the row into arms and outcomes.
+
+    Args:
+        dataset: A name from ``banditkit.datasets.list_datasets("classification")``.
+        pool: Rows drawn without replacement per run to form the pool (None: all rows).
+        encoding: "block" or "onehot-id" (see :func:`encode_arms`).
+        scale: Feature scaling, one of ``banditkit.datasets.SCALINGS`` or "auto".
+        shuffle: False draws each round's row uniformly with replacement from the pool; True
+            walks through random permutations of the pool.
+        categorical, image_size, subset, split: Dataset options, passed to
+            ``load_dataset`` (None: the dataset's default; an option the dataset does not have
+            raises ValueError).
+        data_seed: Seed of random preprocessing (mushroom's random category values). None
+            draws it from the run's instance stream, so each run (seed) gets its own map
+            [Bae2025 spec 4.3: "seeded per run"].
+    """
+
+    def __init__(
+        self,
+        *,
+        dataset: str,
+        pool: int | None,
+        encoding: str,
+        scale: str,
+        shuffle: bool,
+        categorical: str | None,
+        image_size: int | None,
+        subset: str | None,
+        split: str | None,
+        data_seed: int | None,
+    ) -> None:
+        super().__init__()
+        self.dataset = check_choice("dataset", dataset, list_datasets("classification"))
+        self.encoding = check_choice("encoding", encoding, ENCODINGS)
+        self.scale = check_choice("scale", scale, (*SCALINGS, "auto"))
+        if not isinstance(shuffle, bool | np.bool_):
+            raise TypeError(f"shuffle must be a bool; got {shuffle!r}.")
+        self.shuffle = bool(shuffle)
+        self.categorical = categorical
+        self.image_size = image_size
+        self.subset = subset
+        self.split = split
+        if data_seed is not None:
+            data_seed = check_int("data_seed", data_seed, low=0)
+        self.data_seed = data_seed
+        self._data = self._load(0 if data_seed is None else data_seed)
+        n = self._data.features.shape[0]
+        if pool is not None:
+            pool = check_int("pool", pool, low=1, high=n)
+        self.pool = pool
+        self.n_arms = self._data.n_classes
+        self._rows = np.arange(n)
+        self._queue = np.empty(0, dtype=np.int64)
+        self._row = -1
+        self._label = -1
+
+    def _load(self, seed: int) -> Dataset:
+        return load_dataset(
+            self.dataset,
+            scale=self.scale,
+            categorical=self.categorical,
+            image_size=self.image_size,
+            subset=self.subset,
+            split=self.split,
+            seed=seed,
+        )
+
+    @property
+    def data(self) -> Dataset:
+        """The dataset of the current run."""
+        return self._data
+
+    @property
+    def _random_preprocessing(self) -> bool:
+        return self._data.meta.get("categorical") == "random"
+
+    def _reset(self) -> None:
+        if self.data_seed is None and self._random_preprocessing:
+            self._data = self._load(int(self.instance_rng.integers(_RANDOM_SEED_BOUND)))
+        n = self._data.features.shape[0]
+        size = n if self.pool is None else self.pool
+        self._rows = self.instance_rng.choice(n, size=size, replace=False)
+        self._queue = np.empty(0, dtype=np.int64)
+
+    def _draw_row(self) -> int:
+        if not self.shuffle:
+            return int(self._rows[self.context_rng.integers(self._rows.shape[0])])
+        if self._queue.size == 0:
+            self._queue = self.context_rng.permutation(self._rows)
+        row, self._queue = int(self._queue[0]), self._queue[1:]
+        return row
+
+    def _next_row_arms(self) -> np.ndarray:
+        self._row = self._draw_row()
+        self._label = int(self._data.labels[self._row])
+        return encode_arms(self._data.features[self._row], self.n_arms, self.encoding)
+
+    @property
+    def label_of_round(self) -> int:
+        """The true class of the current round's row."""
+        return self._label
+
+    def meta(self) -> dict[str, Any]:
+        """The dataset's metadata (source, options, subset notes)."""
+        return dict(self._data.meta)
+
+
+@ENVIRONMENTS.register("classification")
+class ClassificationEnv(DatasetEnv):
+    """K-class classification as a K-armed contextual bandit [Bae2025 spec 4.3].
+
+    Reward 1 for the arm of the true class, else 0; regret 1 - reward. ``oracle`` plays the
+    true class (zero regret); uniform play has expected regret (K - 1) / K per round on
+    balanced data.
+
+    Args:
+        dataset: A name from ``banditkit.datasets.list_datasets("classification")``
+            (default "digits", embedded in scikit-learn).
+        pool: Rows sampled without replacement per run to form the pool (None: all rows;
+            the paper's experiments use 2500).
+        encoding: "block" (disjoint one-hot blocks, dimension d*K) or "onehot-id" ([x, e_k]).
+        scale: Feature scaling before encoding ("auto": min-max to [-1, 1] per feature for
+            tables, global for images; "l2" as NeuralUCB; see ``SCALINGS``).
+        shuffle: Walk through permutations of the pool instead of drawing with replacement.
+        categorical: mushroom / adult categorical encoding (see ``load_dataset``).
+        image_size: mnist / fashion-mnist side: 14 (default), 7 or 28.
+        subset: covertype variant: "auto", "full", "small", "first15120".
+        split: "all", "train" or "test" (shuttle, adult, mnist, fashion-mnist).
+        data_seed: Seed of random preprocessing; None: per run (see :class:`DatasetEnv`).
+
+    Example:
+        >>> env = ClassificationEnv(pool=100)
+        >>> env.reset(0); env.context().arms.shape
+        (10, 640)
+    """
+
+    def __init__(
+        self,
+        *,
+        dataset: str = "digits",
+        pool: int | None = None,
+        encoding: str = "block",
+        scale: str = "auto",
+        shuffle: bool = False,
+        categorical: str | None = None,
+        image_size: int | None = None,
+        subset: str | None = None,
+        split: str | None = None,
+        data_seed: int | None = None,
+    ) -> None:
+        super().__init__(
+            dataset=dataset,
+            pool=pool,
+            encoding=encoding,
+            scale=scale,
+            shuffle=shuffle,
+            categorical=categorical,
+            image_size=image_size,
+            subset=subset,
+            split=split,
+            data_seed=data_seed,
+        )
+
+    @property
+    def label(self) -> str:
+        """For example "classification-digits"."""
+        return f"classification-{self.dataset}"
+
+    def _next_context(self) -> Context:
+        return Context(arms=self._next_row_arms())
+
+    def best_action(self) -> int:
+        """The true class of the current row."""
+        return self._label
+
+    def expected_rewards(self) -> np.ndarray:
+        """Expected reward of every arm this round: 1 for the true class, else 0."""
+        out = np.zeros(self.n_arms)
+        out[self._label] = 1.0
+        return out
+
+    def _step(self, ctx: Context, action: Action) -> Step:
+        reward = float(action == self._label)
+        return Step(feedback=reward, reward=reward, regret=1.0 - reward)

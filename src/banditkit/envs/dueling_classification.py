@@ -1,0 +1,155 @@
+"""Classification datasets as contextual dueling bandits [Oh2025, App. E.1.2] (dueling spec 4.2).
+
+Each round one labelled row (x, y) is shown as K arms (one per class, block encoding by
+default: d = K * d0). The learner picks an ordered pair (i, j) and observes o = 1 if arm i
+won the duel, else 0. The utility of arm k is u_k = 1[k = y] (Reconstruction, spec 4.2), and
+the preference is
+
+    btl            P(i beats j) = sigmoid(u_i - u_j)      (Magic, Covertype: the correct arm
+                                                          beats a wrong one w.p. 0.731)
+    deterministic  P(i beats j) = 1 if u_i > u_j, 0 if u_i < u_j, 1/2 on ties
+                                                          (Statlog/shuttle: "P = 1 for i > j",
+                                                          read as u_i > u_j, spec P12)
+
+``preference="auto"`` picks "deterministic" for shuttle and "btl" for every other dataset.
+The outcome is o = 1[xi < P(i beats j)] with xi ~ Unif(0, 1) drawn once per round before the
+action is known (common random numbers), so a duel of an arm against itself, or of two wrong
+classes, is a fair coin (spec P10).
+
+Regret is the paper's average regret r = (2 u* - u_i - u_j) / 2 in {0, 1/2, 1} (spec 1.4);
+the reward is the mean utility (u_i + u_j) / 2. Weak regret u* - max(u_i, u_j) is available
+from :meth:`DuelingClassificationEnv.regrets`.
+
+Contexts default to rows scaled to unit L2 norm (spec 4.2: "normalise v to unit L2 norm"),
+drawn uniformly with replacement.
+
+References:
+    [Oh2025] Y. Oh, J. Park, T. Paik. Neural variance-aware dueling bandits with deep
+        representation and shallow exploration. arXiv:2506.01250 (AISTATS 2026).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from banditkit.core import ENVIRONMENTS, Context, Step
+from banditkit.core.types import Action
+from banditkit.core.validation import check_choice
+from banditkit.envs.classification import DatasetEnv
+
+__all__ = ["PREFERENCES", "DuelingClassificationEnv"]
+
+PREFERENCES = ("auto", "btl", "deterministic")
+_DETERMINISTIC_DATASETS = ("shuttle",)
+
+
+@ENVIRONMENTS.register("dueling-classification")
+class DuelingClassificationEnv(DatasetEnv):
+    """K-class classification as a K-armed contextual dueling bandit (dueling spec 4.2).
+
+    Args:
+        dataset: A name from ``banditkit.datasets.list_datasets("classification")``
+            (paper: shuttle, magic, covertype; default "digits", embedded).
+        pool: Rows sampled without replacement per run to form the pool (None: all rows).
+        encoding: "block" (disjoint, d*K) or "onehot-id" ([x, e_k]).
+        scale: Feature scaling (default "l2": unit-norm rows; "zscore-l2" standardises first).
+        shuffle: Walk through permutations of the pool instead of drawing with replacement.
+        preference: "btl", "deterministic" or "auto" (deterministic for shuttle only).
+        categorical, image_size, subset, split, data_seed: As in ``ClassificationEnv``.
+
+    Example:
+        >>> env = DuelingClassificationEnv(pool=50)
+        >>> env.reset(0); ctx = env.context()
+        >>> y = env.best_action()[0]
+        >>> env.step((y, y)).regret
+        0.0
+    """
+
+    family = "dueling"
+
+    def __init__(
+        self,
+        *,
+        dataset: str = "digits",
+        pool: int | None = None,
+        encoding: str = "block",
+        scale: str = "l2",
+        shuffle: bool = False,
+        preference: str = "auto",
+        categorical: str | None = None,
+        image_size: int | None = None,
+        subset: str | None = None,
+        split: str | None = None,
+        data_seed: int | None = None,
+    ) -> None:
+        super().__init__(
+            dataset=dataset,
+            pool=pool,
+            encoding=encoding,
+            scale=scale,
+            shuffle=shuffle,
+            categorical=categorical,
+            image_size=image_size,
+            subset=subset,
+            split=split,
+            data_seed=data_seed,
+        )
+        self.preference = check_choice("preference", preference, PREFERENCES)
+        self._xi = 0.5
+
+    @property
+    def preference_model(self) -> str:
+        """The resolved preference: "btl" or "deterministic"."""
+        if self.preference != "auto":
+            return self.preference
+        return "deterministic" if self.dataset in _DETERMINISTIC_DATASETS else "btl"
+
+    @property
+    def label(self) -> str:
+        """For example "dueling-classification-shuttle"."""
+        return f"dueling-classification-{self.dataset}"
+
+    def _next_context(self) -> Context:
+        arms = self._next_row_arms()
+        self._xi = float(
+            self.noise_rng.random()
+        )  # before the action: common random numbers
+        return Context(arms=arms)
+
+    def utilities(self) -> np.ndarray:
+        """u_k = 1[k = y] for the current round, (K,)."""
+        u = np.zeros(self.n_arms)
+        u[self._label] = 1.0
+        return u
+
+    def preference_probability(self, first: int, second: int) -> float:
+        """P(first beats second) in the current round."""
+        u = self.utilities()
+        diff = u[first] - u[second]
+        if self.preference_model == "btl":
+            return float(1.0 / (1.0 + np.exp(-diff)))
+        return 1.0 if diff > 0 else (0.0 if diff < 0 else 0.5)
+
+    def best_action(self) -> tuple[int, int]:
+        """The pair (y, y): both arms of the true class (zero average regret)."""
+        return (self._label, self._label)
+
+    def regrets(self, action: tuple[int, int]) -> dict[str, float]:
+        """Average, weak and strong regret of a pair in the current round (spec 1.4)."""
+        u = self.utilities()
+        best, u1, u2 = u.max(), u[action[0]], u[action[1]]
+        return {
+            "average": float((2 * best - u1 - u2) / 2),
+            "weak": float(best - max(u1, u2)),
+            "strong": float(best - min(u1, u2)),
+        }
+
+    def _step(self, ctx: Context, action: Action) -> Step:
+        first, second = int(action[0]), int(action[1])  # type: ignore[index]
+        won = int(self._xi < self.preference_probability(first, second))
+        u = self.utilities()
+        return Step(
+            feedback=won,
+            reward=float((u[first] + u[second]) / 2),
+            regret=self.regrets((first, second))["average"],
+        )

@@ -1,0 +1,36 @@
+"""Experiments: configs, runner, backends, result store, summaries, figures, reports, tuning.
+
+One module per concern (docs/experiments.md describes the whole platform):
+
+    schema     the YAML config and its validation (ConfigError names file, field, problem)
+    resolve    defaults made explicit, names checked, runs expanded, run ids
+    execute    one run in a worker: build, simulate, package (single-threaded)
+    backends   serial, process pool, Ray
+    store      the output directory, written atomically; resume and failure records
+    summaries  statistics over seeds and summary.json
+    metrics    per-round metrics for figures, pluggable per family or environment kind
+    plots      figures (PNG and SVG)
+    claims     declarative checks of a paper's statements
+    reports    report.md
+    tuning     grid search on tuning seeds, tuned.yaml
+    papers     ``reproduce``: the packaged configs of papers/<paper>/
+    bench      ``banditkit bench``: the scripts of benchmarks/
+    runner     run_experiment: everything above in order
+"""
+
+from banditkit.experiments.metrics import METRICS, Metric, register_metric
+from banditkit.experiments.runner import ExperimentResult, run_experiment
+from banditkit.experiments.schema import ConfigError, ExperimentConfig, load_config
+from banditkit.experiments.store import OutputDirError
+
+__all__ = [
+    "METRICS",
+    "ConfigError",
+    "ExperimentConfig",
+    "ExperimentResult",
+    "Metric",
+    "OutputDirError",
+    "load_config",
+    "register_metric",
+    "run_experiment",
+]

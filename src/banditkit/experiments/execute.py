@@ -1,0 +1,220 @@
+"""Computing one run, in whichever process a backend chose: build, simulate, package.
+
+:func:`compute_run` is the only function backends call. It never raises for a failing run:
+the exception is caught and returned with its traceback, so that one bad run cannot stop an
+experiment. It also never touches the output directory; the driver writes what it returns,
+which lets the Ray backend run on machines that do not share a file system with the driver.
+
+Every run executes with one BLAS thread and one PyTorch thread (:func:`single_threaded`),
+on every backend. This is what makes results bit-identical across backends (multi-threaded
+reductions may sum in another order); parallelism comes from running runs side by side.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import numpy as np
+
+from banditkit.experiments.resolve import RunSpec
+
+__all__ = [
+    "THREAD_VARIABLES",
+    "RunRecord",
+    "compute_run",
+    "single_threaded",
+    "versions",
+]
+
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
+"""Environment variables set to 1 in worker processes."""
+
+
+@dataclass
+class RunRecord:
+    """What a worker returns: the columns and metadata, or the error of a failed run."""
+
+    spec: RunSpec
+    run_id: str
+    columns: dict[str, np.ndarray] | None
+    meta: dict[str, Any]
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True for a run that finished."""
+        return self.error is None
+
+
+def _version(name: str) -> str | None:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def versions() -> dict[str, str | None]:
+    """Versions of Python and the packages that shape results."""
+    torch = sys.modules.get("torch")
+    return {
+        "python": platform.python_version(),
+        "banditkit": _version("banditkit"),
+        "numpy": np.__version__,
+        "scipy": _version("scipy"),
+        "torch": getattr(torch, "__version__", None) or _version("torch"),
+        "scikit-learn": _version("scikit-learn"),
+    }
+
+
+def _exit_with_parent(parent: int, interval: float = 1.0) -> None:
+    while True:
+        time.sleep(interval)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def init_worker(driver: int) -> None:
+    """Process-pool initializer: one BLAS/PyTorch thread, and exit if the driver dies.
+
+    A driver killed with SIGKILL cannot shut its pool down; a daemon thread in each worker
+    notices that its parent is no longer ``driver`` (the driver's pid, passed explicitly in
+    case it died before this worker started) and ends the worker, so no orphan keeps running.
+    """
+    if os.getppid() != driver:
+        os._exit(1)
+    limit_threads_in_process()
+    watchdog = threading.Thread(
+        target=_exit_with_parent,
+        args=(driver,),
+        name="banditkit-watchdog",
+        daemon=True,
+    )
+    watchdog.start()
+
+
+def limit_threads_in_process() -> None:
+    """Worker initializer: one thread for BLAS and PyTorch in this whole process."""
+    for name in THREAD_VARIABLES:
+        os.environ[name] = "1"
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1)
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        pass
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
+@contextlib.contextmanager
+def single_threaded() -> Iterator[None]:
+    """Run the block with one BLAS thread and one PyTorch thread, then restore both."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover
+        limits: Any = contextlib.nullcontext()
+    else:
+        limits = threadpool_limits(limits=1)
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else None
+    with limits:
+        if torch is not None:
+            torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            if torch is not None and before is not None:
+                torch.set_num_threads(before)
+
+
+def _metadata(spec: RunSpec, run_id: str) -> dict[str, Any]:
+    return {
+        "id": run_id,
+        "env": {
+            "name": spec.env_name,
+            "label": spec.env_label,
+            "params": spec.env_params,
+        },
+        "policy": {
+            "name": spec.policy_name,
+            "label": spec.policy_label,
+            "params": spec.policy_params,
+        },
+        "seed": spec.seed,
+        "horizon": spec.horizon,
+        "versions": versions(),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+    }
+
+
+def compute_run(spec: RunSpec) -> RunRecord:
+    """Build the environment and the policy of ``spec``, simulate, and package the result.
+
+    The policy is built with ``seed=spec.seed`` and the environment is reset with the same
+    seed; ``core.seeding`` derives the policy's stream independently of the environment's.
+
+    Returns:
+        A :class:`RunRecord`; for a run that raised, ``error`` holds the traceback.
+    """
+    from banditkit.core import make_env, make_policy, simulate
+
+    run_id = spec.id
+    meta = _metadata(spec, run_id)
+    started = time.time()
+    clock = time.perf_counter()
+    meta["started"] = datetime.fromtimestamp(started, timezone.utc).isoformat()
+    try:
+        with single_threaded():
+            env = make_env(spec.env_name, **spec.env_params)
+            policy = make_policy(spec.policy_name, **spec.policy_params, seed=spec.seed)
+            result = simulate(policy, env, spec.horizon, seed=spec.seed)
+    except Exception as exc:
+        meta["wall_seconds"] = time.perf_counter() - clock
+        meta["status"] = "failed"
+        meta["error"] = f"{type(exc).__name__}: {exc}"
+        return RunRecord(spec, run_id, None, meta, error=traceback.format_exc())
+    rounds = result.horizon
+    columns = {
+        "t": np.arange(1, rounds + 1, dtype=np.int64),
+        "regret": result.regret,
+        "reward": result.reward,
+        "cumulative_regret": result.cumulative_regret,
+        "act_seconds": result.act_seconds,
+        "update_seconds": result.update_seconds,
+        "n_updates": result.n_updates.astype(np.int64),
+        "events_read": result.events_read.astype(np.int64),
+    }
+    meta.update(
+        {
+            "status": "ok",
+            "rounds": rounds,
+            "final_regret": float(result.cumulative_regret[-1]) if rounds else 0.0,
+            "seconds": result.seconds,
+            "n_updates": int(result.n_updates[-1]) if rounds else 0,
+            "acceptance_rate": result.acceptance_rate if rounds else None,
+            "wall_seconds": time.perf_counter() - clock,
+            "finished": datetime.now(timezone.utc).isoformat(),
+        }
+    )
+    return RunRecord(spec, run_id, columns, meta)

@@ -1,0 +1,260 @@
+"""``reproduce``: run a paper's packaged configs and write ``report.md``.
+
+A paper is a folder ``experiments/papers/<paper>/`` (or any folder given by path) holding
+
+    <figure>.yaml    one experiment config per figure or table (the id is the config's
+                     ``figure:`` field, else the file name), with its ``claims:`` and
+                     ``quick:`` settings
+    tuned*.yaml      tuned parameters written by ``banditkit tune`` (not configs)
+    _paper.yaml      optional: {title, reference, notes} for the report (files starting
+                     with "_" are not configs)
+
+``reproduce`` validates every selected config before writing anything, then runs each into
+``DIR/<figure>/`` (a complete ``run`` output directory, resumable) and writes at the top:
+
+    DIR/config.yaml    {paper, quick, figures: {figure id: resolved config}}
+    DIR/summary.json   the figures' summaries joined: every result and claim gets a
+                       "figure" key (and results their "horizon")
+    DIR/figures/       every figure, named <figure>--<name>.png / .svg
+    DIR/report.md      figures, results table and claims table (PASS/FAIL and numbers)
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from banditkit.core.validation import suggest
+from banditkit.experiments.progress import Progress, make_progress
+from banditkit.experiments.reports import FigureSection, render_report
+from banditkit.experiments.resolve import ResolvedExperiment
+from banditkit.experiments.runner import (
+    ExperimentResult,
+    execute_experiment,
+    prepare_experiment,
+)
+from banditkit.experiments.schema import ConfigError, load_config, read_yaml
+from banditkit.experiments.store import RunStore
+
+__all__ = [
+    "PAPERS_DIR",
+    "ReproduceResult",
+    "build_report",
+    "list_papers",
+    "paper_configs",
+    "paper_dir",
+    "reproduce",
+]
+
+PAPERS_DIR = Path(__file__).parent / "papers"
+"""Where the packaged paper folders live."""
+
+
+@dataclass
+class ReproduceResult:
+    """What ``reproduce`` produced."""
+
+    out: Path
+    figures: dict[str, ExperimentResult]
+    summary: dict[str, Any]
+    report: Path
+    failed: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when every run of every figure has a result."""
+        return not self.failed
+
+    @property
+    def claims_passed(self) -> bool:
+        """True when every claim passed."""
+        return all(c["passed"] for c in self.summary.get("claims", []))
+
+
+def list_papers() -> list[str]:
+    """Names of the packaged papers."""
+    if not PAPERS_DIR.is_dir():
+        return []
+    return sorted(
+        p.name for p in PAPERS_DIR.iterdir() if p.is_dir() and any(p.glob("*.yaml"))
+    )
+
+
+def paper_dir(paper: str | Path) -> Path:
+    """The folder of a packaged paper name, or ``paper`` itself if it is a folder."""
+    candidate = Path(paper)
+    if candidate.is_dir():
+        return candidate
+    packaged = PAPERS_DIR / str(paper)
+    if packaged.is_dir():
+        return packaged
+    known = list_papers()
+    raise ConfigError(
+        f"unknown paper {str(paper)!r}.{suggest(str(paper), known)} "
+        f"Packaged papers: {', '.join(known) or 'none'}; or give a folder of configs."
+    )
+
+
+def paper_configs(folder: Path) -> list[Path]:
+    """The config files of a paper folder (sorted; no ``_*`` or ``tuned*`` files)."""
+    return sorted(
+        p
+        for p in folder.glob("*.y*ml")
+        if p.suffix in {".yaml", ".yml"} and not p.name.startswith(("_", "tuned"))
+    )
+
+
+def _figure_id(path: Path) -> str:
+    cfg = load_config(path)
+    return cfg.figure or path.stem
+
+
+def _paper_meta(folder: Path) -> dict[str, Any]:
+    for name in ("_paper.yaml", "_paper.yml"):
+        if (folder / name).is_file():
+            data = read_yaml(folder / name)
+            return dict(data) if isinstance(data, dict) else {}
+    return {}
+
+
+def build_report(
+    out: Path, paper: str, *, command: str, quick: bool
+) -> tuple[dict[str, Any], Path]:
+    """Join the figures found under ``out`` into ``summary.json`` and ``report.md``.
+
+    Every ``out/<figure>/`` with a ``summary.json`` is included, in the order of the paper's
+    configs, so figures reproduced one at a time (``--figure``) end up in one report.
+    """
+    from banditkit.experiments.execute import versions
+
+    try:
+        folder: Path | None = paper_dir(paper)
+    except ConfigError:
+        folder = None
+    order = [_figure_id(p) for p in paper_configs(folder)] if folder else []
+    found = [p.parent.name for p in sorted(out.glob("*/summary.json"))]
+    figure_ids = [f for f in order if f in found] + [f for f in found if f not in order]
+    meta = _paper_meta(folder) if folder else {}
+    store = RunStore(out)
+    store.figures_dir.mkdir(parents=True, exist_ok=True)
+    sections = []
+    joined: dict[str, Any] = {
+        "name": paper,
+        "horizon": 0,
+        "banditkit_version": None,
+        "quick": quick,
+        "results": [],
+        "claims": [],
+    }
+    for fid in figure_ids:
+        sub = out / fid
+        summary = json.loads((sub / "summary.json").read_text())
+        config = yaml.safe_load((sub / "config.yaml").read_text())
+        figures = []
+        for fig in sorted((sub / "figures").glob("*.*")):
+            if fig.suffix in {".png", ".svg"}:
+                target = store.figures_dir / f"{fid}--{fig.name}"
+                shutil.copyfile(fig, target)
+                figures.append(target)
+        sections.append(FigureSection(fid, config, summary, figures))
+        joined["horizon"] = max(joined["horizon"], summary["horizon"])
+        joined["banditkit_version"] = summary.get("banditkit_version")
+        joined["results"] += [
+            {"figure": fid, "horizon": summary["horizon"], **r}
+            for r in summary["results"]
+        ]
+        joined["claims"] += [{"figure": fid, **c} for c in summary.get("claims", [])]
+    notes = "\n\n".join(str(meta[k]) for k in ("reference", "notes") if meta.get(k))
+    text = render_report(
+        str(meta.get("title") or f"Reproduction: {paper}"),
+        sections,
+        out,
+        command=command,
+        quick=quick,
+        versions=versions(),
+        notes=notes or None,
+    )
+    store.write_json("summary.json", joined)
+    report = store.write_text("report.md", text)
+    return joined, report
+
+
+def reproduce(
+    paper: str | Path,
+    out: str | Path,
+    *,
+    figure: str | None = None,
+    quick: bool = False,
+    backend: str = "auto",
+    jobs: int | None = None,
+    address: str | None = None,
+    progress: str | Progress | None = "auto",
+    command: str | None = None,
+) -> ReproduceResult:
+    """Run the configs of ``paper`` (all, or the one with id ``figure``) and write a report.
+
+    Raises:
+        ConfigError: Unknown paper or figure, or an invalid config (nothing is written).
+        OutputDirError: If ``out`` cannot be written.
+    """
+    folder = paper_dir(paper)
+    paths = paper_configs(folder)
+    if not paths:
+        raise ConfigError(f"no config files in {str(folder)!r}")
+    ids = {_figure_id(p): p for p in paths}
+    if figure is not None:
+        if figure not in ids:
+            raise ConfigError(
+                f"paper {str(paper)!r} has no figure {figure!r}.{suggest(figure, list(ids))} "
+                f"Figures: {', '.join(ids)}.",
+                field="--figure",
+            )
+        ids = {figure: ids[figure]}
+    resolved: dict[str, ResolvedExperiment] = {
+        fid: prepare_experiment(path, quick=quick) for fid, path in ids.items()
+    }
+    out = Path(out)
+    top = RunStore(out)
+    top.prepare(subdirs=False)
+    reporter = make_progress(progress)
+    results: dict[str, ExperimentResult] = {}
+    failed: dict[str, str] = {}
+    with top.lock():
+        figures_doc: dict[str, Any] = {
+            fid: r.config.to_dict() for fid, r in resolved.items()
+        }
+        previous = out / "config.yaml"
+        if previous.is_file():
+            try:
+                earlier = yaml.safe_load(previous.read_text()) or {}
+            except yaml.YAMLError:
+                earlier = {}
+            if isinstance(earlier, dict) and isinstance(earlier.get("figures"), dict):
+                figures_doc = {**earlier["figures"], **figures_doc}
+        config_doc = {"paper": str(paper), "quick": quick, "figures": figures_doc}
+        top.write_text("config.yaml", yaml.safe_dump(config_doc, sort_keys=False))
+        for fid, exp in resolved.items():
+            res = execute_experiment(
+                exp,
+                out / fid,
+                backend=backend,
+                jobs=jobs,
+                address=address,
+                progress=reporter,
+                title=f"{paper}: {fid}",
+            )
+            results[fid] = res
+            failed.update({f"{fid}/{k}": v for k, v in res.failed.items()})
+        cmd = command or " ".join(
+            ["banditkit reproduce", str(paper)]
+            + ([f"--figure {figure}"] if figure else [])
+            + (["--quick"] if quick else [])
+            + [f"--out {out}"]
+        )
+        summary, report = build_report(out, str(paper), command=cmd, quick=quick)
+    return ReproduceResult(out, results, summary, report, failed)

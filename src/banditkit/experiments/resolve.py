@@ -1,0 +1,477 @@
+"""Resolving a config: every default made explicit, every name checked, runs expanded.
+
+Resolution builds each environment and policy of the config once, through the registries, so
+that unknown names, unknown parameters and invalid values are reported before anything runs,
+and reads back their full parameters (defaults included). The resolved config is what
+``DIR/config.yaml`` holds, and resolving it again gives the same config.
+
+A run is one (environment, policy with its effective parameters, seed, horizon). Its id is
+the first 16 hex digits of the SHA-256 of the canonical JSON of exactly these values plus
+``RUN_ID_FORMAT``::
+
+    {"format": 1, "env": {"name", "params"}, "policy": {"name", "params"}, "seed", "horizon"}
+
+Labels, the experiment name and the banditkit version are not part of the id: they do not
+change the numbers a run produces (the version is recorded in each run's metadata). Two
+labels with identical settings therefore share their runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from banditkit.core import ENVIRONMENTS, POLICIES, make_env, make_policy
+from banditkit.core.validation import suggest
+from banditkit.experiments.claims import LowestFinalRegret
+from banditkit.experiments.metrics import METRICS
+from banditkit.experiments.schema import (
+    ConfigError,
+    EnvSpec,
+    ExperimentConfig,
+    PolicySpec,
+    load_config,
+    read_yaml,
+)
+
+__all__ = [
+    "RUN_ID_FORMAT",
+    "Cell",
+    "EnvEntry",
+    "PolicyEntry",
+    "ResolvedExperiment",
+    "RunSpec",
+    "plain",
+    "resolve",
+    "run_id",
+]
+
+RUN_ID_FORMAT = 1
+"""Bumped whenever the meaning of a stored run changes; old runs are then recomputed."""
+
+
+def plain(value: Any) -> Any:
+    """Convert a parameter value to plain JSON/YAML data (lists, dicts, scalars).
+
+    Example:
+        >>> plain({"a": (np.float64(1.5), np.int64(2))})
+        {'a': [1.5, 2]}
+    """
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return plain(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    raise TypeError(
+        f"parameter value {value!r} cannot be stored in a config; use numbers, strings, "
+        "lists or mappings (callables are for the Python API, not configs)."
+    )
+
+
+def _canonical(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def run_id(
+    env_name: str,
+    env_params: Mapping[str, Any],
+    policy_name: str,
+    policy_params: Mapping[str, Any],
+    seed: int,
+    horizon: int,
+) -> str:
+    """The id of a run: a hash of everything that determines its numbers.
+
+    Example:
+        >>> a = run_id("linear", {"d": 3}, "random", {}, 0, 10)
+        >>> a == run_id("linear", {"d": 3}, "random", {}, 0, 10), len(a)
+        (True, 16)
+        >>> a == run_id("linear", {"d": 3}, "random", {}, 1, 10)
+        False
+    """
+    identity = {
+        "format": RUN_ID_FORMAT,
+        "env": {"name": env_name, "params": plain(env_params)},
+        "policy": {"name": policy_name, "params": plain(policy_params)},
+        "seed": int(seed),
+        "horizon": int(horizon),
+    }
+    return hashlib.sha256(_canonical(identity).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything a worker needs to compute one run (picklable, no live objects)."""
+
+    env_name: str
+    env_params: dict[str, Any]
+    policy_name: str
+    policy_params: dict[str, Any]
+    seed: int
+    horizon: int
+    env_label: str = field(default="", compare=False)
+    policy_label: str = field(default="", compare=False)
+
+    @property
+    def id(self) -> str:
+        """See :func:`run_id`."""
+        return run_id(
+            self.env_name,
+            self.env_params,
+            self.policy_name,
+            self.policy_params,
+            self.seed,
+            self.horizon,
+        )
+
+    def describe(self) -> str:
+        """A short human-readable name."""
+        env = self.env_label or self.env_name
+        return f"{env} / {self.policy_label or self.policy_name} / seed {self.seed}"
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    """A resolved environment."""
+
+    name: str
+    label: str
+    params: dict[str, Any]
+    family: str
+
+
+@dataclass(frozen=True)
+class PolicyEntry:
+    """A resolved policy (base parameters, before per-environment tuned values)."""
+
+    name: str
+    label: str
+    params: dict[str, Any]
+    family: str
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (environment, policy) pair with the policy's effective parameters."""
+
+    env: EnvEntry
+    policy: PolicyEntry
+    params: dict[str, Any]
+
+    def runs(self, seeds: Sequence[int], horizon: int) -> list[RunSpec]:
+        """The runs of this cell, one per seed."""
+        return [
+            RunSpec(
+                env_name=self.env.name,
+                env_params=self.env.params,
+                policy_name=self.policy.name,
+                policy_params=self.params,
+                seed=s,
+                horizon=horizon,
+                env_label=self.env.label,
+                policy_label=self.policy.label,
+            )
+            for s in seeds
+        ]
+
+
+@dataclass
+class ResolvedExperiment:
+    """A config with every default explicit, plus its environments, policies and runs."""
+
+    config: ExperimentConfig
+    envs: list[EnvEntry]
+    policies: list[PolicyEntry]
+    cells: list[Cell]
+    source: str = "<config>"
+
+    @property
+    def seeds(self) -> list[int]:
+        """Evaluation seeds."""
+        return self.config.seed_list
+
+    @property
+    def horizon(self) -> int:
+        """Rounds per run."""
+        return self.config.horizon
+
+    def runs(self) -> list[RunSpec]:
+        """Every run: environments x policies x seeds, in that order."""
+        return [r for c in self.cells for r in c.runs(self.seeds, self.horizon)]
+
+    def to_yaml(self) -> str:
+        """The resolved config as YAML (what ``DIR/config.yaml`` holds)."""
+        header = (
+            "# Resolved by banditkit: every default is explicit. Runs are matched on their id,\n"
+            "# a hash of (env, policy, parameters, seed, horizon); see docs/experiments.md.\n"
+        )
+        return header + yaml.safe_dump(
+            self.config.to_dict(), sort_keys=False, width=100
+        )
+
+
+def _build_env(spec: EnvSpec, i: int, source: str) -> EnvEntry:
+    field_name = f"envs[{i}]"
+    if spec.name not in ENVIRONMENTS:
+        known = ENVIRONMENTS.names()
+        raise ConfigError(
+            f"unknown environment {spec.name!r}.{suggest(spec.name, known)} "
+            f"Known environments: {', '.join(known)}.",
+            source=source,
+            field=f"{field_name}.name",
+        )
+    try:
+        env = make_env(spec.name, **spec.params)
+        params = plain(env.get_params())
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(
+            str(exc), source=source, field=f"{field_name} ({spec.name})"
+        ) from None
+    return EnvEntry(spec.name, spec.label or env.label, params, env.family)
+
+
+def _policy_params(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    policy = make_policy(name, **params, seed=0)
+    full = plain(policy.get_params())
+    full.pop("seed", None)
+    return dict(full)
+
+
+def _build_policy(spec: PolicySpec, i: int, source: str) -> PolicyEntry:
+    field_name = f"policies[{i}]"
+    if spec.name not in POLICIES:
+        known = POLICIES.names()
+        raise ConfigError(
+            f"unknown policy {spec.name!r}.{suggest(spec.name, known)} "
+            f"Known policies: {', '.join(known)}.",
+            source=source,
+            field=f"{field_name}.name",
+        )
+    try:
+        params = _policy_params(spec.name, spec.params)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(
+            str(exc), source=source, field=f"{field_name} ({spec.name})"
+        ) from None
+    family = POLICIES.get(spec.name).family
+    return PolicyEntry(spec.name, spec.label or spec.name, params, family)
+
+
+def _unique_labels(labels: list[str], what: str, source: str) -> None:
+    seen: set[str] = set()
+    for i, label in enumerate(labels):
+        if label in seen:
+            raise ConfigError(
+                f"label {label!r} is used twice; give each entry a distinct `label:`",
+                source=source,
+                field=f"{what}[{i}]",
+            )
+        seen.add(label)
+
+
+def _load_tuned(
+    tuned: Any, base_dir: Path | None, source: str
+) -> tuple[dict[str, dict[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """Read ``tuned:`` (file path(s) or an inline mapping) into one mapping + provenance."""
+    if tuned is None:
+        return {}, []
+    if isinstance(tuned, Mapping):
+        return {e: {p: dict(v) for p, v in ps.items()} for e, ps in tuned.items()}, []
+    paths = [tuned] if isinstance(tuned, str) else list(tuned)
+    merged: dict[str, dict[str, dict[str, Any]]] = {}
+    provenance: list[dict[str, Any]] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_absolute() and base_dir is not None:
+            path = base_dir / path
+        if not path.is_file():
+            raise ConfigError(
+                f"tuned-parameter file {str(path)!r} not found (write it with "
+                "`banditkit tune CONFIG --out DIR`, then point `tuned:` at DIR/tuned.yaml)",
+                source=source,
+                field="tuned",
+            )
+        data = read_yaml(path)
+        body = data.get("tuned") if isinstance(data, Mapping) else None
+        if not isinstance(body, Mapping) or not all(
+            isinstance(v, Mapping) and all(isinstance(p, Mapping) for p in v.values())
+            for v in body.values()
+        ):
+            raise ConfigError(
+                "expected a `tuned:` mapping {env label: {policy label: {param: value}}}, "
+                "as written by `banditkit tune`",
+                source=str(path),
+                field="tuned",
+            )
+        for env_label, per_policy in body.items():
+            for label, params in per_policy.items():
+                merged.setdefault(str(env_label), {})[str(label)] = dict(params)
+        provenance.append({"file": str(raw), **dict(data.get("source") or {})})
+    return merged, provenance
+
+
+def _policy_label(
+    ref: str, policies: list[PolicyEntry], source: str, field_name: str
+) -> str:
+    labels = [p.label for p in policies]
+    if ref in labels:
+        return ref
+    by_name = [p.label for p in policies if p.name == ref]
+    if len(by_name) == 1:
+        return by_name[0]
+    hint = suggest(ref, labels)
+    raise ConfigError(
+        f"no policy labelled {ref!r}.{hint} Policy labels: {', '.join(labels)}.",
+        source=source,
+        field=field_name,
+    )
+
+
+def resolve(
+    config: str | Path | Mapping[str, Any] | ExperimentConfig,
+    *,
+    base_dir: str | Path | None = None,
+    source: str | None = None,
+) -> ResolvedExperiment:
+    """Validate and resolve a config (path, mapping or model).
+
+    Args:
+        config: The config.
+        base_dir: Directory that relative ``tuned:`` paths are read from (default: the
+            config file's directory, or the working directory).
+        source: Name of the config in messages (default: its path).
+
+    Raises:
+        ConfigError: Naming the file, the field and the problem.
+
+    Example:
+        >>> r = resolve({"name": "x", "horizon": 5, "seeds": 2,
+        ...              "env": {"name": "linear", "d": 3}, "policies": [{"name": "linucb"}]})
+        >>> r.envs[0].params["d"], r.policies[0].params["nu"], len(r.runs())
+        (3, 1.0, 2)
+    """
+    if isinstance(config, str | Path):
+        source = source or str(config)
+        base_dir = base_dir if base_dir is not None else Path(config).parent
+    source = source or "<config>"
+    cfg = load_config(config, source=source)
+    base = Path(base_dir) if base_dir is not None else None
+
+    envs = [_build_env(spec, i, source) for i, spec in enumerate(cfg.envs)]
+    policies = [_build_policy(spec, i, source) for i, spec in enumerate(cfg.policies)]
+    _unique_labels([e.label for e in envs], "envs", source)
+    _unique_labels([p.label for p in policies], "policies", source)
+    for i, p in enumerate(policies):
+        for e in envs:
+            if p.family != e.family:
+                raise ConfigError(
+                    f"policy {p.name!r} is of the {p.family} family but environment "
+                    f"{e.label!r} is {e.family}; put them in separate configs",
+                    source=source,
+                    field=f"policies[{i}]",
+                )
+
+    for key, params in cfg.grid.items():
+        matches = [p for p in policies if key in (p.label, p.name)]
+        if not matches:
+            hint = suggest(
+                key, [p.label for p in policies] + [p.name for p in policies]
+            )
+            raise ConfigError(
+                f"{key!r} is neither a policy label nor a policy name.{hint}",
+                source=source,
+                field=f"grid.{key}",
+            )
+        known = POLICIES.get(matches[0].name).param_names()
+        for param in params:
+            if param not in known or param == "seed":
+                raise ConfigError(
+                    f"policy {matches[0].name!r} has no parameter {param!r}."
+                    f"{suggest(param, known)}",
+                    source=source,
+                    field=f"grid.{key}.{param}",
+                )
+
+    tuned_all, provenance = _load_tuned(cfg.tuned, base, source)
+    env_labels = {e.label for e in envs}
+    applied: dict[str, dict[str, dict[str, Any]]] = {}
+    cells: list[Cell] = []
+    for e in envs:
+        for p in policies:
+            override = tuned_all.get(e.label, {}).get(p.label)
+            params = p.params
+            if override:
+                try:
+                    params = _policy_params(p.name, {**p.params, **override})
+                except (ValueError, TypeError) as exc:
+                    raise ConfigError(
+                        str(exc), source=source, field=f"tuned.{e.label}.{p.label}"
+                    ) from None
+                applied.setdefault(e.label, {})[p.label] = plain(override)
+            cells.append(Cell(e, p, params))
+
+    for name in cfg.metrics:
+        if name not in METRICS:
+            known = sorted(METRICS)
+            raise ConfigError(
+                f"unknown metric {name!r}.{suggest(name, known)} Known: {', '.join(known)}.",
+                source=source,
+                field="metrics",
+            )
+
+    claims = []
+    ids: set[str] = set()
+    for i, claim in enumerate(cfg.claims):
+        if claim.id in ids:
+            raise ConfigError(
+                f"claim id {claim.id!r} is used twice",
+                source=source,
+                field=f"claims[{i}].id",
+            )
+        ids.add(claim.id)
+        update: dict[str, Any] = {}
+        if claim.env is not None and claim.env not in env_labels:
+            raise ConfigError(
+                f"no environment labelled {claim.env!r}.{suggest(claim.env, env_labels)} "
+                f"Environment labels: {', '.join(sorted(env_labels))}.",
+                source=source,
+                field=f"claims[{i}].env",
+            )
+        for attr in ("policy", "other"):
+            ref = getattr(claim, attr, None)
+            if ref is not None:
+                update[attr] = _policy_label(
+                    ref, policies, source, f"claims[{i}].{attr}"
+                )
+        if isinstance(claim, LowestFinalRegret) and claim.among:
+            update["among"] = [
+                _policy_label(r, policies, source, f"claims[{i}].among")
+                for r in claim.among
+            ]
+        claims.append(claim.model_copy(update=update))
+
+    resolved_config = cfg.model_copy(
+        update={
+            "seeds": cfg.seed_list,
+            "envs": [EnvSpec(name=e.name, label=e.label, **e.params) for e in envs],
+            "policies": [
+                PolicySpec(name=p.name, label=p.label, **p.params) for p in policies
+            ],
+            "tuned": applied or None,
+            "tuned_source": provenance or cfg.tuned_source,
+            "claims": claims,
+        }
+    )
+    return ResolvedExperiment(resolved_config, envs, policies, cells, source)

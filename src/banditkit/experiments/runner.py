@@ -1,0 +1,256 @@
+"""The runner: config -> runs -> store -> summary and figures (what ``banditkit run`` does).
+
+    1. validate and resolve the config (nothing is written before it is valid);
+    2. open the output directory (create, check writable, lock, drop stale temporary files)
+       and write the resolved ``config.yaml``;
+    3. expand runs (environments x policies x seeds), skip those already finished;
+    4. compute the rest on the chosen backend, writing each run as soon as it arrives (a
+       run that raises is written as ``runs/<id>.error.json`` and the others go on);
+    5. write ``summary.json`` and the figures from everything stored.
+
+Re-running with the same output directory therefore resumes: finished runs are kept, failed
+or missing ones are computed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from banditkit.experiments.backends import BACKENDS, make_backend
+from banditkit.experiments.progress import Progress, make_progress
+from banditkit.experiments.resolve import ResolvedExperiment, RunSpec, resolve
+from banditkit.experiments.schema import (
+    ConfigError,
+    ExperimentConfig,
+    apply_overrides,
+    load_config,
+)
+from banditkit.experiments.store import RunStore
+from banditkit.experiments.summaries import collect, summarize
+
+__all__ = [
+    "ExperimentResult",
+    "execute_experiment",
+    "prepare_experiment",
+    "run_experiment",
+]
+
+
+@dataclass
+class ExperimentResult:
+    """What a finished ``run`` produced.
+
+    Attributes:
+        out: The output directory.
+        summary: The ``summary.json`` mapping.
+        n_runs: Distinct runs of the experiment.
+        computed: Runs computed by this call (successfully or not).
+        skipped: Runs found finished and not recomputed.
+        failed: Run id -> one-line error, for runs without a result.
+        figures: Figure files written.
+    """
+
+    out: Path
+    summary: dict[str, Any]
+    n_runs: int
+    computed: int
+    skipped: int
+    failed: dict[str, str] = field(default_factory=dict)
+    figures: list[Path] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every run has a result."""
+        return not self.failed
+
+
+def default_jobs() -> int:
+    """CPUs available to this process."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+def prepare_experiment(
+    config: str | Path | Mapping[str, Any] | ExperimentConfig,
+    *,
+    seeds: int | list[int] | None = None,
+    horizon: int | None = None,
+    quick: bool = False,
+    base_dir: str | Path | None = None,
+) -> ResolvedExperiment:
+    """Load, override (``--quick``, ``--seeds``, ``--horizon``) and resolve a config.
+
+    Raises:
+        ConfigError: For an invalid config, naming the file and the field.
+    """
+    source = str(config) if isinstance(config, str | Path) else None
+    if isinstance(config, str | Path) and base_dir is None:
+        base_dir = Path(config).parent
+    cfg = load_config(config, source=source)
+    try:
+        cfg = apply_overrides(cfg, seeds=seeds, horizon=horizon, quick=quick)
+    except ConfigError as exc:
+        raise ConfigError(str(exc), source=source) from None
+    return resolve(cfg, base_dir=base_dir, source=source)
+
+
+def _unique(specs: list[RunSpec]) -> list[RunSpec]:
+    seen: set[str] = set()
+    out = []
+    for spec in specs:
+        rid = spec.id
+        if rid not in seen:
+            seen.add(rid)
+            out.append(spec)
+    return out
+
+
+def execute_experiment(
+    resolved: ResolvedExperiment,
+    out: str | Path,
+    *,
+    backend: str = "auto",
+    jobs: int | None = None,
+    address: str | None = None,
+    progress: str | Progress | None = "auto",
+    figures: bool = True,
+    title: str | None = None,
+) -> ExperimentResult:
+    """Run a resolved experiment into ``out`` (steps 2-5 of the module docstring).
+
+    Raises:
+        OutputDirError: If ``out`` cannot be written or another process uses it.
+    """
+    if backend not in (*BACKENDS, "auto"):
+        raise ValueError(
+            f"backend must be one of auto, {', '.join(BACKENDS)}; got {backend!r}."
+        )
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs < 1:
+        raise ValueError(f"jobs must be an int >= 1; got {jobs!r}.")
+    store = RunStore(out)
+    store.prepare()
+    reporter = make_progress(progress)
+    with store.lock():
+        store.write_text("config.yaml", resolved.to_yaml())
+        specs = _unique(resolved.runs())
+        todo = [s for s in specs if not store.is_finished(s.id)]
+        if backend == "auto":
+            backend = "process" if jobs > 1 and len(todo) > 1 else "serial"
+        runner = make_backend(backend, jobs, address)
+        failed: dict[str, str] = {}
+        reporter.start(title or resolved.config.name, len(todo), len(specs) - len(todo))
+        records = runner.map(todo)
+        try:
+            for record in records:
+                if record.ok:
+                    assert record.columns is not None
+                    store.write_run(record.run_id, record.columns, record.meta)
+                else:
+                    failed[record.run_id] = str(record.meta.get("error", "failed"))
+                    store.write_error(
+                        record.run_id, {**record.meta, "traceback": record.error}
+                    )
+                reporter.advance(record.spec.describe(), record.ok)
+        finally:
+            records.close()
+            reporter.stop()
+        cells = collect(resolved, store)
+        summary = summarize(resolved, cells)
+        store.write_json("summary.json", summary)
+        written = []
+        if figures:
+            from banditkit.experiments.plots import plot_experiment
+
+            written = plot_experiment(resolved, cells, store.figures_dir)
+    return ExperimentResult(
+        out=Path(out),
+        summary=summary,
+        n_runs=len(specs),
+        computed=len(todo),
+        skipped=len(specs) - len(todo),
+        failed=failed,
+        figures=written,
+    )
+
+
+def run_experiment(
+    config: str | Path | Mapping[str, Any] | ExperimentConfig,
+    out: str | Path,
+    *,
+    backend: str = "auto",
+    jobs: int | None = None,
+    address: str | None = None,
+    seeds: int | list[int] | None = None,
+    horizon: int | None = None,
+    quick: bool = False,
+    progress: str | Progress | None = "auto",
+    figures: bool = True,
+) -> ExperimentResult:
+    """Run the experiment of ``config`` into ``out``; the Python side of ``banditkit run``.
+
+    Args:
+        config: A YAML path, a mapping or an :class:`ExperimentConfig`.
+        out: Output directory; reusing it resumes (finished runs are skipped).
+        backend: "serial", "process", "ray" or "auto" (process when ``jobs`` > 1 and more
+            than one run is left, else serial).
+        jobs: Parallel workers (default: the CPUs available).
+        address: Ray cluster address for ``backend="ray"`` (None: local Ray).
+        seeds: Override the config's seeds (a count or a list).
+        horizon: Override the config's horizon.
+        quick: Use the config's ``quick:`` settings.
+        progress: "auto", "bar", "log", "none" or a :class:`Progress` object.
+        figures: Draw figures.
+
+    Returns:
+        An :class:`ExperimentResult`; ``result.ok`` is False when some runs failed.
+
+    Raises:
+        ConfigError: For an invalid config (nothing is written).
+        OutputDirError: If ``out`` cannot be written.
+
+    Example:
+        >>> import tempfile, banditkit as bk
+        >>> cfg = {"name": "doc", "horizon": 20, "seeds": 2, "env": {"name": "linear", "d": 3},
+        ...        "policies": [{"name": "random"}, {"name": "linucb"}]}
+        >>> res = bk.run_experiment(cfg, tempfile.mkdtemp(), backend="serial",
+        ...                        progress="none", figures=False)
+        >>> res.ok, res.n_runs, [r["n_seeds"] for r in res.summary["results"]]
+        (True, 4, [2, 2])
+    """
+    resolved = prepare_experiment(config, seeds=seeds, horizon=horizon, quick=quick)
+    return execute_experiment(
+        resolved,
+        out,
+        backend=backend,
+        jobs=jobs,
+        address=address,
+        progress=progress,
+        figures=figures,
+    )
+
+
+def redraw(out: str | Path) -> list[Path]:
+    """Rewrite ``summary.json`` and the figures of ``out`` from its stored runs.
+
+    Nothing is computed: runs missing from the store are reported as failed in the summary.
+
+    Raises:
+        ConfigError: If ``out/config.yaml`` is missing or invalid.
+    """
+    out = Path(out)
+    resolved = resolve(out / "config.yaml", base_dir=out)
+    store = RunStore(out)
+    store.prepare()
+    with store.lock():
+        cells = collect(resolved, store)
+        store.write_json("summary.json", summarize(resolved, cells))
+        from banditkit.experiments.plots import plot_experiment
+
+        return plot_experiment(resolved, cells, store.figures_dir)

@@ -1,0 +1,425 @@
+"""The experiment config (YAML) and its validation (DESIGN.md section 5).
+
+A config names the experiment, its horizon and seeds, the environments and the policies with
+their parameters; optional sections add tuning grids, tuned values, quick settings, extra
+metric plots and claims::
+
+    name: logistic-fig1
+    horizon: 2000
+    seeds: 10                  # a count (seeds 0..9) or an explicit list
+    envs:                      # or a single `env:` mapping
+      - {name: logistic, h: h1, d: 20, n_arms: 5, pool: 2500}
+    policies:
+      - {name: linucb, label: LinUCB, nu: 1.0, lam: 0.1}
+    grid:                      # for `banditkit tune`: per policy label or name
+      LinUCB: {nu: [0.1, 1, 10]}
+    tuned: tuned.yaml          # parameters chosen by `banditkit tune` (path relative to here)
+    ci_level: 0.95             # level of the confidence intervals in summary.json and figures
+    quick: {seeds: 2, horizon: 300}      # what `--quick` runs
+    claims:
+      - {id: linucb-best, kind: lowest-final-regret, policy: LinUCB, env: logistic-h1}
+
+Every key other than ``name`` and ``label`` in an environment or policy entry is a parameter of
+that environment or policy. Validation happens in two steps: this module checks the shape and
+types (pydantic), and ``experiments.resolve`` builds every environment and policy once, which
+checks names and parameter values against the registries. Both raise :class:`ConfigError`,
+whose message names the file, the field and what was expected.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from banditkit.experiments.claims import Claim
+
+__all__ = [
+    "DEFAULT_TUNING_SEED_OFFSET",
+    "ConfigError",
+    "EnvSpec",
+    "ExperimentConfig",
+    "PolicySpec",
+    "QuickSpec",
+    "TuningSpec",
+    "apply_overrides",
+    "load_config",
+    "read_yaml",
+]
+
+DEFAULT_TUNING_SEED_OFFSET = 10_000
+"""Tuning seeds are ``offset + i``; evaluation seeds must stay below the offset."""
+
+QUICK_SEEDS = 2
+QUICK_HORIZON = 500
+"""What ``--quick`` uses when a config has no ``quick:`` section (at most these)."""
+
+
+class ConfigError(ValueError):
+    """An invalid experiment config; the message names the file, the field and the problem."""
+
+    def __init__(
+        self, message: str, *, source: str | None = None, field: str | None = None
+    ):
+        self.source = source
+        self.field = field
+        where = ": ".join(p for p in (source, field) if p)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+def _check_seeds(value: Any, *, field: str = "seeds") -> int | list[int]:
+    expected = "a count >= 1 or a non-empty list of distinct integers >= 0"
+    if isinstance(value, bool):
+        raise ValueError(f"expected {expected}; got {value!r}")
+    if isinstance(value, int):
+        if value < 1:
+            raise ValueError(f"expected {expected}; got {value!r}")
+        return value
+    if isinstance(value, list) and value:
+        if any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in value):
+            raise ValueError(f"expected {expected}; got {value!r}")
+        if len(set(value)) != len(value):
+            raise ValueError(f"expected {expected}; got duplicates in {value!r}")
+        return list(value)
+    raise ValueError(f"expected {expected}; got {value!r}")
+
+
+class _Entry(BaseModel):
+    """An environment or policy: ``name``, optional ``label``, parameters as extra keys."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str = Field(min_length=1, description="Registry name (DESIGN.md section 4).")
+    label: str | None = Field(
+        default=None, min_length=1, description="Name in tables and figures."
+    )
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The parameters: every key other than ``name`` and ``label``."""
+        return dict(self.model_extra or {})
+
+
+class EnvSpec(_Entry):
+    """One environment: registry name, optional label, parameters."""
+
+
+class PolicySpec(_Entry):
+    """One policy: registry name, optional label, hyper-parameters (no ``seed``)."""
+
+    @model_validator(mode="after")
+    def _no_seed(self) -> PolicySpec:
+        if "seed" in self.params:
+            raise ValueError(
+                "a policy takes no `seed` in a config: each run uses its seed from `seeds`"
+            )
+        return self
+
+
+class QuickSpec(BaseModel):
+    """What ``--quick`` runs: fewer seeds and a shorter horizon."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seeds: int | list[int] | None = Field(
+        default=None, description="Seeds in quick mode."
+    )
+    horizon: int | None = Field(
+        default=None, gt=0, strict=True, description="Quick horizon."
+    )
+
+    @field_validator("seeds", mode="before")
+    @classmethod
+    def _seeds(cls, value: Any) -> Any:
+        return None if value is None else _check_seeds(value)
+
+
+class TuningSpec(BaseModel):
+    """Seeds of ``banditkit tune``: ``seed_offset + i`` for i < ``seeds``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seeds: int | None = Field(
+        default=None,
+        ge=1,
+        strict=True,
+        description="Tuning seeds (default: as many as seeds).",
+    )
+    seed_offset: int = Field(
+        default=DEFAULT_TUNING_SEED_OFFSET,
+        ge=1,
+        strict=True,
+        description="First tuning seed; evaluation seeds must be below it.",
+    )
+
+
+class ExperimentConfig(BaseModel):
+    """A validated experiment config; see the module docstring for the format."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, description="Experiment name.")
+    figure: str | None = Field(
+        default=None,
+        description="Figure or table id for `reproduce --figure` (default: file).",
+    )
+    title: str | None = Field(default=None, description="Title in reports.")
+    description: str | None = Field(
+        default=None, description="What the experiment shows."
+    )
+    horizon: int = Field(gt=0, strict=True, description="Rounds per run, >= 1.")
+    seeds: int | list[int] = Field(
+        description="A count (seeds 0..n-1) or a list of seeds."
+    )
+    env: EnvSpec | None = Field(default=None, description="A single environment.")
+    envs: list[EnvSpec] = Field(default_factory=list, description="The environments.")
+    policies: list[PolicySpec] = Field(min_length=1, description="The policies.")
+    grid: dict[str, dict[str, list[Any]]] = Field(
+        default_factory=dict, description="Tuning grid per policy label or name."
+    )
+    tuned: str | list[str] | dict[str, dict[str, dict[str, Any]]] | None = Field(
+        default=None,
+        description="Tuned parameters: file(s) written by `banditkit tune`, or inline "
+        "{env label: {policy label: {param: value}}}.",
+    )
+    tuned_source: list[dict[str, Any]] = Field(
+        default_factory=list, description="Provenance of the tuned values (filled in)."
+    )
+    tuning: TuningSpec = Field(default_factory=TuningSpec, description="Tuning seeds.")
+    ci_level: float = Field(default=0.95, gt=0, lt=1, description="Confidence level.")
+    metrics: list[str] = Field(default_factory=list, description="Extra metric plots.")
+    quick: QuickSpec | None = Field(default=None, description="Settings of `--quick`.")
+    claims: list[Claim] = Field(default_factory=list, description="Checks for reports.")
+
+    @field_validator("seeds", mode="before")
+    @classmethod
+    def _seeds(cls, value: Any) -> Any:
+        return _check_seeds(value)
+
+    @field_validator("grid")
+    @classmethod
+    def _grid(
+        cls, value: dict[str, dict[str, list[Any]]]
+    ) -> dict[str, dict[str, list[Any]]]:
+        for key, params in value.items():
+            for param, values in params.items():
+                if not values:
+                    raise ValueError(
+                        f"grid {key}.{param}: expected a non-empty list of values"
+                    )
+        return value
+
+    @model_validator(mode="after")
+    def _one_env_field(self) -> ExperimentConfig:
+        if self.env is not None and self.envs:
+            raise ValueError(
+                "give either `env:` (one mapping) or `envs:` (a list), not both"
+            )
+        if self.env is not None:
+            self.envs = [self.env]
+            self.env = None
+        if not self.envs:
+            raise ValueError(
+                "missing environments: expected `envs:` (a non-empty list) or `env:` (a mapping)"
+            )
+        return self
+
+    @property
+    def seed_list(self) -> list[int]:
+        """The evaluation seeds as a list."""
+        return (
+            list(range(self.seeds)) if isinstance(self.seeds, int) else list(self.seeds)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain, YAML-able mapping (``env`` folded into ``envs``)."""
+        data = self.model_dump(mode="json", exclude={"env"})
+        return data
+
+
+def _loc(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _describe(error: Mapping[str, Any], known_fields: list[str]) -> tuple[str, str]:
+    """(field, message) for one pydantic error."""
+    loc = tuple(
+        p
+        for p in error["loc"]
+        if not (isinstance(p, str) and p.startswith("function-"))
+    )
+    # Union members and discriminator tags add noise to the location.
+    loc = tuple(p for p in loc if not (isinstance(p, str) and ("[" in p and "]" in p)))
+    if len(loc) > 2 and loc[0] == "claims" and loc[2] in _CLAIM_KINDS:
+        loc = loc[:2] + loc[3:]
+    field = _loc(loc)
+    kind = error["type"]
+    given = error.get("input")
+    if kind == "missing":
+        return field, "required field is missing"
+    if kind == "extra_forbidden":
+        name = str(loc[-1]) if loc else ""
+        close = difflib.get_close_matches(name, known_fields, n=3, cutoff=0.5)
+        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        return field, f"unknown field.{hint} Known fields: {', '.join(known_fields)}"
+    message = str(error["msg"])
+    if message.startswith("Value error, "):
+        message = message[len("Value error, ") :]
+    if kind not in {"value_error", "assertion_error", "union_tag_invalid"}:
+        message = f"{message}; got {given!r}"
+    return field, message
+
+
+_CLAIM_KINDS = {
+    "lowest-final-regret",
+    "below",
+    "seconds-ratio",
+    "regret-below",
+    "sublinear",
+}
+
+_FIELDS_BY_DEPTH = {
+    "": list(ExperimentConfig.model_fields),
+    "quick": list(QuickSpec.model_fields),
+    "tuning": list(TuningSpec.model_fields),
+}
+
+
+def _format_validation_error(exc: ValidationError, source: str) -> ConfigError:
+    lines = []
+    first_field: str | None = None
+    for error in exc.errors():
+        loc = error["loc"]
+        section = str(loc[0]) if len(loc) > 1 and isinstance(loc[0], str) else ""
+        fields = _FIELDS_BY_DEPTH.get(section, _FIELDS_BY_DEPTH[""])
+        field, message = _describe(error, fields)
+        first_field = first_field or field
+        lines.append(f"{field or '(top level)'}: {message}")
+    if len(lines) == 1:
+        return ConfigError(lines[0].split(": ", 1)[1], source=source, field=first_field)
+    body = "\n  - ".join(lines)
+    return ConfigError(f"{len(lines)} problems:\n  - {body}", source=source)
+
+
+def read_yaml(path: str | Path) -> Any:
+    """Read a YAML file; errors name the file (and the line for syntax errors)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("file not found", source=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read: {exc.strerror or exc}", source=str(path)
+        ) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"invalid YAML: {where}{problem}", source=str(path)) from None
+
+
+def load_config(
+    config: str | Path | Mapping[str, Any] | ExperimentConfig,
+    *,
+    source: str | None = None,
+) -> ExperimentConfig:
+    """Validate a config given as a YAML path, a mapping or a model.
+
+    Raises:
+        ConfigError: With the file, the field and what was expected.
+
+    Example:
+        >>> cfg = load_config({"name": "x", "horizon": 10, "seeds": 2,
+        ...                    "env": {"name": "linear"}, "policies": [{"name": "random"}]})
+        >>> cfg.seed_list, cfg.envs[0].name
+        ([0, 1], 'linear')
+        >>> load_config({"name": "x", "horizon": -1, "seeds": 2, "env": {"name": "linear"},
+        ...              "policies": [{"name": "random"}]}, source="my.yaml")
+        Traceback (most recent call last):
+        ...
+        banditkit.experiments.schema.ConfigError: my.yaml: horizon: Input should be greater than 0; got -1
+    """
+    if isinstance(config, ExperimentConfig):
+        return config
+    if isinstance(config, str | Path):
+        source = source or str(config)
+        data = read_yaml(config)
+    else:
+        data = config
+        source = source or "<config>"
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            f"expected a mapping of config fields at the top level; got {type(data).__name__}",
+            source=source,
+        )
+    try:
+        return ExperimentConfig.model_validate(dict(data))
+    except ValidationError as exc:
+        raise _format_validation_error(exc, source) from None
+
+
+def apply_overrides(
+    config: ExperimentConfig,
+    *,
+    seeds: int | list[int] | None = None,
+    horizon: int | None = None,
+    quick: bool = False,
+) -> ExperimentConfig:
+    """Return a copy with ``--quick`` applied, then ``--seeds`` / ``--horizon``.
+
+    ``--quick`` uses the config's ``quick:`` section; without one it keeps the first
+    ``QUICK_SEEDS`` seeds and at most ``QUICK_HORIZON`` rounds.
+
+    Example:
+        >>> cfg = load_config({"name": "x", "horizon": 1000, "seeds": 5,
+        ...                    "env": {"name": "linear"}, "policies": [{"name": "random"}]})
+        >>> q = apply_overrides(cfg, quick=True)
+        >>> q.horizon, q.seed_list
+        (500, [0, 1])
+    """
+    update: dict[str, Any] = {}
+    if quick:
+        spec = config.quick or QuickSpec()
+        if spec.seeds is not None:
+            update["seeds"] = spec.seeds
+        else:
+            update["seeds"] = config.seed_list[:QUICK_SEEDS]
+        update["horizon"] = (
+            spec.horizon
+            if spec.horizon is not None
+            else min(config.horizon, QUICK_HORIZON)
+        )
+    if seeds is not None:
+        try:
+            update["seeds"] = _check_seeds(seeds)
+        except ValueError as exc:
+            raise ConfigError(str(exc), field="--seeds") from None
+    if horizon is not None:
+        if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
+            raise ConfigError(
+                f"expected an integer >= 1; got {horizon!r}", field="--horizon"
+            )
+        update["horizon"] = horizon
+    if not update:
+        return config
+    return config.model_copy(update=update)

@@ -1,0 +1,239 @@
+"""Tuning: a grid search on tuning seeds, written as ``tuned.yaml`` for configs to use.
+
+``banditkit tune CONFIG --out DIR`` takes the config's ``grid:`` (per policy label or name,
+a list of values per parameter), runs every combination on every environment, and keeps per
+(environment, policy) the combination with the lowest mean final cumulative regret (ties:
+the first in grid order).
+
+Tuning seeds are disjoint from evaluation seeds: they are ``seed_offset + i`` for
+``i < n`` (``tuning: {seeds: n, seed_offset: 10000}``; by default as many seeds as the config
+evaluates, from 10000), and the command refuses a config whose evaluation seeds reach the
+offset. Tuning runs use the config's horizon (or ``--horizon``).
+
+``DIR`` is an ordinary experiment directory (resumable; candidates are labelled
+``label[param=value,...]``) plus ``DIR/tuned.yaml``::
+
+    tuned:                      # env label -> policy label -> chosen parameters
+      logistic-h1:
+        LinUCB: {nu: 0.1}
+    source: {config: ..., tuning_seeds: [...], horizon: ..., criterion: ..., grid: ...}
+
+A config uses it with ``tuned: path/to/tuned.yaml`` (relative to the config): for each
+(environment, policy) listed, the tuned values override the policy's parameters on that
+environment. The resolved ``config.yaml`` of a run holds the values inline and the ``source``
+block under ``tuned_source``, so results record how their parameters were obtained.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from banditkit.experiments.progress import Progress
+from banditkit.experiments.resolve import plain, resolve
+from banditkit.experiments.runner import execute_experiment
+from banditkit.experiments.schema import (
+    ConfigError,
+    ExperimentConfig,
+    PolicySpec,
+    apply_overrides,
+    load_config,
+)
+from banditkit.experiments.store import atomic_write_text
+
+__all__ = ["TuneResult", "candidate_label", "tune", "tuning_seeds"]
+
+CRITERION = "lowest mean final cumulative regret over the tuning seeds"
+
+
+@dataclass
+class TuneResult:
+    """What ``tune`` chose and where it wrote it."""
+
+    out: Path
+    tuned: dict[str, dict[str, dict[str, Any]]]
+    tuned_path: Path
+    failed: dict[str, str] = field(default_factory=dict)
+    scores: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every tuning run finished."""
+        return not self.failed
+
+
+def tuning_seeds(config: ExperimentConfig, n: int | None = None) -> list[int]:
+    """The tuning seeds of a config (``seed_offset + i``), checked disjoint from its seeds.
+
+    Example:
+        >>> cfg = load_config({"name": "x", "horizon": 5, "seeds": 3,
+        ...     "env": {"name": "linear"}, "policies": [{"name": "random"}]})
+        >>> tuning_seeds(cfg)
+        [10000, 10001, 10002]
+    """
+    count = n if n is not None else (config.tuning.seeds or len(config.seed_list))
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ConfigError(
+            f"expected a number of tuning seeds >= 1; got {count!r}", field="--seeds"
+        )
+    offset = config.tuning.seed_offset
+    clash = [s for s in config.seed_list if s >= offset]
+    if clash:
+        raise ConfigError(
+            f"evaluation seeds {clash} reach the tuning seeds (from {offset}); use smaller "
+            "seeds or raise `tuning.seed_offset`",
+            field="seeds",
+        )
+    return [offset + i for i in range(count)]
+
+
+def candidate_label(label: str, params: Mapping[str, Any]) -> str:
+    """Label of one grid point.
+
+    Example:
+        >>> candidate_label("linucb", {"nu": 0.1, "lam": 1.0})
+        'linucb[nu=0.1,lam=1.0]'
+    """
+    return f"{label}[{','.join(f'{k}={v}' for k, v in params.items())}]"
+
+
+def _grid_points(grid: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
+    keys = list(grid)
+    return [
+        dict(zip(keys, values, strict=True))
+        for values in itertools.product(*grid.values())
+    ]
+
+
+def tune(
+    config: str | Path | Mapping[str, Any] | ExperimentConfig,
+    out: str | Path,
+    *,
+    backend: str = "auto",
+    jobs: int | None = None,
+    address: str | None = None,
+    seeds: int | None = None,
+    horizon: int | None = None,
+    progress: str | Progress | None = "auto",
+) -> TuneResult:
+    """Grid-search the config's ``grid:`` on tuning seeds and write ``out/tuned.yaml``.
+
+    Args:
+        config: A YAML path, a mapping or an :class:`ExperimentConfig`.
+        out: Output directory (resumable).
+        backend: As for ``run_experiment``.
+        jobs: Parallel workers.
+        address: Ray address.
+        seeds: Number of tuning seeds (default: ``tuning.seeds``, else as many as ``seeds``).
+        horizon: Override the horizon of the tuning runs.
+        progress: As for ``run_experiment``.
+
+    Raises:
+        ConfigError: Invalid config, no ``grid:``, or evaluation seeds that reach the offset.
+    """
+    source = str(config) if isinstance(config, str | Path) else "<config>"
+    base_dir = Path(config).parent if isinstance(config, str | Path) else None
+    cfg = load_config(config, source=source)
+    try:
+        cfg = apply_overrides(cfg, horizon=horizon)
+        seed_list = tuning_seeds(cfg, seeds)
+    except ConfigError as exc:
+        raise ConfigError(str(exc), source=source) from None
+    if not cfg.grid:
+        raise ConfigError(
+            "nothing to tune: add a `grid:` mapping {policy label or name: {param: [values]}}",
+            source=source,
+            field="grid",
+        )
+    # Tuning ignores earlier tuned values (the file may not exist yet).
+    cfg = cfg.model_copy(update={"tuned": None, "tuned_source": []})
+    base = resolve(cfg, base_dir=base_dir, source=source)
+
+    candidates: list[PolicySpec] = []
+    owners: dict[str, tuple[str, dict[str, Any]]] = {}
+    for policy in base.policies:
+        grid = cfg.grid.get(policy.label, cfg.grid.get(policy.name))
+        if grid is None:
+            continue
+        for point in _grid_points(grid):
+            label = candidate_label(policy.label, point)
+            candidates.append(
+                PolicySpec(name=policy.name, label=label, **{**policy.params, **point})
+            )
+            owners[label] = (policy.label, point)
+    tuning_config = cfg.model_copy(
+        update={
+            "name": f"{cfg.name}-tuning",
+            "seeds": seed_list,
+            "envs": cfg.envs,
+            "policies": candidates,
+            "tuned": None,
+            "tuned_source": [],
+            "claims": [],
+            "metrics": [],
+            "grid": {},
+        }
+    )
+    resolved = resolve(tuning_config, base_dir=base_dir, source=source)
+    result = execute_experiment(
+        resolved,
+        out,
+        backend=backend,
+        jobs=jobs,
+        address=address,
+        progress=progress,
+        figures=False,
+        title=f"{cfg.name} (tuning)",
+    )
+
+    best: dict[str, dict[str, tuple[float, dict[str, Any]]]] = {}
+    scores = []
+    for row in result.summary["results"]:
+        owner, point = owners[row["label"]]
+        value = row["final_regret_mean"]
+        scores.append(
+            {
+                "env": row["env"],
+                "policy": owner,
+                "params": point,
+                "final_regret_mean": value,
+            }
+        )
+        if value is None or not math.isfinite(value):
+            continue
+        current = best.setdefault(row["env"], {}).get(owner)
+        if current is None or value < current[0]:
+            best[row["env"]][owner] = (value, point)
+    tuned = {
+        env: {label: plain(point) for label, (_, point) in per.items()}
+        for env, per in best.items()
+    }
+    document = {
+        "tuned": tuned,
+        "source": {
+            "config": source,
+            "name": cfg.name,
+            "horizon": cfg.horizon,
+            "tuning_seeds": seed_list,
+            "criterion": CRITERION,
+            "grid": plain(cfg.grid),
+            "banditkit_version": result.summary.get("banditkit_version"),
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        },
+    }
+    header = (
+        "# Written by `banditkit tune`; use it from a config with `tuned: <this file>`.\n"
+        "# Tuning seeds are disjoint from evaluation seeds (docs/experiments.md, Tuning).\n"
+    )
+    path = Path(out) / "tuned.yaml"
+    atomic_write_text(
+        path, header + yaml.safe_dump(document, sort_keys=False, width=100)
+    )
+    return TuneResult(Path(out), tuned, path, result.failed, scores)

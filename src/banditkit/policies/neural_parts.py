@@ -1,0 +1,237 @@
+"""Shared parts of the neural and logistic bandit policies of ``policies.neural``.
+
+    NeuralModel          f(x; theta) by an nn.MLP, its data history and trainer settings;
+                         ``evaluate`` returns f and the gradient features g for all K arms
+                         in one ``nn.forward_and_grads`` call.
+    LinearLogisticModel  x^T theta by the regularised logistic MLE of ``glm.fit_glm``;
+                         ``evaluate`` returns x^T theta and the raw features x.
+    EffectiveDimension   d_eff = logdet(I + a * sum_i z_i z_i^T), the data-adaptive
+                         effective dimension of [Bae2025, App. A], diagonal or exact.
+    make_gram            a ``linalg.Gram`` or ``linalg.DiagonalGram`` by name.
+
+Both models expose the same four methods (``evaluate``, ``add``, ``refit``, ``latent``)
+so a policy composes either with a Gram, an effective-dimension tracker, a schedule
+and a selection rule without knowing which one it holds.
+
+References:
+    [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
+    [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based
+        exploration. ICML 2020.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from banditkit.core.validation import check_choice
+from banditkit.glm import fit_glm
+from banditkit.linalg import DiagonalGram, Gram
+from banditkit.nn import (
+    MLP,
+    Trainer,
+    flat_params,
+    forward_and_grads,
+    set_flat_params,
+)
+from banditkit.policies.history import History
+
+__all__ = [
+    "GRAMS",
+    "EffectiveDimension",
+    "LinearLogisticModel",
+    "NeuralModel",
+    "make_gram",
+]
+
+GRAMS = ("diagonal", "full")
+
+
+def make_gram(kind: str, d: int, lam: float) -> Gram | DiagonalGram:
+    """Return a Gram lam * I of dimension d: "diagonal" (O(d)) or "full" (O(d^2)).
+
+    Example:
+        >>> make_gram("diagonal", 3, 2.0).diagonal
+        array([2., 2., 2.])
+    """
+    kind = check_choice("gram", kind, GRAMS)
+    return DiagonalGram(d, lam) if kind == "diagonal" else Gram(d, lam)
+
+
+class EffectiveDimension:
+    """Data-adaptive effective dimension d_eff = logdet(I + a * sum_i z_i z_i^T).
+
+    [Bae2025, App. A] measures the effective dimension on the features z_i of the
+    arms played so far: a = R = 1/4 for NeuralLog-UCB-1/2 (z = g(x_i; theta_{i-1})) and
+    for Logistic-UCB-1 / ada-OFU-ECOLog (z = x_i), a = 1/kappa for NCBF-UCB. With
+    ``gram="diagonal"`` only the diagonal of the sum is kept,
+
+        d_eff = sum_j log(1 + a * sum_i z_ij^2),
+
+    which equals the exact log-determinant when every z_i lies along an axis.
+
+    Args:
+        d: Feature dimension.
+        scale: a > 0.
+        gram: "diagonal" or "full".
+
+    Example:
+        >>> tracker = EffectiveDimension(2, scale=1.0)
+        >>> tracker.update(np.array([1.0, 0.0]))
+        >>> round(tracker.value, 6) == round(float(np.log(2.0)), 6)
+        True
+    """
+
+    def __init__(self, d: int, scale: float, gram: str = "diagonal") -> None:
+        self.scale = scale
+        self.gram = make_gram(gram, d, 1.0)
+
+    def update(self, z: np.ndarray) -> None:
+        """Add a * z z^T to the sum."""
+        self.gram.update(z, self.scale)
+
+    @property
+    def value(self) -> float:
+        """The current d_eff (0 before any update)."""
+        return self.gram.logdet
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays and scalars only."""
+        return self.gram.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict`."""
+        self.gram.load_state_dict(state)
+
+
+class NeuralModel:
+    """An MLP f(x; theta) with its observations and trainer, refitted on demand.
+
+    ``evaluate`` runs ``nn.forward_and_grads`` once for all K arms and returns numpy
+    views of the float64 tensors (no copy). ``refit`` runs the library trainer
+    ``nn.Trainer`` on every observation so far, warm-started from the current theta
+    ([Bae2025, Sec. 7]; specs/logistic.md Sec. 7.2).
+
+    Args:
+        d: Input dimension.
+        width: Hidden units m (even).
+        depth: Layers L >= 2.
+        trainer: The trainer's settings (loss, lam, center, lr, steps, reduction).
+        generator: Torch stream of the mirrored initialisation theta_0.
+
+    Notes:
+        Assumption: float64 throughout. The per-round cost is dominated by the
+        (K, p) gradient block, which float32 would halve, but the Grams keep float64
+        (specs/logistic.md Sec. 7.28) and a float32 block would be copied to float64
+        on every round; float64 keeps ``.numpy()`` a free view.
+    """
+
+    def __init__(
+        self,
+        d: int,
+        *,
+        width: int,
+        depth: int,
+        trainer: Trainer,
+        generator: torch.Generator,
+    ) -> None:
+        self.mlp = MLP(d, width=width, depth=depth, generator=generator)
+        self.trainer = trainer
+        self.history = History(d)
+
+    @property
+    def n_params(self) -> int:
+        """Number p of network parameters (the dimension of g)."""
+        return self.mlp.n_params
+
+    def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return f(x_k; theta) (K,) and g(x_k; theta) (K, p) for the rows of X."""
+        f, G = forward_and_grads(self.mlp, torch.from_numpy(np.array(X)))
+        return f.numpy(), G.numpy()
+
+    def latent(self, x: np.ndarray) -> float:
+        """f(x; theta) for one arm x (d,)."""
+        with torch.no_grad():
+            return float(self.mlp(torch.from_numpy(np.array(x[None, :])))[0])
+
+    def add(self, x: np.ndarray, y: float) -> None:
+        """Record one observation."""
+        self.history.append(x, y)
+
+    def refit(self) -> None:
+        """Run the trainer on all observations so far (warm start)."""
+        self.trainer.fit(
+            self.mlp,
+            torch.from_numpy(self.history.X),
+            torch.from_numpy(self.history.y),
+        )
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays only: theta, theta_0 and the history."""
+        return {
+            "theta": flat_params(self.mlp).numpy().copy(),
+            "theta0": self.mlp.theta0.numpy().copy(),
+            "history": self.history.state_dict(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict`."""
+        set_flat_params(self.mlp, torch.as_tensor(np.asarray(state["theta"])))
+        self.mlp.theta0.copy_(torch.as_tensor(np.asarray(state["theta0"])))
+        self.history.load_state_dict(state["history"])
+
+
+class LinearLogisticModel:
+    """Logistic model mu(x^T theta) fitted by the regularised MLE of ``glm.fit_glm``.
+
+    theta = argmin sum_i BCE(r_i, x_i^T theta) + (lam_mle / 2) ||theta||^2, by Newton's
+    method warm-started at the previous estimate. The "gradient features" are the raw
+    x, so the policies of ``policies.neural`` compose it exactly like ``NeuralModel``.
+
+    Args:
+        d: Feature dimension.
+        lam_mle: Ridge weight of the MLE, > 0.
+    """
+
+    def __init__(self, d: int, *, lam_mle: float) -> None:
+        self.lam_mle = lam_mle
+        self.theta = np.zeros(d)
+        self.history = History(d)
+
+    @property
+    def n_params(self) -> int:
+        """Dimension of the features (d)."""
+        return int(self.theta.shape[0])
+
+    def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return x_k^T theta (K,) and the features x_k (K, d)."""
+        return X @ self.theta, X
+
+    def latent(self, x: np.ndarray) -> float:
+        """x^T theta for one arm."""
+        return float(x @ self.theta)
+
+    def add(self, x: np.ndarray, y: float) -> None:
+        """Record one observation."""
+        self.history.append(x, y)
+
+    def refit(self) -> None:
+        """Newton's method on all observations so far, warm-started."""
+        self.theta = fit_glm(
+            self.history.X,
+            self.history.y,
+            link="logistic",
+            lam=self.lam_mle,
+            theta0=self.theta,
+        ).theta
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays only."""
+        return {"theta": self.theta.copy(), "history": self.history.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict`."""
+        self.theta = np.asarray(state["theta"], dtype=float).copy()
+        self.history.load_state_dict(state["history"])

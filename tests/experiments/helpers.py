@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def tiny(**overrides: Any) -> dict[str, Any]:
+    """A config of 2 envs x 3 cheap policies x 2 seeds x 40 rounds."""
+    cfg: dict[str, Any] = {
+        "name": "tiny",
+        "horizon": 40,
+        "seeds": 2,
+        "envs": [
+            {"name": "linear", "d": 3, "n_arms": 4},
+            {"name": "logistic", "h": "h1", "d": 3, "n_arms": 3},
+        ],
+        "policies": [
+            {"name": "random", "label": "Random"},
+            {"name": "linucb", "label": "LinUCB", "nu": 0.5},
+            {"name": "oracle", "label": "Oracle"},
+        ],
+    }
+    cfg.update(overrides)
+    return cfg
+
+
+def write_yaml(path: Path, data: Any) -> Path:
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` with its bytes."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in folder.rglob("*")
+        if p.is_file()
+    }

@@ -1,0 +1,77 @@
+"""reproduce: the packaged example paper, figure selection, report with claims."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from banditkit.experiments.papers import (
+    list_papers,
+    paper_configs,
+    paper_dir,
+    reproduce,
+)
+from banditkit.experiments.resolve import resolve
+from banditkit.experiments.schema import ConfigError
+from tests.experiments.helpers import tiny, write_yaml
+
+
+def test_packaged_example_is_valid():
+    assert "example" in list_papers()
+    folder = paper_dir("example")
+    configs = paper_configs(folder)
+    assert [p.name for p in configs] == ["regret.yaml"]
+    resolved = resolve(configs[0])
+    assert resolved.config.tuned and resolved.config.claims
+
+
+def test_reproduce_example_quick(tmp_path):
+    result = reproduce(
+        "example", tmp_path, quick=True, backend="serial", progress="none"
+    )
+    assert result.ok
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["quick"] is True
+    assert {r["figure"] for r in summary["results"]} == {"regret"}
+    assert len(summary["claims"]) == 4
+    report = (tmp_path / "report.md").read_text()
+    assert "| claim | statement | result | evidence |" in report
+    assert "![regret--regret-linear](figures/regret--regret-linear.png)" in report
+    assert (tmp_path / "figures" / "regret--regret-linear.png").is_file()
+    assert (tmp_path / "regret" / "runs").is_dir()
+    assert "Tuned parameters" in report and "10000..10002" in report
+    with pytest.raises(
+        ConfigError, match=r"no figure 'regrett'\. Did you mean 'regret'"
+    ):
+        reproduce("example", tmp_path, figure="regrett", progress="none")
+    with pytest.raises(ConfigError, match="unknown paper 'exampel'"):
+        reproduce("exampel", tmp_path, progress="none")
+
+
+def test_paper_folder_with_a_false_claim(tmp_path):
+    folder = tmp_path / "mypaper"
+    folder.mkdir()
+    claims = [
+        {
+            "id": "random-wins",
+            "kind": "lowest-final-regret",
+            "policy": "Random",
+            "env": "linear",
+        }
+    ]
+    write_yaml(folder / "fig1.yaml", tiny(claims=claims))
+    write_yaml(folder / "fig2.yaml", tiny(name="second", horizon=30))
+    result = reproduce(
+        folder, tmp_path / "out", figure="fig1", backend="serial", progress="none"
+    )
+    assert not result.claims_passed
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "| random-wins |" in report and "**FAIL**" in report
+    assert "Claims: **0 of 1 PASS**" in report
+    # A second figure reproduced later joins the same report.
+    reproduce(
+        folder, tmp_path / "out", figure="fig2", backend="serial", progress="none"
+    )
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert {r["figure"] for r in summary["results"]} == {"fig1", "fig2"}
