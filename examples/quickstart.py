@@ -12,8 +12,8 @@ import numpy as np
 
 import banditkit as bk
 
-HORIZON = 1000
-SEEDS = range(3)
+HORIZON = 500
+SEEDS = range(2)
 ENVS = {
     "digits": lambda: bk.make_env("classification", dataset="digits"),
     "logistic-h1": lambda: bk.make_env("logistic", h="h1", d=10, n_arms=5, pool=2500),
