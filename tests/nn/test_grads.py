@@ -143,3 +143,38 @@ def test_bad_method():
         per_sample_grads(
             MLP(3, width=4, depth=3), torch.zeros(1, 3), method="closed-form"
         )
+
+
+@pytest.mark.parametrize(("depth", "bias"), [(2, False), (2, True), (3, True)])
+def test_vjp_and_sq_norms_equal_the_gradient_block(depth, bias):
+    from banditkit.nn import forward_and_sq_norms, forward_vjp, set_flat_params
+
+    g = torch.Generator().manual_seed(4)
+    model = MLP(5, width=6, depth=depth, bias=bias, generator=g)
+    set_flat_params(
+        model,
+        model.theta0
+        + 0.2 * torch.randn(model.n_params, generator=g, dtype=torch.float64),
+    )
+    X = torch.randn(7, 5, generator=g, dtype=torch.float64)
+    v = torch.randn(7, generator=g, dtype=torch.float64)
+    u = torch.rand(model.n_params, generator=g, dtype=torch.float64)
+    f_ref, G = forward_and_grads(model, X, method="torch.func")
+    for method in ("auto", "torch.func"):
+        f, vjp = forward_vjp(model, X, method=method)
+        torch.testing.assert_close(f, f_ref, rtol=1e-13, atol=1e-13)
+        flat = torch.cat([p.reshape(-1) for p in vjp(v)])
+        torch.testing.assert_close(flat, v @ G, rtol=1e-12, atol=1e-12)
+        f2, q = forward_and_sq_norms(model, X, u, method=method)
+        assert torch.equal(f2, f_ref)
+        torch.testing.assert_close(q, (G * G) @ u, rtol=1e-12, atol=1e-12)
+
+
+def test_sq_norms_reject_weights_of_the_wrong_length():
+    from banditkit.nn import forward_and_sq_norms
+
+    model = MLP(3, width=4)
+    with pytest.raises(ValueError, match="weights must have shape"):
+        forward_and_sq_norms(
+            model, torch.ones(2, 3, dtype=torch.float64), torch.ones(5)
+        )

@@ -278,3 +278,69 @@ def test_bad_mnl_data():
     if y[0] >= 0:
         with pytest.raises(ValueError, match="offered slot"):
             train(model, X, y, loss="mnl", mask=not_offered)
+
+
+def autograd_objective(model, X, y, loss, lam, center, reduction, w=None, mask=None):
+    """J(theta) built from the loss functions and model.forward, for torch.autograd."""
+    from banditkit.nn.losses import bce_loss, mnl_nll, mse_loss
+
+    X = torch.as_tensor(X, dtype=torch.float64)
+    y = torch.as_tensor(y)
+    if loss == "mnl":
+        n, S, d = X.shape
+        total = mnl_nll(model(X.reshape(n * S, d)).reshape(n, S), y, mask).sum()
+    elif loss == "mse":
+        total = mse_loss(model(X), y.double()).sum()
+    else:
+        total = bce_loss(model(X), y.double(), w).sum()
+    theta = torch.cat([p.reshape(-1) for p in model.parameters()])
+    diff = theta if center == "zero" else theta - model.theta0
+    total = total + 0.5 * lam * (diff * diff).sum()
+    return total / X.shape[0] if reduction == "mean" else total
+
+
+@pytest.mark.parametrize("loss", ["bce", "weighted-bce", "mse", "mnl"])
+@pytest.mark.parametrize(
+    ("depth", "bias", "center", "reduction"),
+    [(2, False, "zero", "sum"), (2, True, "init", "mean"), (3, False, "init", "sum")],
+)
+def test_closed_form_gradient_equals_autograd(loss, depth, bias, center, reduction):
+    from banditkit.nn.train import _prepare, _value_and_grads
+
+    model = MLP(3, width=6, depth=depth, bias=bias, generator=gen(2))
+    # move away from theta_0 so that no hidden unit sits at its kink
+    set_flat_params(
+        model,
+        model.theta0
+        + 0.3 * torch.randn(model.n_params, generator=gen(3), dtype=torch.float64),
+    )
+    w = mask = None
+    if loss == "mnl":
+        X, y, mask = mnl_data()
+        mask = torch.as_tensor(mask)
+    else:
+        X, y = data()
+    if loss == "weighted-bce":
+        w = torch.linspace(0.1, 2.0, len(y), dtype=torch.float64)
+    prepared = _prepare(model, X, y, loss, w, mask)
+    centers = None
+    if center == "init":
+        sizes = [p.numel() for p in model.parameters()]
+        centers = [
+            c.view_as(p)
+            for c, p in zip(
+                torch.split(model.theta0, sizes), model.parameters(), strict=True
+            )
+        ]
+    value, grads = _value_and_grads(
+        model, list(model.parameters()), prepared, loss, 0.7, centers
+    )
+    if reduction == "mean":
+        value, grads = value / len(y), [g / len(y) for g in grads]
+    ref = autograd_objective(
+        model, X, prepared[1], loss, 0.7, center, reduction, w, prepared[3]
+    )
+    ref_grads = torch.autograd.grad(ref, list(model.parameters()))
+    assert float(value) == pytest.approx(float(ref.detach()), rel=1e-12)
+    for g, r in zip(grads, ref_grads, strict=True):
+        torch.testing.assert_close(g, r, rtol=1e-10, atol=1e-12)

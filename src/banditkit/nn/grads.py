@@ -12,6 +12,17 @@ call without a per-arm backward loop:
   where a'(z) = 1[z > 0] for relu (the subgradient torch uses) and h (1 - h) for sigmoid.
 * any depth: ``torch.func.vmap(torch.func.grad(...))`` over ``functional_call``.
 
+Two contractions of the (K, p) block that never build it (the hot paths of training and
+of diagonal-Gram selection), closed form for depth 2 and ``torch.func`` otherwise:
+
+* ``forward_vjp``: f and the vector-Jacobian product v -> sum_k v_k g(x_k; theta), i.e. the
+  gradient of any loss sum_k l_k(f_k) given v_k = l_k'(f_k). Depth 2:
+  dW_1 = (v * c)^T X, db_1 = sum_k v_k c_k, dW_2 = s v^T h, db_2 = s sum_k v_k.
+* ``forward_and_sq_norms``: f and q_k = sum_j g_kj^2 u_j for a weight vector u (the
+  squared norm ||g_k||^2_{D^-1} of a diagonal Gram D = diag(1/u)). Depth 2:
+  q_k = sum_i c_ki^2 [(x_k^2)^T U_1]_i + sum_i c_ki^2 u_b1,i + s^2 sum_i h_ki^2 u_2,i
+  + s^2 u_b2, with U_1 the W_1 block of u reshaped (width, d): O(K width d), no (K, p).
+
 References:
     [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based
         exploration. ICML 2020.
@@ -20,6 +31,7 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -29,7 +41,12 @@ from torch.func import functional_call, grad, vmap
 from banditkit.core.validation import check_choice
 from banditkit.nn.mlp import MLP
 
-__all__ = ["forward_and_grads", "per_sample_grads"]
+__all__ = [
+    "forward_and_grads",
+    "forward_and_sq_norms",
+    "forward_vjp",
+    "per_sample_grads",
+]
 
 METHODS = ("auto", "closed-form", "torch.func")
 
@@ -65,30 +82,55 @@ def as_model_tensor(
     return x
 
 
-def _closed_form(model: MLP, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Depth-2 closed form; f is computed by the same code path as ``model.forward``."""
+def _depth2_pass(
+    model: MLP, X: torch.Tensor, *, exact: bool = True
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Return f (K,), the hidden layer h (K, width) and c = s * W_2[0] * a'(z) (K, width).
+
+    ``exact``: f by the code path of ``model.forward`` (bitwise equal, block by block,
+    so that f(x; theta_0) = 0 exactly; see ``MLP``). Otherwise one dense product per
+    layer: the same values up to rounding, in a third of the operations (the trainer's
+    path, where only gradients matter).
+    """
     first, second = model._layer(0), model._layer(1)
+    s = model._out_scale
     with torch.no_grad():
-        z_parts = model._preactivation(0, model._input_parts(X))
-        h_parts = [model._act(z) for z in z_parts]
-        f = model._head(h_parts)
-        z, h = torch.cat(z_parts, dim=1), torch.cat(h_parts, dim=1)
+        if exact:
+            z_parts = model._preactivation(0, model._input_parts(X))
+            h_parts = [model._act(z) for z in z_parts]
+            f = model._head(h_parts)
+            z, h = torch.cat(z_parts, dim=1), torch.cat(h_parts, dim=1)
+        else:
+            z = X @ first.weight.mT
+            if first.bias is not None:
+                z = z + first.bias
+            h = model._act(z)
+            f = h @ (s * second.weight[0])
+            if second.bias is not None:
+                f = f + s * second.bias[0]
         slope = (z > 0).to(z.dtype) if model.activation == "relu" else h * (1.0 - h)
-        s = model._out_scale
-        c = (s * second.weight[0]) * slope  # (K, width)
-        K, d, m = X.shape[0], model.d, model.width
-        # Written into one preallocated (K, p) block: a concatenation would copy the
-        # K * m * d outer products a second time.
-        G = torch.empty(K, model.n_params, dtype=X.dtype, device=X.device)
-        torch.mul(c[:, :, None], X[:, None, :], out=G[:, : m * d].view(K, m, d))
-        col = m * d  # df/dW_1 = c x^T (row-major), then df/db_1 = c
-        if first.bias is not None:
-            G[:, col : col + m] = c
-            col += m
-        G[:, col : col + m] = s * h  # df/dW_2 = s h^T
-        if second.bias is not None:
-            G[:, col + m] = s
-        return f, G
+        c = (s * second.weight[0]) * slope
+    return f, h, c
+
+
+def _closed_form(model: MLP, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Depth-2 closed form of f and the (K, p) block G."""
+    first, second = model._layer(0), model._layer(1)
+    f, h, c = _depth2_pass(model, X)
+    s = model._out_scale
+    K, d, m = X.shape[0], model.d, model.width
+    # Written into one preallocated (K, p) block: a concatenation would copy the
+    # K * m * d outer products a second time.
+    G = torch.empty(K, model.n_params, dtype=X.dtype, device=X.device)
+    torch.mul(c[:, :, None], X[:, None, :], out=G[:, : m * d].view(K, m, d))
+    col = m * d  # df/dW_1 = c x^T (row-major), then df/db_1 = c
+    if first.bias is not None:
+        G[:, col : col + m] = c
+        col += m
+    G[:, col : col + m] = s * h  # df/dW_2 = s h^T
+    if second.bias is not None:
+        G[:, col + m] = s
+    return f, G
 
 
 def _torch_func(model: MLP, X: torch.Tensor) -> torch.Tensor:
@@ -116,7 +158,11 @@ def _resolve(model: MLP, method: str) -> str:
 
 
 def forward_and_grads(
-    model: MLP, X: torch.Tensor | np.ndarray, *, method: str = "auto"
+    model: MLP,
+    X: torch.Tensor | np.ndarray,
+    *,
+    method: str = "auto",
+    validate: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Return f(x_k; theta) and g(x_k; theta) = grad_theta f(x_k; theta) for all K rows.
 
@@ -128,6 +174,8 @@ def forward_and_grads(
         X: Arm features (K, d); converted to the model's dtype and device.
         method: "auto" (closed form for depth 2, else torch.func), "closed-form" (depth 2
             only) or "torch.func".
+        validate: False skips the checks of X, for callers that pass an already
+            validated tensor of the model's dtype, device and shape (K, d).
 
     Returns:
         f (K,) and G (K, p), both detached; column j of G is parameter j of
@@ -143,7 +191,7 @@ def forward_and_grads(
         >>> f.tolist(), G.shape
         ([0.0, 0.0], torch.Size([2, 16]))
     """
-    X = as_model_tensor(model, X, "X", 2)
+    X = as_model_tensor(model, X, "X", 2) if validate else torch.as_tensor(X)
     if _resolve(model, method) == "closed-form":
         return _closed_form(model, X)
     with torch.no_grad():
@@ -183,3 +231,135 @@ def per_sample_grads(
     if _resolve(model, method) == "closed-form":
         return _closed_form(model, X)[1]
     return _torch_func(model, X)
+
+
+VJP = Callable[[torch.Tensor], tuple[torch.Tensor, ...]]
+
+
+def forward_vjp(
+    model: MLP,
+    X: torch.Tensor | np.ndarray,
+    *,
+    method: str = "auto",
+    validate: bool = True,
+) -> tuple[torch.Tensor, VJP]:
+    """Return f(x_k; theta) (K,) and the map v -> sum_k v_k g(x_k; theta), per parameter.
+
+    The gradient of a loss sum_k l_k(f(x_k; theta)) is ``vjp(l'(f))``: one forward and
+    one backward contraction, without building the (K, p) block or an autograd graph
+    (module docstring). This is the trainer's gradient routine.
+
+    Args:
+        model: The network.
+        X: Inputs (K, d); converted to the model's dtype and device.
+        method: "auto" (closed form for depth 2, else torch.func), "closed-form" (depth
+            2 only) or "torch.func" (``torch.func.vjp`` over ``functional_call``).
+        validate: False skips the checks of X (see ``forward_and_grads``).
+
+    Returns:
+        f (K,), detached, equal to ``model(X)`` up to rounding (the closed form uses
+        dense products, not the block-exact forward of ``MLP``), and ``vjp``: v (K,) -> a tuple of tensors shaped like
+        ``model.parameters()`` (same order).
+
+    Raises:
+        ValueError: On a bad shape, NaN or inf in X, or an unknown method.
+
+    Example:
+        >>> model = MLP(3, width=4, generator=torch.Generator().manual_seed(0))
+        >>> X = torch.ones(2, 3, dtype=torch.float64)
+        >>> f, vjp = forward_vjp(model, X)
+        >>> grads = vjp(torch.tensor([1.0, -1.0], dtype=torch.float64))
+        >>> [tuple(g.shape) for g in grads]
+        [(4, 3), (1, 4)]
+    """
+    X = as_model_tensor(model, X, "X", 2) if validate else torch.as_tensor(X)
+    if _resolve(model, method) == "closed-form":
+        f, h, c = _depth2_pass(model, X, exact=False)
+        s = model._out_scale
+        has_bias = model._layer(0).bias is not None
+
+        def vjp(v: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            vc = c * v[:, None]
+            dW1 = vc.mT @ X
+            dW2 = (s * v) @ h
+            if not has_bias:
+                return dW1, dW2[None, :]
+            return dW1, vc.sum(0), dW2[None, :], (s * v.sum()).reshape(1)
+
+        return f, vjp
+    params = {name: p.detach() for name, p in model.named_parameters()}
+    buffers = dict(model.named_buffers())
+
+    def f_all(theta: dict[str, torch.Tensor]) -> torch.Tensor:
+        return functional_call(model, (theta, buffers), (X,))
+
+    f, pull = torch.func.vjp(f_all, params)[:2]
+
+    def vjp_func(v: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        (grads,) = pull(v)
+        return tuple(grads[name] for name in params)
+
+    return f.detach(), vjp_func
+
+
+def forward_and_sq_norms(
+    model: MLP,
+    X: torch.Tensor | np.ndarray,
+    weights: torch.Tensor | np.ndarray,
+    *,
+    method: str = "auto",
+    validate: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Return f(x_k; theta) and q_k = sum_j g_kj^2 u_j for all K rows, without (K, p).
+
+    With u = 1 / diag(D) this is ||g(x_k; theta)||^2_{D^-1} for a diagonal Gram D, the
+    width of every practical neural UCB/TS rule ([Zhou2020, Sec. 7], [Bae2025, Sec. 7]).
+    Depth 2 costs O(K width d) (module docstring); other depths build G once.
+
+    Args:
+        model: The network.
+        X: Inputs (K, d).
+        weights: u (p,), in the order of ``flat_params(model)``.
+        method: "auto", "closed-form" (depth 2 only) or "torch.func".
+        validate: False skips the checks of X (see ``forward_and_grads``).
+
+    Returns:
+        f (K,), bitwise equal to ``model(X)``, and q (K,), detached.
+
+    Raises:
+        ValueError: On a bad shape, NaN or inf in X, a u of the wrong length, or an
+            unknown method.
+
+    Example:
+        >>> model = MLP(3, width=4, generator=torch.Generator().manual_seed(0))
+        >>> X = torch.rand(2, 3, dtype=torch.float64)
+        >>> u = torch.rand(model.n_params, dtype=torch.float64)
+        >>> f, q = forward_and_sq_norms(model, X, u)
+        >>> torch.allclose(q, per_sample_grads(model, X) ** 2 @ u)
+        True
+    """
+    X = as_model_tensor(model, X, "X", 2) if validate else torch.as_tensor(X)
+    ref = model.theta0
+    u = torch.as_tensor(weights, dtype=ref.dtype, device=ref.device)
+    if u.shape != (model.n_params,):
+        raise ValueError(
+            f"weights must have shape ({model.n_params},); got {tuple(u.shape)}."
+        )
+    if _resolve(model, method) != "closed-form":
+        f, G = forward_and_grads(model, X, method=method, validate=False)
+        return f, (G * G) @ u
+    f, h, c = _depth2_pass(model, X)
+    s2 = model._out_scale**2
+    m, d = model.width, model.d
+    has_bias = model._layer(0).bias is not None
+    col = m * d
+    with torch.no_grad():
+        c2 = c * c
+        q = (c2 * ((X * X) @ u[:col].view(m, d).mT)).sum(1)
+        if has_bias:
+            q += c2 @ u[col : col + m]
+            col += m
+        q += s2 * ((h * h) @ u[col : col + m])
+        if has_bias:
+            q += s2 * u[col + m]
+    return f, q

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["bce_loss", "mnl_nll", "mse_loss"]
+__all__ = ["bce_loss", "loss_and_derivative", "mnl_nll", "mse_loss"]
 
 
 def bce_loss(
@@ -80,3 +80,51 @@ def mnl_nll(u: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> torch.Tenso
     lse = torch.logsumexp(torch.cat([outside, masked], dim=1), dim=1)
     chosen = torch.gather(u, 1, y.clamp(min=0)[:, None])[:, 0]
     return lse - torch.where(y >= 0, chosen, torch.zeros_like(chosen))
+
+
+def loss_and_derivative(
+    loss: str,
+    f: torch.Tensor,
+    y: torch.Tensor,
+    weights: torch.Tensor | None = None,
+    mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-observation losses and their derivatives d loss_i / d f_i, in closed form.
+
+    The derivatives, with sigma the sigmoid and p_ij the MNL choice probability of
+    offered slot j (exp(u_ij) / (1 + sum_offered exp(u_il))):
+
+        "bce", "weighted-bce"   w_i (sigma(f_i) - y_i)
+        "mse"                   f_i - y_i
+        "mnl"                   p_ij - 1[j = y_i]   (0 on slots not offered)
+
+    Together with ``nn.forward_vjp`` they give the trainer's gradient without autograd.
+
+    Args:
+        loss: "bce", "weighted-bce", "mse" or "mnl".
+        f: Outputs: logits (n,), or utilities (n, S) for "mnl".
+        y: Targets (n,) as in the loss functions above.
+        weights: Weights (n,) for "weighted-bce", else None.
+        mask: Offered slots (n, S) for "mnl", else None.
+
+    Returns:
+        losses (n,) and derivatives shaped like f.
+
+    Example:
+        >>> _, g = loss_and_derivative("bce", torch.zeros(2), torch.tensor([0.0, 1.0]))
+        >>> g
+        tensor([ 0.5000, -0.5000])
+    """
+    if loss == "mnl":
+        assert mask is not None
+        values = mnl_nll(f, y, mask)
+        masked = torch.where(mask, f, torch.full_like(f, -torch.inf))
+        outside = torch.zeros_like(f[:, :1])
+        probs = torch.softmax(torch.cat([outside, masked], dim=1), dim=1)[:, 1:]
+        chosen = torch.nn.functional.one_hot(y.clamp(min=0), f.shape[1]).to(f.dtype)
+        return values, probs - chosen * (y >= 0).to(f.dtype)[:, None]
+    if loss == "mse":
+        return mse_loss(f, y), f - y
+    values = bce_loss(f, y, weights)
+    deriv = torch.sigmoid(f) - y
+    return values, deriv if weights is None else weights * deriv

@@ -238,7 +238,13 @@ class MLP(torch.nn.Module):
                 layer.weight.copy_(w)
 
     def _layer(self, index: int) -> _Affine:
-        return cast(_Affine, self.layers[index])
+        # A plain tuple: indexing the ModuleList costs microseconds per call, which
+        # adds up in the per-step training loop.
+        affines: tuple[_Affine, ...] | None = self.__dict__.get("_affines")
+        if affines is None:
+            affines = tuple(cast(_Affine, layer) for layer in self.layers)
+            self.__dict__["_affines"] = affines
+        return affines[index]
 
     def _act(self, z: torch.Tensor) -> torch.Tensor:
         return torch.relu(z) if self.activation == "relu" else torch.sigmoid(z)

@@ -10,6 +10,11 @@ with c = 0 (center="zero", practical mode of [Bae2025, Sec. 7]) or c = theta_0
 ``banditkit.nn.losses`` ("bce", "weighted-bce", "mse", "mnl"). "mean" has the same
 minimiser as "sum" and is the stable step of specs/logistic.md Sec. 2.5 / Sec. 7.1.
 
+Gradients come in closed form, without an autograd graph: d loss_i / d f_i from
+``nn.losses.loss_and_derivative`` contracted with the network Jacobian by
+``nn.forward_vjp`` (closed form for depth 2), plus lam (theta - c). tests/nn/test_train.py
+checks them against autograd of the same objective.
+
 Symbols: lam = λ, lr = η, steps = J (number of gradient steps).
 
 References:
@@ -26,8 +31,8 @@ from typing import Any
 import torch
 
 from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.nn.grads import as_model_tensor
-from banditkit.nn.losses import bce_loss, mnl_nll, mse_loss
+from banditkit.nn.grads import as_model_tensor, forward_vjp
+from banditkit.nn.losses import loss_and_derivative
 from banditkit.nn.mlp import MLP
 
 __all__ = ["Trainer", "train"]
@@ -100,30 +105,37 @@ def _prepare(
     return Xt, yt, w, None
 
 
-def _objective(
+def _value_and_grads(
     model: MLP,
+    params: list[torch.nn.Parameter],
     data: tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None],
     loss: str,
     lam: float,
-    center: torch.Tensor | None,
-    reduction: str,
-) -> torch.Tensor:
-    """J(theta) of the module docstring, differentiable in the model's parameters."""
+    centers: list[torch.Tensor] | None,
+) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """The sum objective (reduction "sum") and its gradient per parameter, no autograd.
+
+    The loss term's gradient is ``forward_vjp``'s contraction of d loss_i / d f_i
+    (``losses.loss_and_derivative``); the penalty's is lam (theta - c).
+    """
     X, y, w, mask = data
     if loss == "mnl":
-        assert mask is not None
         n, S, d = X.shape
-        u = model(X.reshape(n * S, d)).reshape(n, S)
-        total = mnl_nll(u, y, mask).sum()
-    elif loss == "mse":
-        total = mse_loss(model(X), y).sum()
+        f, vjp = forward_vjp(model, X.reshape(n * S, d), validate=False)
+        values, deriv = loss_and_derivative(loss, f.reshape(n, S), y, mask=mask)
+        grads = list(vjp(deriv.reshape(-1)))
     else:
-        total = bce_loss(model(X), y, w).sum()
+        f, vjp = forward_vjp(model, X, validate=False)
+        values, deriv = loss_and_derivative(loss, f, y, w)
+        grads = list(vjp(deriv))
+    total = values.sum()
     if lam > 0.0:
-        theta = torch.cat([p.reshape(-1) for p in model.parameters()])
-        diff = theta if center is None else theta - center
-        total = total + 0.5 * lam * (diff * diff).sum()
-    return total / X.shape[0] if reduction == "mean" else total
+        with torch.no_grad():
+            for i, param in enumerate(params):
+                diff = param if centers is None else param - centers[i]
+                total = total + (0.5 * lam) * torch.dot(diff.view(-1), diff.view(-1))
+                grads[i] = torch.add(grads[i], diff, alpha=lam)
+    return total, grads
 
 
 def train(
@@ -189,29 +201,31 @@ def train(
     steps = check_int("steps", steps, low=1)
     reduction = check_choice("reduction", reduction, REDUCTIONS)
     data = _prepare(model, X, y, loss, weights, mask)
-    centre = model.theta0 if center == "init" else None
     params = list(model.parameters())
+    centers = None
+    if center == "init":
+        sizes = [p.numel() for p in params]
+        pieces = torch.split(model.theta0, sizes)
+        centers = [c.view_as(p) for c, p in zip(pieces, params, strict=True)]
     history = []
-    if optimizer == "gd":
-        # Plain GD without a torch.optim object: the same update theta -= lr * grad J,
-        # without the optimiser's per-step bookkeeping (the dominant cost for small nets).
-        for _ in range(steps):
-            value = _objective(model, data, loss, lam, centre, reduction)
-            grads = torch.autograd.grad(value, params)
+    opt = torch.optim.Adam(params, lr=lr) if optimizer == "adam" else None
+    scale = 1.0 / data[0].shape[0] if reduction == "mean" else 1.0
+    for _ in range(steps):
+        value, grads = _value_and_grads(model, params, data, loss, lam, centers)
+        history.append(value)
+        if (
+            opt is None
+        ):  # plain GD: theta -= lr * scale * grad, no optimiser bookkeeping
             with torch.no_grad():
                 for param, grad in zip(params, grads, strict=True):
-                    param.sub_(grad, alpha=lr)
-            history.append(value.detach())
-        return [float(v) for v in torch.stack(history).tolist()]
-    opt = torch.optim.Adam(params, lr=lr)
-    for _ in range(steps):
+                    param.sub_(grad, alpha=lr * scale)
+        else:
+            for param, grad in zip(params, grads, strict=True):
+                param.grad = grad if scale == 1.0 else grad * scale
+            opt.step()
+    if opt is not None:
         opt.zero_grad(set_to_none=True)
-        value = _objective(model, data, loss, lam, centre, reduction)
-        value.backward()
-        opt.step()
-        history.append(value.detach())
-    opt.zero_grad(set_to_none=True)
-    return [float(v) for v in torch.stack(history).tolist()]
+    return [float(v) * scale for v in torch.stack(history).tolist()]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@
                          effective dimension of [Bae2025, App. A], diagonal or exact.
     make_gram            a ``linalg.Gram`` or ``linalg.DiagonalGram`` by name.
 
-Both models expose the same four methods (``evaluate``, ``add``, ``refit``, ``latent``)
+Both models expose the same methods (``evaluate``, ``evaluate_diagonal``, ``features``,
+``add``, ``refit``, ``latent``)
 so a policy composes either with a Gram, an effective-dimension tracker, a schedule
 and a selection rule without knowing which one it holds.
 
@@ -34,6 +35,7 @@ from banditkit.nn import (
     Trainer,
     flat_params,
     forward_and_grads,
+    forward_and_sq_norms,
     set_flat_params,
 )
 from banditkit.policies.history import History
@@ -151,6 +153,27 @@ class NeuralModel:
         f, G = forward_and_grads(self.mlp, torch.from_numpy(np.array(X)))
         return f.numpy(), G.numpy()
 
+    def evaluate_diagonal(
+        self, X: np.ndarray, inv_diag: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Return f(x_k; theta) and sum_j g_kj^2 inv_diag_j for the rows of X.
+
+        The squared widths of a diagonal Gram without the (K, p) gradient block
+        (``nn.forward_and_sq_norms``); X comes validated from the policy's context.
+        """
+        f, q = forward_and_sq_norms(
+            self.mlp,
+            torch.from_numpy(np.array(X, dtype=np.float64)),
+            torch.from_numpy(inv_diag),
+            validate=False,
+        )
+        return f.numpy(), q.numpy()
+
+    def features(self, x: np.ndarray) -> np.ndarray:
+        """g(x; theta) (p,) for one arm x (d,)."""
+        _, G = forward_and_grads(self.mlp, torch.from_numpy(np.array(x[None, :])))
+        return G.numpy()[0]
+
     def latent(self, x: np.ndarray) -> float:
         """f(x; theta) for one arm x (d,)."""
         with torch.no_grad():
@@ -208,6 +231,16 @@ class LinearLogisticModel:
     def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return x_k^T theta (K,) and the features x_k (K, d)."""
         return X @ self.theta, X
+
+    def evaluate_diagonal(
+        self, X: np.ndarray, inv_diag: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Return x_k^T theta and sum_j x_kj^2 inv_diag_j."""
+        return X @ self.theta, (X * X) @ inv_diag
+
+    def features(self, x: np.ndarray) -> np.ndarray:
+        """The raw features x."""
+        return x
 
     def latent(self, x: np.ndarray) -> float:
         """x^T theta for one arm."""

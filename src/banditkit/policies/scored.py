@@ -119,19 +119,27 @@ class ScoredPolicy(Policy):
         self.design: Gram | DiagonalGram = make_gram(self.gram, p, self._ridge())
         scale = self._effdim_scale()
         self.effdim = None if scale is None else EffectiveDimension(p, scale, self.gram)
-        self._cache: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._cache: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
 
     def scores(self, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
         """Return the means and the widths nu * B * ||z_k||_{A^-1} of the K arms.
 
         For UCB policies the index is their sum; TS policies use the widths as the
-        standard deviations. Caches the features for the following ``update``.
+        standard deviations. With a diagonal A the squared widths come straight from
+        the model (``evaluate_diagonal``, no (K, p) block); with a full A the features
+        are built and cached for the following ``update``.
         """
         self._check_context(ctx)
-        latent, feats = self.model.evaluate(ctx.arms)
-        self._cache = (ctx.arms, latent, feats)
         scale = self._feature_scale()
-        norms = self.design.norms(feats if scale == 1.0 else scale * feats)
+        if isinstance(self.design, DiagonalGram):
+            inv_diag = (scale * scale) / self.design.diagonal
+            latent, sq = self.model.evaluate_diagonal(ctx.arms, inv_diag)
+            self._cache = (ctx.arms, latent, None)
+            norms = np.sqrt(sq)
+        else:
+            latent, feats = self.model.evaluate(ctx.arms)
+            self._cache = (ctx.arms, latent, feats)
+            norms = self.design.norms(feats if scale == 1.0 else scale * feats)
         radius = self._radius(0.0 if self.effdim is None else self.effdim.value)
         mean = latent if self.sampling else self._mean(latent)
         return mean, (self.nu * radius) * norms
@@ -147,11 +155,16 @@ class ScoredPolicy(Policy):
         x = ctx.arms[action]
         cache = self._cache
         if cache is not None and cache[0] is ctx.arms:
-            latent, z = float(cache[1][action]), cache[2][action]
+            latent = float(cache[1][action])
+            # z at the parameter in force at selection (before this round's refit)
+            z = (
+                self.model.features(x)
+                if cache[2] is None
+                else np.array(cache[2][action])
+            )
         else:  # update without a preceding act on this context
             lat, feats = self.model.evaluate(x[None, :])
-            latent, z = float(lat[0]), feats[0]
-        z = np.array(z)  # own the row: the cached block is released below
+            latent, z = float(lat[0]), np.array(feats[0])
         self._cache = None
         self.model.add(x, float(feedback))
         if self.schedule.due(self.model.history.n):
