@@ -38,3 +38,12 @@ def test_check_action_per_family():
         check_action((0, 1, 2), ctx, "assortment")
     with pytest.raises(ValueError, match="repeat"):
         check_action((1, 1), ctx, "assortment")
+
+
+def test_unchecked_context_wraps_without_copy_and_freezes():
+    arms = np.arange(6.0).reshape(3, 2)
+    ctx = Context.unchecked(arms)
+    assert ctx.arms is arms
+    assert not arms.flags.writeable
+    assert ctx.revenues is None and ctx.max_size is None
+    assert (ctx.n_arms, ctx.d) == (3, 2)

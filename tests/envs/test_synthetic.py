@@ -7,7 +7,9 @@ from banditkit.envs.latent import make_latent
 from banditkit.envs.laws import sample_contexts
 
 
-@pytest.mark.parametrize("law", ["uniform", "normal", "unit-sphere", "symmetrized"])
+@pytest.mark.parametrize(
+    "law", ["uniform", "normal", "unit-sphere", "unit-ball", "symmetrized"]
+)
 def test_laws_shapes_and_support(law):
     x = sample_contexts(np.random.default_rng(0), law, 500, 6)
     assert x.shape == (500, 6)
@@ -15,8 +17,82 @@ def test_laws_shapes_and_support(law):
         assert x.min() >= -1 and x.max() <= 1
     if law in ("unit-sphere", "symmetrized"):
         np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1.0)
+    if law == "unit-ball":
+        assert np.linalg.norm(x, axis=1).max() <= 1.0
     if law == "symmetrized":
         np.testing.assert_array_equal(x[:, :3], x[:, 3:])
+
+
+def test_unit_ball_is_uniform_in_the_ball():
+    # Uniform in the d-ball: P(||x|| <= r) = r^d, so ||x||^d ~ Unif(0, 1), and the
+    # direction is uniform on the sphere (mean zero, covariance I / d).
+    d, n = 5, 40_000
+    x = sample_contexts(np.random.default_rng(1), "unit-ball", n, d)
+    r = np.linalg.norm(x, axis=1)
+    u = np.sort(r**d)
+    assert np.abs(u - np.arange(1, n + 1) / n).max() < 0.01  # Kolmogorov distance
+    direction = x / r[:, None]
+    np.testing.assert_allclose(direction.mean(axis=0), 0.0, atol=0.02)
+    np.testing.assert_allclose(direction.T @ direction / n, np.eye(d) / d, atol=0.01)
+
+
+def test_unit_ball_radius_follows_the_direction_draw():
+    # Same stream: directions first (as for "unit-sphere"), then one radius per row.
+    d = 4
+    x = sample_contexts(np.random.default_rng(2), "unit-ball", 3, d)
+    rng = np.random.default_rng(2)
+    z = rng.standard_normal((3, d))
+    radius = rng.random(3) ** (1.0 / d)
+    expected = z / np.linalg.norm(z, axis=1, keepdims=True) * radius[:, None]
+    np.testing.assert_allclose(x, expected, rtol=1e-15)
+
+
+def test_fixed_theta_for_the_linear_latent():
+    d = 20
+    c = 4.0 / np.sqrt(d)
+    env = bk.make_env("logistic", h="linear", d=d, n_arms=5, law="unit-ball", theta=c)
+    assert env.get_params()["theta"] == pytest.approx(c)
+    for seed in (0, 1):
+        env.reset(seed)
+        ctx = env.context()
+        np.testing.assert_allclose(
+            env.expected_rewards(), expit(ctx.arms @ np.full(d, c)), rtol=1e-14
+        )
+    # A fixed theta leaves the rest of the instance stream (here: the pool) unchanged.
+    free = bk.make_env("logistic", h="h1", d=3, n_arms=2, pool=4)
+    fixed = bk.make_env("logistic", h="h1", d=3, n_arms=2, pool=4, theta=[1, 2, 3])
+    free.reset(7), fixed.reset(7)
+    np.testing.assert_array_equal(free.context().arms, fixed.context().arms)
+    np.testing.assert_allclose(
+        fixed.expected_rewards(),
+        expit(0.2 * (fixed.current.arms @ np.array([1.0, 2.0, 3.0])) ** 4),
+    )
+
+
+def test_fixed_theta_in_make_latent():
+    f = make_latent("h2", 3, np.random.default_rng(0), theta=[0.5, 0.0, -1.0])
+    x = np.array([[1.0, 2.0, 3.0]])
+    np.testing.assert_allclose(f(x), 20 * np.cos([0.5 - 3.0]))
+    with pytest.raises(ValueError, match="d=3 entries; got 2"):
+        make_latent("h1", 3, np.random.default_rng(0), theta=[1.0, 2.0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"h": "h3", "theta": 1.0}, ValueError, "can only be fixed"),
+        ({"h": "h5", "theta": 1.0}, ValueError, "can only be fixed"),
+        ({"h": lambda x: x[:, 0], "theta": 1.0}, ValueError, "can only be fixed"),
+        ({"h": "linear", "theta": float("nan")}, ValueError, "theta must be a float"),
+        ({"h": "linear", "theta": [1.0, np.inf]}, ValueError, "theta contains inf"),
+        ({"h": "linear", "theta": "1"}, TypeError, "theta must be a float"),
+        ({"h": "linear", "theta": [1.0, 2.0, 3.0]}, ValueError, "d=2 entries"),
+        ({"h": "linear", "theta": [[1.0, 2.0]]}, ValueError, "1-d array"),
+    ],
+)
+def test_bad_theta(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        bk.make_env("logistic", d=2, n_arms=2, **kwargs)
 
 
 def test_symmetrized_needs_even_d():

@@ -14,6 +14,7 @@ from banditkit.experiments.papers import (
 )
 from banditkit.experiments.resolve import resolve
 from banditkit.experiments.schema import ConfigError
+from tests.datasets._data import require_reference_data, use_reference_data
 from tests.experiments.helpers import tiny, write_yaml
 
 
@@ -75,3 +76,36 @@ def test_paper_folder_with_a_false_claim(tmp_path):
     )
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert {r["figure"] for r in summary["results"]} == {"fig1", "fig2"}
+
+
+LOGISTIC_FIGURES = ["fig1", "fig2", "fig3", "fig4", "fig5", "fig6", "table2"]
+
+
+def test_logistic_configs_load_and_resolve(monkeypatch):
+    """Every config of the "Neural Logistic Bandits" paper resolves (no runs)."""
+    require_reference_data("obd")
+    use_reference_data(monkeypatch)
+    folder = paper_dir("logistic")
+    configs = paper_configs(folder)
+    assert [p.stem for p in configs] == LOGISTIC_FIGURES
+    for path in configs:
+        resolved = resolve(path)
+        cfg = resolved.config
+        assert cfg.figure == path.stem and cfg.claims and cfg.quick is not None
+        assert cfg.ci_level == 0.96
+        assert cfg.seeds == list(range(5 if path.stem == "table2" else 10))
+        assert cfg.horizon == 2000
+        for grid in cfg.grid.values():
+            assert grid == {
+                "nu": [0.01, 0.1, 1, 10, 100],
+                "lam": [0.01, 0.1, 1, 10, 100],
+            }
+        labels = {p.label for p in resolved.policies}
+        assert {"NCBF-UCB", "NeuralLog-UCB-2"} <= labels
+    table2 = resolve(folder / "table2.yaml")
+    cells = {(c.env.label, c.policy.label): c for c in table2.cells}
+    assert cells[("obd-m100", "NeuralLog-UCB-2")].params["width"] == 100
+    assert cells[("obd-kappa200", "NCBF-UCB")].params["kappa"] == 200
+    assert cells[("obd-S1", "NCBF-UCB")].params["kappa"] == 50
+    # The base row appears three times (m=20, kappa=50, S=1) and shares its runs.
+    assert len({r.id for r in table2.runs()}) < len(table2.runs())

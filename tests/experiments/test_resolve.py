@@ -118,3 +118,82 @@ def test_claims_may_name_policies_by_registry_name():
     )
     claim = resolved.config.claims[0]
     assert (claim.policy, claim.other) == ("LinUCB", "Random")
+
+
+def _sweep_config(**overrides):
+    return tiny(
+        envs=[
+            {"name": "linear", "label": "base", "d": 3, "n_arms": 4},
+            {"name": "linear", "label": "wide", "d": 3, "n_arms": 4},
+        ],
+        policies=[
+            {"name": "linucb", "label": "LinUCB"},
+            {"name": "eps-greedy", "label": "eps"},
+        ],
+        **overrides,
+    )
+
+
+def test_env_overrides_set_a_parameter_on_one_environment():
+    resolved = resolve(_sweep_config(env_overrides={"wide": {"nu": 3.0}}))
+    params = {(c.env.label, c.policy.label): c.params for c in resolved.cells}
+    assert params[("base", "LinUCB")]["nu"] == 1.0
+    assert params[("wide", "LinUCB")]["nu"] == 3.0
+    # eps-greedy has no nu: it keeps its parameters, so its runs are shared.
+    assert params[("wide", "eps")] == params[("base", "eps")]
+    assert len({r.id for r in resolved.runs()}) == 3 * 2
+    again = resolve(yaml.safe_load(resolved.to_yaml()))
+    assert [r.id for r in again.runs()] == [r.id for r in resolved.runs()]
+    with pytest.raises(ConfigError, match=r"env_overrides\.wide\.width: no policy"):
+        resolve(_sweep_config(env_overrides={"wide": {"width": 50}}))
+    with pytest.raises(ConfigError, match=r"env_overrides\.wid: no environment"):
+        resolve(_sweep_config(env_overrides={"wid": {"nu": 3.0}}))
+    with pytest.raises(ConfigError, match=r"env_overrides\.wide\.LinUCB"):
+        resolve(_sweep_config(env_overrides={"wide": {"nu": -1.0}}))
+
+
+def test_tuned_envs_reads_values_under_another_label(tmp_path):
+    tuned = {"tuned": {"linear": {"LinUCB": {"nu": 0.1}}}, "source": {"horizon": 7}}
+    write_yaml(tmp_path / "tuned-other.yaml", tuned)
+    config = write_yaml(
+        tmp_path / "exp.yaml",
+        _sweep_config(tuned="tuned-other.yaml", tuned_envs={"wide": "linear"}),
+    )
+    resolved = resolve(config)
+    params = {(c.env.label, c.policy.label): c.params for c in resolved.cells}
+    assert params[("wide", "LinUCB")]["nu"] == 0.1
+    assert params[("base", "LinUCB")]["nu"] == 1.0
+    assert resolved.config.tuned == {"wide": {"LinUCB": {"nu": 0.1}}}
+    assert resolved.config.tuned_envs == {}
+    assert resolved.config.tuned_source[0]["tuned_envs"] == {"wide": "linear"}
+    again = resolve(yaml.safe_load(resolved.to_yaml()))
+    assert [r.id for r in again.runs()] == [r.id for r in resolved.runs()]
+    # Without `tuned:` the mapping has no effect (tuned files not written yet).
+    untuned = resolve(_sweep_config(tuned_envs={"wide": "linear"}))
+    assert all(
+        c.params["nu"] == 1.0 for c in untuned.cells if c.policy.name == "linucb"
+    )
+    bad = write_yaml(
+        tmp_path / "bad.yaml",
+        _sweep_config(tuned="tuned-other.yaml", tuned_envs={"wide": "linaer"}),
+    )
+    with pytest.raises(
+        ConfigError, match=r"tuned_envs\.wide: no tuned values.*'linaer'"
+    ):
+        resolve(bad)
+    with pytest.raises(ConfigError, match=r"tuned_envs\.wid: no environment"):
+        resolve(_sweep_config(tuned_envs={"wid": "linear"}))
+
+
+def test_claims_validate_env_and_policy_lists():
+    claims = [{"id": "t", "kind": "top-k", "policies": ["linucb"], "k": 1,
+               "envs": ["base", "wide"]}]  # fmt: skip
+    resolved = resolve(_sweep_config(claims=claims))
+    assert resolved.config.claims[0].policies == ["LinUCB"]
+    bad_env = [{**claims[0], "envs": ["base", "wid"]}]
+    with pytest.raises(ConfigError, match=r"claims\[0\]\.envs: no environment"):
+        resolve(_sweep_config(claims=bad_env))
+    bad_policy = [{"id": "q", "kind": "equal", "policies": ["LinUCB", "Lin"],
+                   "envs": ["base", "wide"]}]  # fmt: skip
+    with pytest.raises(ConfigError, match=r"claims\[0\]\.policies: no policy"):
+        resolve(_sweep_config(claims=bad_policy))

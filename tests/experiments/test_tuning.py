@@ -62,3 +62,20 @@ def test_tuning_seeds_must_be_disjoint(tmp_path):
 def test_tune_needs_a_grid(tmp_path):
     with pytest.raises(ConfigError, match="nothing to tune"):
         tune(tiny(), tmp_path, progress="none")
+
+
+def test_tuning_horizon_is_recorded(tmp_path):
+    config = write_yaml(
+        tmp_path / "exp.yaml",
+        {**GRID_CONFIG, "horizon": 40, "tuning": {"seeds": 1, "horizon": 15}},
+    )
+    result = tune(config, tmp_path / "tune", backend="serial", progress="none")
+    doc = yaml.safe_load(result.tuned_path.read_text())
+    assert doc["source"]["horizon"] == 15
+    summary = json.loads((tmp_path / "tune" / "summary.json").read_text())
+    assert summary["horizon"] == 15
+    # --horizon wins over tuning.horizon.
+    again = tune(config, tmp_path / "t2", backend="serial", progress="none", horizon=9)
+    assert yaml.safe_load(again.tuned_path.read_text())["source"]["horizon"] == 9
+    with pytest.raises(ConfigError, match="horizon"):
+        tune({**GRID_CONFIG, "tuning": {"horizon": 0}}, tmp_path, progress="none")

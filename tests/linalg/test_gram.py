@@ -203,3 +203,67 @@ def test_bad_input_raises_with_named_problem():
     with pytest.raises(TypeError, match=r"rng must be a numpy\.random\.Generator"):
         gram.sample_normal(np.random.RandomState(0))  # type: ignore[arg-type]
     assert gram.n_updates == 0  # no rejected input changed the state
+
+
+def reference_update(gram_state: dict, x: np.ndarray, w: float) -> dict:
+    """The eager update (factor, inverse and log det through p = L^-1 sqrt(w) x)."""
+    from scipy.linalg import solve_triangular
+
+    from banditkit.linalg.rank1 import cholesky_update
+
+    L, inv = gram_state["cholesky"], gram_state["inverse"]
+    root_w_x = np.sqrt(w) * x
+    p = solve_triangular(L, root_w_x, lower=True)
+    wq = float(p @ p)
+    u = inv @ x
+    return {
+        "matrix": gram_state["matrix"] + w * np.outer(x, x),
+        "inverse": inv - w / (1.0 + wq) * np.outer(u, u),
+        "cholesky": cholesky_update(L, root_w_x, p),
+        "logdet": gram_state["logdet"] + np.log1p(wq),
+    }
+
+
+@pytest.mark.parametrize("d", [3, 20, 300])
+def test_lazy_factor_matches_the_eager_update(d):
+    # The factor is applied when read; every quantity must match the eager rank-1
+    # update step by step (to round-off), whether L is read every round or rarely.
+    X, w = stream(d, 40, seed=11)
+    lazy = Gram(d, 0.7, refactor_every=10**9)
+    eager = {
+        "matrix": 0.7 * np.eye(d),
+        "inverse": np.eye(d) / 0.7,
+        "cholesky": np.sqrt(0.7) * np.eye(d),
+        "logdet": d * np.log(0.7),
+    }
+    for i, (x, wi) in enumerate(zip(X, w, strict=True)):
+        lazy.update(x, wi)
+        eager = reference_update(eager, x, wi)
+        if i % 7 == 0 or i == len(X) - 1:
+            for name in ("matrix", "inverse", "cholesky"):
+                assert rel_err(getattr(lazy, name), eager[name]) < 1e-10, name
+            assert lazy.logdet == pytest.approx(eager["logdet"], rel=1e-10)
+
+
+def test_lazy_factor_is_flushed_by_solve_sample_state_and_copy():
+    X, w = stream(4, 6, seed=5)
+    gram = Gram(4, 1.0)
+    for x, wi in zip(X, w, strict=True):
+        gram.update(x, wi)
+    twin = gram.copy()  # copies the queue: reading one does not affect the other
+    b = np.arange(4.0)
+    np.testing.assert_allclose(gram.solve(b), np.linalg.solve(gram.matrix, b))
+    twin.update(X[0], 1.0)
+    V = gram.matrix
+    assert rel_err(gram.cholesky, np.linalg.cholesky(V)) < 1e-12
+    assert rel_err(twin.cholesky, np.linalg.cholesky(twin.matrix)) < 1e-12
+    state = twin.state_dict()
+    assert rel_err(state["cholesky"], np.linalg.cholesky(twin.matrix)) < 1e-12
+    # The sample uses the flushed factor: same draw as from L computed directly.
+    fresh = Gram(4, 1.0)
+    for x, wi in zip(X, w, strict=True):
+        fresh.update(x, wi)
+    draw = fresh.sample_normal(np.random.default_rng(0))
+    z = np.random.default_rng(0).standard_normal(4)
+    expected = np.linalg.solve(np.linalg.cholesky(V).T, z)
+    np.testing.assert_allclose(draw, expected, rtol=1e-10)

@@ -186,7 +186,7 @@ def test_beats_uniform_on_logistic_h1(name):
         ("neurallog-ucb2", {"width": 7}),
         ("neurallog-ucb1", {"kappa": 0.5}),
         ("ncbf-ucb", {"gram": "dense"}),
-        ("neurallog-ts1", {"mode": "theory"}),
+        ("ncbf-ucb", {"mode": "theory"}),
         ("neural-ucb", {"loss_reduction": "avg"}),
         ("neurallog-ts2", {"S": 0.0}),
     ],

@@ -76,6 +76,25 @@ class Context:
                 self, "max_size", check_int("max_size", self.max_size, low=1)
             )
 
+    @classmethod
+    def unchecked(cls, arms: np.ndarray) -> Context:
+        """A contextual Context around ``arms`` without the checks of the constructor.
+
+        For environments on their hot path that build ``arms`` themselves as a finite
+        float64 (K, d) array with K, d >= 1 (users go through ``Context(...)``). The
+        array is made read-only, as the constructor does, and not copied.
+
+        Example:
+            >>> Context.unchecked(np.eye(2)).arms.flags.writeable
+            False
+        """
+        ctx = object.__new__(cls)
+        arms.setflags(write=False)
+        object.__setattr__(ctx, "arms", arms)
+        object.__setattr__(ctx, "revenues", None)
+        object.__setattr__(ctx, "max_size", None)
+        return ctx
+
     @property
     def n_arms(self) -> int:
         """K, the number of arms (items) this round."""

@@ -68,17 +68,17 @@ def check_scalar(
         >>> check_scalar("lam", 0.5, low=0.0, low_open=True)
         0.5
     """
-    span = _interval(low, high, low_open, high_open)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        span = _interval(low, high, low_open, high_open)
         raise TypeError(f"{name} must be a float in {span}; got {value!r}.")
     v = float(value)
     bad = (
-        math.isnan(v)
-        or math.isinf(v)
+        not math.isfinite(v)
         or (low is not None and (v < low or (low_open and v == low)))
         or (high is not None and (v > high or (high_open and v == high)))
     )
     if bad:
+        span = _interval(low, high, low_open, high_open)
         raise ValueError(f"{name} must be a float in {span}; got {value!r}.")
     return v
 
@@ -92,11 +92,12 @@ def check_int(
         >>> check_int("width", 20, low=1)
         20
     """
-    span = _interval(low, high, False, False)
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        span = _interval(low, high, False, False)
         raise TypeError(f"{name} must be an int in {span}; got {value!r}.")
     v = int(value)
     if (low is not None and v < low) or (high is not None and v > high):
+        span = _interval(low, high, False, False)
         raise ValueError(f"{name} must be an int in {span}; got {value!r}.")
     return v
 
@@ -144,7 +145,7 @@ def check_finite_array(
         ) from exc
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-d array; got shape {arr.shape}.")
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         bad = "NaN" if np.isnan(arr).any() else "inf"
         raise ValueError(f"{name} contains {bad}; every entry must be finite.")
     return arr

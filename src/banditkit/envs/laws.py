@@ -3,12 +3,16 @@
     uniform       every coordinate i.i.d. Unif(-1, 1)          [Bae2025, spec 4.1, Assumption]
     normal        every coordinate i.i.d. N(0, 1)
     unit-sphere   N(0, I_d) normalised to unit L2 norm         [Zhou2020, Sec. 7.1]
+    unit-ball     uniform in the unit L2 ball: a unit-sphere direction times the radius
+                  U^(1/d), U ~ Unif(0, 1)        [Faury2022, experiments]
     symmetrized   [u; u] / sqrt(2) with u uniform on the unit sphere of dimension d/2
                   (Assumption 4.2 of [Bae2025]; needs even d)
 
 References:
     [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based exploration.
     [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
+    [Faury2022] L. Faury, M. Abeille, K.-S. Jun, C. Calauzènes. Jointly efficient and
+        optimal algorithms for logistic bandits. AISTATS 2022.
 """
 
 from __future__ import annotations
@@ -32,7 +36,15 @@ def _normal(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
 
 def _unit_sphere(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
     x = rng.standard_normal((n, d))
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
+    # The row norms as np.linalg.norm(x, axis=1) computes them, without its overhead.
+    return x / np.sqrt(np.add.reduce(x * x, axis=1, keepdims=True))
+
+
+def _unit_ball(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
+    # P(||x|| <= r) = r^d for the uniform law on the ball, so ||x|| = U^(1/d).
+    direction = _unit_sphere(rng, n, d)
+    radius = rng.random(n) ** (1.0 / d)
+    return direction * radius[:, None]
 
 
 def _symmetrized(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
@@ -46,6 +58,7 @@ LAWS: dict[str, Callable[[np.random.Generator, int, int], np.ndarray]] = {
     "uniform": _uniform,
     "normal": _normal,
     "unit-sphere": _unit_sphere,
+    "unit-ball": _unit_ball,
     "symmetrized": _symmetrized,
 }
 

@@ -17,6 +17,7 @@ References:
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.special import expit
@@ -24,7 +25,7 @@ from scipy.special import expit
 from banditkit.core import ENVIRONMENTS, Context, Environment, Step
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.envs.latent import LATENT_FUNCTIONS, LatentFn, make_latent
+from banditkit.envs.latent import LATENT_FUNCTIONS, LatentFn, check_theta, make_latent
 from banditkit.envs.laws import LAWS, sample_contexts
 
 __all__ = ["LinearEnv", "LogisticEnv", "SyntheticEnv"]
@@ -96,7 +97,8 @@ class SyntheticEnv(Environment):
             arms = self._pool_x[idx]
         self._means = self.mean(arms)
         self._draw_noise()
-        return Context(arms=arms)
+        # The laws draw finite float64 (K, d) arrays; a pool row selection is a copy.
+        return Context.unchecked(arms)
 
     @abstractmethod
     def _draw_noise(self) -> None:
@@ -178,9 +180,17 @@ class LogisticEnv(SyntheticEnv):
         pool: Number of distinct context-arm vectors per run (paper: 10, 50, 2500, 10000),
             or None for fresh vectors every round.
         pool_sampling: See :class:`SyntheticEnv`.
+        theta: None (default) draws theta per run; a number c fixes theta = c * (1, ..., 1)
+            and a sequence of d numbers fixes theta itself, for the latents that use a
+            theta vector (h1, h2, h4, h6, linear). With h="linear", law="unit-ball" and
+            theta=4/sqrt(d) this is the logistic bandit of [Faury2022]'s experiments.
 
     Notes:
         Assumption: theta, Theta and the pool are redrawn for every seed (per repetition).
+
+    References:
+        [Faury2022] L. Faury, M. Abeille, K.-S. Jun, C. Calauzènes. Jointly efficient and
+            optimal algorithms for logistic bandits. AISTATS 2022.
 
     Example:
         >>> env = LogisticEnv(h="h2", d=4, n_arms=3, pool=10)
@@ -198,6 +208,7 @@ class LogisticEnv(SyntheticEnv):
         law: str = "uniform",
         pool: int | None = None,
         pool_sampling: str = "uniform",
+        theta: float | Sequence[float] | None = None,
     ) -> None:
         super().__init__(
             d=d, n_arms=n_arms, law=law, pool=pool, pool_sampling=pool_sampling
@@ -205,6 +216,12 @@ class LogisticEnv(SyntheticEnv):
         if not callable(h):
             check_choice("h", h, list(LATENT_FUNCTIONS))
         self.h = h
+        self.theta = check_theta(theta, h)
+        if isinstance(self.theta, list) and len(self.theta) != self.d:
+            raise ValueError(
+                f"theta must be a number or have d={self.d} entries; "
+                f"got {len(self.theta)}."
+            )
 
     @property
     def label(self) -> str:
@@ -215,7 +232,7 @@ class LogisticEnv(SyntheticEnv):
         return f"logistic-{name}"
 
     def _draw_instance(self) -> None:
-        self._latent = make_latent(self.h, self.d, self.instance_rng)
+        self._latent = make_latent(self.h, self.d, self.instance_rng, self.theta)
 
     def mean(self, x: np.ndarray) -> np.ndarray:
         """mu(h(x)) for each row."""

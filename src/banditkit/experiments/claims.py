@@ -4,16 +4,23 @@ A claim is one entry of a config's ``claims:`` list. Its ``kind`` picks the chec
 
     kind                  passes when (means over seeds, per environment)
     lowest-final-regret   policy has the lowest final regret of all policies (or of ``among``)
-    below                 metric(policy) < factor * metric(other); metric: final_regret,
-                          seconds or n_updates
+    below                 metric(policy) < factor * metric(other)
     seconds-ratio         seconds(policy) / seconds(other) < below
     regret-below          final regret(policy) < value
     sublinear             R(T) - R(T/2) < fraction * R(T/2): the regret of the second half
                           of the horizon is smaller than a fraction of the first half's
+    top-k                 each of ``policies`` (or, with ``require: any``, at least one) is
+                          among the k best of all policies (or of ``among``) by ``metric``
+    equal                 each of ``policies`` has the same per-seed final ``metric`` on every
+                          environment of ``envs`` (within ``tolerance``; an invariance)
 
-``policy`` and ``other`` name a policy label (or a policy name used by one entry only);
-``env`` names an environment label, and a claim without ``env`` must hold on every
-environment of the experiment. A claim is never hidden: it is reported PASS or FAIL with the
+Metrics (``metric``): final_regret (lower is better), final_reward (sum of rewards; higher
+is better), ctr (final_reward / recorded rounds, e.g. clicks per accepted event of a replay;
+higher is better), seconds and n_updates (lower is better).
+
+``policy``, ``other`` and the entries of ``policies`` / ``among`` name a policy label (or a
+policy name used by one entry only); ``env`` names an environment label, ``envs`` a list of
+them, and a claim with neither must hold on every environment of the experiment. A claim is never hidden: it is reported PASS or FAIL with the
 numbers it was decided on, in ``summary.json`` and in ``report.md``.
 
 Example:
@@ -30,28 +37,37 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 __all__ = [
     "Below",
     "Claim",
+    "Equal",
     "LowestFinalRegret",
+    "Metric",
     "RegretBelow",
     "SecondsRatio",
     "Sublinear",
+    "TopK",
     "evaluate_claim",
     "evaluate_claims",
     "parse_claim",
 ]
 
+Metric = Literal["final_regret", "final_reward", "ctr", "seconds", "n_updates"]
+"""A per-cell quantity a claim can compare (see the module docstring)."""
+
 _METRIC_KEYS = {
     "final_regret": "final_regret_mean",
+    "final_reward": "final_reward_mean",
+    "ctr": "ctr_mean",
     "seconds": "seconds_mean",
     "n_updates": "n_updates_mean",
 }
+_HIGHER_IS_BETTER = {"final_reward", "ctr"}
 
 
-class _ClaimBase(BaseModel):
+class _ClaimCore(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(
@@ -65,11 +81,25 @@ class _ClaimBase(BaseModel):
         default=None,
         description="Environment label; None: must hold on every environment.",
     )
-    policy: str = Field(description="Policy label the claim is about.")
+    envs: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        description="Environment labels the claim must hold on (instead of `env`).",
+    )
 
-    def policies(self) -> list[str]:
-        """Policy labels this claim refers to."""
-        return [self.policy]
+    @model_validator(mode="after")
+    def _one_env_field(self) -> _ClaimCore:
+        if self.env is not None and self.envs is not None:
+            raise ValueError(
+                "give either `env:` (one label) or `envs:` (a list), not both"
+            )
+        return self
+
+    def env_labels(self) -> list[str] | None:
+        """The environment labels named by ``env`` / ``envs`` (None: every environment)."""
+        if self.envs is not None:
+            return list(self.envs)
+        return [self.env] if self.env is not None else None
 
     def statement(self) -> str:
         """The claim in words (``text`` when given)."""
@@ -77,6 +107,14 @@ class _ClaimBase(BaseModel):
 
     def _default_text(self) -> str:  # pragma: no cover - overridden
         return self.id
+
+
+class _ClaimBase(_ClaimCore):
+    policy: str = Field(description="Policy label the claim is about.")
+
+    def policies(self) -> list[str]:
+        """Policy labels this claim refers to."""
+        return [self.policy]
 
 
 class LowestFinalRegret(_ClaimBase):
@@ -101,7 +139,7 @@ class Below(_ClaimBase):
 
     kind: Literal["below"]
     other: str
-    metric: Literal["final_regret", "seconds", "n_updates"] = "final_regret"
+    metric: Metric = "final_regret"
     factor: float = Field(default=1.0, gt=0)
 
     def policies(self) -> list[str]:
@@ -151,8 +189,71 @@ class Sublinear(_ClaimBase):
         return f"regret of {self.policy} is sublinear (second half < {self.fraction:g} x first)"
 
 
+class TopK(_ClaimCore):
+    """Each of ``policies`` (``require: any``: at least one) is among the ``k`` best.
+
+    The rank of a policy is 1 + the number of compared policies with a strictly better mean
+    ``metric`` (ties share a rank), so ``k: 1`` reads "no policy is better" (<= every other).
+    """
+
+    kind: Literal["top-k"]
+    policies: list[str] = Field(
+        min_length=1, description="Policies that must rank high."
+    )
+    k: int = Field(ge=1, strict=True, description="How many best places count.")
+    among: list[str] | None = Field(
+        default=None,
+        description="Policies compared (default: every policy of the config).",
+    )
+    metric: Metric = "final_regret"
+    require: Literal["all", "any"] = Field(
+        default="all", description="Every policy of `policies` must rank, or one."
+    )
+
+    def _default_text(self) -> str:
+        who = (
+            " and ".join(self.policies)
+            if self.require == "all"
+            else ("one of " + ", ".join(self.policies))
+        )
+        return f"{who} among the {self.k} best by {self.metric}"
+
+
+class Equal(_ClaimCore):
+    """Each of ``policies`` has identical per-seed final ``metric`` across ``envs``.
+
+    An invariance: with common random numbers (run seed s on every environment), a policy
+    that ignores what differs between the environments (for example a parameter swept by
+    ``env_overrides``) gives the same value for every seed; ``|a - b| <= tolerance``.
+    """
+
+    kind: Literal["equal"]
+    policies: list[str] = Field(
+        min_length=1, description="Policies that must not change."
+    )
+    envs: list[str] | None = Field(
+        default=None, min_length=2, description="Environment labels compared (>= 2)."
+    )
+    metric: Metric = "final_regret"
+    tolerance: float = Field(default=0.0, ge=0, description="Absolute tolerance.")
+
+    @model_validator(mode="after")
+    def _needs_envs(self) -> Equal:
+        if self.envs is None or self.env is not None:
+            raise ValueError(
+                "an `equal` claim compares `envs:` (a list of >= 2 labels)"
+            )
+        return self
+
+    def _default_text(self) -> str:
+        return (
+            f"{self.metric} of {', '.join(self.policies)} is the same on "
+            f"{', '.join(self.envs or [])} (per seed)"
+        )
+
+
 Claim = Annotated[
-    LowestFinalRegret | Below | SecondsRatio | RegretBelow | Sublinear,
+    LowestFinalRegret | Below | SecondsRatio | RegretBelow | Sublinear | TopK | Equal,
     Field(discriminator="kind"),
 ]
 """Any claim; the ``kind`` field selects the check."""
@@ -242,7 +343,92 @@ def _check_one(
             evidence,
             {"first_half": first, "second_half": second, "ratio": ratio},
         )
+    if isinstance(claim, TopK):
+        return _check_top_k(claim, env, rows)
     raise TypeError(f"not a claim: {claim!r}")  # pragma: no cover
+
+
+def _check_top_k(
+    claim: TopK, env: str, rows: Sequence[Mapping[str, Any]]
+) -> tuple[bool, str, dict[str, float]]:
+    key = _METRIC_KEYS[claim.metric]
+    labels = claim.among or [r["label"] for r in rows if r["env"] == env]
+    labels = list(dict.fromkeys([*claim.policies, *labels]))
+    values = {lab: _value(_row(rows, env, lab), key) for lab in labels}
+    sign = -1.0 if claim.metric in _HIGHER_IS_BETTER else 1.0
+
+    def rank(label: str) -> float:
+        mine = values[label]
+        if math.isnan(mine):
+            return math.inf
+        # Ties share a rank: only strictly better policies push a policy down.
+        return 1 + sum(
+            1 for v in values.values() if not math.isnan(v) and sign * v < sign * mine
+        )
+
+    ranks = {lab: rank(lab) for lab in claim.policies}
+    hits = [ranks[lab] <= claim.k for lab in claim.policies]
+    passed = all(hits) if claim.require == "all" else any(hits)
+    order = sorted(
+        (lab for lab in labels if not math.isnan(values[lab])),
+        key=lambda lab: sign * values[lab],
+    )
+    shown = ", ".join(f"{lab} {values[lab]:.4g}" for lab in order[: claim.k + 1])
+    placed = ", ".join(
+        f"{lab} #{'n/a' if math.isinf(r) else int(r)}" for lab, r in ranks.items()
+    )
+    evidence = f"{placed} (needs {claim.require} <= {claim.k}); best: {shown}"
+    return passed, evidence, values
+
+
+def _per_seed(
+    rows: Sequence[Mapping[str, Any]], env: str, label: str, metric: str
+) -> dict[int, float]:
+    row = _row(rows, env, label)
+    per_seed = (row or {}).get("per_seed") or {}
+    seeds = per_seed.get("seed") or []
+    values = per_seed.get(metric) or []
+    return {int(s): float(v) for s, v in zip(seeds, values, strict=False)}
+
+
+def _evaluate_equal(claim: Equal, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    envs = list(claim.envs or [])
+    passed = True
+    evidence: list[str] = []
+    values: dict[str, dict[str, float | None]] = {}
+    for label in claim.policies:
+        per_env = {env: _per_seed(rows, env, label, claim.metric) for env in envs}
+        reference = per_env[envs[0]]
+        ok = bool(reference)
+        worst = 0.0
+        for env in envs[1:]:
+            other = per_env[env]
+            if not other or set(other) != set(reference):
+                ok = False
+                continue
+            gap = max(abs(other[s] - reference[s]) for s in reference)
+            worst = max(worst, gap)
+            ok = ok and gap <= claim.tolerance
+        passed = passed and ok
+        means = {
+            env: (sum(v.values()) / len(v) if v else None) for env, v in per_env.items()
+        }
+        values[label] = means
+        shown = ", ".join(
+            f"{env} {'n/a' if m is None else f'{m:.4g}'}" for env, m in means.items()
+        )
+        evidence.append(
+            f"{label}: {shown}; largest per-seed gap {worst:.3g} "
+            f"(needs <= {claim.tolerance:g}) -> {'PASS' if ok else 'FAIL'}"
+        )
+    return {
+        "id": claim.id,
+        "text": claim.statement(),
+        "kind": claim.kind,
+        "passed": passed,
+        "evidence": "; ".join(evidence),
+        "values": values,
+    }
 
 
 def evaluate_claim(
@@ -254,22 +440,27 @@ def evaluate_claim(
 
     Args:
         claim: A claim model (see :func:`parse_claim`).
-        rows: ``summary.json`` result rows; each has ``env`` and ``label`` keys.
+        rows: ``summary.json`` result rows; each has ``env`` and ``label`` keys (and
+            ``per_seed`` for ``equal`` claims).
         halves: (env, label) -> (R(T/2), R(T)) of the mean cumulative regret curve, used by
             ``sublinear`` claims.
 
     Returns:
         ``{"id", "text", "kind", "passed", "evidence", "values"}``; ``values`` maps each
-        environment to the numbers the decision used.
+        environment to the numbers the decision used (for ``equal``: each policy to its
+        mean per environment).
     """
-    envs = [claim.env] if claim.env else list(dict.fromkeys(r["env"] for r in rows))
+    if isinstance(claim, Equal):
+        return _evaluate_equal(claim, rows)
+    named = claim.env_labels()
+    envs = named if named else list(dict.fromkeys(r["env"] for r in rows))
     passed = bool(envs)
     evidence: list[str] = []
     values: dict[str, dict[str, float | None]] = {}
     for env in envs:
         ok, text, numbers = _check_one(claim, env, rows, halves)
         passed = passed and ok
-        prefix = "" if len(envs) == 1 and claim.env else f"{env}: "
+        prefix = "" if len(envs) == 1 and named else f"{env}: "
         evidence.append(f"{prefix}{text} -> {'PASS' if ok else 'FAIL'}")
         values[env] = {k: (v if math.isfinite(v) else None) for k, v in numbers.items()}
     if not envs:

@@ -14,7 +14,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FigureSection", "claims_table", "render_report", "results_table"]
+__all__ = [
+    "FigureSection",
+    "claims_table",
+    "pivot_table",
+    "render_report",
+    "results_table",
+]
 
 
 def _num(value: Any, digits: int = 4) -> str:
@@ -63,6 +69,43 @@ def results_table(summary: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def pivot_table(
+    summary: Mapping[str, Any],
+    key: str = "ctr_mean",
+    *,
+    row_notes: Mapping[str, Mapping[str, Any]] | None = None,
+) -> str:
+    """One value per environment (rows) and policy (columns), like the paper's Table 2.
+
+    Args:
+        summary: A ``summary.json`` mapping.
+        key: The result field shown (``ctr_mean``, ``final_reward_mean``, ...).
+        row_notes: Env label -> parameters written after the label (``env_overrides``).
+
+    Example:
+        >>> rows = [{"env": "e", "label": "a", "ctr_mean": 0.0025},
+        ...         {"env": "e", "label": "b", "ctr_mean": 0.005}]
+        >>> print(pivot_table({"results": rows}, row_notes={"e": {"width": 50}}))
+        | environment | a | b |
+        |---|---|---|
+        | e (width=50) | 0.0025 | 0.005 |
+    """
+    results = summary.get("results", [])
+    envs = list(dict.fromkeys(r["env"] for r in results))
+    labels = list(dict.fromkeys(r.get("label") or r["policy"] for r in results))
+    value = {(r["env"], r.get("label") or r["policy"]): r.get(key) for r in results}
+    lines = [
+        "| environment | " + " | ".join(_cell(lab) for lab in labels) + " |",
+        "|---|" + "---|" * len(labels),
+    ]
+    for env in envs:
+        note = (row_notes or {}).get(env)
+        name = f"{env} ({_params(note)})" if note else env
+        cells = " | ".join(_num(value.get((env, lab))) for lab in labels)
+        lines.append(f"| {_cell(name)} | {cells} |")
+    return "\n".join(lines)
+
+
 def claims_table(claims: Sequence[Mapping[str, Any]]) -> str:
     """Claims as a Markdown table: id, statement, PASS/FAIL, evidence."""
     lines = ["| claim | statement | result | evidence |", "|---|---|---|---|"]
@@ -94,6 +137,12 @@ class FigureSection:
 def _tuned_note(config: Mapping[str, Any]) -> str:
     tuned = config.get("tuned") or {}
     if not tuned:
+        if config.get("grid") or config.get("tuned_envs"):
+            return (
+                "**Not tuned**: the config has a tuning `grid:` or `tuned_envs:` but no "
+                "`tuned:` values, so "
+                "every policy runs with the parameters written in the config."
+            )
         return ""
     parts = []
     for env, per_policy in tuned.items():
@@ -167,6 +216,16 @@ def render_report(
                 rel = Path(os.path.relpath(fig, root)).as_posix()
                 out += [f"![{fig.stem}]({rel})", ""]
         out += ["### Results", "", results_table(section.summary), ""]
+        envs = cfg.get("envs") or []
+        if any(str(e.get("name", "")).endswith("-replay") for e in envs):
+            out += [
+                "### Final CTR (clicks / accepted events)",
+                "",
+                pivot_table(
+                    section.summary, "ctr_mean", row_notes=cfg.get("env_overrides")
+                ),
+                "",
+            ]
         if section.summary.get("claims"):
             out += ["### Claims", "", claims_table(section.summary["claims"]), ""]
     return "\n".join(out).rstrip() + "\n"

@@ -30,7 +30,6 @@ import yaml
 
 from banditkit.core import ENVIRONMENTS, POLICIES, make_env, make_policy
 from banditkit.core.validation import suggest
-from banditkit.experiments.claims import LowestFinalRegret
 from banditkit.experiments.metrics import METRICS
 from banditkit.experiments.schema import (
     ConfigError,
@@ -322,6 +321,19 @@ def _load_tuned(
     return merged, provenance
 
 
+def _check_env_keys(
+    mapping: Mapping[str, Any], env_labels: set[str], what: str, source: str
+) -> None:
+    for label in mapping:
+        if label not in env_labels:
+            raise ConfigError(
+                f"no environment labelled {label!r}.{suggest(label, env_labels)} "
+                f"Environment labels: {', '.join(sorted(env_labels))}.",
+                source=source,
+                field=f"{what}.{label}",
+            )
+
+
 def _policy_label(
     ref: str, policies: list[PolicyEntry], source: str, field_name: str
 ) -> str:
@@ -405,20 +417,55 @@ def resolve(
                 )
 
     tuned_all, provenance = _load_tuned(cfg.tuned, base, source)
+    if cfg.tuned_envs and provenance:
+        provenance = [
+            {**entry, "tuned_envs": dict(cfg.tuned_envs)} for entry in provenance
+        ]
     env_labels = {e.label for e in envs}
+    _check_env_keys(cfg.tuned_envs, env_labels, "tuned_envs", source)
+    _check_env_keys(cfg.env_overrides, env_labels, "env_overrides", source)
+    if cfg.tuned is not None:
+        for label, looked_up in cfg.tuned_envs.items():
+            if looked_up not in tuned_all:
+                known = sorted(tuned_all)
+                raise ConfigError(
+                    f"no tuned values for environment label {looked_up!r} in `tuned:`."
+                    f"{suggest(looked_up, known)} Labels there: {', '.join(known)}.",
+                    source=source,
+                    field=f"tuned_envs.{label}",
+                )
+    for label, overrides in cfg.env_overrides.items():
+        for param in overrides:
+            if param == "seed" or not any(
+                param in POLICIES.get(p.name).param_names() for p in policies
+            ):
+                raise ConfigError(
+                    f"no policy of this config has a parameter {param!r}",
+                    source=source,
+                    field=f"env_overrides.{label}.{param}",
+                )
     applied: dict[str, dict[str, dict[str, Any]]] = {}
     cells: list[Cell] = []
     for e in envs:
         for p in policies:
-            override = tuned_all.get(e.label, {}).get(p.label)
+            tuned_label = cfg.tuned_envs.get(e.label, e.label)
+            override = dict(tuned_all.get(tuned_label, {}).get(p.label) or {})
+            known = POLICIES.get(p.name).param_names()
+            swept = {
+                k: v
+                for k, v in cfg.env_overrides.get(e.label, {}).items()
+                if k in known
+            }
             params = p.params
-            if override:
+            if override or swept:
                 try:
-                    params = _policy_params(p.name, {**p.params, **override})
+                    params = _policy_params(p.name, {**p.params, **override, **swept})
                 except (ValueError, TypeError) as exc:
+                    where = "env_overrides" if swept else "tuned"
                     raise ConfigError(
-                        str(exc), source=source, field=f"tuned.{e.label}.{p.label}"
+                        str(exc), source=source, field=f"{where}.{e.label}.{p.label}"
                     ) from None
+            if override:
                 applied.setdefault(e.label, {})[p.label] = plain(override)
             cells.append(Cell(e, p, params))
 
@@ -442,24 +489,29 @@ def resolve(
             )
         ids.add(claim.id)
         update: dict[str, Any] = {}
-        if claim.env is not None and claim.env not in env_labels:
-            raise ConfigError(
-                f"no environment labelled {claim.env!r}.{suggest(claim.env, env_labels)} "
-                f"Environment labels: {', '.join(sorted(env_labels))}.",
-                source=source,
-                field=f"claims[{i}].env",
-            )
+        for attr in ("env", "envs"):
+            refs = getattr(claim, attr)
+            for ref in [refs] if isinstance(refs, str) else refs or []:
+                if ref not in env_labels:
+                    raise ConfigError(
+                        f"no environment labelled {ref!r}.{suggest(ref, env_labels)} "
+                        f"Environment labels: {', '.join(sorted(env_labels))}.",
+                        source=source,
+                        field=f"claims[{i}].{attr}",
+                    )
         for attr in ("policy", "other"):
             ref = getattr(claim, attr, None)
             if ref is not None:
                 update[attr] = _policy_label(
                     ref, policies, source, f"claims[{i}].{attr}"
                 )
-        if isinstance(claim, LowestFinalRegret) and claim.among:
-            update["among"] = [
-                _policy_label(r, policies, source, f"claims[{i}].among")
-                for r in claim.among
-            ]
+        for attr in ("policies", "among"):
+            refs = getattr(claim, attr, None)
+            if isinstance(refs, list) and refs:
+                update[attr] = [
+                    _policy_label(r, policies, source, f"claims[{i}].{attr}")
+                    for r in refs
+                ]
         claims.append(claim.model_copy(update=update))
 
     resolved_config = cfg.model_copy(
@@ -470,6 +522,8 @@ def resolve(
                 PolicySpec(name=p.name, label=p.label, **p.params) for p in policies
             ],
             "tuned": applied or None,
+            # Applied values are keyed by this config's env labels: the lookup is done.
+            "tuned_envs": {} if applied else cfg.tuned_envs,
             "tuned_source": provenance or cfg.tuned_source,
             "claims": claims,
         }

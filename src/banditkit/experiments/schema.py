@@ -14,6 +14,10 @@ metric plots and claims::
     grid:                      # for `banditkit tune`: per policy label or name
       LinUCB: {nu: [0.1, 1, 10]}
     tuned: tuned.yaml          # parameters chosen by `banditkit tune` (path relative to here)
+    tuned_envs:                # optional: look tuned values up under another env label
+      logistic-h1-low: logistic-h1
+    env_overrides:             # optional: policy parameters set on one environment
+      logistic-h1-low: {kappa: 50}
     ci_level: 0.95             # level of the confidence intervals in summary.json and figures
     quick: {seeds: 2, horizon: 300}      # what `--quick` runs
     claims:
@@ -146,7 +150,7 @@ class QuickSpec(BaseModel):
 
 
 class TuningSpec(BaseModel):
-    """Seeds of ``banditkit tune``: ``seed_offset + i`` for i < ``seeds``."""
+    """Seeds and horizon of ``banditkit tune``: seeds ``seed_offset + i`` for i < ``seeds``."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -161,6 +165,12 @@ class TuningSpec(BaseModel):
         ge=1,
         strict=True,
         description="First tuning seed; evaluation seeds must be below it.",
+    )
+    horizon: int | None = Field(
+        default=None,
+        gt=0,
+        strict=True,
+        description="Rounds of each tuning run (default: the config's horizon).",
     )
 
 
@@ -192,6 +202,16 @@ class ExperimentConfig(BaseModel):
         default=None,
         description="Tuned parameters: file(s) written by `banditkit tune`, or inline "
         "{env label: {policy label: {param: value}}}.",
+    )
+    tuned_envs: dict[str, str] = Field(
+        default_factory=dict,
+        description="Env label -> the env label its tuned values are read under "
+        "(reuse the values tuned on another environment or config).",
+    )
+    env_overrides: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Env label -> {param: value} set on that environment for every "
+        "policy that has the parameter (after tuned values; parameter sweeps).",
     )
     tuned_source: list[dict[str, Any]] = Field(
         default_factory=list, description="Provenance of the tuned values (filled in)."
@@ -293,6 +313,8 @@ _CLAIM_KINDS = {
     "seconds-ratio",
     "regret-below",
     "sublinear",
+    "top-k",
+    "equal",
 }
 
 _FIELDS_BY_DEPTH = {

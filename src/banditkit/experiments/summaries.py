@@ -133,6 +133,11 @@ def _row(runs: CellRuns, level: float) -> dict[str, Any]:
     final = np.array([m["final_regret"] for m in runs.metas], dtype=np.float64)
     seconds = np.array([m["seconds"] for m in runs.metas], dtype=np.float64)
     updates = np.array([m["n_updates"] for m in runs.metas], dtype=np.float64)
+    rewards = np.array(
+        [np.asarray(t["reward"], dtype=np.float64).sum() for t in runs.tables]
+    )
+    lengths = np.array([len(t) for t in runs.tables], dtype=np.float64)
+    ctr = rewards / np.maximum(lengths, 1.0)
     nan = float("nan")
     return {
         "env": cell.env.label,
@@ -145,7 +150,15 @@ def _row(runs: CellRuns, level: float) -> dict[str, Any]:
         "final_regret_ci": list(t_interval(final, level)),
         "seconds_mean": float(seconds.mean()) if n else nan,
         "n_updates_mean": float(updates.mean()) if n else nan,
+        "final_reward_mean": float(rewards.mean()) if n else nan,
+        "ctr_mean": float(ctr.mean()) if n else nan,
         "n_failed": len(runs.failed),
+        "per_seed": {
+            "seed": list(runs.seeds),
+            "final_regret": final.tolist(),
+            "final_reward": rewards.tolist(),
+            "ctr": ctr.tolist(),
+        },
     }
 
 
@@ -154,9 +167,12 @@ def summarize(
 ) -> dict[str, Any]:
     """The ``summary.json`` mapping (DESIGN.md section 7), claims included when configured.
 
-    Besides the contract's keys, each result row has ``label`` (the policy's label) and
-    ``n_failed`` (runs without a result), and the top level has ``ci_level``,
-    ``ci_method`` and ``seeds``.
+    Besides the contract's keys, each result row has ``label`` (the policy's label),
+    ``n_failed`` (runs without a result), ``final_reward_mean`` (sum of rewards),
+    ``ctr_mean`` (sum of rewards / recorded rounds: clicks per accepted event on a replay)
+    and ``per_seed`` ({seed, final_regret, final_reward, ctr}: one list entry per finished
+    seed, used by ``equal`` claims), and the top level has ``ci_level``, ``ci_method`` and
+    ``seeds``.
     """
     from banditkit import __version__
 

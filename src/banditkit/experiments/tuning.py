@@ -8,7 +8,8 @@ the first in grid order).
 Tuning seeds are disjoint from evaluation seeds: they are ``seed_offset + i`` for
 ``i < n`` (``tuning: {seeds: n, seed_offset: 10000}``; by default as many seeds as the config
 evaluates, from 10000), and the command refuses a config whose evaluation seeds reach the
-offset. Tuning runs use the config's horizon (or ``--horizon``).
+offset. Tuning runs use ``--horizon``, else ``tuning: {horizon: ...}``, else the config's
+horizon; the horizon used is recorded in ``source``.
 
 ``DIR`` is an ordinary experiment directory (resumable; candidates are labelled
 ``label[param=value,...]``) plus ``DIR/tuned.yaml``::
@@ -132,7 +133,8 @@ def tune(
         jobs: Parallel workers.
         address: Ray address.
         seeds: Number of tuning seeds (default: ``tuning.seeds``, else as many as ``seeds``).
-        horizon: Override the horizon of the tuning runs.
+        horizon: Horizon of the tuning runs (default: ``tuning.horizon``, else the
+            config's horizon).
         progress: As for ``run_experiment``.
 
     Raises:
@@ -142,7 +144,8 @@ def tune(
     base_dir = Path(config).parent if isinstance(config, str | Path) else None
     cfg = load_config(config, source=source)
     try:
-        cfg = apply_overrides(cfg, horizon=horizon)
+        # --horizon, else `tuning.horizon`, else the evaluation horizon.
+        cfg = apply_overrides(cfg, horizon=horizon or cfg.tuning.horizon)
         seed_list = tuning_seeds(cfg, seeds)
     except ConfigError as exc:
         raise ConfigError(str(exc), source=source) from None

@@ -63,14 +63,16 @@ class Gram:
 
     Each rank-1 update V <- V + w x x^T costs O(d^2):
 
-        p        = L^-1 (sqrt(w) x)                      (triangular solve)
-        V^-1    <- V^-1 - w u u^T / (1 + p^T p),  u = V^-1 x   [Sherman1950]
-        L       <- L C,  C = chol(I + p p^T)                    [Gill1974, Method C1]
-        log det <- log det + log(1 + p^T p)        (matrix determinant lemma)
+        u        = V^-1 x,   q = w x^T u
+        V^-1    <- V^-1 - w u u^T / (1 + q)                     [Sherman1950]
+        log det <- log det + log(1 + q)            (matrix determinant lemma)
+        L       <- L C,  C = chol(I + p p^T),  p = L^-1 (sqrt(w) x)   [Gill1974, Method C1]
 
-    using w x^T V^-1 x = p^T p. Every ``refactor_every`` updates, V^-1, L and log det
-    are recomputed from V itself in O(d^3), which bounds the drift of the incremental
-    path.
+    The factor L is updated lazily: the vectors sqrt(w) x are queued and applied in
+    order, by the same O(d^2) step, the next time L is read (``cholesky``, ``solve``,
+    ``sample_normal``, ``state_dict``), so a policy that only reads widths and log det
+    never pays for it. Every ``refactor_every`` updates, V^-1, L and log det are
+    recomputed from V itself in O(d^3), which bounds the drift of the incremental path.
 
     Properties return read-only arrays. Updates never modify a stored array in place,
     so an array obtained earlier is a snapshot that later updates do not change.
@@ -107,6 +109,7 @@ class Gram:
         self._matrix = frozen(self._lam * eye)
         self._inverse = frozen(eye / self._lam)
         self._cholesky = frozen(np.asfortranarray(math.sqrt(self._lam) * eye))
+        self._pending: list[np.ndarray] = []  # sqrt(w) x not yet applied to L
         self._logdet = self._d * math.log(self._lam)
 
     @property
@@ -142,6 +145,17 @@ class Gram:
     @property
     def cholesky(self) -> np.ndarray:
         """Lower-triangular L with V = L L^T, shape (d, d), read-only."""
+        return self._factor()
+
+    def _factor(self) -> np.ndarray:
+        """L with every queued rank-1 term applied, in the order they were added."""
+        if self._pending:
+            chol = self._cholesky
+            for root_w_x in self._pending:
+                p = solve_triangular(chol, root_w_x, lower=True, check_finite=False)
+                chol = cholesky_update(chol, root_w_x, p)
+            self._cholesky = frozen(chol)
+            self._pending = []
         return self._cholesky
 
     @property
@@ -161,14 +175,13 @@ class Gram:
         """
         x = check_vector("x", x, self._d)
         w = check_weight(weight)
-        root_w_x = math.sqrt(w) * x
-        p = solve_triangular(self._cholesky, root_w_x, lower=True, check_finite=False)
-        wq = float(p @ p)  # w x^T V^-1 x
         u = self._inverse @ x
+        # w x^T V^-1 x >= 0; the clip guards the round-off of a near-zero x.
+        wq = max(w * float(x @ u), 0.0)
         self._matrix = frozen(_plus_outer(self._matrix, w, x))
         # [Sherman1950]: (V + w x x^T)^-1 = V^-1 - w u u^T / (1 + w x^T V^-1 x)
         self._inverse = frozen(_plus_outer(self._inverse, -w / (1.0 + wq), u))
-        self._cholesky = frozen(cholesky_update(self._cholesky, root_w_x, p))
+        self._pending.append(math.sqrt(w) * x)  # applied to L when next read
         # Matrix determinant lemma: log det(V + w x x^T) = log det V + log(1 + w q)
         self._logdet += math.log1p(wq)
         self._n_updates += 1
@@ -214,6 +227,7 @@ class Gram:
         inverse = cho_solve((chol, True), np.eye(self._d), check_finite=False)
         self._matrix = frozen(matrix)
         self._cholesky = frozen(np.asfortranarray(chol))
+        self._pending = []
         self._inverse = frozen(0.5 * (inverse + inverse.T))
         self._logdet = 2.0 * float(np.sum(np.log(np.diag(chol))))
         self._since_refactor = 0
@@ -239,7 +253,7 @@ class Gram:
             Solution with the shape of b.
         """
         b = check_rhs("b", b, self._d)
-        return cho_solve((self._cholesky, True), b, check_finite=False)
+        return cho_solve((self._factor(), True), b, check_finite=False)
 
     def sample_normal(
         self, rng: np.random.Generator, size: int | None = None
@@ -257,7 +271,7 @@ class Gram:
         """
         z = check_rng(rng).standard_normal(sample_shape(size, self._d))
         draws = solve_triangular(
-            self._cholesky, z.T, lower=True, trans="T", check_finite=False
+            self._factor(), z.T, lower=True, trans="T", check_finite=False
         )
         return np.asarray(draws.T)
 
@@ -265,6 +279,7 @@ class Gram:
         """Return an independent copy (the stored arrays are immutable and shared)."""
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
+        new._pending = list(self._pending)
         return new
 
     def state_dict(self) -> dict[str, Any]:
@@ -284,7 +299,7 @@ class Gram:
             "logdet": self._logdet,
             "matrix": np.array(self._matrix),
             "inverse": np.array(self._inverse),
-            "cholesky": np.array(self._cholesky),
+            "cholesky": np.array(self._factor()),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -306,6 +321,7 @@ class Gram:
         self._matrix = frozen(arrays["matrix"])
         self._inverse = frozen(arrays["inverse"])
         self._cholesky = frozen(np.asfortranarray(arrays["cholesky"]))
+        self._pending = []
 
     @classmethod
     def from_state_dict(cls, state: dict[str, Any]) -> Gram:
@@ -321,7 +337,7 @@ class Gram:
 
 def _plus_outer(A: np.ndarray, c: float, v: np.ndarray) -> np.ndarray:
     """Return the new array A + c v v^T (exactly symmetric if A is), one allocation."""
-    out = np.outer(v, v)
+    out = np.multiply.outer(v, v)
     out *= c
     out += A
     return out

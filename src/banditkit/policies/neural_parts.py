@@ -5,8 +5,13 @@
                          in one ``nn.forward_and_grads`` call.
     LinearLogisticModel  x^T theta by the regularised logistic MLE of ``glm.fit_glm``;
                          ``evaluate`` returns x^T theta and the raw features x.
+    TangentModel         theory mode: mean from the trained f(x; theta) (or its
+                         linearisation g(x; theta_0)^T (theta - theta_0)) and the fixed
+                         features g(x; theta_0); TrainNN restarted from theta_0.
     EffectiveDimension   d_eff = logdet(I + a * sum_i z_i z_i^T), the data-adaptive
                          effective dimension of [Bae2025, App. A], diagonal or exact.
+    ShiftedGram          A = ridge * I + sum_i w_i z_i z_i^T with a ridge that may change
+                         every round (lam_t of [Bae2025, Eq. (3)]).
     make_gram            a ``linalg.Gram`` or ``linalg.DiagonalGram`` by name.
 
 Both models expose the same methods (``evaluate``, ``evaluate_diagonal``, ``features``,
@@ -22,6 +27,7 @@ References:
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -45,6 +51,8 @@ __all__ = [
     "EffectiveDimension",
     "LinearLogisticModel",
     "NeuralModel",
+    "ShiftedGram",
+    "TangentModel",
     "make_gram",
 ]
 
@@ -108,6 +116,89 @@ class EffectiveDimension:
         self.gram.load_state_dict(state)
 
 
+class ShiftedGram:
+    """A = ridge * I + sum_i w_i z_i z_i^T whose ridge may change every round.
+
+    Theory mode re-ridges its design matrix with lam_t every round (V_t = G_t +
+    kappa lam_t I, [Bae2025, Alg. 1]), so a rank-1 inverse update does not apply. The
+    unridged sum M is kept instead; ``gram="diagonal"`` keeps its diagonal (O(p) per
+    norm), ``gram="full"`` the p x p matrix, whose eigendecomposition M = U diag(e) U^T
+    is recomputed (O(p^3), ``numpy.linalg.eigh``) at most once per update, lazily, at
+    the next ``norms``; any ridge then costs O(K p^2):
+
+        ||z||^2_{(M + ridge I)^-1} = sum_j (U^T z)_j^2 / (e_j + ridge).
+
+    Args:
+        kind: "diagonal" or "full".
+        d: Dimension p of the features.
+        ridge: Initial ridge, > 0.
+
+    Notes:
+        Assumption: O(p^3) per round in the full case; theory mode is meant for small p.
+
+    Example:
+        >>> gram = ShiftedGram("full", 2, ridge=1.0)
+        >>> gram.update(np.array([1.0, 0.0]), weight=3.0)
+        >>> gram.set_ridge(2.0)
+        >>> gram.norms(np.array([[1.0, 0.0], [0.0, 1.0]])) ** 2  # 1/5, 1/2
+        array([0.2, 0.5])
+    """
+
+    def __init__(self, kind: str, d: int, ridge: float) -> None:
+        self.kind = check_choice("gram", kind, GRAMS)
+        self.ridge = float(ridge)
+        self.sum = np.zeros(d) if self.kind == "diagonal" else np.zeros((d, d))
+        self._eig: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def is_diagonal(self) -> bool:
+        """True when only the diagonal is kept."""
+        return self.kind == "diagonal"
+
+    @property
+    def diagonal(self) -> np.ndarray:
+        """The diagonal of A = ridge * I + M."""
+        base = self.sum if self.is_diagonal else np.diagonal(self.sum)
+        return self.ridge + base
+
+    def set_ridge(self, ridge: float) -> None:
+        """Replace the ridge (no refactorisation needed)."""
+        self.ridge = float(ridge)
+
+    def update(self, z: np.ndarray, weight: float = 1.0) -> None:
+        """M += weight * z z^T (or its diagonal)."""
+        if self.is_diagonal:
+            self.sum = self.sum + weight * z * z
+        else:
+            self.sum = self.sum + weight * np.outer(z, z)
+            self._eig = None
+
+    def norms(self, Z: np.ndarray) -> np.ndarray:
+        """||z_k||_{A^-1} for the rows of Z (K, p)."""
+        if self.is_diagonal:
+            return np.sqrt((Z * Z) @ (1.0 / (self.ridge + self.sum)))
+        if self._eig is None:
+            evals, U = np.linalg.eigh(self.sum)
+            self._eig = (np.maximum(evals, 0.0), U)
+        evals, U = self._eig
+        P = Z @ U
+        return np.sqrt((P * P) @ (1.0 / (evals + self.ridge)))
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays and scalars only."""
+        return {"kind": self.kind, "ridge": self.ridge, "sum": self.sum.copy()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict`."""
+        if state["kind"] != self.kind:
+            raise ValueError(
+                f"state holds a {state['kind']!r} Gram, not {self.kind!r}."
+            )
+        self.ridge = float(state["ridge"])
+        self.sum = np.array(state["sum"], dtype=float)
+        self._eig = None
+
+
 class NeuralModel:
     """An MLP f(x; theta) with its observations and trainer, refitted on demand.
 
@@ -129,6 +220,9 @@ class NeuralModel:
         (specs/logistic.md Sec. 7.28) and a float32 block would be copied to float64
         on every round; float64 keeps ``.numpy()`` a free view.
     """
+
+    #: The latent returned by ``evaluate`` is f(x; theta) itself.
+    linearised = False
 
     def __init__(
         self,
@@ -206,6 +300,81 @@ class NeuralModel:
         self.history.load_state_dict(state["history"])
 
 
+class TangentModel(NeuralModel):
+    """Theory-mode network [Bae2025, Algs. 1-2]: fixed features g(x; theta_0).
+
+    ``evaluate`` returns the features g(x; theta_0) of the network at its initial
+    parameter (a frozen copy, never trained) and, as the latent, f(x; theta) of the
+    trained network (``linearised=False``, Alg. 1) or its first-order expansion
+    g(x; theta_0)^T (theta - theta_0) (``linearised=True``, Alg. 2, Eq. (5)).
+    ``latent`` always returns f(x; theta) (the variance weights mu'(f(x_t; theta_t))
+    of Alg. 2). ``refit`` is TrainNN: GD restarted from theta_0 on all data.
+
+    Args: as ``NeuralModel``, plus ``linearised``.
+
+    Example:
+        >>> from banditkit.nn import Trainer
+        >>> model = TangentModel(3, width=4, depth=2, trainer=Trainer(center="init"),
+        ...     generator=torch.Generator().manual_seed(0), linearised=True)
+        >>> latent, feats = model.evaluate(np.eye(3))
+        >>> latent.tolist(), feats.shape
+        ([0.0, 0.0, 0.0], (3, 16))
+    """
+
+    def __init__(
+        self,
+        d: int,
+        *,
+        width: int,
+        depth: int,
+        trainer: Trainer,
+        generator: torch.Generator,
+        linearised: bool,
+    ) -> None:
+        super().__init__(
+            d, width=width, depth=depth, trainer=trainer, generator=generator
+        )
+        self.linearised = linearised
+        self.mlp0 = copy.deepcopy(self.mlp)  # frozen at theta_0
+        for param in self.mlp0.parameters():
+            param.requires_grad_(False)
+        self._shift = np.zeros(self.n_params)  # theta - theta_0
+
+    def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return the latent (K,) and g(x_k; theta_0) (K, p)."""
+        Xt = torch.from_numpy(np.array(X, dtype=np.float64))
+        _, G0 = forward_and_grads(self.mlp0, Xt)
+        feats = G0.numpy()
+        if self.linearised:
+            return feats @ self._shift, feats
+        with torch.no_grad():
+            return self.mlp(Xt).numpy(), feats
+
+    def evaluate_diagonal(
+        self, X: np.ndarray, inv_diag: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Return the latent and sum_j g_kj(theta_0)^2 inv_diag_j."""
+        latent, feats = self.evaluate(X)
+        return latent, (feats * feats) @ inv_diag
+
+    def features(self, x: np.ndarray) -> np.ndarray:
+        """g(x; theta_0) (p,)."""
+        return self.evaluate(x[None, :])[1][0]
+
+    def refit(self) -> None:
+        """TrainNN [Bae2025, Alg. 1]: restart at theta_0, then the trainer's GD steps."""
+        set_flat_params(self.mlp, self.mlp.theta0)
+        super().refit()
+        self._shift = (flat_params(self.mlp) - self.mlp.theta0).numpy().copy()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` (theta_0 also resets the frozen copy)."""
+        super().load_state_dict(state)
+        set_flat_params(self.mlp0, self.mlp.theta0)
+        self.mlp0.theta0.copy_(self.mlp.theta0)
+        self._shift = (flat_params(self.mlp) - self.mlp.theta0).numpy().copy()
+
+
 class LinearLogisticModel:
     """Logistic model mu(x^T theta) fitted by the regularised MLE of ``glm.fit_glm``.
 
@@ -217,6 +386,8 @@ class LinearLogisticModel:
         d: Feature dimension.
         lam_mle: Ridge weight of the MLE, > 0.
     """
+
+    linearised = False
 
     def __init__(self, d: int, *, lam_mle: float) -> None:
         self.lam_mle = lam_mle

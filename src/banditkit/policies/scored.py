@@ -10,8 +10,9 @@ Every policy of ``policies.neural`` and ``policies.logistic`` is one choice of
     selection    optimistic_argmax (UCB) or gaussian_sample (TS)    [policies.selection]
     schedule     Periodic(update_every)                             [policies.schedules]
 
-A subclass states its formulas through five small hooks (``_make_model``, ``_ridge``,
-``_mean``, ``_radius``, ``_weight``) and two class attributes; the loop below is shared.
+A subclass states its formulas through small hooks (``_make_model``, ``_make_design``,
+``_ridge``, ``_feature_scale``, ``_effdim_scale``, ``_mean``, ``_radius``, ``_weight``,
+``_advance``) and two class attributes; the loop below is shared.
 
 References:
     [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
@@ -33,6 +34,7 @@ from banditkit.policies.neural_parts import (
     EffectiveDimension,
     LinearLogisticModel,
     NeuralModel,
+    ShiftedGram,
     make_gram,
 )
 from banditkit.policies.schedules import Periodic
@@ -56,11 +58,11 @@ class ScoredPolicy(Policy):
         UCB:  play argmax_k mean(latent_k) + nu * B(d_eff) * width_k
         TS:   play argmax_k of N(latent_k, (nu * B(d_eff) * width_k)^2)
 
-    After observing r_t: record (x_t, r_t), refit when the schedule is due, then
-    A += w_t * z_t z_t^T with z_t computed at selection time ([Bae2025, Sec. 2.5];
+    After observing r_t: record (x_t, r_t), d_eff += z_t (with the tracker's scale),
+    ``_advance`` (round-dependent constants such as lam_t), refit when the schedule is
+    due, then A += w_t * z_t z_t^T with z_t computed at selection time ([Bae2025, Sec. 2.5];
     specs/logistic.md Sec. 7.4) and w_t = 1 or mu'(latent(x_t; theta_t)) with theta_t
-    the parameter AFTER this round's refit (frozen once added; Sec. 7.5), and
-    d_eff += the same z_t with the tracker's scale.
+    the parameter AFTER this round's refit (frozen once added; Sec. 7.5).
 
     Subclasses set ``sampling`` (False: UCB, True: TS) and ``weighted`` (True for the
     variance-weighted A of NeuralLog-UCB-2 / TS-2 / ada-OFU-ECOLog), and implement
@@ -84,6 +86,13 @@ class ScoredPolicy(Policy):
     def _ridge(self) -> float:
         """A_0 = ridge * I."""
         raise NotImplementedError
+
+    def _make_design(self, p: int) -> Gram | DiagonalGram | ShiftedGram:
+        """The design A (p x p): a fixed-ridge ``make_gram(self.gram, p, ridge)``."""
+        return make_gram(self.gram, p, self._ridge())
+
+    def _advance(self) -> None:
+        """Update round-dependent constants after d_eff has seen z_t (no-op here)."""
 
     def _feature_scale(self) -> float:
         """Factor applied to z before it enters A and the norms (1 in practical mode)."""
@@ -116,7 +125,7 @@ class ScoredPolicy(Policy):
     def _build(self, d: int, generator: torch.Generator) -> None:
         self.model = self._make_model(d, generator)
         p = self.model.n_params
-        self.design: Gram | DiagonalGram = make_gram(self.gram, p, self._ridge())
+        self.design: Gram | DiagonalGram | ShiftedGram = self._make_design(p)
         scale = self._effdim_scale()
         self.effdim = None if scale is None else EffectiveDimension(p, scale, self.gram)
         self._cache: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
@@ -131,7 +140,9 @@ class ScoredPolicy(Policy):
         """
         self._check_context(ctx)
         scale = self._feature_scale()
-        if isinstance(self.design, DiagonalGram):
+        if isinstance(self.design, DiagonalGram) or (
+            isinstance(self.design, ShiftedGram) and self.design.is_diagonal
+        ):
             inv_diag = (scale * scale) / self.design.diagonal
             latent, sq = self.model.evaluate_diagonal(ctx.arms, inv_diag)
             self._cache = (ctx.arms, latent, None)
@@ -167,15 +178,17 @@ class ScoredPolicy(Policy):
             latent, z = float(lat[0]), np.array(feats[0])
         self._cache = None
         self.model.add(x, float(feedback))
-        if self.schedule.due(self.model.history.n):
-            self.model.refit()
-            self._n_updates += 1
-            if self.weighted:
-                latent = self.model.latent(x)
-        scale = self._feature_scale()
-        self.design.update(z if scale == 1.0 else scale * z, self._weight(latent))
         if self.effdim is not None:
             self.effdim.update(z)
+        self._advance()
+        refitted = self.schedule.due(self.model.history.n)
+        if refitted:
+            self.model.refit()
+            self._n_updates += 1
+        if self.weighted and (refitted or self.model.linearised):
+            latent = self.model.latent(x)  # f(x_t; theta_t), after this round's refit
+        scale = self._feature_scale()
+        self.design.update(z if scale == 1.0 else scale * z, self._weight(latent))
 
     # ------------------------------------------------------------------ state
     def _state(self) -> dict[str, Any]:
@@ -193,3 +206,4 @@ class ScoredPolicy(Policy):
         self.design.load_state_dict(state["design"])
         if self.effdim is not None:
             self.effdim.load_state_dict(state["effdim"])
+        self._advance()

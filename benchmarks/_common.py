@@ -1,0 +1,240 @@
+"""Shared machinery of the speed benchmarks (the leading "_" keeps it out of discovery).
+
+A reference workload runs one banditkit policy on one environment for several seeds, times
+the bandit loop (the wall time of ``simulate``, one BLAS and one PyTorch thread), and
+compares the mean time and the mean final regret with the numbers measured for the public
+reference code (issue 5). Each benchmark script imports this module through
+:func:`load_common` and calls :func:`compare_to_reference` from its ``main``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+import banditkit as bk
+from banditkit.core.simulate import RunResult, simulate
+from banditkit.experiments.execute import single_threaded
+
+DATA_DIR = Path("/work/shared/datasets")
+SPEEDUP_BAR = 10.0
+
+
+def use_shared_data() -> None:
+    """Point BANDITKIT_DATA at the shared dataset folder unless the user chose one."""
+    if "BANDITKIT_DATA" not in os.environ and DATA_DIR.is_dir():
+        os.environ["BANDITKIT_DATA"] = str(DATA_DIR)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What the public reference code measured on the workload (issue 5).
+
+    Attributes:
+        seconds: Wall time of one run's bandit loop, one core.
+        regret: Final cumulative regret as reported (median over its seeds for the
+            neural tasks, the reported value for the logistic ones).
+        statistic: "median" or "mean": which statistic ``regret`` is.
+        code: The algorithm and its settings in the reference code.
+    """
+
+    seconds: float
+    regret: float
+    statistic: str
+    code: str
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One policy on one environment for ``horizon`` rounds, against a reference."""
+
+    name: str
+    policy: str
+    policy_params: dict[str, Any]
+    env: str
+    env_params: dict[str, Any]
+    horizon: int
+    reference: Reference
+    chosen: str = ""  # how the policy's hyper-parameters were chosen
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def run_once(
+    policy: str,
+    policy_params: dict[str, Any],
+    env: str,
+    env_params: dict[str, Any],
+    horizon: int,
+    seed: int,
+) -> tuple[float, RunResult]:
+    """Build a fresh policy and environment and return (loop seconds, run)."""
+    environment = bk.make_env(env, **env_params)
+    agent = bk.make_policy(policy, seed=seed, **policy_params)
+    started = time.perf_counter()
+    run = simulate(agent, environment, horizon=horizon, seed=seed)
+    return time.perf_counter() - started, run
+
+
+def host() -> dict[str, Any]:
+    """Where and under which load the numbers were taken."""
+    try:
+        load = list(os.getloadavg())
+    except OSError:  # pragma: no cover - not on every platform
+        load = []
+    return {
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "cpus": os.cpu_count(),
+        "loadavg": load,
+        "threads": 1,
+    }
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    return {
+        "mean": float(statistics.fmean(values)),
+        "median": float(statistics.median(values)),
+        "min": float(min(values)),
+        "max": float(max(values)),
+        "std": float(statistics.stdev(values)) if len(values) > 1 else 0.0,
+    }
+
+
+def compare_to_reference(
+    workload: Workload,
+    *,
+    quick: bool,
+    out: Path,
+    seeds: int = 10,
+    quick_seeds: int = 2,
+    quick_horizon: int | None = None,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Time ``workload`` over its seeds and compare with the reference; write out/.
+
+    Quick mode runs ``quick_seeds`` seeds and, if ``quick_horizon`` is given, fewer rounds;
+    then the reference time is scaled by quick_horizon / horizon (linear in T: generous
+    to the reference for the neural tasks, whose cost per round grows with t) and
+    ``regret_ok`` is None, as regrets of different horizons do not compare.
+
+    Returns:
+        The JSON-able result: per-seed ``seconds`` and ``regret``, their summaries, the
+        reference, ``speedup`` (reference seconds / our mean seconds), ``faster_10x`` and
+        ``regret_ok`` (our mean final regret <= the reference's).
+    """
+    use_shared_data()
+    n_seeds = quick_seeds if quick else seeds
+    horizon = quick_horizon if (quick and quick_horizon) else workload.horizon
+    seconds: list[float] = []
+    regrets: list[float] = []
+    act_ms: list[float] = []
+    update_ms: list[float] = []
+    with single_threaded():
+        # Warm-up (not timed): loads the dataset into the process cache, imports lazily
+        # imported modules and lets PyTorch allocate its first buffers.
+        run_once(
+            workload.policy,
+            workload.policy_params,
+            workload.env,
+            workload.env_params,
+            min(20, horizon),
+            0,
+        )
+        for seed in range(n_seeds):
+            elapsed, run = run_once(
+                workload.policy,
+                workload.policy_params,
+                workload.env,
+                workload.env_params,
+                horizon,
+                seed,
+            )
+            seconds.append(elapsed)
+            regrets.append(float(run.cumulative_regret[-1]))
+            act_ms.append(1e3 * float(run.act_seconds.mean()))
+            update_ms.append(1e3 * float(run.update_seconds.mean()))
+            if log is not None:
+                log(
+                    f"{workload.name} seed {seed}: {elapsed:.3f} s, regret {regrets[-1]:.1f}"
+                )
+    ref = workload.reference
+    ref_seconds = ref.seconds * horizon / workload.horizon
+    time_stats = _summary(seconds)
+    regret_stats = _summary(regrets)
+    speedup = ref_seconds / time_stats["mean"]
+    comparable = horizon == workload.horizon
+    result: dict[str, Any] = {
+        "workload": workload.name,
+        "quick": quick,
+        "policy": {"name": workload.policy, "params": workload.policy_params},
+        "env": {"name": workload.env, "params": workload.env_params},
+        "horizon": horizon,
+        "seeds": list(range(n_seeds)),
+        "seconds": seconds,
+        "regret": regrets,
+        "seconds_stats": time_stats,
+        "regret_stats": regret_stats,
+        "act_ms_mean": float(statistics.fmean(act_ms)),
+        "update_ms_mean": float(statistics.fmean(update_ms)),
+        "reference": {**asdict(ref), "seconds_at_horizon": ref_seconds},
+        "speedup": speedup,
+        "faster_10x": bool(speedup >= SPEEDUP_BAR),
+        "regret_ok": bool(regret_stats["mean"] <= ref.regret) if comparable else None,
+        "chosen": workload.chosen,
+        "host": host(),
+        **workload.extra,
+    }
+    write_outputs(out, result, reference_table(result))
+    return result
+
+
+def reference_table(result: dict[str, Any]) -> str:
+    """A small markdown table of one reference comparison."""
+    ref = result["reference"]
+    t, r = result["seconds_stats"], result["regret_stats"]
+    regret_ok = result["regret_ok"]
+    lines = [
+        f"# {result['workload']}" + (" (quick)" if result["quick"] else ""),
+        "",
+        f"{result['policy']['name']} {json.dumps(result['policy']['params'])} on "
+        f"{result['env']['name']} {json.dumps(result['env']['params'])}, "
+        f"T={result['horizon']}, {len(result['seeds'])} seeds, one thread.",
+        "",
+        "| | seconds per run (mean / median) | final regret (mean / median) |",
+        "|---|---|---|",
+        f"| banditkit | {t['mean']:.3f} / {t['median']:.3f} | {r['mean']:.1f} / {r['median']:.1f} |",
+        f"| reference | {ref['seconds_at_horizon']:.3f} | {ref['regret']:g} ({ref['statistic']}) |",
+        "",
+        f"speed-up {result['speedup']:.1f}x (bar {SPEEDUP_BAR:g}x): "
+        f"{'PASS' if result['faster_10x'] else 'FAIL'}; "
+        "regret <= reference: "
+        + (
+            "n/a (quick horizon)"
+            if regret_ok is None
+            else ("PASS" if regret_ok else "FAIL")
+        ),
+        "",
+        f"Load average while measuring: {result['host']['loadavg']}.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_outputs(out: Path, result: dict[str, Any], table: str) -> None:
+    """Write result.json and result.md into ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "result.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
+    (out / "result.md").write_text(table)
