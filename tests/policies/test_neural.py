@@ -194,3 +194,22 @@ def test_beats_uniform_on_logistic_h1(name):
 def test_invalid_hyperparameters_raise(name, bad):
     with pytest.raises(ValueError, match=next(iter(bad))):
         bk.make_policy(name, **bad)
+
+
+def test_diverging_training_raises_a_clear_error():
+    from banditkit.core import Context
+
+    policy = bk.make_policy("neural-ucb", lr=1e6, steps=20, update_every=1, seed=0)
+    arms = np.random.default_rng(0).normal(size=(3, 4))
+    ctx = Context(arms=arms)
+    with pytest.raises(FloatingPointError, match="training diverged.*smaller lr"):
+        for _ in range(5):
+            action = policy.act(ctx)
+            policy.update(ctx, action, 1.0)
+
+
+def test_nan_scores_are_reported():
+    from banditkit.policies.selection import argmax_random_tie
+
+    with pytest.raises(ValueError, match="NaN"):
+        argmax_random_tie(np.array([0.1, np.nan, 0.3]), np.random.default_rng(0))

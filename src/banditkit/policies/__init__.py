@@ -12,14 +12,13 @@ from banditkit.policies.baseline import Oracle, RandomDuel, RandomPolicy
 from banditkit.policies.glm import GLMTS, GLMUCB
 from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
 from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
-from banditkit.policies.neural import (
+from banditkit.policies.neural import NeuralTS, NeuralUCB
+from banditkit.policies.neurallog import (
     NCBFUCB,
     NeuralLogTS1,
     NeuralLogTS2,
     NeuralLogUCB1,
     NeuralLogUCB2,
-    NeuralTS,
-    NeuralUCB,
 )
 
 __all__ = [

@@ -28,6 +28,7 @@ References:
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any
 
 import numpy as np
@@ -278,12 +279,27 @@ class NeuralModel:
         self.history.append(x, y)
 
     def refit(self) -> None:
-        """Run the trainer on all observations so far (warm start)."""
-        self.trainer.fit(
+        """Run the trainer on all observations so far (warm start).
+
+        Raises:
+            FloatingPointError: If GD diverged (a non-finite objective or parameter),
+                with the step size to lower, instead of NaN scores later on.
+        """
+        history = self.trainer.fit(
             self.mlp,
             torch.from_numpy(self.history.X),
             torch.from_numpy(self.history.y),
         )
+        if not (
+            math.isfinite(history[-1])
+            and bool(torch.isfinite(flat_params(self.mlp)).all())
+        ):
+            raise FloatingPointError(
+                f"training diverged on {self.history.n} observations: the objective "
+                f"went from {history[0]:.4g} to {history[-1]:.4g} in "
+                f"{self.trainer.steps} GD steps at lr={self.trainer.lr}; use a smaller "
+                "lr (or loss_reduction='mean_scaled')."
+            )
 
     def state_dict(self) -> dict[str, Any]:
         """Arrays only: theta, theta_0 and the history."""

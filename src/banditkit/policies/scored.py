@@ -1,6 +1,7 @@
 """The composed base of the neural and logistic policies: mean + nu * B * ||z||_{A^-1}.
 
-Every policy of ``policies.neural`` and ``policies.logistic`` is one choice of
+Every policy of ``policies.neural``, ``policies.neurallog`` and ``policies.logistic`` is
+one choice of
 
     model        NeuralModel (f, g by nn.forward_and_grads, nn.Trainer) or
                  LinearLogisticModel (x^T theta by glm.fit_glm)     [policies.neural_parts]
@@ -29,6 +30,7 @@ from banditkit.core import Context, Policy
 from banditkit.core.types import Action, Feedback
 from banditkit.glm import LogisticLink
 from banditkit.linalg import DiagonalGram, Gram
+from banditkit.linalg.rank1 import weighted_norms_unchecked
 from banditkit.nn import make_generator
 from banditkit.policies.neural_parts import (
     EffectiveDimension,
@@ -139,6 +141,10 @@ class ScoredPolicy(Policy):
         are built and cached for the following ``update``.
         """
         self._check_context(ctx)
+        return self._scores(ctx)
+
+    def _scores(self, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
+        """``scores`` on a context already validated by ``Policy.act``."""
         scale = self._feature_scale()
         if isinstance(self.design, DiagonalGram) or (
             isinstance(self.design, ShiftedGram) and self.design.is_diagonal
@@ -150,13 +156,17 @@ class ScoredPolicy(Policy):
         else:
             latent, feats = self.model.evaluate(ctx.arms)
             self._cache = (ctx.arms, latent, feats)
-            norms = self.design.norms(feats if scale == 1.0 else scale * feats)
+            z = feats if scale == 1.0 else scale * feats
+            if isinstance(self.design, Gram):  # z comes from the model: no re-check
+                norms = weighted_norms_unchecked(z, self.design.inverse)
+            else:
+                norms = self.design.norms(z)
         radius = self._radius(0.0 if self.effdim is None else self.effdim.value)
         mean = latent if self.sampling else self._mean(latent)
         return mean, (self.nu * radius) * norms
 
     def _act(self, ctx: Context) -> Action:
-        mean, width = self.scores(ctx)
+        mean, width = self._scores(ctx)
         if self.sampling:
             return gaussian_sample(mean, width, 1.0, self.rng)
         return optimistic_argmax(mean, width, 1.0, self.rng)

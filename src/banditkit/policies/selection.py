@@ -17,16 +17,27 @@ def argmax_random_tie(
     """Index of the largest score, ties broken at random.
 
     Exact ties are broken uniformly at random with ``rng`` (by the lowest index when ``rng``
-    is None).
+    is None); ``rng`` is drawn from only when there is a tie.
+
+    Raises:
+        ValueError: If a score is NaN.
 
     Example:
         >>> argmax_random_tie(np.array([0.1, 0.7, 0.2]))
         1
     """
     scores = np.asarray(scores)
-    best = np.flatnonzero(scores == scores.max())
-    if rng is None or best.size == 1:
-        return int(best[0])
+    first = int(scores.argmax())
+    top = scores[first]
+    if top != top:  # NaN: argmax stops at the first NaN
+        raise ValueError(
+            "scores contain NaN; for a neural policy this usually means that its "
+            "training diverged (lower lr)."
+        )
+    ties = scores == top
+    if rng is None or np.count_nonzero(ties) == 1:
+        return first
+    best = np.flatnonzero(ties)
     return int(best[rng.integers(best.size)])
 
 

@@ -1,0 +1,586 @@
+"""Neural logistic bandits [Bae2025]: NeuralLog-UCB-1/2, NeuralLog-TS-1/2 and NCBF-UCB.
+
+Each policy here is a choice of the same four parts (``policies.scored``):
+
+    model        nn.MLP fitted by nn.Trainer (NeuralModel)     f(x; theta)
+    uncertainty  linalg (Diagonal)Gram of nn.forward_and_grads  ||g||_{A^-1}, radius B(d_eff)
+    selection    optimistic_argmax or gaussian_sample
+    schedule     Periodic(update_every)
+
+Theory mode (``mode="theory"``, NeuralLog-UCB-1/2 and TS-1/2; [Bae2025, Algs. 1-2,
+App. I]) is described in ``NeuralLogPolicy``; its constants are in ``policies.theory``.
+
+Practical mode ([Bae2025, Sec. 7, App. A]; specs/logistic.md Sec. 2.5-2.6), the
+default: gradients g = g(x; theta_{t-1}) at the current network, no
+1/sqrt(m), a fixed lam, training every ``update_every`` rounds with ``steps`` full-batch
+GD steps at ``lr`` on all data (warm start), and a diagonal A. With c_S = 1 + sqrt(L) S
++ L S^2 and R = 1/4 (table 2.6 of the spec; Reconstruction):
+
+    policy           mean       A                                   B (times nu)
+    NCBF-UCB         f          kappa lam + sum g^2                 kappa sqrt(d_eff) + S sqrt(kappa lam) + 1
+    NeuralLog-UCB-1  mu(f)      kappa lam + sum g^2                 R sqrt(kappa) [c_S (sqrt(d_eff) + sqrt(L/lam)) + 1]
+    NeuralLog-UCB-2  f          lam + sum mu'(f(x_i; theta_i)) g^2  c_S (sqrt(d_eff) + sqrt(L/lam)) + 1
+    NeuralLog-TS-1   N(f, s^2)  as UCB-1                            s = sqrt(kappa) [c_S (...) + 1] ||g||_{A^-1}
+    NeuralLog-TS-2   N(f, s^2)  as UCB-2                            s = [c_S (...) + 1] ||g||_{A^-1}
+
+with d_eff = sum_j log(1 + a sum_i g_ij^2), a = 1/kappa for NCBF-UCB and R otherwise.
+
+References:
+    [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based
+        exploration. ICML 2020.
+    [Zhang2021] W. Zhang, D. Zhou, L. Li, Q. Gu. Neural Thompson sampling. ICLR 2021.
+    [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
+    [Verma2025] A. Verma, Z. Dai, X. Lin, P. Jaillet, B. K. H. Low. Neural dueling
+        bandits: preference-based optimization with human feedback. ICLR 2025.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from banditkit.core import POLICIES
+from banditkit.core.validation import check_choice, check_scalar
+from banditkit.glm import LogisticLink
+from banditkit.linalg import DiagonalGram, Gram
+from banditkit.nn import Trainer
+from banditkit.policies import theory
+from banditkit.policies.neural import LOSS_REDUCTIONS, NeuralScoredPolicy
+from banditkit.policies.neural_parts import (
+    NeuralModel,
+    ShiftedGram,
+    TangentModel,
+    make_gram,
+)
+from banditkit.policies.scored import R_LOGISTIC
+
+__all__ = [
+    "NCBFUCB",
+    "NeuralLogPolicy",
+    "NeuralLogTS1",
+    "NeuralLogTS2",
+    "NeuralLogUCB1",
+    "NeuralLogUCB2",
+]
+
+MODES = ("practical", "theory")
+REG_CENTERS = ("zero", "init")
+MEAN_SCALES = ("probability", "latent")
+LAMBDA_SCHEDULES = ("fixed", "adaptive")
+_LINK = LogisticLink()
+
+
+class NeuralLogPolicy(NeuralScoredPolicy):
+    """Shared hyper-parameters and modes of the NeuralLog policies [Bae2025].
+
+    Practical mode (default; [Bae2025, Sec. 7, App. A]): theta minimises
+
+        J(theta) = sum_i BCE(r_i, f(x_i; theta)) + lam * ||theta - c||^2,
+
+    c = 0 (``reg_center="zero"``) or theta_0 ("init"), by ``steps`` full-batch GD steps
+    at ``lr`` after every ``update_every`` rounds, warm-started; A, B and the mean are
+    set per algorithm (module docstring), with the optional log factors and lam_t below.
+
+    Theory mode (``mode="theory"``; [Bae2025, Algs. 1-2], specs/logistic.md Sec. 2.1-2.4):
+    features phi(x) = g(x; theta_0) / sqrt(m) at the initial network, the full Gram by
+    default, D_t = logdet(G_t / (4 lam_0) + I) of the unweighted G_t = sum phi phi^T,
+    lam_0, lam_t (Eq. (3)), iota_t (Eq. (2)) and nu_t (Eqs. (1), (4), constant ``C``)
+    from ``policies.theory``, and TrainNN: GD restarted at theta_0 on
+
+        L_t(theta) = sum_i BCE(r_i, f(x_i; theta)) + (m lam_t / 2) ||theta - theta_0||^2.
+
+    The bonus is still multiplied by ``nu`` (1 gives the algorithm literally).
+
+    Args:
+        nu: Exploration scale, >= 0 (grid-searched in the paper; 1 in theory mode is
+            the literal radius). Zero is greedy.
+        lam: Practical mode: the fixed regulariser lam > 0 (grid-searched in the
+            paper), or lam_0 of the adaptive schedule. Unused in theory mode, where
+            lam_0 comes from delta, C1, depth and S.
+        kappa: Inverse of the smallest link slope, >= 1, fed to the algorithm
+            (10 in the paper's synthetic and classification runs, 50 for OBD).
+        S: Norm bound on the parameter, > 0 (1 in the paper).
+        width: Hidden units per layer m; even (20 in the paper).
+        depth: Number of linear layers L, >= 2 (2 in the paper).
+        lr: GD step size eta, > 0. None (default): 0.01 in practical mode (the paper's
+            value); in theory mode the step of Condition 4.4 with C5 = 1 and the
+            horizon T replaced by the current n, eta_t = 1 / (m (n L + lam_t)).
+        steps: GD steps J per refit, >= 1 (100).
+        update_every: Refit after every this many rounds, >= 1. None (default): 50 in
+            practical mode (the paper's value), 1 in theory mode (Algs. 1-2).
+        gram: "diagonal" (the paper's approximation of A and of d_eff) or "full"
+            (exact p x p matrices). None (default): "diagonal" in practical mode,
+            "full" in theory mode.
+        mode: "practical" (default) or "theory".
+        loss_reduction: "mean_scaled" (GD on the objective / n, same minimiser, stable
+            at lr 0.01) or "sum" (the objective itself). None (default): "mean_scaled"
+            in practical mode, "sum" (TrainNN literally) in theory mode.
+        reg_center: Centre c of the L2 term: "zero" (the paper's practical lam ||theta||^2)
+            or "init" (lam ||theta - theta_0||^2). None (default): "zero" in practical
+            mode, "init" in theory mode (where "zero" is rejected).
+        mean_scale: "probability" (mu(f) + bonus) or "latent" (f + bonus). None
+            (default): the algorithm's own (specs/logistic.md Sec. 7.6): probability
+            for UCB-1, latent for UCB-2 and NCBF-UCB. TS policies sample on the latent
+            scale and reject any other value than None.
+        keep_log_factors: Practical mode only. False (default) drops the
+            log(4t^2/delta) factors; True keeps them as in Eq. (2):
+            c_S (sqrt(l_t) sqrt(d_eff) + l_t sqrt(L/lam)) + 1 with l_t = log(4 n^2/delta)
+            (n observations so far, l_0 = log(4/delta)). Theory mode always keeps them.
+        lambda_schedule: "fixed" (lam every round) or "adaptive" (lam_t of Eq. (3) in
+            the ridge of A, in B and in the L2 term of training, with D_t = the
+            policy's d_eff, lam_0 = lam and the floor lam_t >= lam). None (default):
+            "fixed" in practical mode, "adaptive" in theory mode (where "fixed" is
+            rejected).
+        delta: Confidence level delta in (0, 1) of l_t (0.05).
+        C1: Absolute constant C1 > 0 of lam_0, lam_t and iota_t (1.0).
+        C: Absolute constant of the radius, C6 for UCB-1 / TS-1 and C7 for UCB-2 /
+            TS-2, > 0 (1.0); theory mode only.
+        seed: Seed of the policy's own stream (initialisation, tie-breaks, samples).
+
+    Raises:
+        ValueError: On values out of range and on combinations that make no sense:
+            mode="theory" with reg_center="zero", lambda_schedule="fixed" or
+            keep_log_factors=True; mode="theory" for NCBF-UCB; mean_scale for TS.
+
+    Notes:
+        Assumption: in theory mode the current D_{t-1} and n replace the horizon values
+        of the TS variants (specs/logistic.md Sec. 7.21), and nu_{t-1} is used with
+        V_{t-1} (Sec. 7.20).
+        Reconstruction: lambda_schedule="adaptive" in practical mode reuses Eq. (3)
+        with the practical d_eff (a = R, or 1/kappa for NCBF-UCB) as D_t and lam as lam_0.
+        Deviation: GD on J / n by default in practical mode (``loss_reduction``).
+    """
+
+    #: Whether this algorithm has a theory mode ([Bae2025, Algs. 1-2, App. I]).
+    has_theory: bool = True
+    #: mean_scale=None resolves to this (specs/logistic.md Sec. 7.6).
+    default_mean_scale: str = "latent"
+    #: Theory mode: the mean is g(x; theta_0)^T (theta - theta_0) (Alg. 2, Eq. (5)).
+    linearised_mean: bool = False
+
+    def __init__(
+        self,
+        *,
+        nu: float = 1.0,
+        lam: float = 1.0,
+        kappa: float = 10.0,
+        S: float = 1.0,
+        width: int = 20,
+        depth: int = 2,
+        lr: float | None = None,
+        steps: int = 100,
+        update_every: int | None = None,
+        gram: str | None = None,
+        mode: str = "practical",
+        loss_reduction: str | None = None,
+        reg_center: str | None = None,
+        mean_scale: str | None = None,
+        keep_log_factors: bool = False,
+        lambda_schedule: str | None = None,
+        delta: float = 0.05,
+        C1: float = 1.0,
+        C: float = 1.0,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(seed=seed)
+        self.nu = check_scalar("nu", nu, low=0.0)
+        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self.kappa = check_scalar("kappa", kappa, low=1.0)
+        self.S = check_scalar("S", S, low=0.0, low_open=True)
+        self.mode = check_choice("mode", mode, MODES)
+        theory_mode = self.mode == "theory"
+        if theory_mode and not self.has_theory:
+            raise ValueError(
+                f"mode must be 'practical' for {type(self).__name__}: it has no theory "
+                "mode in [Bae2025]; got 'theory'."
+            )
+        # None resolves to the mode's own value; the resolved value is stored.
+        self._set_network(
+            width=width,
+            depth=depth,
+            lr=lr if lr is not None or theory_mode else 0.01,
+            steps=steps,
+            update_every=(1 if theory_mode else 50)
+            if update_every is None
+            else update_every,
+            gram=("full" if theory_mode else "diagonal") if gram is None else gram,
+            loss_reduction=(
+                ("sum" if theory_mode else "mean_scaled")
+                if loss_reduction is None
+                else loss_reduction
+            ),
+        )
+        self.reg_center = check_choice(
+            "reg_center",
+            ("init" if theory_mode else "zero") if reg_center is None else reg_center,
+            REG_CENTERS,
+        )
+        self.lambda_schedule = check_choice(
+            "lambda_schedule",
+            ("adaptive" if theory_mode else "fixed")
+            if lambda_schedule is None
+            else lambda_schedule,
+            LAMBDA_SCHEDULES,
+        )
+        if mean_scale is not None:
+            mean_scale = check_choice("mean_scale", mean_scale, MEAN_SCALES)
+            if self.sampling:
+                raise ValueError(
+                    f"mean_scale must be None for {type(self).__name__}: Thompson "
+                    f"sampling draws on the latent scale; got {mean_scale!r}."
+                )
+        self.mean_scale = mean_scale
+        if not isinstance(keep_log_factors, bool | np.bool_):
+            raise TypeError(
+                f"keep_log_factors must be a bool; got {keep_log_factors!r}."
+            )
+        self.keep_log_factors = bool(keep_log_factors)
+        self.delta = check_scalar(
+            "delta", delta, low=0.0, high=1.0, low_open=True, high_open=True
+        )
+        self.C1 = check_scalar("C1", C1, low=0.0, low_open=True)
+        self.C = check_scalar("C", C, low=0.0, low_open=True)
+        if theory_mode:
+            for name, bad in (
+                ("reg_center", self.reg_center == "zero"),
+                ("lambda_schedule", self.lambda_schedule == "fixed"),
+                ("keep_log_factors", self.keep_log_factors),
+            ):
+                if bad:
+                    raise ValueError(
+                        f"{name}={getattr(self, name)!r} contradicts mode='theory' "
+                        "(Algs. 1-2 use reg_center='init', lambda_schedule='adaptive' "
+                        "and always keep the log factors); leave it at its default."
+                    )
+        # lam_0: the start and floor of lam_t ([Bae2025, Sec. 4] in theory mode).
+        self._lam0 = (
+            theory.lam0(delta=self.delta, C1=self.C1, depth=self.depth, S=self.S)
+            if theory_mode
+            else self.lam
+        )
+        self._lam_now = self._lam0
+
+    # ---------------------------------------------------------------- parts
+    @property
+    def _theory(self) -> bool:
+        return self.mode == "theory"
+
+    def _make_model(self, d: int, generator: torch.Generator) -> NeuralModel:
+        self._lam_now = self._lam0
+        trainer = self._trainer(n=0)
+        if self._theory:
+            return TangentModel(
+                d,
+                width=self.width,
+                depth=self.depth,
+                trainer=trainer,
+                generator=generator,
+                linearised=self.linearised_mean,
+            )
+        return NeuralModel(
+            d, width=self.width, depth=self.depth, trainer=trainer, generator=generator
+        )
+
+    def _trainer(self, n: int) -> Trainer:
+        if self._theory:
+            # [Bae2025, Alg. 1, TrainNN]: (m lam_t / 2) ||theta - theta_0||^2
+            lam = self.width * self._lam_now
+            # [Bae2025, Condition 4.4]: eta = C5 / (m T L + m lam_t), C5 = 1, T -> n
+            lr = self.lr or 1.0 / (
+                self.width * (max(n, 1) * self.depth + self._lam_now)
+            )
+        else:
+            # [Bae2025, Sec. 7]: lam ||theta - c||^2 (no 1/2); the trainer's term is
+            # (lam' / 2) ||theta - c||^2, so lam' = 2 lam.
+            lam = 2.0 * self._lam_now
+            assert self.lr is not None
+            lr = self.lr
+        return Trainer(
+            loss="bce",
+            lam=lam,
+            center=self.reg_center,
+            lr=lr,
+            steps=self.steps,
+            reduction=LOSS_REDUCTIONS[self.loss_reduction],
+        )
+
+    def _make_design(self, p: int) -> Gram | DiagonalGram | ShiftedGram:
+        if self.lambda_schedule == "fixed":
+            return make_gram(self.gram, p, self._ridge())
+        return ShiftedGram(self.gram, p, self._ridge())
+
+    def _feature_scale(self) -> float:
+        # [Bae2025, Alg. 1]: phi(x) = g(x; theta_0) / sqrt(m)
+        return 1.0 / math.sqrt(self.width) if self._theory else 1.0
+
+    def _effdim_scale(self) -> float | None:
+        if self._theory:
+            # D_t = logdet(sum g g^T / (4 m lam_0) + I) [Bae2025, Eq. (2)]
+            return 1.0 / (4.0 * self.width * self._lam0)
+        return R_LOGISTIC
+
+    def _mean(self, latent: np.ndarray) -> np.ndarray:
+        scale = self.mean_scale or self.default_mean_scale
+        return _LINK.mean(latent) if scale == "probability" else latent
+
+    def _advance(self) -> None:
+        """lam_t of Eq. (3) into the ridge of A and the trainer (adaptive schedule)."""
+        if self.lambda_schedule == "fixed":
+            return
+        assert self.effdim is not None and isinstance(self.design, ShiftedGram)
+        n = self.model.history.n
+        self._lam_now = (
+            self._lam0
+            if n == 0
+            else theory.lam_t(
+                self.effdim.value,
+                n,
+                delta=self.delta,
+                C1=self.C1,
+                depth=self.depth,
+                S=self.S,
+                lam_0=self._lam0,
+            )
+        )
+        self.design.set_ridge(self._ridge())
+        assert isinstance(self.model, NeuralModel)
+        self.model.trainer = self._trainer(n)
+
+    # ---------------------------------------------------------------- radius
+    def _n(self) -> int:
+        """Observations so far (t - 1 at selection in round t)."""
+        return 0 if not hasattr(self, "model") else self.model.history.n
+
+    def _c_s(self) -> float:
+        """c_S = 1 + sqrt(L) S + L S^2 [Bae2025, Eq. (1)]."""
+        return theory.c_s(self.depth, self.S)
+
+    def _iota(self, d_eff: float) -> float:
+        """nu_{t-1}: theory nu_t of Eqs. (1)/(4), or its practical form (table 2.6).
+
+        Practical: c_S (sqrt(d_eff) + sqrt(L / lam)) + 1, each term times its log
+        factor (sqrt(l_t), l_t) when ``keep_log_factors``.
+        """
+        n = self._n()
+        if self._theory:
+            iota = theory.iota_t(
+                d_eff,
+                n,
+                delta=self.delta,
+                C1=self.C1,
+                depth=self.depth,
+                lam_0=self._lam0,
+            )
+            return theory.nu_t(iota, C=self.C, depth=self.depth, S=self.S)
+        if self.keep_log_factors:
+            ell = theory.log_factor(n, self.delta)
+            return (
+                self._c_s()
+                * (
+                    math.sqrt(ell) * math.sqrt(d_eff)
+                    + ell * math.sqrt(self.depth / self._lam_now)
+                )
+                + 1
+            )
+        return (
+            self._c_s() * (math.sqrt(d_eff) + math.sqrt(self.depth / self._lam_now)) + 1
+        )
+
+    def theory_constants(self) -> dict[str, float]:
+        """The round's constants: n, D (d_eff), lam0, lam_t, iota_t and nu_t.
+
+        In theory mode these are D_n, lam_n, iota_n and nu_n of Eqs. (1)-(4) with n
+        observations so far (the values used to score round n + 1).
+        """
+        effdim = getattr(self, "effdim", None)
+        d_eff = 0.0 if effdim is None else effdim.value
+        n = self._n()
+        iota = theory.iota_t(
+            d_eff, n, delta=self.delta, C1=self.C1, depth=self.depth, lam_0=self._lam0
+        )
+        return {
+            "n": float(n),
+            "D": d_eff,
+            "lam0": self._lam0,
+            "lam_t": self._lam_now,
+            "iota_t": iota,
+            "nu_t": self._iota(d_eff),
+        }
+
+
+@POLICIES.register("neurallog-ucb1")
+class NeuralLogUCB1(NeuralLogPolicy):
+    """NeuralLog-UCB-1 [Bae2025, Alg. 1; practical mode of Sec. 7, App. A].
+
+        score(k) = mu(f(x_k; theta)) + nu * B * ||g_k||_{V^-1},
+        V = kappa lam I + sum_i g(x_i; theta_{i-1})^2            (diagonal),
+        B = R sqrt(kappa) [c_S (sqrt(d_eff) + sqrt(L / lam)) + 1],
+        d_eff = sum_j log(1 + R sum_i g_ij^2),  c_S = 1 + sqrt(L) S + L S^2,  R = 1/4.
+
+    Symbols: nu = ν, lam = λ, kappa = κ, S = S, width = m, depth = L, lr = η, steps = J.
+    Args: see ``NeuralLogPolicy``.
+
+    Notes:
+        Reconstruction: B keeps the orders in kappa, S, lam and d_eff of R sqrt(kappa)
+        nu_t^(1) (Eq. (1)) with iota_t ~ sqrt(d_eff) + sqrt(L / lam); log(4t^2/delta)
+        factors are dropped (specs/logistic.md table 2.6).
+        Deviation: GD on J / n by default (``loss_reduction``).
+        Theory mode [Bae2025, Alg. 1]: mu(f(x; theta_{t-1})) + nu R sqrt(kappa)
+        nu^(1)_{t-1} ||phi(x)||_{V_{t-1}^-1}, V_t = G_t + kappa lam_t I, Eqs. (1)-(3).
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> policy = NeuralLogUCB1(width=4, steps=5)
+        >>> policy.act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    default_mean_scale = "probability"
+
+    def _ridge(self) -> float:
+        return (
+            self.kappa * self._lam_now
+        )  # [Bae2025, Alg. 1]: V_t = G_t + kappa lam_t I
+
+    def _radius(self, d_eff: float) -> float:
+        # [Bae2025, Alg. 1]: R sqrt(kappa) nu^(1)_{t-1}
+        return R_LOGISTIC * math.sqrt(self.kappa) * self._iota(d_eff)
+
+
+@POLICIES.register("neurallog-ucb2")
+class NeuralLogUCB2(NeuralLogPolicy):
+    """NeuralLog-UCB-2 [Bae2025, Alg. 2; practical mode of Sec. 7, App. A].
+
+        score(k) = f(x_k; theta) + nu * B * ||g_k||_{W^-1},
+        W = lam I + sum_i mu'(f(x_i; theta_i)) g(x_i; theta_{i-1})^2   (diagonal),
+        B = c_S (sqrt(d_eff) + sqrt(L / lam)) + 1,
+        d_eff = sum_j log(1 + R sum_i g_ij^2),
+
+    where theta_i is the parameter after round i's refit (theta_{i-1} when round i did
+    not refit); each weight is frozen once added. No kappa (and no R) enters the rule,
+    so the selections do not depend on ``kappa``.
+
+    Symbols: nu = ν^(2), lam = λ, S = S, width = m, depth = L, lr = η, steps = J.
+    Args: see ``NeuralLogPolicy`` (``kappa`` is accepted and unused).
+
+    Notes:
+        Reconstruction: B mirrors nu_t^(2) of Eq. (4) (specs/logistic.md table 2.6).
+        Deviation: GD on J / n by default (``loss_reduction``).
+        Theory mode [Bae2025, Alg. 2, Eq. (5)]: g(x; theta_0)^T (theta_{t-1} - theta_0)
+        + nu nu^(2)_{t-1} ||phi(x)||_{W_{t-1}^-1}, W_t = sum w_i phi phi^T + lam_t I.
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> policy = NeuralLogUCB2(width=4, steps=5)
+        >>> policy.act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    weighted = True
+    linearised_mean = True
+
+    def _ridge(self) -> float:
+        return self._lam_now  # [Bae2025, Alg. 2]: W_t = sum w_i phi phi^T + lam_t I
+
+    def _radius(self, d_eff: float) -> float:
+        return self._iota(d_eff)
+
+
+@POLICIES.register("neurallog-ts1")
+class NeuralLogTS1(NeuralLogUCB1):
+    """NeuralLog-TS-1 [Bae2025, App. I; practical mode]: Gaussian sample per arm.
+
+        r_k ~ N(f(x_k; theta), s_k^2),
+        s_k = nu * sqrt(kappa) [c_S (sqrt(d_eff) + sqrt(L / lam)) + 1] * ||g_k||_{V^-1},
+
+    with V and d_eff as in ``NeuralLogUCB1``; play argmax_k r_k.
+
+    Symbols: nu = ν̃, lam = λ, kappa = κ, S = S, width = m, depth = L.
+    Args: see ``NeuralLogPolicy``.
+
+    Notes:
+        Reconstruction: s follows table 2.6 of specs/logistic.md (sqrt(kappa lam_t)
+        ||g||_{V^-1} times nu_t^(1) / sqrt(lam_t)); the sample is on the latent scale.
+        Assumption: anytime, the current d_eff replaces the horizon value nu_T.
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> policy = NeuralLogTS1(width=4, steps=5)
+        >>> policy.act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    sampling = True
+
+    def _radius(self, d_eff: float) -> float:
+        return math.sqrt(self.kappa) * self._iota(d_eff)
+
+
+@POLICIES.register("neurallog-ts2")
+class NeuralLogTS2(NeuralLogUCB2):
+    """NeuralLog-TS-2 [Bae2025, Remark I.2; practical mode]: Gaussian sample per arm.
+
+        r_k ~ N(f(x_k; theta), s_k^2),
+        s_k = nu * [c_S (sqrt(d_eff) + sqrt(L / lam)) + 1] * ||g_k||_{W^-1},
+
+    with the variance-weighted W and d_eff of ``NeuralLogUCB2``; no kappa enters.
+
+    Symbols: nu = ν', lam = λ, S = S, width = m, depth = L.
+    Args: see ``NeuralLogPolicy`` (``kappa`` is accepted and unused).
+
+    Notes:
+        Reconstruction: table 2.6 of specs/logistic.md (the square on sigma' restored).
+        Assumption: anytime, the current d_eff replaces the horizon value.
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> policy = NeuralLogTS2(width=4, steps=5)
+        >>> policy.act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    sampling = True
+
+
+@POLICIES.register("ncbf-ucb")
+class NCBFUCB(NeuralLogPolicy):
+    """NCBF-UCB [Verma2025] as run in [Bae2025, Sec. 7] (binary-feedback variant).
+
+        score(k) = f(x_k; theta) + nu * B * ||g_k||_{V^-1},
+        V = kappa lam I + sum_i g(x_i; theta_{i-1})^2            (diagonal),
+        B = kappa sqrt(d_eff) + S sqrt(kappa lam) + 1,
+        d_eff = sum_j log(1 + sum_i g_ij^2 / kappa).
+
+    Symbols: nu = ν, lam = λ, kappa = κ, S = S, width = m, depth = L.
+    Args: see ``NeuralLogPolicy``.
+
+    Notes:
+        Reconstruction: B keeps the kappa-linear width of [Verma2025]
+        (beta_T = kappa sqrt(d_eff + 2 log(1/delta)), log factor dropped) and the d_eff
+        of [Bae2025, App. A] (specs/logistic.md Sec. 3.1, table 2.6).
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> policy = NCBFUCB(width=4, steps=5)
+        >>> policy.act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    has_theory = False
+
+    def _ridge(self) -> float:
+        return self.kappa * self._lam_now
+
+    def _effdim_scale(self) -> float | None:
+        return 1.0 / self.kappa
+
+    def _radius(self, d_eff: float) -> float:
+        if self.keep_log_factors:  # [Verma2025]: kappa sqrt(d_eff + 2 log(1/delta))
+            d_eff = d_eff + 2.0 * math.log(1.0 / self.delta)
+        return (
+            self.kappa * math.sqrt(d_eff)
+            + self.S * math.sqrt(self.kappa * self._lam_now)
+            + 1
+        )
