@@ -5,7 +5,8 @@ of the mean at the config's ``ci_level``; see ``summaries``), one colour per pol
 colour for a policy in every figure of an experiment. Figures are drawn with matplotlib's
 object API on an Agg canvas, so no global backend is switched and no display is needed.
 
-Files: ``figures/regret-<env>.png`` and ``.svg``, and ``figures/<metric>-<env>.png`` / ``.svg``
+Files: ``figures/regret-<env>.png`` and ``.svg`` (not for replay environments, which have no
+regret), and ``figures/<metric>-<env>.png`` / ``.svg``
 for every metric of ``experiments.metrics`` that applies to the environment.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from banditkit.core import ENVIRONMENTS
 from banditkit.experiments.metrics import metrics_for
 from banditkit.experiments.resolve import ResolvedExperiment
 from banditkit.experiments.store import atomic_write_bytes
@@ -113,14 +115,16 @@ def plot_experiment(
     written: list[Path] = []
     for env in resolved.envs:
         env_cells = [c for c in cells if c.cell.env.label == env.label]
-        regret = [
-            (c.cell.policy.label, c.column("cumulative_regret")) for c in env_cells
-        ]
-        name = f"{prefix}regret-{slug(env.label)}"
-        title = f"{resolved.config.title or resolved.config.name}: {env.label}"
-        written += _draw(
-            figures_dir / name, title, "cumulative regret", regret, colours, level
-        )
+        # Replay environments have no counterfactuals, hence no regret to draw.
+        if getattr(ENVIRONMENTS.get(env.name), "has_regret", True):
+            regret = [
+                (c.cell.policy.label, c.column("cumulative_regret")) for c in env_cells
+            ]
+            name = f"{prefix}regret-{slug(env.label)}"
+            title = f"{resolved.config.title or resolved.config.name}: {env.label}"
+            written += _draw(
+                figures_dir / name, title, "cumulative regret", regret, colours, level
+            )
         for metric in metrics_for(env.name, env.family, resolved.config.metrics):
             compute: Callable[..., np.ndarray] = metric.compute
             series = []
