@@ -26,7 +26,8 @@ import banditkit as bk
 from banditkit.core.simulate import RunResult, simulate
 from banditkit.experiments.execute import single_threaded
 
-DATA_DIR = Path("/work/shared/datasets")
+# ../shared/datasets next to the repository, as the tests use it
+DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 SPEEDUP_BAR = 10.0
 
 
