@@ -202,7 +202,7 @@ def test_diverging_training_raises_a_clear_error():
     policy = bk.make_policy("neural-ucb", lr=1e6, steps=20, update_every=1, seed=0)
     arms = np.random.default_rng(0).normal(size=(3, 4))
     ctx = Context(arms=arms)
-    with pytest.raises(FloatingPointError, match="training diverged.*smaller lr"):
+    with pytest.raises(FloatingPointError, match=r"training diverged.*smaller lr"):
         for _ in range(5):
             action = policy.act(ctx)
             policy.update(ctx, action, 1.0)
