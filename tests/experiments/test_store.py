@@ -84,3 +84,18 @@ def test_lock_excludes_a_live_holder_and_takes_over_a_dead_one(tmp_path):
         assert (
             json.loads((tmp_path / ".banditkit.lock").read_text())["pid"] == os.getpid()
         )
+
+
+def test_atomic_writes_get_the_umask_mode(tmp_path):
+    import os
+
+    from banditkit.experiments import store
+
+    umask = os.umask(0o022)
+    cached, store._UMASK = store._UMASK, None
+    try:
+        store.atomic_write_text(tmp_path / "a.txt", "x")
+    finally:
+        os.umask(umask)
+        store._UMASK = cached
+    assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o644

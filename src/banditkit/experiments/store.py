@@ -75,6 +75,18 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def _umask() -> int:
+    """The process umask (read once: setting it briefly is not thread-safe)."""
+    global _UMASK
+    if _UMASK is None:
+        _UMASK = os.umask(0o022)
+        os.umask(_UMASK)
+    return _UMASK
+
+
+_UMASK: int | None = None
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically: temporary file, fsync, rename."""
     target = Path(path)
@@ -82,6 +94,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
     )
     try:
+        # mkstemp creates the file 0600; give it the mode a plain open() would
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
