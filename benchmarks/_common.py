@@ -10,6 +10,7 @@ reference code (issue 5). Each benchmark script imports this module through
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import statistics
@@ -29,6 +30,18 @@ from banditkit.experiments.execute import single_threaded
 # ../shared/datasets next to the repository, as the tests use it
 DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 SPEEDUP_BAR = 10.0
+
+#: The logistic task of the Logistic-UCB-1 / ada-OFU-ECOLog reference runs (issue 5): d = 20,
+#: K = 5 fresh arms per round uniform in the unit ball, theta* = (4 / sqrt(d)) * 1, Bernoulli
+#: rewards mu(x^T theta*).
+LOGISTIC_TASK_D = 20
+LOGISTIC_TASK = {
+    "h": "linear",
+    "d": LOGISTIC_TASK_D,
+    "n_arms": 5,
+    "law": "unit-ball",
+    "theta": 4.0 / math.sqrt(LOGISTIC_TASK_D),
+}
 
 
 def use_shared_data() -> None:

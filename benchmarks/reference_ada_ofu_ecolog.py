@@ -15,27 +15,19 @@ gram="diagonal" is about 25% faster (mean regret 72) if the time bar ever needs 
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Reference, Workload, compare_to_reference
+from _common import LOGISTIC_TASK, Reference, Workload, compare_to_reference
 
-D = 20
 WORKLOAD = Workload(
     name="reference_ada_ofu_ecolog",
     policy="ada-ofu-ecolog",
     policy_params={"nu": 1.0, "lam": 1.0, "S": 1.0, "update_every": 50, "gram": "full"},
     env="logistic",
-    env_params={
-        "h": "linear",
-        "d": D,
-        "n_arms": 5,
-        "law": "unit-ball",
-        "theta": 4.0 / math.sqrt(D),
-    },
+    env_params=LOGISTIC_TASK,
     horizon=2000,
     reference=Reference(
         seconds=2.18,

@@ -15,15 +15,13 @@ theoretical scale rather than tuned down on the test workload.
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Reference, Workload, compare_to_reference
+from _common import LOGISTIC_TASK, Reference, Workload, compare_to_reference
 
-D = 20
 WORKLOAD = Workload(
     name="reference_logistic_ucb1",
     policy="logistic-ucb1",
@@ -36,13 +34,7 @@ WORKLOAD = Workload(
         "gram": "full",
     },
     env="logistic",
-    env_params={
-        "h": "linear",
-        "d": D,
-        "n_arms": 5,
-        "law": "unit-ball",
-        "theta": 4.0 / math.sqrt(D),
-    },
+    env_params=LOGISTIC_TASK,
     horizon=2000,
     reference=Reference(
         seconds=3.35,
