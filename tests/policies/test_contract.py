@@ -5,6 +5,7 @@ import pytest
 
 import banditkit as bk
 from banditkit.core import Context
+from tests.policies.helpers import contexts, play
 
 # Small settings for every contextual policy; a new policy must be added here.
 POLICIES_UNDER_TEST = {
@@ -52,32 +53,21 @@ POLICIES_UNDER_TEST = {
 LEARNERS = [n for n in POLICIES_UNDER_TEST if n not in ("random", "oracle")]
 
 
+def _ctxs(n=30, k=4, d=5, seed=0):
+    return contexts(n, k, d, seed, law="normal")
+
+
 def test_every_registered_contextual_policy_is_under_test():
     missing = set(bk.list_policies("contextual")) - set(POLICIES_UNDER_TEST)
     assert not missing, f"add {sorted(missing)} to POLICIES_UNDER_TEST"
 
 
-def _contexts(n=30, k=4, d=5, seed=0):
-    rng = np.random.default_rng(seed)
-    return [Context(arms=rng.normal(size=(k, d))) for _ in range(n)]
-
-
-def _play(policy, contexts, seed=0):
-    rng = np.random.default_rng(seed)
-    actions = []
-    for ctx in contexts:
-        a = policy.act(ctx)
-        actions.append(a)
-        policy.update(ctx, a, float(rng.random() < 0.5))
-    return actions
-
-
 @pytest.mark.parametrize("name", LEARNERS)
 def test_same_seed_same_actions(name):
     params = POLICIES_UNDER_TEST[name]
-    ctxs = _contexts()
-    a = _play(bk.make_policy(name, seed=1, **params), ctxs)
-    b = _play(bk.make_policy(name, seed=1, **params), ctxs)
+    ctxs = _ctxs()
+    a = play(bk.make_policy(name, seed=1, **params), ctxs)
+    b = play(bk.make_policy(name, seed=1, **params), ctxs)
     assert a == b
     assert all(isinstance(x, int) and 0 <= x < 4 for x in a)
 
@@ -85,7 +75,7 @@ def test_same_seed_same_actions(name):
 @pytest.mark.parametrize("name", LEARNERS)
 def test_update_leaves_inputs_untouched(name):
     policy = bk.make_policy(name, **POLICIES_UNDER_TEST[name])
-    ctx = _contexts(1)[0]
+    ctx = _ctxs(1)[0]
     before = ctx.arms.copy()
     policy.update(ctx, policy.act(ctx), 1.0)
     np.testing.assert_array_equal(ctx.arms, before)
@@ -94,22 +84,22 @@ def test_update_leaves_inputs_untouched(name):
 @pytest.mark.parametrize("name", LEARNERS)
 def test_state_dict_round_trip(name, tmp_path):
     params = POLICIES_UNDER_TEST[name]
-    ctxs = _contexts(40)
+    ctxs = _ctxs(40)
     policy = bk.make_policy(name, seed=2, **params)
-    _play(policy, ctxs[:25])
+    play(policy, ctxs[:25])
     path = tmp_path / "p.bk"
     bk.save_policy(policy, path)
     clone = bk.load_policy(path)
     assert type(clone) is type(policy) and clone.get_params() == policy.get_params()
     assert clone.n_updates == policy.n_updates and clone.t == policy.t
     # Same next actions and same learning from here on.
-    assert _play(clone, ctxs[25:], seed=7) == _play(policy, ctxs[25:], seed=7)
+    assert play(clone, ctxs[25:], seed=7) == play(policy, ctxs[25:], seed=7)
 
 
 @pytest.mark.parametrize("name", LEARNERS)
 def test_state_from_other_params_is_refused(name):
     policy = bk.make_policy(name, seed=2, **POLICIES_UNDER_TEST[name])
-    _play(policy, _contexts(3))
+    play(policy, _ctxs(3))
     other = bk.make_policy(name, seed=3, **POLICIES_UNDER_TEST[name])
     with pytest.raises(ValueError, match="hyper-parameters"):
         other.load_state_dict(policy.state_dict())

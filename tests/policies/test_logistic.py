@@ -6,31 +6,20 @@ import numpy as np
 import pytest
 
 import banditkit as bk
-from banditkit.core import Context
 from banditkit.glm import LogisticLink, fit_glm
+from tests.policies.helpers import contexts, mean_final_regret, play
 
 LINK = LogisticLink()
 
 
-def _contexts(n=60, k=5, d=4, seed=0):
-    rng = np.random.default_rng(seed)
-    return [Context(arms=rng.uniform(-1, 1, size=(k, d))) for _ in range(n)]
-
-
-def _play(policy, contexts, seed=0):
-    rng = np.random.default_rng(seed)
-    actions = []
-    for ctx in contexts:
-        a = policy.act(ctx)
-        actions.append(a)
-        policy.update(ctx, a, float(rng.random() < 0.5))
-    return actions
+def _ctxs(n=60, k=5, d=4, seed=0):
+    return contexts(n, k, d, seed)
 
 
 def test_ada_ofu_ecolog_selections_do_not_depend_on_kappa():
-    ctxs = _contexts(120)
+    ctxs = _ctxs(120)
     runs = [
-        _play(bk.make_policy("ada-ofu-ecolog", kappa=k, update_every=10), ctxs)
+        play(bk.make_policy("ada-ofu-ecolog", kappa=k, update_every=10), ctxs)
         for k in (10.0, 50.0)
     ]
     assert runs[0] == runs[1]
@@ -42,7 +31,7 @@ def test_logistic_ucb1_score_matches_the_hand_formula():
     policy = bk.make_policy(
         "logistic-ucb1", nu=nu, lam=lam, kappa=kappa, S=S, update_every=10
     )
-    ctxs = _contexts(31)
+    ctxs = _ctxs(31)
     rng = np.random.default_rng(1)
     X, y = [], []
     for t, ctx in enumerate(ctxs[:-1]):
@@ -70,7 +59,7 @@ def test_logistic_ucb1_score_matches_the_hand_formula():
 def test_ada_ofu_ecolog_design_is_weighted_by_the_estimate_after_each_round():
     lam, S = 1.0, 1.0
     policy = bk.make_policy("ada-ofu-ecolog", nu=1.0, lam=lam, S=S, update_every=5)
-    ctxs = _contexts(12)
+    ctxs = _ctxs(12)
     X, y, W = [], [], lam * np.eye(4)
     theta = np.zeros(4)
     for t, ctx in enumerate(ctxs[:-1]):
@@ -95,7 +84,7 @@ def test_ada_ofu_ecolog_design_is_weighted_by_the_estimate_after_each_round():
 
 @pytest.mark.parametrize("name", ["logistic-ucb1", "ada-ofu-ecolog"])
 def test_width_is_proportional_to_nu(name):
-    ctxs = _contexts(30)
+    ctxs = _ctxs(30)
     out = {}
     for nu in (0.5, 2.0):
         policy = bk.make_policy(name, nu=nu, update_every=7)
@@ -109,7 +98,7 @@ def test_width_is_proportional_to_nu(name):
 @pytest.mark.parametrize("name", ["logistic-ucb1", "ada-ofu-ecolog"])
 def test_diagonal_gram_option(name):
     policy = bk.make_policy(name, gram="diagonal", update_every=5)
-    _play(policy, _contexts(20))
+    play(policy, _ctxs(20))
     assert policy.design.diagonal.shape == (4,)
 
 
@@ -117,20 +106,6 @@ def test_diagonal_gram_option(name):
 def test_beats_uniform_on_a_logistic_bandit(name):
     env = bk.make_env("logistic", h="linear", d=5, n_arms=5)
     params = {"nu": 0.05, "update_every": 10}
-    regret = np.mean(
-        [
-            bk.simulate(
-                bk.make_policy(name, seed=s, **params), env, 400, s
-            ).cumulative_regret[-1]
-            for s in range(2)
-        ]
-    )
-    uniform = np.mean(
-        [
-            bk.simulate(
-                bk.make_policy("random", seed=s), env, 400, s
-            ).cumulative_regret[-1]
-            for s in range(2)
-        ]
-    )
+    regret = mean_final_regret(name, env, 400, **params)
+    uniform = mean_final_regret("random", env, 400)
     assert regret < 0.6 * uniform, (regret, uniform)

@@ -11,32 +11,22 @@ from banditkit.core import Context
 from banditkit.glm import LogisticLink
 from banditkit.nn import flat_params, forward_and_grads, set_flat_params
 from banditkit.policies.neural_parts import EffectiveDimension
+from tests.policies.helpers import contexts, mean_final_regret, play
 
 SMALL = {"width": 8, "update_every": 10, "steps": 10}
 UCB_NAMES = ["neural-ucb", "neurallog-ucb1", "neurallog-ucb2", "ncbf-ucb"]
 TS_NAMES = ["neural-ts", "neurallog-ts1", "neurallog-ts2"]
 
 
-def _contexts(n=40, k=4, d=6, seed=0):
-    rng = np.random.default_rng(seed)
-    return [Context(arms=rng.uniform(-1, 1, size=(k, d))) for _ in range(n)]
-
-
-def _play(policy, contexts, seed=0):
-    rng = np.random.default_rng(seed)
-    actions = []
-    for ctx in contexts:
-        a = policy.act(ctx)
-        actions.append(a)
-        policy.update(ctx, a, float(rng.random() < 0.5))
-    return actions
+def _ctxs(n=40, k=4, d=6, seed=0):
+    return contexts(n, k, d, seed)
 
 
 @pytest.mark.parametrize("name", ["neurallog-ucb2", "neurallog-ts2"])
 def test_kappa_does_not_change_ucb2_and_ts2_selections(name):
-    ctxs = _contexts(150)
+    ctxs = _ctxs(150)
     runs = [
-        _play(bk.make_policy(name, seed=3, kappa=k, **SMALL), ctxs) for k in (10, 50)
+        play(bk.make_policy(name, seed=3, kappa=k, **SMALL), ctxs) for k in (10, 50)
     ]
     assert runs[0] == runs[1]
     assert len(set(runs[0])) > 1
@@ -44,18 +34,18 @@ def test_kappa_does_not_change_ucb2_and_ts2_selections(name):
 
 @pytest.mark.parametrize("name", ["neurallog-ucb1", "neurallog-ts1", "ncbf-ucb"])
 def test_kappa_changes_the_width_of_ucb1_ts1_and_ncbf(name):
-    ctxs = _contexts(25)
+    ctxs = _ctxs(25)
     widths = []
     for kappa in (10.0, 50.0):
         policy = bk.make_policy(name, seed=1, kappa=kappa, **SMALL)
-        _play(policy, ctxs[:-1])
+        play(policy, ctxs[:-1])
         widths.append(policy.scores(ctxs[-1])[1])
     assert not np.allclose(widths[0], widths[1])
 
 
 @pytest.mark.parametrize("name", UCB_NAMES + TS_NAMES)
 def test_width_is_proportional_to_nu(name):
-    ctxs = _contexts(25)
+    ctxs = _ctxs(25)
     out = {}
     for nu in (0.5, 1.5):
         policy = bk.make_policy(name, seed=1, nu=nu, **SMALL)
@@ -82,8 +72,8 @@ def test_diagonal_logdet_equals_exact_for_axis_aligned_features():
 
 def test_ucb2_score_matches_the_hand_formula():
     policy = bk.make_policy("neurallog-ucb2", nu=0.7, lam=0.5, S=2.0, seed=0, **SMALL)
-    ctxs = _contexts(31)
-    _play(policy, ctxs[:-1])
+    ctxs = _ctxs(31)
+    play(policy, ctxs[:-1])
     ctx = ctxs[-1]
     mean, width = policy.scores(ctx)
     f, G = forward_and_grads(policy.model.mlp, torch.from_numpy(ctx.arms.copy()))
@@ -98,7 +88,7 @@ def test_ucb2_score_matches_the_hand_formula():
 
 def test_ucb1_score_is_on_the_probability_scale_with_kappa_ridge():
     policy = bk.make_policy("neurallog-ucb1", nu=1.0, lam=2.0, kappa=10.0, **SMALL)
-    ctx = _contexts(1)[0]
+    ctx = _ctxs(1)[0]
     mean, width = policy.scores(ctx)
     # theta_0 gives f = 0 (mirrored init), A = kappa lam I, d_eff = 0.
     np.testing.assert_allclose(mean, 0.5)
@@ -111,8 +101,8 @@ def test_ucb1_score_is_on_the_probability_scale_with_kappa_ridge():
 
 def test_ucb2_weights_are_frozen_once_computed():
     policy = bk.make_policy("neurallog-ucb2", seed=0, **SMALL)
-    ctxs = _contexts(21)
-    _play(policy, ctxs[:20])  # the last round refits, so theta_20 weighted round 20
+    ctxs = _ctxs(21)
+    play(policy, ctxs[:20])  # the last round refits, so theta_20 weighted round 20
     before = policy.design.diagonal.copy()
     mlp = policy.model.mlp
     set_flat_params(mlp, flat_params(mlp) * 1.5)  # a different theta
@@ -130,7 +120,7 @@ def test_ucb2_weights_are_frozen_once_computed():
 
 def test_ucb1_design_is_unweighted():
     policy = bk.make_policy("neurallog-ucb1", lam=1.0, kappa=10.0, seed=0, **SMALL)
-    ctx = _contexts(1)[0]
+    ctx = _ctxs(1)[0]
     a = policy.act(ctx)
     _, G = forward_and_grads(policy.model.mlp, torch.from_numpy(ctx.arms.copy()))
     policy.update(ctx, a, 0.0)
@@ -138,18 +128,18 @@ def test_ucb1_design_is_unweighted():
 
 
 def test_full_gram_option_runs_and_matches_diagonal_on_the_first_round():
-    ctx = _contexts(1)[0]
+    ctx = _ctxs(1)[0]
     diag = bk.make_policy("neurallog-ucb2", gram="diagonal", **SMALL)
     full = bk.make_policy("neurallog-ucb2", gram="full", **SMALL)
     # Before any data A = lam I in both.
     np.testing.assert_allclose(diag.scores(ctx)[1], full.scores(ctx)[1])
-    _play(full, _contexts(15))
+    play(full, _ctxs(15))
     assert full.design.matrix.shape == (full.model.n_params,) * 2
 
 
 def test_neural_ucb_width_uses_gradients_over_sqrt_width():
     policy = bk.make_policy("neural-ucb", nu=1.0, lam=1.0, width=8)
-    ctx = _contexts(1)[0]
+    ctx = _ctxs(1)[0]
     _, width = policy.scores(ctx)
     _, G = forward_and_grads(policy.model.mlp, torch.from_numpy(ctx.arms.copy()))
     np.testing.assert_allclose(
@@ -161,22 +151,8 @@ def test_neural_ucb_width_uses_gradients_over_sqrt_width():
 def test_beats_uniform_on_logistic_h1(name):
     env = bk.make_env("logistic", h="h1", d=6, n_arms=5)
     params = {"nu": 0.1, "width": 8, "update_every": 10, "steps": 20, "lr": 0.05}
-    regret = np.mean(
-        [
-            bk.simulate(
-                bk.make_policy(name, seed=s, **params), env, 300, s
-            ).cumulative_regret[-1]
-            for s in range(2)
-        ]
-    )
-    uniform = np.mean(
-        [
-            bk.simulate(
-                bk.make_policy("random", seed=s), env, 300, s
-            ).cumulative_regret[-1]
-            for s in range(2)
-        ]
-    )
+    regret = mean_final_regret(name, env, 300, **params)
+    uniform = mean_final_regret("random", env, 300)
     assert regret < 0.8 * uniform, (regret, uniform)
 
 
@@ -197,7 +173,6 @@ def test_invalid_hyperparameters_raise(name, bad):
 
 
 def test_diverging_training_raises_a_clear_error():
-    from banditkit.core import Context
 
     policy = bk.make_policy("neural-ucb", lr=1e6, steps=20, update_every=1, seed=0)
     arms = np.random.default_rng(0).normal(size=(3, 4))

@@ -8,27 +8,16 @@ import pytest
 import torch
 
 import banditkit as bk
-from banditkit.core import Context
 from banditkit.nn import MLP, flat_params, set_flat_params, train
 from banditkit.policies import theory
+from tests.policies.helpers import contexts, mean_final_regret, play
 
 DELTA = 4 / math.e**2  # log(4 / delta) = 2
 TINY = {"width": 2, "steps": 5, "lr": 1e-3}
 
 
-def _contexts(n=40, k=3, d=2, seed=0):
-    rng = np.random.default_rng(seed)
-    return [Context(arms=rng.uniform(-1, 1, size=(k, d))) for _ in range(n)]
-
-
-def _play(policy, contexts, seed=0):
-    rng = np.random.default_rng(seed)
-    actions = []
-    for ctx in contexts:
-        a = policy.act(ctx)
-        actions.append(a)
-        policy.update(ctx, a, float(rng.random() < 0.5))
-    return actions
+def _ctxs(n=40, k=3, d=2, seed=0):
+    return contexts(n, k, d, seed)
 
 
 def test_constants_equal_hand_computed_values():
@@ -84,7 +73,7 @@ def test_internal_values_match_an_independent_numpy_computation(name, rounds):
     policy = bk.make_policy(
         name, mode="theory", kappa=kappa, C=C, C1=C1, S=S, delta=delta, seed=0, **TINY
     )
-    ctxs = _contexts(rounds + 1)
+    ctxs = _ctxs(rounds + 1)
     rewards = np.random.default_rng(0).random(rounds) < 0.5
     actions = []
     for ctx, r in zip(ctxs[:-1], rewards, strict=True):
@@ -151,8 +140,8 @@ def test_internal_values_match_an_independent_numpy_computation(name, rounds):
 @pytest.mark.parametrize("name", ["neurallog-ucb1", "neurallog-ts2"])
 def test_theory_features_are_theta0_gradients_over_sqrt_m_and_stay_fixed(name):
     policy = bk.make_policy(name, mode="theory", seed=2, width=4, steps=20, lr=1e-2)
-    ctxs = _contexts(12, d=3)
-    _play(policy, ctxs[:-1])
+    ctxs = _ctxs(12, d=3)
+    play(policy, ctxs[:-1])
     theta0 = policy.model.mlp.theta0.clone()
     assert not torch.equal(flat_params(policy.model.mlp), theta0)  # it trained
     X = ctxs[-1].arms
@@ -168,8 +157,8 @@ def test_theory_features_are_theta0_gradients_over_sqrt_m_and_stay_fixed(name):
 def test_lam_t_is_non_decreasing_and_at_least_lam0():
     policy = bk.make_policy("neurallog-ucb2", mode="theory", C1=0.05, seed=0, **TINY)
     lams = [policy.theory_constants()["lam_t"]]
-    for ctx in _contexts(30):
-        _play(policy, [ctx])
+    for ctx in _ctxs(30):
+        play(policy, [ctx])
         lams.append(policy.theory_constants()["lam_t"])
     lam0 = policy.theory_constants()["lam0"]
     assert lams[0] == lam0
@@ -181,31 +170,17 @@ def test_theory_mode_beats_uniform_on_an_easy_instance():
     env = bk.make_env("logistic", h="h1", d=4, n_arms=4)
     # nu scales the literal theory radius (about 10^2 here) down to a useful size.
     params = {"mode": "theory", "nu": 0.001, "width": 4, "steps": 20}
-    regret = np.mean(
-        [
-            bk.simulate(
-                bk.make_policy("neurallog-ucb1", seed=s, **params), env, 200, s
-            ).cumulative_regret[-1]
-            for s in range(2)
-        ]
-    )
-    uniform = np.mean(
-        [
-            bk.simulate(
-                bk.make_policy("random", seed=s), env, 200, s
-            ).cumulative_regret[-1]
-            for s in range(2)
-        ]
-    )
+    regret = mean_final_regret("neurallog-ucb1", env, 200, **params)
+    uniform = mean_final_regret("random", env, 200)
     assert regret < 0.85 * uniform, (regret, uniform)  # observed 7.4 vs 9.7
 
 
 @pytest.mark.parametrize("mode", ["practical", "theory"])
 @pytest.mark.parametrize("name", ["neurallog-ucb2", "neurallog-ts2"])
 def test_kappa_invariance_of_ucb2_and_ts2_in_both_modes(name, mode):
-    ctxs = _contexts(40, d=3)
+    ctxs = _ctxs(40, d=3)
     kw = {"width": 4, "steps": 5, "update_every": 5, "mode": mode}
-    runs = [_play(bk.make_policy(name, seed=3, kappa=k, **kw), ctxs) for k in (10, 80)]
+    runs = [play(bk.make_policy(name, seed=3, kappa=k, **kw), ctxs) for k in (10, 80)]
     assert runs[0] == runs[1]
 
 
@@ -230,7 +205,7 @@ SMALL = {"width": 4, "steps": 5, "update_every": 5}
     ],
 )
 def test_each_option_changes_the_scores(name, option):
-    ctxs = _contexts(16, d=3)
+    ctxs = _ctxs(16, d=3)
     out = []
     for extra in ({}, option):
         base = {"mode": "theory"} if "C" in option or "C1" in option else {}
@@ -264,9 +239,9 @@ def test_defaults_resolve_per_mode_and_round_trip():
 
 
 def test_theory_state_dict_round_trips():
-    ctxs = _contexts(8, d=3)
+    ctxs = _ctxs(8, d=3)
     policy = bk.make_policy("neurallog-ucb2", mode="theory", seed=0, **TINY)
-    _play(policy, ctxs[:-1])
+    play(policy, ctxs[:-1])
     clone = bk.make_policy("neurallog-ucb2", mode="theory", seed=0, **TINY)
     clone.load_state_dict(policy.state_dict())
     np.testing.assert_array_equal(
