@@ -69,10 +69,16 @@ class Policy(ABC):
         family: "contextual", "dueling" or "assortment".
         d: Feature dimension, inferred at the first ``act`` (None before).
         t: Number of updates received so far.
+        horizon: T given to :meth:`begin` (None: unknown).
+        last_propensity: Probability with which the last ``act`` chose its action, for
+            policies that know it (uniform play, epsilon-greedy); None otherwise. Stored with
+            each round so logged runs can be evaluated off-policy.
     """
 
     family: ClassVar[str] = "contextual"
     registry_name: ClassVar[str] = ""
+    #: True for policies that cannot run without ``begin(horizon)`` (grids, lambda_T).
+    requires_horizon: ClassVar[bool] = False
 
     def __init__(self, *, seed: int = 0) -> None:
         self.seed = check_int("seed", seed, low=0)
@@ -80,6 +86,8 @@ class Policy(ABC):
         self.d: int | None = None
         self.t = 0
         self._n_updates = 0
+        self.horizon: int | None = None
+        self.last_propensity: float | None = None
 
     # ------------------------------------------------------------------ public loop
     def act(self, ctx: Context) -> Action:
@@ -94,6 +102,31 @@ class Policy(ABC):
         feedback = check_feedback(feedback, action, self.family)
         self._update(ctx, action, feedback)
         self.t += 1
+
+    def begin(self, horizon: int | None) -> None:
+        """Tell the policy how many rounds it will play; ``simulate`` calls it before round 1.
+
+        Policies whose constants depend on the horizon T (the MNL paper's lambda_t, the
+        rare-update grids) read ``self.horizon`` and set ``requires_horizon = True``: using
+        one without a horizon raises a ``ValueError`` at its first round. Other policies
+        ignore it. The horizon is part of the saved state.
+
+        Args:
+            horizon: T >= 1, or None when the run length is unknown (an open-ended service).
+
+        Raises:
+            ValueError: If ``horizon`` is not None and not an int >= 1, or the policy has
+                already played a round.
+        """
+        if self.t > 0:
+            raise ValueError(
+                f"begin() must come before the first round; this policy has had {self.t} updates."
+            )
+        self.horizon = None if horizon is None else check_int("horizon", horizon, low=1)
+        self._begin()
+
+    def _begin(self) -> None:  # noqa: B027 - optional hook
+        """React to a new ``self.horizon`` (override); called by :meth:`begin`."""
 
     def attach(self, env: Environment) -> None:  # noqa: B027 - optional hook
         """Called by ``simulate`` before the first round; only privileged policies use it."""
@@ -119,6 +152,11 @@ class Policy(ABC):
         if not isinstance(ctx, Context):
             raise TypeError(f"expected a banditkit Context; got {type(ctx).__name__}.")
         if self.d is None:
+            if self.requires_horizon and self.horizon is None:
+                raise ValueError(
+                    f"{self.registry_name or type(self).__name__} needs the horizon: call "
+                    "policy.begin(horizon) before the first round (simulate and the runner do)."
+                )
             self.d = ctx.d
             self._setup(ctx)
         elif ctx.d != self.d:
@@ -152,6 +190,7 @@ class Policy(ABC):
             "params": self.get_params(),
             "d": self.d,
             "t": self.t,
+            "horizon": self.horizon,
             "n_updates": self._n_updates,
             "rng": self.rng.bit_generator.state,
             "state": self._state() if self.d is not None else {},
@@ -170,6 +209,8 @@ class Policy(ABC):
             )
         self.d = None if state["d"] is None else int(state["d"])
         self.t = int(state["t"])
+        horizon = state.get("horizon")
+        self.horizon = None if horizon is None else int(horizon)
         self._n_updates = int(state["n_updates"])
         self.rng.bit_generator.state = state["rng"]
         if self.d is not None:

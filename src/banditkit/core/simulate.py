@@ -101,6 +101,7 @@ def simulate(
             f"{env!r} is {env.family}."
         )
     env.reset(seed)
+    policy.begin(horizon)
     policy.attach(env)
     rows = np.zeros((horizon, 6))
     clock = time.perf_counter

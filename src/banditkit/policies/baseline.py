@@ -25,6 +25,7 @@ class RandomPolicy(Policy):
         super().__init__(seed=seed)
 
     def _act(self, ctx: Context) -> Action:
+        self.last_propensity = 1.0 / ctx.n_arms
         return int(self.rng.integers(ctx.n_arms))
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
