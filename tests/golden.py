@@ -1,0 +1,106 @@
+"""Pinned seeded runs: the actions and regrets of every contextual policy, recorded once.
+
+Refactors of shared code (the platform, the model toolkit) must keep results: the test in
+``tests/test_golden.py`` replays the runs below and compares them bitwise with the arrays stored
+in ``tests/data/golden.npz``. Regenerate that file only when a change of results is intended,
+and say so in the commit:
+
+    python -m tests.golden
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import banditkit as bk
+
+GOLDEN = Path(__file__).parent / "data" / "golden.npz"
+
+#: (label, environment name, environment parameters)
+ENVS: list[tuple[str, str, dict[str, Any]]] = [
+    ("h1", "logistic", {"h": "h1", "d": 5, "n_arms": 4}),
+    ("digits", "classification", {"dataset": "digits"}),
+]
+
+#: (policy name, parameters, horizon): neural policies run fewer rounds. Policies after
+#: ``N_EVERYWHERE`` (full p x p Grams) run on the small "h1" instance only.
+POLICIES: list[tuple[str, dict[str, Any], int]] = [
+    ("random", {}, 120),
+    ("eps-greedy", {}, 120),
+    ("linucb", {}, 120),
+    ("lints", {}, 120),
+    ("glm-ucb", {}, 120),
+    ("glm-ts", {}, 120),
+    ("logistic-ucb1", {}, 120),
+    ("ada-ofu-ecolog", {}, 120),
+    ("neural-ucb", {"lr": 0.001}, 60),
+    ("neural-ts", {"lr": 0.001}, 60),
+    ("ncbf-ucb", {}, 60),
+    ("neurallog-ucb1", {}, 60),
+    ("neurallog-ucb2", {}, 60),
+    ("neurallog-ts1", {}, 60),
+    ("neurallog-ts2", {}, 60),
+    # full Grams: h1 only
+    ("neurallog-ucb2", {"gram": "full", "update_every": 3}, 40),
+    ("neurallog-ucb1", {"mode": "theory"}, 30),
+]
+
+N_EVERYWHERE = 15
+
+SEEDS = (0, 1)
+
+
+def key(env_label: str, index: int, seed: int) -> str:
+    """The npz member prefix of one run."""
+    name, _, _ = POLICIES[index]
+    return f"{env_label}/{index}-{name}/{seed}"
+
+
+def play(env_label: str, index: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Run one pinned configuration with a loop of its own; return (actions, regrets)."""
+    name, params, horizon = POLICIES[index]
+    _, env_name, env_params = next(e for e in ENVS if e[0] == env_label)
+    env = bk.make_env(env_name, **env_params)
+    policy = bk.make_policy(name, seed=seed, **params)
+    env.reset(seed)
+    policy.begin(horizon)
+    policy.attach(env)
+    actions, regrets = [], []
+    for _ in range(horizon):
+        ctx = env.context()
+        assert ctx is not None
+        action = policy.act(ctx)
+        step = env.step(action)
+        policy.update(ctx, action, step.feedback)
+        actions.append(action)
+        regrets.append(step.regret)
+    return np.asarray(actions, dtype=np.int64), np.asarray(regrets, dtype=np.float64)
+
+
+def cases() -> list[tuple[str, int, int]]:
+    """Every (environment label, policy index, seed) pinned."""
+    return [
+        (e[0], i, s)
+        for e in ENVS
+        for i in range(len(POLICIES) if e[0] == "h1" else N_EVERYWHERE)
+        for s in SEEDS
+    ]
+
+
+def main() -> None:
+    """Record every case into ``GOLDEN``."""
+    arrays: dict[str, np.ndarray] = {}
+    for env_label, index, seed in cases():
+        actions, regrets = play(env_label, index, seed)
+        arrays[key(env_label, index, seed) + "/actions"] = actions
+        arrays[key(env_label, index, seed) + "/regret"] = regrets
+    GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(GOLDEN, **arrays)
+    print(f"wrote {len(arrays) // 2} runs to {GOLDEN}")
+
+
+if __name__ == "__main__":
+    main()
