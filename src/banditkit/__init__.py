@@ -16,7 +16,10 @@ from importlib.metadata import PackageNotFoundError, version
 from banditkit import envs as envs
 from banditkit import policies as policies
 from banditkit.core import (
+    AssortmentPolicy,
     Context,
+    ContextualPolicy,
+    DuelingPolicy,
     Environment,
     Policy,
     RunResult,
@@ -37,7 +40,10 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
 
 __all__ = [
+    "AssortmentPolicy",
     "Context",
+    "ContextualPolicy",
+    "DuelingPolicy",
     "Environment",
     "Policy",
     "RunResult",

@@ -24,7 +24,7 @@ def test_same_seed_bit_identical():
     np.testing.assert_array_equal(a.reward, b.reward)
 
 
-class Recorder(bk.Policy):
+class Recorder(bk.ContextualPolicy):
     """Records the contexts it sees; plays a fixed arm or a random one."""
 
     def __init__(self, *, fixed: int = -1, seed: int = 0) -> None:
@@ -75,7 +75,7 @@ def test_simulate_rejects_bad_input():
         bk.simulate(bk.make_policy("random"), bk.make_env("linear"), 0)
 
 
-class BadPolicy(bk.Policy):
+class BadPolicy(bk.ContextualPolicy):
     def _act(self, ctx):
         return ctx.n_arms  # out of range
 

@@ -20,10 +20,8 @@ def _reference_data() -> Iterator[Path]:
         yield use_reference_data(mp)
 
 
-class RandomPairs(bk.Policy):
+class RandomPairs(bk.DuelingPolicy):
     """Uniform ordered pairs (possibly identical arms); records what it learned from."""
-
-    family = "dueling"
 
     def __init__(self, *, seed: int = 0) -> None:
         super().__init__(seed=seed)

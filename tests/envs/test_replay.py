@@ -26,7 +26,7 @@ def env() -> OBDReplayEnv:
     return OBDReplayEnv()
 
 
-class Spy(bk.Policy):
+class Spy(bk.ContextualPolicy):
     """Uniform play that records every act and every update, with the replayed event."""
 
     def __init__(self, *, seed: int = 0) -> None:

@@ -8,7 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 from banditkit.core.environment import Environment
-from banditkit.core.policy import Policy, check_feedback
+from banditkit.core.policy import (
+    MAX_ABS_REWARD,
+    AssortmentPolicy,
+    ContextualPolicy,
+    DuelingPolicy,
+    Policy,
+    check_feedback,
+)
 from banditkit.core.registry import Registry
 from banditkit.core.seeding import STREAMS, make_rng, spawn_seeds
 from banditkit.core.simulate import RunResult, simulate
@@ -25,10 +32,14 @@ from banditkit.core.types import (
 __all__ = [
     "ENVIRONMENTS",
     "FAMILIES",
+    "MAX_ABS_REWARD",
     "POLICIES",
     "STREAMS",
     "Action",
+    "AssortmentPolicy",
     "Context",
+    "ContextualPolicy",
+    "DuelingPolicy",
     "Environment",
     "Family",
     "Feedback",

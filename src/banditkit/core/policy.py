@@ -1,8 +1,16 @@
-"""The :class:`Policy` base class: validation, dimension inference, parameters and state.
+"""The :class:`Policy` base class, its three family bases, and validation at the boundary.
 
-Concrete policies implement ``_act`` and ``_update``; the public ``act`` / ``update`` validate
-inputs at the boundary (finite arms, a fixed dimension, actions in range, feedback of the right
-kind) so that subclasses can trust what they receive.
+Concrete policies derive from :class:`ContextualPolicy`, :class:`DuelingPolicy` or
+:class:`AssortmentPolicy` and implement ``_act`` and ``_update``; the public ``act`` /
+``update`` validate inputs at the boundary so that subclasses can trust what they receive:
+
+    ctx         a :class:`Context` whose feature dimension never changes after round 1
+    action      the family's action, in range (``core.types.check_action``)
+    feedback    what the policy's likelihood assumes (:func:`check_feedback`)
+
+Every bad input raises a ``ValueError`` whose message names the argument (``ctx``/``arms``,
+``action``, ``feedback``); a wrong type raises ``ArgumentTypeError``, a ``ValueError`` that is
+also a ``TypeError``.
 
 Hyper-parameters follow scikit-learn's convention: every keyword argument of ``__init__`` is
 stored verbatim as an attribute of the same name, validated in the constructor, and returned by
@@ -20,39 +28,100 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from banditkit.core.seeding import make_rng
-from banditkit.core.types import Action, Context, Feedback, check_action
-from banditkit.core.validation import check_int
+from banditkit.core.types import FAMILIES, Action, Context, Feedback, check_action
+from banditkit.core.validation import ArgumentTypeError, check_int
 
 if TYPE_CHECKING:
     from banditkit.core.environment import Environment
 
-__all__ = ["Policy", "check_feedback"]
+__all__ = [
+    "MAX_ABS_REWARD",
+    "REWARD_KINDS",
+    "AssortmentPolicy",
+    "ContextualPolicy",
+    "DuelingPolicy",
+    "Policy",
+    "check_feedback",
+]
+
+#: Default bound on |reward| for real-valued rewards: larger values are refused because one
+#: of them would swamp a learner's state for good (a squared loss of 1e300 overflows).
+MAX_ABS_REWARD = 1e6
+
+#: Reward kinds a contextual policy can declare, with the rewards they accept.
+REWARD_KINDS: dict[str, str] = {
+    "real": "a finite real reward with |r| <= max_abs_reward (Gaussian / squared loss)",
+    "binary": "a reward in [0, 1] (Bernoulli likelihood, cross-entropy loss)",
+}
 
 
-def check_feedback(feedback: Any, action: Action, family: str) -> Feedback:
+def check_feedback(
+    feedback: Any,
+    action: Action,
+    family: str,
+    *,
+    kind: str = "real",
+    max_abs: float = MAX_ABS_REWARD,
+) -> Feedback:
     """Validate the feedback of one round for ``family`` and return it normalised.
 
+    contextual: a real number (not a bool), finite; ``kind="binary"`` (a Bernoulli
+    likelihood) also requires 0 <= r <= 1, ``kind="real"`` requires |r| <= ``max_abs``.
+    dueling: 1 (the first arm of the pair won) or 0. assortment: an offered item or -1 (no
+    purchase).
+
+    Args:
+        feedback: What the environment returned for ``action``.
+        action: The validated action of the round.
+        family: "contextual", "dueling" or "assortment".
+        kind: The reward kind of a contextual policy, a key of :data:`REWARD_KINDS`.
+        max_abs: Largest |reward| accepted for ``kind="real"``.
+
     Raises:
-        ValueError: NaN or inf reward, a duel outcome other than 0/1, or a chosen item that was
-            not offered.
+        ValueError: Any bad feedback; the message names ``feedback``.
+
+    Example:
+        >>> check_feedback(1, 0, "contextual", kind="binary")
+        1.0
+        >>> check_feedback(2.5, 0, "contextual", kind="binary")
+        Traceback (most recent call last):
+        ...
+        ValueError: feedback must be a reward in [0, 1] for a Bernoulli likelihood; got 2.5.
     """
     if family == "contextual":
-        if isinstance(feedback, bool) or not isinstance(
-            feedback, int | float | np.number
+        if isinstance(feedback, bool | np.bool_) or not isinstance(
+            feedback, int | float | np.integer | np.floating
         ):
-            raise TypeError(f"feedback must be a real reward; got {feedback!r}.")
+            raise ArgumentTypeError(f"feedback must be a real reward; got {feedback!r}.")
         value = float(feedback)
         if not math.isfinite(value):
             raise ValueError(f"feedback must be finite; got {feedback!r}.")
+        if kind == "binary":
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(
+                    "feedback must be a reward in [0, 1] for a Bernoulli likelihood; "
+                    f"got {feedback!r}."
+                )
+        elif kind == "real":
+            if abs(value) > max_abs:
+                raise ValueError(
+                    f"feedback must satisfy |r| <= max_abs_reward = {max_abs:g}; got "
+                    f"{feedback!r}. Rescale the rewards, or raise the policy's "
+                    "max_abs_reward if they are meant to be this large."
+                )
+        else:
+            raise ValueError(f"unknown reward kind {kind!r}; expected one of {list(REWARD_KINDS)}.")
         return value
     if family == "dueling":
-        if feedback not in (0, 1):
+        if isinstance(feedback, float) and math.isnan(feedback) or feedback not in (0, 1):
             raise ValueError(
                 f"dueling feedback must be 1 (first arm won) or 0; got {feedback!r}."
             )
         return int(feedback)
+    if family != "assortment":
+        raise ValueError(f"unknown family {family!r}; expected one of {FAMILIES}.")
     assert isinstance(action, tuple)
-    if feedback != -1 and feedback not in action:
+    if isinstance(feedback, bool | np.bool_) or (feedback != -1 and feedback not in action):
         raise ValueError(
             f"assortment feedback must be an offered item {action} or -1; got {feedback!r}."
         )
@@ -60,13 +129,19 @@ def check_feedback(feedback: Any, action: Action, family: str) -> Feedback:
 
 
 class Policy(ABC):
-    """Base class of every bandit policy (DESIGN.md section 3).
+    """Base class of every bandit policy; concrete policies derive from a family base.
+
+    A concrete policy class derives from :class:`ContextualPolicy`, :class:`DuelingPolicy`
+    or :class:`AssortmentPolicy` (or sets ``family`` itself); ``Policy`` has no default
+    family, and building an instance of a class without one raises a ``TypeError``.
 
     Args:
         seed: Seed of the policy's own random stream (``core.seeding`` stream "policy").
 
     Attributes:
-        family: "contextual", "dueling" or "assortment".
+        family: "contextual", "dueling" or "assortment" (class attribute, required).
+        requires_horizon: True for policies whose constants need the horizon T (class
+            attribute); they refuse to play before :meth:`begin` gave one.
         d: Feature dimension, inferred at the first ``act`` (None before).
         t: Number of updates received so far.
         horizon: T given to :meth:`begin` (None: unknown).
@@ -75,12 +150,26 @@ class Policy(ABC):
             each round so logged runs can be evaluated off-policy.
     """
 
-    family: ClassVar[str] = "contextual"
+    family: ClassVar[str]
     registry_name: ClassVar[str] = ""
     #: True for policies that cannot run without ``begin(horizon)`` (grids, lambda_T).
     requires_horizon: ClassVar[bool] = False
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        family = cls.__dict__.get("family")
+        if family is not None and family not in FAMILIES:
+            raise TypeError(
+                f"{cls.__name__}.family must be one of {FAMILIES}; got {family!r}."
+            )
+
     def __init__(self, *, seed: int = 0) -> None:
+        if getattr(type(self), "family", None) is None:
+            raise TypeError(
+                f"{type(self).__name__} has no family: derive it from ContextualPolicy, "
+                "DuelingPolicy or AssortmentPolicy (banditkit.core), or set the class "
+                "attribute family = 'contextual' | 'dueling' | 'assortment'."
+            )
         self.seed = check_int("seed", seed, low=0)
         self.rng: np.random.Generator = make_rng(self.seed, "policy")
         self.d: int | None = None
@@ -93,13 +182,18 @@ class Policy(ABC):
     def act(self, ctx: Context) -> Action:
         """Choose an action for the round described by ``ctx``."""
         self._check_context(ctx)
-        return check_action(self._act(ctx), ctx, self.family)
+        return self._check_action(self._act(ctx), ctx)
 
     def update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
-        """Learn from the feedback to ``action`` in the round described by ``ctx``."""
+        """Learn from the feedback to ``action`` in the round described by ``ctx``.
+
+        Raises:
+            ValueError: A bad ``ctx``, an ``action`` out of range for the family, or
+                ``feedback`` the policy's likelihood does not allow; the message names it.
+        """
         self._check_context(ctx)
-        action = check_action(action, ctx, self.family)
-        feedback = check_feedback(feedback, action, self.family)
+        action = self._check_action(action, ctx)
+        feedback = self._check_feedback(feedback, action)
         self._update(ctx, action, feedback)
         self.t += 1
 
@@ -148,9 +242,19 @@ class Policy(ABC):
     def _setup(self, ctx: Context) -> None:  # noqa: B027 - optional hook
         """Allocate dimension-dependent state; called once, at the first round."""
 
+    def _check_action(self, action: Any, ctx: Context) -> Action:
+        """Validate an action of this policy's family (``core.types.check_action``)."""
+        return check_action(action, ctx, self.family)
+
+    def _check_feedback(self, feedback: Any, action: Action) -> Feedback:
+        """Validate feedback; family bases narrow it (override to accept less, never more)."""
+        return check_feedback(feedback, action, self.family)
+
     def _check_context(self, ctx: Context) -> None:
         if not isinstance(ctx, Context):
-            raise TypeError(f"expected a banditkit Context; got {type(ctx).__name__}.")
+            raise ArgumentTypeError(
+                f"ctx must be a banditkit Context; got {type(ctx).__name__}."
+            )
         if self.d is None:
             if self.requires_horizon and self.horizon is None:
                 raise ValueError(
@@ -161,7 +265,7 @@ class Policy(ABC):
             self._setup(ctx)
         elif ctx.d != self.d:
             raise ValueError(
-                f"arms have dimension {ctx.d} but this policy was built for d={self.d} "
+                f"ctx.arms has dimension {ctx.d} but this policy was built for d={self.d} "
                 "at its first round; the feature dimension cannot change between rounds."
             )
 
@@ -226,3 +330,72 @@ class Policy(ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+
+class ContextualPolicy(Policy):
+    """Base of contextual policies: the action is an arm index, the feedback a reward.
+
+    Rewards are checked against the likelihood the policy assumes, declared by
+    ``reward_kind`` (see :data:`REWARD_KINDS`): "real" (squared loss, Gaussian noise)
+    accepts finite rewards with |r| <= ``max_abs_reward``; "binary" (a Bernoulli
+    likelihood, trained with cross-entropy) accepts rewards in [0, 1].
+
+    Attributes:
+        reward_kind: "real" (default) or "binary"; a class attribute, which an instance may
+            override when a hyper-parameter decides it (a GLM with the identity link).
+        max_abs_reward: Bound on |r| for real rewards, :data:`MAX_ABS_REWARD` by default;
+            override it in a subclass whose rewards are legitimately larger.
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> class First(ContextualPolicy):
+        ...     def _act(self, ctx): return 0
+        ...     def _update(self, ctx, action, feedback): pass
+        >>> policy = First()
+        >>> policy.update(Context(arms=np.eye(2)), 0, 1e300)
+        Traceback (most recent call last):
+        ...
+        ValueError: feedback must satisfy |r| <= max_abs_reward = 1e+06; got 1e+300. Rescale the rewards, or raise the policy's max_abs_reward if they are meant to be this large.
+    """
+
+    family: ClassVar[str] = "contextual"
+    reward_kind: str = "real"
+    max_abs_reward: float = MAX_ABS_REWARD
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        kind = cls.__dict__.get("reward_kind")
+        if kind is not None and kind not in REWARD_KINDS:
+            raise TypeError(
+                f"{cls.__name__}.reward_kind must be one of {list(REWARD_KINDS)}; got {kind!r}."
+            )
+
+    def _check_feedback(self, feedback: Any, action: Action) -> Feedback:
+        return check_feedback(
+            feedback,
+            action,
+            "contextual",
+            kind=self.reward_kind,
+            max_abs=self.max_abs_reward,
+        )
+
+
+class DuelingPolicy(Policy):
+    """Base of dueling policies: the action is an ordered pair (i, j), the feedback 1 or 0.
+
+    A pair is in range when 0 <= i, j < K; i == j is allowed (the best arm duelling itself
+    has zero average regret). The feedback is 1 when the first arm won the duel.
+    """
+
+    family: ClassVar[str] = "dueling"
+
+
+class AssortmentPolicy(Policy):
+    """Base of assortment policies: the action is a set of items, the feedback the choice.
+
+    An assortment is a non-empty set of distinct items in [0, K) of at most
+    ``ctx.max_size`` items (returned sorted); the feedback is the chosen item, which must be
+    one of those offered, or -1 for no purchase.
+    """
+
+    family: ClassVar[str] = "assortment"

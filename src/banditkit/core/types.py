@@ -16,7 +16,12 @@ from typing import Literal, TypeAlias
 
 import numpy as np
 
-from banditkit.core.validation import check_arms, check_finite_array, check_int
+from banditkit.core.validation import (
+    ArgumentTypeError,
+    check_arms,
+    check_finite_array,
+    check_int,
+)
 
 __all__ = [
     "FAMILIES",
@@ -123,44 +128,63 @@ class Step:
     accepted: bool = True
 
 
+def _index(value: object, what: str) -> int:
+    """An int-like arm index (Python or NumPy integer, not bool) as an int."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise ArgumentTypeError(f"action must hold int arm indices; got {what} {value!r}.")
+    return int(value)
+
+
 def check_action(action: object, ctx: Context, family: str) -> Action:
     """Validate an action for ``family`` against the round's context and return it normalised.
 
+    contextual: an int arm index in [0, K). dueling: an ordered pair (i, j) of indices in
+    [0, K); i == j is allowed (the best arm duelling itself is the zero-regret play).
+    assortment: a non-empty set of distinct items in [0, K), at most ``ctx.max_size`` of
+    them, returned as a sorted tuple. Python and NumPy integers are accepted, bools and
+    floats are not.
+
     Raises:
-        ValueError: If the action is out of range or malformed for the family.
-        TypeError: If it has the wrong type.
+        ValueError: If the action is out of range or malformed for the family; a wrong type
+            raises :class:`~banditkit.core.validation.ArgumentTypeError`, which is both a
+            ``ValueError`` and a ``TypeError``. Every message names ``action``.
 
     Example:
         >>> ctx = Context(arms=np.zeros((3, 2)))
         >>> check_action(2, ctx, "contextual")
         2
+        >>> check_action([2, 0], ctx, "assortment")
+        (0, 2)
     """
     k = ctx.n_arms
     if family == "contextual":
-        if isinstance(action, bool) or not isinstance(action, int | np.integer):
-            raise TypeError(
-                f"a contextual action must be an int arm index; got {action!r}."
-            )
-        if not 0 <= int(action) < k:
-            raise ValueError(f"action {int(action)} is out of range for {k} arms.")
-        return int(action)
-    if not isinstance(action, tuple | list | np.ndarray):
-        raise TypeError(
+        index = _index(action, "a contextual action")
+        if not 0 <= index < k:
+            raise ValueError(f"action {index} is out of range for {k} arms.")
+        return index
+    if family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; expected one of {FAMILIES}.")
+    if isinstance(action, np.ndarray):
+        if action.ndim != 1:
+            raise ValueError(f"a {family} action must be 1-d; got shape {action.shape}.")
+        action = action.tolist()
+    if not isinstance(action, tuple | list):
+        raise ArgumentTypeError(
             f"a {family} action must be a tuple of indices; got {action!r}."
         )
-    items = tuple(int(a) for a in action)
+    items = tuple(_index(a, f"a {family} action item") for a in action)
     if any(not 0 <= a < k for a in items):
         raise ValueError(f"action {items} has an index out of range for {k} arms.")
     if family == "dueling":
         if len(items) != 2:
             raise ValueError(f"a dueling action is a pair of arms; got {items}.")
         return items
-    if family == "assortment":
-        if len(set(items)) != len(items):
-            raise ValueError(f"an assortment may not repeat items; got {items}.")
-        if ctx.max_size is not None and len(items) > ctx.max_size:
-            raise ValueError(
-                f"assortment {items} has {len(items)} items; the capacity is {ctx.max_size}."
-            )
-        return tuple(sorted(items))
-    raise ValueError(f"unknown family {family!r}; expected one of {FAMILIES}.")
+    if not items:
+        raise ValueError("an assortment action must offer at least one item; got ().")
+    if len(set(items)) != len(items):
+        raise ValueError(f"an assortment action may not repeat items; got {items}.")
+    if ctx.max_size is not None and len(items) > ctx.max_size:
+        raise ValueError(
+            f"assortment action {items} has {len(items)} items; the capacity is {ctx.max_size}."
+        )
+    return tuple(sorted(items))

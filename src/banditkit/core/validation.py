@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "ArgumentTypeError",
     "check_arms",
     "check_choice",
     "check_finite_array",
@@ -26,6 +27,19 @@ __all__ = [
     "check_scalar",
     "suggest",
 ]
+
+
+class ArgumentTypeError(TypeError, ValueError):
+    """An argument of the wrong type at a public boundary.
+
+    Both a ``TypeError`` (Python's convention for a wrong type) and a ``ValueError`` (the
+    library's rule: every bad input to ``act`` / ``update`` raises a ``ValueError`` naming the
+    argument), so callers may catch either.
+
+    Example:
+        >>> issubclass(ArgumentTypeError, ValueError) and issubclass(ArgumentTypeError, TypeError)
+        True
+    """
 
 
 def _interval(

@@ -8,7 +8,14 @@ Each policy is a thin composition of shared parts (DESIGN.md section 2):
     schedule      policies.schedules
 """
 
-from banditkit.policies.baseline import Oracle, RandomDuel, RandomPolicy
+from banditkit.policies.baseline import (
+    AssortmentOracle,
+    DuelingOracle,
+    Oracle,
+    RandomAssortment,
+    RandomDuel,
+    RandomPolicy,
+)
 from banditkit.policies.glm import GLMTS, GLMUCB
 from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
 from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
@@ -26,6 +33,8 @@ __all__ = [
     "GLMUCB",
     "NCBFUCB",
     "AdaOFUECOLog",
+    "AssortmentOracle",
+    "DuelingOracle",
     "EpsGreedy",
     "LinTS",
     "LinUCB",
@@ -37,6 +46,7 @@ __all__ = [
     "NeuralTS",
     "NeuralUCB",
     "Oracle",
+    "RandomAssortment",
     "RandomDuel",
     "RandomPolicy",
 ]

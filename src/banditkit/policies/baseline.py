@@ -1,18 +1,78 @@
-"""Reference policies: uniform play and the oracle."""
+"""Reference policies of every family: uniform play and the oracle.
+
+    family        uniform play          oracle
+    contextual    random                oracle
+    dueling       random-duel           oracle-duel
+    assortment    random-assortment     oracle-assortment
+
+The registry files each policy under one family (``list_policies(family)``), so each family has
+its own oracle name; the three oracles share one rule: play ``env.best_action()``.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, ClassVar
 
-from banditkit.core import POLICIES, Context, Environment, Policy
+from banditkit.core import (
+    POLICIES,
+    AssortmentPolicy,
+    Context,
+    ContextualPolicy,
+    DuelingPolicy,
+    Environment,
+)
 from banditkit.core.types import Action, Feedback
 
-__all__ = ["Oracle", "RandomDuel", "RandomPolicy"]
+__all__ = [
+    "AssortmentOracle",
+    "DuelingOracle",
+    "Oracle",
+    "RandomAssortment",
+    "RandomDuel",
+    "RandomPolicy",
+]
+
+
+class _PlaysBestAction:
+    """The oracle rule: play the attached environment's optimal action, learn nothing.
+
+    It reads the environment's expected values through ``Environment.best_action``, which
+    ``simulate`` makes available by calling ``attach``.
+    """
+
+    family: ClassVar[str]
+    _env: Environment | None = None
+
+    def attach(self, env: Environment) -> None:
+        """Keep a reference to the environment whose optimal action is played.
+
+        Raises:
+            ValueError: If ``env`` is of another family.
+        """
+        if env.family != self.family:
+            raise ValueError(
+                f"env is of the {env.family} family; this oracle plays {self.family} actions."
+            )
+        self._env = env
+
+    def _act(self, ctx: Context) -> Action:
+        if self._env is None:
+            raise RuntimeError(
+                "the oracle needs attach(env) before act(); simulate() does it."
+            )
+        return self._env.best_action()
+
+    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        pass
+
+    def _state(self) -> dict[str, Any]:
+        return {}
 
 
 @POLICIES.register("random")
-class RandomPolicy(Policy):
-    """Uniform play: each round an arm uniformly at random.
+class RandomPolicy(ContextualPolicy):
+    """Uniform play: each round an arm uniformly at random (propensity 1/K).
 
     Example:
         >>> from banditkit.core import Context
@@ -33,58 +93,88 @@ class RandomPolicy(Policy):
 
 
 @POLICIES.register("oracle")
-class Oracle(Policy):
-    """Plays the environment's optimal action (zero regret); a reference for tests and plots.
-
-    It reads the environment's expected values through ``Environment.best_action``, which
-    ``simulate`` makes available by calling ``attach``. It learns nothing.
-    """
+class Oracle(_PlaysBestAction, ContextualPolicy):
+    """Plays the environment's optimal arm (zero regret); a reference for tests and plots."""
 
     def __init__(self, *, seed: int = 0) -> None:
         super().__init__(seed=seed)
-        self._env: Environment | None = None
-
-    def attach(self, env: Environment) -> None:
-        """Keep a reference to the environment whose optimal action is played."""
-        self._env = env
-
-    def _act(self, ctx: Context) -> Action:
-        if self._env is None:
-            raise RuntimeError(
-                "the oracle needs attach(env) before act(); simulate() does it."
-            )
-        return self._env.best_action()
-
-    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
-        pass
-
-    def _state(self) -> dict[str, Any]:
-        return {}
 
 
 @POLICIES.register("random-duel")
-class RandomDuel(Policy):
+class RandomDuel(DuelingPolicy):
     """Uniform dueling play: an ordered pair of two distinct arms drawn uniformly at random.
 
-    With a single arm the pair is (0, 0).
+    With a single arm the pair is (0, 0). The propensity is 1 / (K (K - 1)).
 
     Example:
         >>> from banditkit.core import Context
+        >>> import numpy as np
         >>> i, j = RandomDuel(seed=0).act(Context(arms=np.eye(4)))
         >>> i != j
         True
     """
 
-    family = "dueling"
+    def __init__(self, *, seed: int = 0) -> None:
+        super().__init__(seed=seed)
+
+    def _act(self, ctx: Context) -> Action:
+        k = ctx.n_arms
+        if k == 1:
+            self.last_propensity = 1.0
+            return (0, 0)
+        self.last_propensity = 1.0 / (k * (k - 1))
+        first, second = self.rng.choice(k, size=2, replace=False)
+        return (int(first), int(second))
+
+    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        pass
+
+
+@POLICIES.register("oracle-duel")
+class DuelingOracle(_PlaysBestAction, DuelingPolicy):
+    """Plays the environment's optimal pair (by convention the best arm duelling itself,
+    (i*, i*), which has zero average regret)."""
+
+    def __init__(self, *, seed: int = 0) -> None:
+        super().__init__(seed=seed)
+
+
+@POLICIES.register("random-assortment")
+class RandomAssortment(AssortmentPolicy):
+    """Uniform assortment play: a non-empty set of at most m items, uniform over all of them.
+
+    With K items and capacity m (``ctx.max_size``, K when absent) there are
+    N = sum_{s=1}^{m} C(K, s) such sets; the size s is drawn with probability C(K, s) / N
+    and then s distinct items uniformly, so every set has propensity 1 / N.
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> import numpy as np
+        >>> offer = RandomAssortment(seed=0).act(Context(arms=np.eye(5), max_size=2))
+        >>> 1 <= len(offer) <= 2
+        True
+    """
 
     def __init__(self, *, seed: int = 0) -> None:
         super().__init__(seed=seed)
 
     def _act(self, ctx: Context) -> Action:
-        if ctx.n_arms == 1:
-            return (0, 0)
-        first, second = self.rng.choice(ctx.n_arms, size=2, replace=False)
-        return (int(first), int(second))
+        k = ctx.n_arms
+        m = k if ctx.max_size is None else min(ctx.max_size, k)
+        counts = [math.comb(k, s) for s in range(1, m + 1)]
+        total = sum(counts)
+        size = 1 + int(self.rng.choice(m, p=[c / total for c in counts]))
+        self.last_propensity = 1 / total
+        items = self.rng.choice(k, size=size, replace=False)
+        return tuple(sorted(int(i) for i in items))
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         pass
+
+
+@POLICIES.register("oracle-assortment")
+class AssortmentOracle(_PlaysBestAction, AssortmentPolicy):
+    """Plays the environment's revenue-maximising assortment (zero regret)."""
+
+    def __init__(self, *, seed: int = 0) -> None:
+        super().__init__(seed=seed)

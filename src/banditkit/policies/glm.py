@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from banditkit.core import POLICIES, Context, Policy
+from banditkit.core import POLICIES, Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm import LINKS
@@ -25,7 +25,7 @@ from banditkit.policies.selection import argmax_random_tie, optimistic_argmax
 __all__ = ["GLMTS", "GLMUCB", "GLMPolicy"]
 
 
-class GLMPolicy(Policy):
+class GLMPolicy(ContextualPolicy):
     """Shared part of the GLM policies: model, refit schedule and state.
 
     Args:
@@ -49,6 +49,7 @@ class GLMPolicy(Policy):
         self.nu = check_scalar("nu", nu, low=0.0)
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
         self.link = check_choice("link", link, list(LINKS))
+        self.reward_kind = "real" if self.link == "identity" else "binary"
         self.update_every = check_int("update_every", update_every, low=1)
         self.schedule = Periodic(self.update_every)
 

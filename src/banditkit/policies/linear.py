@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from banditkit.core import POLICIES, Context, Policy
+from banditkit.core import POLICIES, Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
 from banditkit.policies.models import RidgeModel
@@ -25,7 +25,7 @@ from banditkit.policies.selection import argmax_random_tie, optimistic_argmax
 __all__ = ["EpsGreedy", "LinTS", "LinUCB", "RidgePolicy"]
 
 
-class RidgePolicy(Policy):
+class RidgePolicy(ContextualPolicy):
     """Shared part of the ridge-based policies: the model, its update and its state.
 
     Args:

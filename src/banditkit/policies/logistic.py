@@ -56,6 +56,8 @@ class LinearLogisticPolicy(ScoredPolicy):
         on the same objective; no projection step, as in [Bae2025, App. A].
     """
 
+    reward_kind = "binary"  # Bernoulli likelihood: BCE on rewards in [0, 1]
+
     def __init__(
         self,
         *,

@@ -160,6 +160,8 @@ class NeuralLogPolicy(NeuralScoredPolicy):
     #: Theory mode: the mean is g(x; theta_0)^T (theta - theta_0) (Alg. 2, Eq. (5)).
     linearised_mean: bool = False
 
+    reward_kind = "binary"  # Bernoulli likelihood: BCE on rewards in [0, 1]
+
     def __init__(
         self,
         *,

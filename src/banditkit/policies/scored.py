@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from banditkit.core import Context, Policy
+from banditkit.core import Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.glm import LogisticLink
 from banditkit.linalg import DiagonalGram, Gram
@@ -50,7 +50,7 @@ _LINK = LogisticLink()
 _TINY = float(np.finfo(np.float64).tiny)
 
 
-class ScoredPolicy(Policy):
+class ScoredPolicy(ContextualPolicy):
     """Shared loop: score each arm by mean + nu * B * ||z||_{A^-1}, or sample around it.
 
     In round t, with theta = theta_{t-1} (the parameter in force):
