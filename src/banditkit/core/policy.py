@@ -142,6 +142,8 @@ class Policy(ABC):
         family: "contextual", "dueling" or "assortment" (class attribute, required).
         requires_horizon: True for policies whose constants need the horizon T (class
             attribute); they refuse to play before :meth:`begin` gave one.
+        contract_params: Keyword arguments under which ``banditkit.testing`` runs the
+            contract suite on this class (class attribute; empty: the defaults).
         d: Feature dimension, inferred at the first ``act`` (None before).
         t: Number of updates received so far.
         horizon: T given to :meth:`begin` (None: unknown).
@@ -154,6 +156,9 @@ class Policy(ABC):
     registry_name: ClassVar[str] = ""
     #: True for policies that cannot run without ``begin(horizon)`` (grids, lambda_T).
     requires_horizon: ClassVar[bool] = False
+    #: Hyper-parameters that make the policy fast on tiny problems (narrow networks, few
+    #: steps), used by the contract suites of ``banditkit.testing``; never a default.
+    contract_params: ClassVar[dict[str, Any]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -57,6 +57,7 @@ class LinearLogisticPolicy(ScoredPolicy):
     """
 
     reward_kind = "binary"  # Bernoulli likelihood: BCE on rewards in [0, 1]
+    contract_params = {"update_every": 3}  # noqa: RUF012 - read-only (banditkit.testing)
 
     def __init__(
         self,

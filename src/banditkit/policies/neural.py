@@ -55,6 +55,7 @@ class NeuralScoredPolicy(ScoredPolicy):
     lr: float | None
     steps: int
     loss_reduction: str
+    contract_params = {"width": 8, "update_every": 3, "steps": 10}  # noqa: RUF012
 
     def _set_network(
         self,

@@ -161,6 +161,7 @@ class NeuralLogPolicy(NeuralScoredPolicy):
     linearised_mean: bool = False
 
     reward_kind = "binary"  # Bernoulli likelihood: BCE on rewards in [0, 1]
+    contract_params = {"width": 8, "update_every": 3, "steps": 10, "lr": 0.1}  # noqa: RUF012
 
     def __init__(
         self,

@@ -1,0 +1,82 @@
+"""Contract suites for policies: check your own policy the way banditkit checks its own.
+
+One suite per family runs over every registered policy of that family (the registry is the
+parametrisation, so a new policy is covered without editing a test), and over any user class::
+
+    from banditkit.testing import check_policy
+    check_policy(MyPolicy, {"width": 8})          # AssertionError naming the broken contract
+
+or, under pytest, one test per contract::
+
+    from banditkit.testing import PolicyContract
+
+    class TestMyPolicy(PolicyContract):
+        policy_class = MyPolicy
+
+    @pytest.mark.parametrize("case", policy_cases("dueling"), ids=str)
+    @pytest.mark.parametrize("contract", CONTRACTS)
+    def test_contract(case, contract):
+        CONTRACTS[contract](case)
+
+The clauses are listed in :mod:`banditkit.testing.contracts`; the scripted environments that
+drive them (each family, with ``best_action`` for the oracles) in
+:mod:`banditkit.testing.doubles`. Importing this package imports neither pytest nor
+hypothesis; the ``fuzz`` contract imports hypothesis when it runs
+(``pip install "banditkit[testing]"``).
+"""
+
+from banditkit.testing.contracts import (
+    CONTRACTS,
+    PolicyContract,
+    check_actions,
+    check_bad_input,
+    check_horizon,
+    check_inputs,
+    check_params,
+    check_policy,
+    check_reproducible,
+    check_save_restore,
+)
+from banditkit.testing.doubles import (
+    ScriptedAssortmentEnv,
+    ScriptedContextualEnv,
+    ScriptedDuelingEnv,
+    ScriptedEnvironment,
+    scripted_env,
+)
+from banditkit.testing.fuzz import check_fuzz
+from banditkit.testing.harness import (
+    FAMILY_BASES,
+    PolicyCase,
+    assert_finite_state,
+    assert_same_state,
+    play,
+    policy_cases,
+    start,
+)
+
+__all__ = [
+    "CONTRACTS",
+    "FAMILY_BASES",
+    "PolicyCase",
+    "PolicyContract",
+    "ScriptedAssortmentEnv",
+    "ScriptedContextualEnv",
+    "ScriptedDuelingEnv",
+    "ScriptedEnvironment",
+    "assert_finite_state",
+    "assert_same_state",
+    "check_actions",
+    "check_bad_input",
+    "check_fuzz",
+    "check_horizon",
+    "check_inputs",
+    "check_params",
+    "check_policy",
+    "check_reproducible",
+    "check_save_restore",
+    "play",
+    "policy_cases",
+    "scripted_env",
+    "start",
+]
