@@ -1,125 +1,81 @@
-"""One contract for every registered contextual policy (STYLE.md section 6.3)."""
+"""The contract suite of ``banditkit.testing`` over every registered policy, per family.
+
+The cases come from the registry (``policy_cases``) with each class's ``contract_params``: a
+new policy is covered without editing this file. What is not a contract (hyper-parameter
+checks of particular policies, beating uniform play) stays below.
+"""
 
 import numpy as np
 import pytest
 
 import banditkit as bk
-from banditkit.core import Context
-from tests.policies.helpers import contexts, play
+from banditkit.core import FAMILIES
+from banditkit.testing import CONTRACTS, PolicyContract, check_policy, policy_cases
 
-# Small settings for every contextual policy; a new policy must be added here.
-POLICIES_UNDER_TEST = {
-    "random": {},
-    "oracle": {},
-    "eps-greedy": {"epsilon": 0.1},
-    "linucb": {"nu": 0.5},
-    "lints": {"nu": 0.2},
-    "glm-ucb": {"nu": 0.5},
-    "glm-ts": {"nu": 0.2},
-    "neural-ucb": {"nu": 0.1, "width": 8, "update_every": 5, "steps": 10},
-    "neural-ts": {"nu": 0.01, "width": 8, "update_every": 5, "steps": 10},
-    "neurallog-ucb1": {
-        "nu": 0.1,
-        "width": 8,
-        "update_every": 5,
-        "steps": 10,
-        "lr": 0.1,
-    },
-    "neurallog-ucb2": {
-        "nu": 0.1,
-        "width": 8,
-        "update_every": 5,
-        "steps": 10,
-        "lr": 0.1,
-    },
-    "neurallog-ts1": {
-        "nu": 0.01,
-        "width": 8,
-        "update_every": 5,
-        "steps": 10,
-        "lr": 0.1,
-    },
-    "neurallog-ts2": {
-        "nu": 0.02,
-        "width": 8,
-        "update_every": 5,
-        "steps": 10,
-        "lr": 0.1,
-    },
-    "ncbf-ucb": {"nu": 0.1, "width": 8, "update_every": 5, "steps": 10, "lr": 0.1},
-    "logistic-ucb1": {"nu": 0.1, "update_every": 5},
-    "ada-ofu-ecolog": {"nu": 0.1, "update_every": 5},
-}
-LEARNERS = [n for n in POLICIES_UNDER_TEST if n not in ("random", "oracle")]
+CASES = [case for family in FAMILIES for case in policy_cases(family)]
 
 
-def _ctxs(n=30, k=4, d=5, seed=0):
-    return contexts(n, k, d, seed, law="normal")
+def _id(case):
+    return f"{case.family}/{case}"
 
 
-def test_every_registered_contextual_policy_is_under_test():
-    missing = set(bk.list_policies("contextual")) - set(POLICIES_UNDER_TEST)
-    assert not missing, f"add {sorted(missing)} to POLICIES_UNDER_TEST"
+def test_every_registered_policy_is_a_case():
+    assert {str(c) for c in CASES} == set(bk.list_policies())
+    assert all(c.family in FAMILIES for c in CASES)
 
 
-@pytest.mark.parametrize("name", LEARNERS)
-def test_same_seed_same_actions(name):
-    params = POLICIES_UNDER_TEST[name]
-    ctxs = _ctxs()
-    a = play(bk.make_policy(name, seed=1, **params), ctxs)
-    b = play(bk.make_policy(name, seed=1, **params), ctxs)
-    assert a == b
-    assert all(isinstance(x, int) and 0 <= x < 4 for x in a)
+@pytest.mark.parametrize("contract", list(CONTRACTS))
+@pytest.mark.parametrize("case", CASES, ids=_id)
+def test_contract(case, contract):
+    CONTRACTS[contract](case)
 
 
-@pytest.mark.parametrize("name", LEARNERS)
-def test_update_leaves_inputs_untouched(name):
-    policy = bk.make_policy(name, **POLICIES_UNDER_TEST[name])
-    ctx = _ctxs(1)[0]
-    before = ctx.arms.copy()
-    policy.update(ctx, policy.act(ctx), 1.0)
-    np.testing.assert_array_equal(ctx.arms, before)
+# --- a user's policy through both public entry points ---------------------------------
 
 
-@pytest.mark.parametrize("name", LEARNERS)
-def test_state_dict_round_trip(name, tmp_path):
-    params = POLICIES_UNDER_TEST[name]
-    ctxs = _ctxs(40)
-    policy = bk.make_policy(name, seed=2, **params)
-    play(policy, ctxs[:25])
-    path = tmp_path / "p.bk"
-    bk.save_policy(policy, path)
-    clone = bk.load_policy(path)
-    assert type(clone) is type(policy) and clone.get_params() == policy.get_params()
-    assert clone.n_updates == policy.n_updates and clone.t == policy.t
-    # Same next actions and same learning from here on.
-    assert play(clone, ctxs[25:], seed=7) == play(policy, ctxs[25:], seed=7)
+class GreedyFirstFeature(bk.ContextualPolicy):
+    """Plays the arm with the largest first feature; a user's policy, not registered."""
+
+    def _act(self, ctx):
+        return int(np.argmax(ctx.arms[:, 0]))
+
+    def _update(self, ctx, action, feedback):
+        pass
 
 
-@pytest.mark.parametrize("name", LEARNERS)
-def test_state_from_other_params_is_refused(name):
-    policy = bk.make_policy(name, seed=2, **POLICIES_UNDER_TEST[name])
-    play(policy, _ctxs(3))
-    other = bk.make_policy(name, seed=3, **POLICIES_UNDER_TEST[name])
-    with pytest.raises(ValueError, match="hyper-parameters"):
-        other.load_state_dict(policy.state_dict())
+class TestUserPolicy(PolicyContract):
+    policy_class = GreedyFirstFeature
 
 
-@pytest.mark.parametrize("name", LEARNERS)
-def test_bad_input_raises(name):
-    policy = bk.make_policy(name, **POLICIES_UNDER_TEST[name])
-    ctx = Context(arms=np.eye(3))
-    policy.act(ctx)
-    with pytest.raises(ValueError, match=r"dimension 4 .* d=3"):
-        policy.act(Context(arms=np.eye(4)))
-    with pytest.raises(ValueError, match="out of range"):
-        policy.update(ctx, 3, 1.0)
-    with pytest.raises(ValueError, match="finite"):
-        policy.update(ctx, 0, float("nan"))
-    with pytest.raises(ValueError, match="NaN"):
-        policy.act(Context(arms=[[np.nan, 0.0, 0.0]]))
-    with pytest.raises(TypeError, match="Context"):
-        policy.act(np.eye(3))
+def test_check_policy_accepts_a_user_class():
+    check_policy(GreedyFirstFeature)
+
+
+class ForgetsItsState(bk.ContextualPolicy):
+    """Breaks the contract: it counts its updates but does not save the count."""
+
+    def __init__(self, *, seed=0):
+        super().__init__(seed=seed)
+        self.count = 0
+
+    def _act(self, ctx):
+        return int(self.count > 1) % ctx.n_arms
+
+    def _update(self, ctx, action, feedback):
+        self.count += 1
+
+
+def test_check_policy_names_the_broken_contract():
+    with pytest.raises(AssertionError, match="contract 'save_restore' failed"):
+        check_policy(ForgetsItsState, skip={"fuzz"})
+
+
+def test_check_policy_rejects_unknown_contract_names():
+    with pytest.raises(ValueError, match="unknown contracts"):
+        check_policy("random", skip={"fuzzz"})
+
+
+# --- not contracts: hyper-parameters and learning --------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -140,13 +96,34 @@ def test_invalid_hyperparameters_raise(name, bad):
         bk.make_policy(name, **bad)
 
 
-@pytest.mark.parametrize("name", LEARNERS)
-def test_beats_uniform_play_on_an_easy_environment(name):
+#: Settings that learn within 400 rounds (the defaults explore for longer).
+TUNED = {
+    "eps-greedy": {"epsilon": 0.1},
+    "linucb": {"nu": 0.5},
+    "lints": {"nu": 0.2},
+    "glm-ucb": {"nu": 0.5},
+    "glm-ts": {"nu": 0.2},
+    "neural-ucb": {"nu": 0.1, "width": 8, "update_every": 5, "steps": 10},
+    "neural-ts": {"nu": 0.01, "width": 8, "update_every": 5, "steps": 10},
+    "neurallog-ucb1": {"nu": 0.1, "width": 8, "update_every": 5, "steps": 10, "lr": 0.1},
+    "neurallog-ucb2": {"nu": 0.1, "width": 8, "update_every": 5, "steps": 10, "lr": 0.1},
+    "neurallog-ts1": {"nu": 0.01, "width": 8, "update_every": 5, "steps": 10, "lr": 0.1},
+    "neurallog-ts2": {"nu": 0.02, "width": 8, "update_every": 5, "steps": 10, "lr": 0.1},
+    "ncbf-ucb": {"nu": 0.1, "width": 8, "update_every": 5, "steps": 10, "lr": 0.1},
+    "logistic-ucb1": {"nu": 0.1, "update_every": 5},
+    "ada-ofu-ecolog": {"nu": 0.1, "update_every": 5},
+}
+LEARNERS = [c for c in policy_cases("contextual") if str(c) not in ("random", "oracle")]
+
+
+@pytest.mark.parametrize("case", LEARNERS, ids=str)
+def test_beats_uniform_play_on_an_easy_environment(case):
+    params = {**case.params, **TUNED.get(str(case), {})}
     env = bk.make_env("logistic", h="linear", d=5, n_arms=5)
     regret = np.mean(
         [
             bk.simulate(
-                bk.make_policy(name, seed=s, **POLICIES_UNDER_TEST[name]), env, 400, s
+                case.policy_class(seed=s, **params), env, 400, s
             ).cumulative_regret[-1]
             for s in range(2)
         ]
