@@ -188,3 +188,22 @@ def test_bad_ctx_is_a_value_error_and_a_type_error():
         policy.act(np.eye(2))
     with pytest.raises(TypeError, match="Context"):
         policy.act(np.eye(2))
+
+
+def test_the_experiment_runner_hands_the_horizon_over(monkeypatch):
+    """The runner (and tune, which goes through it) builds runs with compute_run."""
+    from banditkit.core import POLICIES
+    from banditkit.experiments.execute import compute_run
+    from banditkit.experiments.resolve import RunSpec
+
+    class Registered(NeedsHorizon):
+        registry_name = "test-needs-horizon"
+
+        def __init__(self, *, seed=0):
+            super().__init__(seed=seed)
+
+    monkeypatch.setitem(POLICIES._entries, "test-needs-horizon", Registered)
+    spec = RunSpec("linear", {"d": 2, "n_arms": 3}, "test-needs-horizon", {}, 0, 5)
+    record = compute_run(spec)
+    assert record.error is None, record.error
+    assert record.meta["rounds"] == 5

@@ -92,7 +92,9 @@ def check_feedback(
         if isinstance(feedback, bool | np.bool_) or not isinstance(
             feedback, int | float | np.integer | np.floating
         ):
-            raise ArgumentTypeError(f"feedback must be a real reward; got {feedback!r}.")
+            raise ArgumentTypeError(
+                f"feedback must be a real reward; got {feedback!r}."
+            )
         value = float(feedback)
         if not math.isfinite(value):
             raise ValueError(f"feedback must be finite; got {feedback!r}.")
@@ -110,10 +112,12 @@ def check_feedback(
                     "max_abs_reward if they are meant to be this large."
                 )
         else:
-            raise ValueError(f"unknown reward kind {kind!r}; expected one of {list(REWARD_KINDS)}.")
+            raise ValueError(
+                f"unknown reward kind {kind!r}; expected one of {list(REWARD_KINDS)}."
+            )
         return value
     if family == "dueling":
-        if isinstance(feedback, float) and math.isnan(feedback) or feedback not in (0, 1):
+        if feedback not in (0, 1):  # NaN is not in there either
             raise ValueError(
                 f"dueling feedback must be 1 (first arm won) or 0; got {feedback!r}."
             )
@@ -121,7 +125,9 @@ def check_feedback(
     if family != "assortment":
         raise ValueError(f"unknown family {family!r}; expected one of {FAMILIES}.")
     assert isinstance(action, tuple)
-    if isinstance(feedback, bool | np.bool_) or (feedback != -1 and feedback not in action):
+    if isinstance(feedback, bool | np.bool_) or (
+        feedback != -1 and feedback not in action
+    ):
         raise ValueError(
             f"assortment feedback must be an offered item {action} or -1; got {feedback!r}."
         )

@@ -131,7 +131,9 @@ class Step:
 def _index(value: object, what: str) -> int:
     """An int-like arm index (Python or NumPy integer, not bool) as an int."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-        raise ArgumentTypeError(f"action must hold int arm indices; got {what} {value!r}.")
+        raise ArgumentTypeError(
+            f"action must hold int arm indices; got {what} {value!r}."
+        )
     return int(value)
 
 
@@ -166,7 +168,9 @@ def check_action(action: object, ctx: Context, family: str) -> Action:
         raise ValueError(f"unknown family {family!r}; expected one of {FAMILIES}.")
     if isinstance(action, np.ndarray):
         if action.ndim != 1:
-            raise ValueError(f"a {family} action must be 1-d; got shape {action.shape}.")
+            raise ValueError(
+                f"a {family} action must be 1-d; got shape {action.shape}."
+            )
         action = action.tolist()
     if not isinstance(action, tuple | list):
         raise ArgumentTypeError(

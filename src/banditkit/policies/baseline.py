@@ -132,8 +132,10 @@ class RandomDuel(DuelingPolicy):
 
 @POLICIES.register("oracle-duel")
 class DuelingOracle(_PlaysBestAction, DuelingPolicy):
-    """Plays the environment's optimal pair (by convention the best arm duelling itself,
-    (i*, i*), which has zero average regret)."""
+    """Plays the environment's optimal pair.
+
+    By convention the best arm duelling itself, (i*, i*), which has zero average regret.
+    """
 
     def __init__(self, *, seed: int = 0) -> None:
         super().__init__(seed=seed)

@@ -207,7 +207,9 @@ class ScriptedAssortmentEnv(ScriptedEnvironment):
         super().__init__(
             n_arms=n_arms, d=d, arm_scale=arm_scale, duplicate_arms=duplicate_arms
         )
-        self.max_size = None if max_size is None else check_int("max_size", max_size, low=1)
+        self.max_size = (
+            None if max_size is None else check_int("max_size", max_size, low=1)
+        )
 
     def _next_context(self) -> Context:
         arms = self._arms()

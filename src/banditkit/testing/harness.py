@@ -22,17 +22,17 @@ from banditkit.testing.doubles import ScriptedEnvironment, scripted_env
 
 __all__ = [
     "FAMILY_BASES",
-    "expect",
     "PolicyCase",
     "assert_finite_state",
     "assert_same_state",
+    "expect",
     "play",
     "policy_cases",
     "start",
 ]
 
 #: The base class each family's policies derive from.
-FAMILY_BASES: dict[str, type[Policy]] = {
+FAMILY_BASES: dict[str, type[Any]] = {
     "contextual": ContextualPolicy,
     "dueling": DuelingPolicy,
     "assortment": AssortmentPolicy,
@@ -68,7 +68,10 @@ class PolicyCase:
     name: str = field(default="")
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.policy_class, type) and issubclass(self.policy_class, Policy)):
+        if not (
+            isinstance(self.policy_class, type)
+            and issubclass(self.policy_class, Policy)
+        ):
             raise ValueError(
                 f"policy_class must be a Policy subclass; got {self.policy_class!r}."
             )
