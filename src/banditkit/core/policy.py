@@ -138,8 +138,9 @@ class Policy(ABC):
     """Base class of every bandit policy; concrete policies derive from a family base.
 
     A concrete policy class derives from :class:`ContextualPolicy`, :class:`DuelingPolicy`
-    or :class:`AssortmentPolicy` (or sets ``family`` itself); ``Policy`` has no default
-    family, and building an instance of a class without one raises a ``TypeError``.
+    or :class:`AssortmentPolicy`, which set ``family`` and validate the family's actions and
+    feedback (the contract suite of ``banditkit.testing`` requires it). ``Policy`` has no
+    default family: building an instance of a class without one raises a ``TypeError``.
 
     Args:
         seed: Seed of the policy's own random stream (``core.seeding`` stream "policy").
