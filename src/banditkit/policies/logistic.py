@@ -27,7 +27,8 @@ import torch
 from banditkit.core import POLICIES
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm import LogisticLink
-from banditkit.policies.neural_parts import GRAMS, LinearLogisticModel
+from banditkit.linalg import GRAMS
+from banditkit.policies.neural_parts import LinearLogisticModel
 from banditkit.policies.scored import R_LOGISTIC, ScoredPolicy
 
 __all__ = ["AdaOFUECOLog", "LinearLogisticPolicy", "LogisticUCB1"]

@@ -8,11 +8,6 @@
     TangentModel         theory mode: mean from the trained f(x; theta) (or its
                          linearisation g(x; theta_0)^T (theta - theta_0)) and the fixed
                          features g(x; theta_0); TrainNN restarted from theta_0.
-    EffectiveDimension   d_eff = logdet(I + a * sum_i z_i z_i^T), the data-adaptive
-                         effective dimension of [Bae2025, App. A], diagonal or exact.
-    ShiftedGram          A = ridge * I + sum_i w_i z_i z_i^T with a ridge that may change
-                         every round (lam_t of [Bae2025, Eq. (3)]).
-    make_gram            a ``linalg.Gram`` or ``linalg.DiagonalGram`` by name.
 
 Both models expose the same methods (``evaluate``, ``evaluate_diagonal``, ``features``,
 ``add``, ``refit``, ``latent``)
@@ -34,9 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from banditkit.core.validation import check_choice
 from banditkit.glm import fit_glm
-from banditkit.linalg import DiagonalGram, Gram
 from banditkit.nn import (
     MLP,
     Trainer,
@@ -47,157 +40,7 @@ from banditkit.nn import (
 )
 from banditkit.policies.history import History
 
-__all__ = [
-    "GRAMS",
-    "EffectiveDimension",
-    "LinearLogisticModel",
-    "NeuralModel",
-    "ShiftedGram",
-    "TangentModel",
-    "make_gram",
-]
-
-GRAMS = ("diagonal", "full")
-
-
-def make_gram(kind: str, d: int, lam: float) -> Gram | DiagonalGram:
-    """Return a Gram lam * I of dimension d: "diagonal" (O(d)) or "full" (O(d^2)).
-
-    Example:
-        >>> make_gram("diagonal", 3, 2.0).diagonal
-        array([2., 2., 2.])
-    """
-    kind = check_choice("gram", kind, GRAMS)
-    return DiagonalGram(d, lam) if kind == "diagonal" else Gram(d, lam)
-
-
-class EffectiveDimension:
-    """Data-adaptive effective dimension d_eff = logdet(I + a * sum_i z_i z_i^T).
-
-    [Bae2025, App. A] measures the effective dimension on the features z_i of the
-    arms played so far: a = R = 1/4 for NeuralLog-UCB-1/2 (z = g(x_i; theta_{i-1})) and
-    for Logistic-UCB-1 / ada-OFU-ECOLog (z = x_i), a = 1/kappa for NCBF-UCB. With
-    ``gram="diagonal"`` only the diagonal of the sum is kept,
-
-        d_eff = sum_j log(1 + a * sum_i z_ij^2),
-
-    which equals the exact log-determinant when every z_i lies along an axis.
-
-    Args:
-        d: Feature dimension.
-        scale: a > 0.
-        gram: "diagonal" or "full".
-
-    Example:
-        >>> tracker = EffectiveDimension(2, scale=1.0)
-        >>> tracker.update(np.array([1.0, 0.0]))
-        >>> round(tracker.value, 6) == round(float(np.log(2.0)), 6)
-        True
-    """
-
-    def __init__(self, d: int, scale: float, gram: str = "diagonal") -> None:
-        self.scale = scale
-        self.gram = make_gram(gram, d, 1.0)
-
-    def update(self, z: np.ndarray) -> None:
-        """Add a * z z^T to the sum."""
-        self.gram.update(z, self.scale)
-
-    @property
-    def value(self) -> float:
-        """The current d_eff (0 before any update)."""
-        return self.gram.logdet
-
-    def state_dict(self) -> dict[str, Any]:
-        """Arrays and scalars only."""
-        return self.gram.state_dict()
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict`."""
-        self.gram.load_state_dict(state)
-
-
-class ShiftedGram:
-    """A = ridge * I + sum_i w_i z_i z_i^T whose ridge may change every round.
-
-    Theory mode re-ridges its design matrix with lam_t every round (V_t = G_t +
-    kappa lam_t I, [Bae2025, Alg. 1]), so a rank-1 inverse update does not apply. The
-    unridged sum M is kept instead; ``gram="diagonal"`` keeps its diagonal (O(p) per
-    norm), ``gram="full"`` the p x p matrix, whose eigendecomposition M = U diag(e) U^T
-    is recomputed (O(p^3), ``numpy.linalg.eigh``) at most once per update, lazily, at
-    the next ``norms``; any ridge then costs O(K p^2):
-
-        ||z||^2_{(M + ridge I)^-1} = sum_j (U^T z)_j^2 / (e_j + ridge).
-
-    Args:
-        kind: "diagonal" or "full".
-        d: Dimension p of the features.
-        ridge: Initial ridge, > 0.
-
-    Notes:
-        Assumption: O(p^3) per round in the full case; theory mode is meant for small p.
-
-    Example:
-        >>> gram = ShiftedGram("full", 2, ridge=1.0)
-        >>> gram.update(np.array([1.0, 0.0]), weight=3.0)
-        >>> gram.set_ridge(2.0)
-        >>> gram.norms(np.array([[1.0, 0.0], [0.0, 1.0]])) ** 2  # 1/5, 1/2
-        array([0.2, 0.5])
-    """
-
-    def __init__(self, kind: str, d: int, ridge: float) -> None:
-        self.kind = check_choice("gram", kind, GRAMS)
-        self.ridge = float(ridge)
-        self.sum = np.zeros(d) if self.kind == "diagonal" else np.zeros((d, d))
-        self._eig: tuple[np.ndarray, np.ndarray] | None = None
-
-    @property
-    def is_diagonal(self) -> bool:
-        """True when only the diagonal is kept."""
-        return self.kind == "diagonal"
-
-    @property
-    def diagonal(self) -> np.ndarray:
-        """The diagonal of A = ridge * I + M."""
-        base = self.sum if self.is_diagonal else np.diagonal(self.sum)
-        return self.ridge + base
-
-    def set_ridge(self, ridge: float) -> None:
-        """Replace the ridge (no refactorisation needed)."""
-        self.ridge = float(ridge)
-
-    def update(self, z: np.ndarray, weight: float = 1.0) -> None:
-        """M += weight * z z^T (or its diagonal)."""
-        if self.is_diagonal:
-            self.sum = self.sum + weight * z * z
-        else:
-            self.sum = self.sum + weight * np.outer(z, z)
-            self._eig = None
-
-    def norms(self, Z: np.ndarray) -> np.ndarray:
-        """||z_k||_{A^-1} for the rows of Z (K, p)."""
-        if self.is_diagonal:
-            return np.sqrt((Z * Z) @ (1.0 / (self.ridge + self.sum)))
-        if self._eig is None:
-            evals, U = np.linalg.eigh(self.sum)
-            self._eig = (np.maximum(evals, 0.0), U)
-        evals, U = self._eig
-        P = Z @ U
-        return np.sqrt((P * P) @ (1.0 / (evals + self.ridge)))
-
-    def state_dict(self) -> dict[str, Any]:
-        """Arrays and scalars only."""
-        return {"kind": self.kind, "ridge": self.ridge, "sum": self.sum.copy()}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict`."""
-        if state["kind"] != self.kind:
-            raise ValueError(
-                f"state holds a {state['kind']!r} Gram, not {self.kind!r}."
-            )
-        self.ridge = float(state["ridge"])
-        self.sum = np.array(state["sum"], dtype=float)
-        self._eig = None
+__all__ = ["LinearLogisticModel", "NeuralModel", "TangentModel"]
 
 
 class NeuralModel:

@@ -44,16 +44,11 @@ import torch
 from banditkit.core import POLICIES
 from banditkit.core.validation import check_choice, check_scalar
 from banditkit.glm import LogisticLink
-from banditkit.linalg import DiagonalGram, Gram
+from banditkit.linalg import GramLike, ShiftedGram, make_gram
 from banditkit.nn import Trainer
 from banditkit.policies import theory
 from banditkit.policies.neural import LOSS_REDUCTIONS, NeuralScoredPolicy
-from banditkit.policies.neural_parts import (
-    NeuralModel,
-    ShiftedGram,
-    TangentModel,
-    make_gram,
-)
+from banditkit.policies.neural_parts import NeuralModel, TangentModel
 from banditkit.policies.scored import R_LOGISTIC
 
 __all__ = [
@@ -306,7 +301,7 @@ class NeuralLogPolicy(NeuralScoredPolicy):
             reduction=LOSS_REDUCTIONS[self.loss_reduction],
         )
 
-    def _make_design(self, p: int) -> Gram | DiagonalGram | ShiftedGram:
+    def _make_design(self, p: int) -> GramLike:
         if self.lambda_schedule == "fixed":
             return make_gram(self.gram, p, self._ridge())
         return ShiftedGram(self.gram, p, self._ridge())
@@ -329,7 +324,7 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         """lam_t of Eq. (3) into the ridge of A and the trainer (adaptive schedule)."""
         if self.lambda_schedule == "fixed":
             return
-        assert self.effdim is not None and isinstance(self.design, ShiftedGram)
+        assert self.effdim is not None
         n = self.model.history.n
         self._lam_now = (
             self._lam0

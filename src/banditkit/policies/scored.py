@@ -29,16 +29,9 @@ import torch
 from banditkit.core import Context, Policy
 from banditkit.core.types import Action, Feedback
 from banditkit.glm import LogisticLink
-from banditkit.linalg import DiagonalGram, Gram
-from banditkit.linalg.rank1 import weighted_norms_unchecked
+from banditkit.linalg import EffectiveDimension, GramLike, make_gram
 from banditkit.nn import make_generator
-from banditkit.policies.neural_parts import (
-    EffectiveDimension,
-    LinearLogisticModel,
-    NeuralModel,
-    ShiftedGram,
-    make_gram,
-)
+from banditkit.policies.neural_parts import LinearLogisticModel, NeuralModel
 from banditkit.policies.schedules import Periodic
 from banditkit.policies.selection import gaussian_sample, optimistic_argmax
 
@@ -89,7 +82,7 @@ class ScoredPolicy(Policy):
         """A_0 = ridge * I."""
         raise NotImplementedError
 
-    def _make_design(self, p: int) -> Gram | DiagonalGram | ShiftedGram:
+    def _make_design(self, p: int) -> GramLike:
         """The design A (p x p): a fixed-ridge ``make_gram(self.gram, p, ridge)``."""
         return make_gram(self.gram, p, self._ridge())
 
@@ -127,7 +120,7 @@ class ScoredPolicy(Policy):
     def _build(self, d: int, generator: torch.Generator) -> None:
         self.model = self._make_model(d, generator)
         p = self.model.n_params
-        self.design: Gram | DiagonalGram | ShiftedGram = self._make_design(p)
+        self.design: GramLike = self._make_design(p)
         scale = self._effdim_scale()
         self.effdim = None if scale is None else EffectiveDimension(p, scale, self.gram)
         self._cache: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
@@ -146,9 +139,7 @@ class ScoredPolicy(Policy):
     def _scores(self, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
         """``scores`` on a context already validated by ``Policy.act``."""
         scale = self._feature_scale()
-        if isinstance(self.design, DiagonalGram) or (
-            isinstance(self.design, ShiftedGram) and self.design.is_diagonal
-        ):
+        if self.design.is_diagonal:
             inv_diag = (scale * scale) / self.design.diagonal
             latent, sq = self.model.evaluate_diagonal(ctx.arms, inv_diag)
             self._cache = (ctx.arms, latent, None)
@@ -157,10 +148,7 @@ class ScoredPolicy(Policy):
             latent, feats = self.model.evaluate(ctx.arms)
             self._cache = (ctx.arms, latent, feats)
             z = feats if scale == 1.0 else scale * feats
-            if isinstance(self.design, Gram):  # z comes from the model: no re-check
-                norms = weighted_norms_unchecked(z, self.design.inverse)
-            else:
-                norms = self.design.norms(z)
+            norms = self.design.norms_unchecked(z)  # z comes from the model
         radius = self._radius(0.0 if self.effdim is None else self.effdim.value)
         mean = latent if self.sampling else self._mean(latent)
         return mean, (self.nu * radius) * norms
