@@ -29,7 +29,7 @@ class _Buffers:
 
     def __init__(self, shapes: dict[str, tuple[tuple[int, ...], type]]) -> None:
         self._shapes = shapes
-        self._arrays = {
+        self._arrays: dict[str, np.ndarray] = {
             name: np.empty((_CAPACITY, *shape), dtype=dtype)
             for name, (shape, dtype) in shapes.items()
         }
