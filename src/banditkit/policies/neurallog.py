@@ -47,8 +47,8 @@ from banditkit.glm import LogisticLink
 from banditkit.linalg import GramLike, ShiftedGram, make_gram
 from banditkit.nn import Trainer
 from banditkit.policies import theory
+from banditkit.policies.models import NeuralModel, TangentModel
 from banditkit.policies.neural import LOSS_REDUCTIONS, NeuralScoredPolicy
-from banditkit.policies.neural_parts import NeuralModel, TangentModel
 from banditkit.policies.scored import R_LOGISTIC
 
 __all__ = [
@@ -325,7 +325,7 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         if self.lambda_schedule == "fixed":
             return
         assert self.effdim is not None
-        n = self.model.history.n
+        n = self.history.n
         self._lam_now = (
             self._lam0
             if n == 0
@@ -346,7 +346,7 @@ class NeuralLogPolicy(NeuralScoredPolicy):
     # ---------------------------------------------------------------- radius
     def _n(self) -> int:
         """Observations so far (t - 1 at selection in round t)."""
-        return 0 if not hasattr(self, "model") else self.model.history.n
+        return 0 if not hasattr(self, "history") else self.history.n
 
     def _c_s(self) -> float:
         """c_S = 1 + sqrt(L) S + L S^2 [Bae2025, Eq. (1)]."""

@@ -1,18 +1,13 @@
-"""Shared parts of the neural and logistic bandit policies of ``policies.neural``.
+"""Neural models: an MLP f(x; theta) trained by the library trainer on a history.
 
-    NeuralModel          f(x; theta) by an nn.MLP, its data history and trainer settings;
-                         ``evaluate`` returns f and the gradient features g for all K arms
-                         in one ``nn.forward_and_grads`` call.
-    LinearLogisticModel  x^T theta by the regularised logistic MLE of ``glm.fit_glm``;
-                         ``evaluate`` returns x^T theta and the raw features x.
-    TangentModel         theory mode: mean from the trained f(x; theta) (or its
-                         linearisation g(x; theta_0)^T (theta - theta_0)) and the fixed
-                         features g(x; theta_0); TrainNN restarted from theta_0.
+    NeuralModel   f(x; theta) by an nn.MLP and its nn.Trainer; ``evaluate`` returns f
+                  and the gradient features g for all K arms in one
+                  ``nn.forward_and_grads`` call.
+    TangentModel  theory mode: mean from the trained f(x; theta) (or its linearisation
+                  g(x; theta_0)^T (theta - theta_0)) and the fixed features
+                  g(x; theta_0); TrainNN restarted from theta_0.
 
-Both models expose the same methods (``evaluate``, ``evaluate_diagonal``, ``features``,
-``add``, ``refit``, ``latent``)
-so a policy composes either with a Gram, an effective-dimension tracker, a schedule
-and a selection rule without knowing which one it holds.
+Both answer the ``Model`` protocol of ``policies.models``, as the linear models do.
 
 References:
     [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
@@ -29,7 +24,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from banditkit.glm import fit_glm
 from banditkit.nn import (
     MLP,
     Trainer,
@@ -38,18 +32,19 @@ from banditkit.nn import (
     forward_and_sq_norms,
     set_flat_params,
 )
-from banditkit.policies.history import History
+from banditkit.policies.history import History, SetHistory
 
-__all__ = ["LinearLogisticModel", "NeuralModel", "TangentModel"]
+__all__ = ["NeuralModel", "TangentModel"]
 
 
 class NeuralModel:
-    """An MLP f(x; theta) with its observations and trainer, refitted on demand.
+    """An MLP f(x; theta) with its trainer, refitted on a history on demand.
 
     ``evaluate`` runs ``nn.forward_and_grads`` once for all K arms and returns numpy
-    views of the float64 tensors (no copy). ``refit`` runs the library trainer
-    ``nn.Trainer`` on every observation so far, warm-started from the current theta
-    ([Bae2025, Sec. 7]; specs/logistic.md Sec. 7.2).
+    views of the float64 tensors (no copy). ``fit`` runs the library trainer
+    ``nn.Trainer`` on every observation of the history, warm-started from the current
+    theta ([Bae2025, Sec. 7]): rows (x, y) for "bce" / "mse", offered sets (padded,
+    with their mask) and choices for "mnl"; weights for "weighted-bce".
 
     Args:
         d: Input dimension.
@@ -67,6 +62,7 @@ class NeuralModel:
 
     #: The latent returned by ``evaluate`` is f(x; theta) itself.
     linearised = False
+    members = 1
 
     def __init__(
         self,
@@ -79,7 +75,6 @@ class NeuralModel:
     ) -> None:
         self.mlp = MLP(d, width=width, depth=depth, generator=generator)
         self.trainer = trainer
-        self.history = History(d)
 
     @property
     def n_params(self) -> int:
@@ -91,7 +86,12 @@ class NeuralModel:
         f, G = forward_and_grads(self.mlp, torch.from_numpy(np.array(X)))
         return f.numpy(), G.numpy()
 
-    def evaluate_diagonal(
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """f(x_k; theta) (K,) for the rows of X (no gradients)."""
+        with torch.no_grad():
+            return self.mlp(torch.from_numpy(np.array(X, dtype=np.float64))).numpy()
+
+    def evaluate_sq_norms(
         self, X: np.ndarray, inv_diag: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """Return f(x_k; theta) and sum_j g_kj^2 inv_diag_j for the rows of X.
@@ -107,56 +107,63 @@ class NeuralModel:
         )
         return f.numpy(), q.numpy()
 
-    def features(self, x: np.ndarray) -> np.ndarray:
-        """g(x; theta) (p,) for one arm x (d,)."""
-        _, G = forward_and_grads(self.mlp, torch.from_numpy(np.array(x[None, :])))
-        return G.numpy()[0]
+    def features(self, X: np.ndarray) -> np.ndarray:
+        """g(x_k; theta) (K, p) for the rows of X."""
+        return self.evaluate(X)[1]
 
     def latent(self, x: np.ndarray) -> float:
         """f(x; theta) for one arm x (d,)."""
         with torch.no_grad():
             return float(self.mlp(torch.from_numpy(np.array(x[None, :])))[0])
 
-    def add(self, x: np.ndarray, y: float) -> None:
-        """Record one observation."""
-        self.history.append(x, y)
-
-    def refit(self) -> None:
-        """Run the trainer on all observations so far (warm start).
+    def fit(self, history: History | SetHistory) -> None:
+        """Run the trainer on all observations of ``history`` (warm start).
 
         Raises:
             FloatingPointError: If GD diverged (a non-finite objective or parameter),
                 with the step size to lower, instead of NaN scores later on.
         """
-        history = self.trainer.fit(
-            self.mlp,
-            torch.from_numpy(self.history.X),
-            torch.from_numpy(self.history.y),
-        )
+        weights = None
+        if self.trainer.loss == "weighted-bce":
+            weights = torch.from_numpy(history.w)
+        if isinstance(history, SetHistory):
+            X, mask, choice = history.padded()
+            objective = self.trainer.fit(
+                self.mlp,
+                torch.from_numpy(X),
+                torch.from_numpy(choice),
+                weights=weights,
+                mask=torch.from_numpy(mask),
+            )
+        else:
+            objective = self.trainer.fit(
+                self.mlp,
+                torch.from_numpy(history.X),
+                torch.from_numpy(history.y),
+                weights=weights,
+            )
         if not (
-            math.isfinite(history[-1])
+            math.isfinite(objective[-1])
             and bool(torch.isfinite(flat_params(self.mlp)).all())
         ):
             raise FloatingPointError(
-                f"training diverged on {self.history.n} observations: the objective "
-                f"went from {history[0]:.4g} to {history[-1]:.4g} in "
+                f"training diverged on {history.n} observations: the objective "
+                f"went from {objective[0]:.4g} to {objective[-1]:.4g} in "
                 f"{self.trainer.steps} GD steps at lr={self.trainer.lr}; use a smaller "
                 "lr (or loss_reduction='mean_scaled')."
             )
 
     def state_dict(self) -> dict[str, Any]:
-        """Arrays only: theta, theta_0 and the history."""
+        """Arrays only: theta and theta_0 (the history belongs to the policy)."""
         return {
             "theta": flat_params(self.mlp).numpy().copy(),
             "theta0": self.mlp.theta0.numpy().copy(),
-            "history": self.history.state_dict(),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict`."""
         set_flat_params(self.mlp, torch.as_tensor(np.asarray(state["theta"])))
         self.mlp.theta0.copy_(torch.as_tensor(np.asarray(state["theta0"])))
-        self.history.load_state_dict(state["history"])
 
 
 class TangentModel(NeuralModel):
@@ -167,7 +174,7 @@ class TangentModel(NeuralModel):
     trained network (``linearised=False``, Alg. 1) or its first-order expansion
     g(x; theta_0)^T (theta - theta_0) (``linearised=True``, Alg. 2, Eq. (5)).
     ``latent`` always returns f(x; theta) (the variance weights mu'(f(x_t; theta_t))
-    of Alg. 2). ``refit`` is TrainNN: GD restarted from theta_0 on all data.
+    of Alg. 2). ``fit`` is TrainNN: GD restarted from theta_0 on all data.
 
     Args: as ``NeuralModel``, plus ``linearised``.
 
@@ -209,21 +216,21 @@ class TangentModel(NeuralModel):
         with torch.no_grad():
             return self.mlp(Xt).numpy(), feats
 
-    def evaluate_diagonal(
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """The latent of ``evaluate`` (K,)."""
+        return self.evaluate(X)[0]
+
+    def evaluate_sq_norms(
         self, X: np.ndarray, inv_diag: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """Return the latent and sum_j g_kj(theta_0)^2 inv_diag_j."""
         latent, feats = self.evaluate(X)
         return latent, (feats * feats) @ inv_diag
 
-    def features(self, x: np.ndarray) -> np.ndarray:
-        """g(x; theta_0) (p,)."""
-        return self.evaluate(x[None, :])[1][0]
-
-    def refit(self) -> None:
+    def fit(self, history: History | SetHistory) -> None:
         """TrainNN [Bae2025, Alg. 1]: restart at theta_0, then the trainer's GD steps."""
         set_flat_params(self.mlp, self.mlp.theta0)
-        super().refit()
+        super().fit(history)
         self._shift = (flat_params(self.mlp) - self.mlp.theta0).numpy().copy()
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -232,69 +239,3 @@ class TangentModel(NeuralModel):
         set_flat_params(self.mlp0, self.mlp.theta0)
         self.mlp0.theta0.copy_(self.mlp.theta0)
         self._shift = (flat_params(self.mlp) - self.mlp.theta0).numpy().copy()
-
-
-class LinearLogisticModel:
-    """Logistic model mu(x^T theta) fitted by the regularised MLE of ``glm.fit_glm``.
-
-    theta = argmin sum_i BCE(r_i, x_i^T theta) + (lam_mle / 2) ||theta||^2, by Newton's
-    method warm-started at the previous estimate. The "gradient features" are the raw
-    x, so the policies of ``policies.neural`` compose it exactly like ``NeuralModel``.
-
-    Args:
-        d: Feature dimension.
-        lam_mle: Ridge weight of the MLE, > 0.
-    """
-
-    linearised = False
-
-    def __init__(self, d: int, *, lam_mle: float) -> None:
-        self.lam_mle = lam_mle
-        self.theta = np.zeros(d)
-        self.history = History(d)
-
-    @property
-    def n_params(self) -> int:
-        """Dimension of the features (d)."""
-        return int(self.theta.shape[0])
-
-    def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Return x_k^T theta (K,) and the features x_k (K, d)."""
-        return X @ self.theta, X
-
-    def evaluate_diagonal(
-        self, X: np.ndarray, inv_diag: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Return x_k^T theta and sum_j x_kj^2 inv_diag_j."""
-        return X @ self.theta, (X * X) @ inv_diag
-
-    def features(self, x: np.ndarray) -> np.ndarray:
-        """The raw features x."""
-        return x
-
-    def latent(self, x: np.ndarray) -> float:
-        """x^T theta for one arm."""
-        return float(x @ self.theta)
-
-    def add(self, x: np.ndarray, y: float) -> None:
-        """Record one observation."""
-        self.history.append(x, y)
-
-    def refit(self) -> None:
-        """Newton's method on all observations so far, warm-started."""
-        self.theta = fit_glm(
-            self.history.X,
-            self.history.y,
-            link="logistic",
-            lam=self.lam_mle,
-            theta0=self.theta,
-        ).theta
-
-    def state_dict(self) -> dict[str, Any]:
-        """Arrays only."""
-        return {"theta": self.theta.copy(), "history": self.history.state_dict()}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict`."""
-        self.theta = np.asarray(state["theta"], dtype=float).copy()
-        self.history.load_state_dict(state["history"])
