@@ -120,13 +120,14 @@ def test_scorer_played_returns_the_features_at_selection_time():
     model = _neural(d=2)
     scorer = Scorer(model, Gram(model.n_params, 1.0))
     arms = np.array([[1.0, 0.0], [0.0, 1.0]])
-    _, G = forward_and_grads(model.mlp, torch.from_numpy(arms))
+    f, G = forward_and_grads(model.mlp, torch.from_numpy(arms))
     scorer.score(arms)
     history = History(2)
     history.append(arms[1], 1.0)
     model.fit(history)  # theta moves; the cached z must not
     latent, z = scorer.played(arms, 1)
     np.testing.assert_array_equal(z, G.numpy()[1])
+    assert latent == float(f[1])
     scorer.add(z, 2.0)
     np.testing.assert_allclose(
         scorer.design.matrix, np.eye(model.n_params) + 2.0 * np.outer(z, z)
