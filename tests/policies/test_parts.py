@@ -155,8 +155,8 @@ def test_rules_on_hand_numbers():
     assert Greedy().select(mean, width, rng) == 0
     assert Optimistic().select(mean, width, rng) == 1
     assert Sampled().select(mean, np.zeros(3), rng) == 0
-    assert TopK(2).select(mean, width, rng) == (1, 0)
-    assert TopK(5).select(mean, width, rng) == (1, 0, 2)  # at most K arms
+    assert TopK(2).select(mean, width, rng) == (0, 1)
+    assert TopK(5).select(mean, width, rng) == (0, 1, 2)  # at most K arms
     sets = {TopK(2, sampled=True).select(mean, width, rng) for _ in range(200)}
     assert len(sets) > 1  # sampling explores
 

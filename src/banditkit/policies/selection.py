@@ -189,13 +189,15 @@ class Sampled:
 class TopK:
     """The k arms of largest mean + width (or of a Gaussian sample): an assortment.
 
+    The action is the sorted tuple of the chosen arms (the assortment contract).
+
     Args:
         k: Assortment size, >= 1.
         sampled: Rank Gaussian samples N(mean, width^2) instead of mean + width.
 
     Example:
         >>> TopK(2).select(np.array([0.1, 0.7, 0.2]), np.array([0.5, 0.0, 0.0]), None)
-        (1, 0)
+        (0, 1)
     """
 
     def __init__(self, k: int, *, sampled: bool = False) -> None:
@@ -205,13 +207,13 @@ class TopK:
     def select(
         self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator | None
     ) -> tuple[int, ...]:
-        """The assortment, best first."""
+        """The assortment, as sorted arm indices."""
         if self.sampled:
             assert rng is not None
             scores = mean + width * rng.standard_normal(np.shape(mean))
         else:
             scores = mean + width
-        return top_k(scores, min(self.k, len(scores)), rng)
+        return tuple(sorted(top_k(scores, min(self.k, len(scores)), rng)))
 
 
 class OptimisticPair:
