@@ -30,7 +30,7 @@ import torch
 
 from banditkit.core import Context, Policy
 from banditkit.core.types import Action, Feedback
-from banditkit.glm import LogisticLink
+from banditkit.glm import Link, LogisticLink
 from banditkit.linalg import EffectiveDimension, GramLike, make_gram
 from banditkit.nn import make_generator
 from banditkit.policies.history import History
@@ -43,7 +43,6 @@ __all__ = ["R_LOGISTIC", "ScoredPolicy"]
 
 #: Upper bound R on the slope of the sigmoid, mu' <= 1/4 [Bae2025, Sec. 2].
 R_LOGISTIC = 0.25
-_LINK = LogisticLink()
 _TINY = float(np.finfo(np.float64).tiny)
 
 
@@ -74,6 +73,8 @@ class ScoredPolicy(Policy):
 
     sampling: ClassVar[bool] = False
     weighted: ClassVar[bool] = False
+    #: The link of the reward model; its slope mu' weights A when ``weighted``.
+    link: ClassVar[Link] = LogisticLink()
     gram: str
     nu: float
     update_every: int
@@ -111,10 +112,10 @@ class ScoredPolicy(Policy):
         raise NotImplementedError
 
     def _weight(self, latent: float) -> float:
-        """w_t of the new term of A: mu'(latent) if weighted, else 1."""
+        """w_t of the new term of A: mu'(latent) of ``link`` if weighted, else 1."""
         if not self.weighted:
             return 1.0
-        return max(float(_LINK.deriv(np.array(latent))), _TINY)
+        return max(float(self.link.deriv(np.array(latent))), _TINY)
 
     # ------------------------------------------------------------------ parts
     def _setup(self, ctx: Context) -> None:
