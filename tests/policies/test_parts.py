@@ -22,6 +22,7 @@ from banditkit.policies.selection import (
     Optimistic,
     OptimisticPair,
     Sampled,
+    SampledPair,
     TopK,
     pair_argmax,
     top_k,
@@ -206,3 +207,23 @@ def test_determinant_doubling_refits_o_of_d_log_t_times_and_resumes():
     clone.load_state_dict(schedule.state_dict())
     V.update(10.0 * np.ones(3))
     assert clone.due(501, V) == DeterminantDoubling.due(schedule, 501, V)
+
+
+def test_sampled_pair_follows_the_widths():
+    rng = np.random.default_rng(4)
+    mean = np.array([1.0, 0.0, 0.0])
+    assert SampledPair().select(mean, np.zeros((3, 3)), rng) == (0, 0)
+    assert SampledPair(diagonal=False).select(mean, np.zeros((3, 3)), rng) in {
+        (0, 1),
+        (0, 2),
+        (1, 0),
+        (2, 0),
+    }
+    wide = np.full((3, 3), 10.0)
+    picks = {SampledPair().select(mean, wide, rng) for _ in range(200)}
+    assert len(picks) > 3
+
+
+def test_neural_model_refuses_pairs():
+    with pytest.raises(TypeError, match="history"):
+        _neural(d=2).fit(PairHistory(2))

@@ -6,8 +6,8 @@ hand-written numbers and reused by every family of policies.
     functions   argmax_random_tie, optimistic_argmax, gaussian_sample   one arm
                 top_k                                                 a set of k arms
                 pair_argmax                                           an ordered pair
-    parts       Greedy, Optimistic, Sampled, TopK, OptimisticPair: ``select(mean, width,
-                rng)`` objects a composed policy holds (``policies.scored``)
+    parts       Greedy, Optimistic, Sampled, TopK, OptimisticPair, SampledPair:
+                ``select(mean, width, rng)`` objects a composed policy holds
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ __all__ = [
     "OptimisticPair",
     "Rule",
     "Sampled",
+    "SampledPair",
     "TopK",
     "argmax_random_tie",
     "gaussian_sample",
@@ -242,3 +243,25 @@ class OptimisticPair:
         return pair_argmax(
             mean[:, None] + mean[None, :] + width, rng, diagonal=self.diagonal
         )
+
+
+class SampledPair:
+    """Dueling Thompson rule: argmax over (k, k') of s ~ N(mean_k + mean_k', width[k, k']^2).
+
+    One independent draw per ordered pair; ``width`` as for ``OptimisticPair``.
+
+    Args:
+        diagonal: Whether an arm may duel itself.
+    """
+
+    def __init__(self, *, diagonal: bool = True) -> None:
+        self.diagonal = diagonal
+
+    def select(
+        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
+    ) -> tuple[int, int]:
+        """The ordered pair of largest sampled joint score."""
+        mean = np.asarray(mean)
+        width = np.asarray(width)
+        draws = mean[:, None] + mean[None, :] + width * rng.standard_normal(width.shape)
+        return pair_argmax(draws, rng, diagonal=self.diagonal)

@@ -120,9 +120,15 @@ class NeuralModel:
         """Run the trainer on all observations of ``history`` (warm start).
 
         Raises:
+            TypeError: For a history of pairs (not a loss of this model).
             FloatingPointError: If GD diverged (a non-finite objective or parameter),
                 with the step size to lower, instead of NaN scores later on.
         """
+        if not isinstance(history, History | SetHistory):
+            raise TypeError(
+                "history must be a History (rows) or a SetHistory (sets, loss 'mnl'); "
+                f"got {type(history).__name__}."
+            )
         weights = None
         if self.trainer.loss == "weighted-bce":
             weights = torch.from_numpy(history.w)
