@@ -227,3 +227,18 @@ def test_sampled_pair_follows_the_widths():
 def test_neural_model_refuses_pairs():
     with pytest.raises(TypeError, match="history"):
         _neural(d=2).fit(PairHistory(2))
+
+
+def test_constrained_glm_stays_in_its_ball():
+    rng = np.random.default_rng(5)
+    history = History(2)
+    for _ in range(60):
+        x = rng.standard_normal(2)
+        history.append(x, float(x @ [3.0, 0.0] + rng.normal() > 0))
+    free, ball = GLMModel(2, lam=0.1), GLMModel(2, lam=0.1, radius=0.5)
+    free.fit(history)
+    ball.fit(history)
+    assert np.linalg.norm(free.theta) > 0.5
+    assert np.linalg.norm(ball.theta) == pytest.approx(0.5, rel=1e-6)
+    with pytest.raises(ValueError, match="radius"):
+        GLMModel(2, lam=1.0, radius=0.0)

@@ -14,6 +14,8 @@ References:
         stochastic bandits. NeurIPS 2011.
     [Filippi2010] S. Filippi, O. Cappe, A. Garivier, C. Szepesvari. Parametric bandits: the
         generalized linear case. NeurIPS 2010.
+    [Faury2020] L. Faury, M. Abeille, C. Calauzenes, O. Fercoq. Improved optimistic algorithms
+        for logistic bandits. ICML 2020.
     [Kveton2020] B. Kveton, M. Zaheer, C. Szepesvari, L. Li, M. Ghavamzadeh, C. Boutilier.
         Randomized exploration in generalized linear bandits. AISTATS 2020.
 """
@@ -25,7 +27,8 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from banditkit.glm import fit_glm, get_link, glm_hessian
+from banditkit.core.validation import check_scalar
+from banditkit.glm import fit_glm, fit_glm_constrained, get_link, glm_hessian
 from banditkit.linalg import Gram
 from banditkit.policies.history import History, PairHistory
 
@@ -142,15 +145,18 @@ class RidgeModel:
 
 
 class GLMModel:
-    """Regularised maximum-likelihood GLM, refitted by Newton's method on a history.
+    """Regularised (or constrained) maximum-likelihood GLM, refitted by Newton's method.
 
     theta = argmin sum_i w_i nll(x_i^T theta, y_i) + (lam / 2) ||theta||^2, warm-started
-    at the previous estimate; theta = 0 before the first fit.
+    at the previous estimate (``glm.fit_glm``), or the same minimum over the ball
+    ||theta|| <= radius when a radius is given (``glm.fit_glm_constrained``, the
+    constrained MLE of [Faury2020]); theta = 0 before the first fit.
 
     Args:
         d: Feature dimension.
         lam: Ridge weight of the MLE, > 0.
         link: "logistic", "probit" or "identity".
+        radius: Norm bound S of the constrained MLE, > 0, or None (unconstrained).
 
     Example:
         >>> history = PairHistory(1)  # a linear BTL model: duels of x_1 against x_2
@@ -165,9 +171,16 @@ class GLMModel:
     members = 1
     linearised = False
 
-    def __init__(self, d: int, lam: float, link: str = "logistic") -> None:
+    def __init__(
+        self, d: int, lam: float, link: str = "logistic", radius: float | None = None
+    ) -> None:
         self.lam = lam
         self.link = get_link(link)
+        self.radius = (
+            None
+            if radius is None
+            else check_scalar("radius", radius, low=0.0, low_open=True)
+        )
         self.theta = np.zeros(d)
         self._chol: np.ndarray | None = None
 
@@ -179,9 +192,21 @@ class GLMModel:
     def fit(self, history: History | PairHistory) -> None:
         """Re-estimate theta by Newton's method, warm-started at the previous estimate."""
         X, y, w = rows_of(history)
-        self.theta = fit_glm(
-            X, y, link=self.link, lam=self.lam, weights=w, theta0=self.theta
-        ).theta
+        if self.radius is None:
+            fit = fit_glm(
+                X, y, link=self.link, lam=self.lam, weights=w, theta0=self.theta
+            )
+        else:
+            fit = fit_glm_constrained(
+                X,
+                y,
+                radius=self.radius,
+                link=self.link,
+                lam=self.lam,
+                weights=w,
+                theta0=self.theta,
+            )
+        self.theta = fit.theta
         self._chol = None
 
     def predict(self, X: np.ndarray) -> np.ndarray:
