@@ -81,11 +81,43 @@ class _Buffers:
         self.n = 0
         self.reserve(max(n, 1))
         for name, arr in arrays.items():
-            self._arrays[name][:n] = arr
+            target = self._arrays[name]
+            target[:n] = np.asarray(arr, dtype=target.dtype).reshape(
+                n, *target.shape[1:]
+            )
         self.n = n
 
 
-class History:
+class _Entries:
+    """One buffer of entries with a weight each: ``n``, ``w`` and the state."""
+
+    _buf: _Buffers
+
+    @property
+    def n(self) -> int:
+        """Number of entries so far."""
+        return self._buf.n
+
+    @property
+    def w(self) -> np.ndarray:
+        """The (n,) weights so far (a view)."""
+        return self._buf.view("w")
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays only."""
+        return self._buf.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` (a state without weights gets w = 1)."""
+        n = len(np.asarray(state[self._buf.names[0]]))
+        arrays = {
+            name: np.asarray(state[name]) if name in state else np.ones(n)
+            for name in self._buf.names
+        }
+        self._buf.load(arrays)
+
+
+class History(_Entries):
     """Rows x (d,) with a scalar target y and a weight w each.
 
     Example:
@@ -98,11 +130,6 @@ class History:
     def __init__(self, d: int) -> None:
         self.d = d
         self._buf = _Buffers({"X": ((d,), float), "y": ((), float), "w": ((), float)})
-
-    @property
-    def n(self) -> int:
-        """Number of rows so far."""
-        return self._buf.n
 
     def append(self, x: np.ndarray, y: float, weight: float = 1.0) -> None:
         """Add one row (x, y, weight)."""
@@ -118,24 +145,8 @@ class History:
         """The (n,) targets so far (a view)."""
         return self._buf.view("y")
 
-    @property
-    def w(self) -> np.ndarray:
-        """The (n,) weights so far (a view)."""
-        return self._buf.view("w")
 
-    def state_dict(self) -> dict[str, Any]:
-        """Arrays only."""
-        return self._buf.state_dict()
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict` (a state without weights gets w = 1)."""
-        X = np.asarray(state["X"], dtype=float).reshape(-1, self.d)
-        y = np.asarray(state["y"], dtype=float)
-        w = np.asarray(state["w"], dtype=float) if "w" in state else np.ones(len(y))
-        self._buf.load({"X": X, "y": y, "w": w})
-
-
-class PairHistory:
+class PairHistory(_Entries):
     """Duels: the features of both arms, the arm indices, the outcome and a weight.
 
     The outcome o_i is 1 if the first arm won, else 0 (or a probability); a
@@ -160,11 +171,6 @@ class PairHistory:
                 "w": ((), float),
             }
         )
-
-    @property
-    def n(self) -> int:
-        """Number of duels so far."""
-        return self._buf.n
 
     def append(
         self,
@@ -201,19 +207,6 @@ class PairHistory:
     def outcome(self) -> np.ndarray:
         """The (n,) outcomes, 1 if the first arm won (a view)."""
         return self._buf.view("outcome")
-
-    @property
-    def w(self) -> np.ndarray:
-        """The (n,) weights (a view)."""
-        return self._buf.view("w")
-
-    def state_dict(self) -> dict[str, Any]:
-        """Arrays only."""
-        return self._buf.state_dict()
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict`."""
-        self._buf.load({name: np.asarray(state[name]) for name in self._buf.names})
 
 
 class SetHistory:
