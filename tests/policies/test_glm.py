@@ -9,7 +9,7 @@ def test_glm_ucb_refits_on_schedule_and_matches_batch_mle():
     policy = bk.make_policy("glm-ucb", nu=0.3, lam=1.0, update_every=5, seed=0)
     run = bk.simulate(policy, env, 52, seed=1)
     assert run.n_updates[-1] == 10 and run.n_updates[4] == 1 and run.n_updates[3] == 0
-    hist = policy.model.history
+    hist = policy.history
     direct = fit_glm(hist.X[:50], hist.y[:50], link="logistic", lam=1.0).theta
     np.testing.assert_allclose(policy.model.theta, direct, atol=1e-7)
 
@@ -21,9 +21,9 @@ def test_glm_ts_laplace_covariance():
     from banditkit.glm import glm_hessian
 
     m = policy.model
-    h = glm_hessian(m.history.X, m.theta, link="logistic", lam=1.0)
+    h = glm_hessian(policy.history.X, m.theta, link="logistic", lam=1.0)
     rng = np.random.default_rng(0)
-    draws = np.stack([m.sample_theta(rng, 0.7) for _ in range(20000)])
+    draws = np.stack([m.sample_theta(rng, 0.7, policy.history) for _ in range(20000)])
     np.testing.assert_allclose(
         draws.mean(0), m.theta, atol=0.05 * np.sqrt(np.diag(h) ** -1).max()
     )

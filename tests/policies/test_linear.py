@@ -12,7 +12,7 @@ def test_ridge_two_observations_hand_checked():
     m.add(np.array([1.0, 1.0]), 0.0)
     np.testing.assert_allclose(m.theta, [0.4, -0.2])
     # ||x||_{V^-1} for x=(0,1): (V^-1)_{22} = 3/5.
-    np.testing.assert_allclose(m.width(np.array([[0.0, 1.0]])), [np.sqrt(0.6)])
+    np.testing.assert_allclose(m.gram.norms(np.array([[0.0, 1.0]])), [np.sqrt(0.6)])
 
 
 def test_linucb_regret_is_sublinear():

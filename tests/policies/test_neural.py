@@ -9,8 +9,8 @@ import torch
 import banditkit as bk
 from banditkit.core import Context
 from banditkit.glm import LogisticLink
+from banditkit.linalg import EffectiveDimension
 from banditkit.nn import flat_params, forward_and_grads, set_flat_params
-from banditkit.policies.neural_parts import EffectiveDimension
 from tests.policies.helpers import contexts, mean_final_regret, play
 
 SMALL = {"width": 8, "update_every": 10, "steps": 10}

@@ -2,6 +2,10 @@
 
     Gram                    full V = lam * I + sum w x x^T with V^-1, L, log det V
     DiagonalGram            diag(V) only, for d in the tens of thousands
+    ShiftedGram             ridge * I + sum w z z^T with a ridge that may change every round
+    GramLike                the interface all three answer (norms, update, logdet, solve, ...)
+    make_gram               a Gram or DiagonalGram by name ("full", "diagonal")
+    EffectiveDimension      d_eff = logdet(I + a sum z z^T), diagonal or exact
     weighted_norms          sqrt(x_k^T A_inv x_k) for all rows at once
     cholesky_rank1_update   factor of L L^T + x x^T in O(d^2)
     g_optimal_design        near-G-optimal design (Frank-Wolfe / Khachiyan)
@@ -12,14 +16,22 @@ This package imports only numpy, scipy and ``banditkit.core.validation``.
 
 from .design import g_optimal_design, max_leverage
 from .diagonal import DiagonalGram
+from .effdim import EffectiveDimension, make_gram
 from .gram import Gram
+from .protocol import GramLike
 from .rank1 import cholesky_rank1_update, weighted_norms
+from .shifted import GRAMS, ShiftedGram
 
 __all__ = [
+    "GRAMS",
     "DiagonalGram",
+    "EffectiveDimension",
     "Gram",
+    "GramLike",
+    "ShiftedGram",
     "cholesky_rank1_update",
     "g_optimal_design",
+    "make_gram",
     "max_leverage",
     "weighted_norms",
 ]

@@ -90,6 +90,11 @@ class DiagonalGram:
         return self._n_updates
 
     @property
+    def is_diagonal(self) -> bool:
+        """True: only diag(V) is kept (``Gram`` answers False)."""
+        return True
+
+    @property
     def diagonal(self) -> np.ndarray:
         """diag(V), shape (d,), read-only."""
         return self._diagonal
@@ -154,8 +159,21 @@ class DiagonalGram:
         Args:
             X: Rows x_k, shape (K, d).
         """
-        X = check_rows("X", X, self._d)
+        return self.norms_unchecked(check_rows("X", X, self._d))
+
+    def norms_unchecked(self, X: np.ndarray) -> np.ndarray:
+        """:meth:`norms` for features built by a model: float64 (K, d), no checks."""
         return np.sqrt((X * X) @ (1.0 / self._diagonal))
+
+    def set_ridge(self, lam: float) -> None:
+        """Replace lam * I by lam' * I in diag(V), in O(d).
+
+        Raises:
+            ValueError: If lam is not > 0.
+        """
+        lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self._diagonal = frozen(self._diagonal + (lam - self._lam))
+        self._lam = lam
 
     def solve(self, b: Any) -> np.ndarray:
         """Return D^-1 b for b of shape (d,) or (d, n)."""

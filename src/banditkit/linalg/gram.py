@@ -133,6 +133,16 @@ class Gram:
         return self._n_updates
 
     @property
+    def is_diagonal(self) -> bool:
+        """False: V is kept in full (``DiagonalGram`` answers True)."""
+        return False
+
+    @property
+    def diagonal(self) -> np.ndarray:
+        """diag(V), shape (d,)."""
+        return np.diagonal(self._matrix).copy()
+
+    @property
     def matrix(self) -> np.ndarray:
         """V, shape (d, d), read-only."""
         return self._matrix
@@ -242,6 +252,21 @@ class Gram:
             Norms, shape (K,).
         """
         return weighted_norms_unchecked(check_rows("X", X, self._d), self._inverse)
+
+    def norms_unchecked(self, X: np.ndarray) -> np.ndarray:
+        """:meth:`norms` for features built by a model: float64 (K, d), no checks."""
+        return weighted_norms_unchecked(X, self._inverse)
+
+    def set_ridge(self, lam: float) -> None:
+        """Replace lam * I by lam' * I in V and refactorise in O(d^3).
+
+        Raises:
+            ValueError: If lam is not > 0.
+        """
+        lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self._matrix = frozen(self._matrix + (lam - self._lam) * np.eye(self._d))
+        self._lam = lam
+        self._refactor()
 
     def solve(self, b: Any) -> np.ndarray:
         """Return V^-1 b by two triangular solves with L (cho_solve).

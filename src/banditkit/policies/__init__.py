@@ -1,11 +1,13 @@
 """Policies, one module per family; importing this package registers all of them.
 
-Each policy is a thin composition of shared parts (DESIGN.md section 2):
+Each policy is a thin composition of shared parts (docs/models.md):
 
-    model         policies.models (ridge, GLM MLE), nn (neural networks)
-    uncertainty   linalg Gram matrices and weighted norms
-    selection     policies.selection
-    schedule      policies.schedules
+    history       policies.history (rows, pairs, sets)
+    model         policies.models (one Model protocol: ridge, GLM MLE, neural networks)
+    uncertainty   linalg Gram matrices (one GramLike interface) and weighted norms
+    scorer        policies.scorer (a model + an uncertainty: means and widths)
+    selection     policies.selection (arm, top-K set, pair rules)
+    schedule      policies.schedules (periodic, static grid, determinant doubling)
 """
 
 from banditkit.policies.baseline import (

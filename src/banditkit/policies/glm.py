@@ -1,7 +1,8 @@
 """Generalised linear bandits: GLM-UCB and GLM Thompson sampling.
 
-Both compose a :class:`~banditkit.policies.models.GLMModel` (regularised MLE by Newton's method,
-refitted on a :class:`~banditkit.policies.schedules.Periodic` schedule) with a selection rule.
+Both compose a row ``History``, a :class:`~banditkit.policies.models.GLMModel` (regularised MLE
+by Newton's method, refitted on a :class:`~banditkit.policies.schedules.Periodic` schedule), the
+design Gram V of the raw features and a selection rule; GLM-UCB scores through a ``Scorer``.
 
 References:
     [Filippi2010] S. Filippi, O. Cappe, A. Garivier, C. Szepesvari. Parametric bandits: the
@@ -18,15 +19,18 @@ from banditkit.core import POLICIES, Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm import LINKS
+from banditkit.linalg import Gram
+from banditkit.policies.history import History
 from banditkit.policies.models import GLMModel
 from banditkit.policies.schedules import Periodic
-from banditkit.policies.selection import argmax_random_tie, optimistic_argmax
+from banditkit.policies.scorer import Scorer
+from banditkit.policies.selection import Optimistic, argmax_random_tie
 
 __all__ = ["GLMTS", "GLMUCB", "GLMPolicy"]
 
 
 class GLMPolicy(ContextualPolicy):
-    """Shared part of the GLM policies: model, refit schedule and state.
+    """Shared part of the GLM policies: history, model, design Gram, schedule and state.
 
     Args:
         nu: Exploration scale, >= 0; 0 is greedy.
@@ -54,23 +58,36 @@ class GLMPolicy(ContextualPolicy):
         self.schedule = Periodic(self.update_every)
 
     def _setup(self, ctx: Context) -> None:
+        self._build()
+
+    def _build(self) -> None:
         assert self.d is not None
+        self.history = History(self.d)
         self.model = GLMModel(self.d, self.lam, self.link)
+        self.design = Gram(self.d, self.lam)  # V = lam I + sum x x^T
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)
-        self.model.add(ctx.arms[action], float(feedback))
-        if self.schedule.due(self.model.history.n):
-            self.model.refit()
+        x = ctx.arms[action]
+        self.history.append(x, float(feedback))
+        self.design.update(x)
+        if self.schedule.due(self.history.n, self.design):
+            self.model.fit(self.history)
             self._n_updates += 1
 
     def _state(self) -> dict[str, Any]:
-        return {"model": self.model.state_dict()}
+        return {
+            "history": self.history.state_dict(),
+            "model": self.model.state_dict(),
+            "design": self.design.state_dict(),
+        }
 
     def _load_state(self, state: dict[str, Any]) -> None:
         assert self.d is not None
-        self.model = GLMModel(self.d, self.lam, self.link)
+        self._build()
+        self.history.load_state_dict(state["history"])
         self.model.load_state_dict(state["model"])
+        self.design.load_state_dict(state["design"])
 
 
 @POLICIES.register("glm-ucb")
@@ -92,10 +109,9 @@ class GLMUCB(GLMPolicy):
     """
 
     def _act(self, ctx: Context) -> Action:
-        x = ctx.arms
-        return optimistic_argmax(
-            self.model.mean(x), self.model.width(x), self.nu, self.rng
-        )
+        # x^T theta + nu ||x||_{V^-1}
+        mean, width = Scorer(self.model, self.design, nu=self.nu).score(ctx.arms)
+        return Optimistic().select(mean, width, self.rng)
 
 
 @POLICIES.register("glm-ts")
@@ -113,5 +129,5 @@ class GLMTS(GLMPolicy):
     """
 
     def _act(self, ctx: Context) -> Action:
-        theta = self.model.sample_theta(self.rng, self.nu)
+        theta = self.model.sample_theta(self.rng, self.nu, self.history)
         return argmax_random_tie(ctx.arms @ theta, self.rng)

@@ -1,4 +1,15 @@
-"""A growable buffer of observations (features and targets) with amortised O(1) appends."""
+"""Observation histories for every family's loss: rows, pairs and sets, with weights.
+
+    History       rows (x_i, y_i, w_i)                                  contextual
+    PairHistory   pairs (x_i1, x_i2, o_i, w_i) and the arm indices      dueling
+    SetHistory    sets (offered items, choice c_i, w_i), c_i = -1 for   assortment
+                  the outside option; ragged (items + offsets) or
+                  padded (n, S, d) with a mask
+
+Every buffer is preallocated and grows by doubling, so n appends cost O(n) amortised;
+the properties are views of the first n entries (no copy). ``w`` is 1 unless a weight
+is given (importance weights, variance weights, ...).
+"""
 
 from __future__ import annotations
 
@@ -6,52 +17,284 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["History"]
+from banditkit.core.validation import check_int
+
+__all__ = ["History", "PairHistory", "SetHistory"]
+
+_CAPACITY = 256
 
 
-class History:
-    """Rows x (d,) with a scalar target each, stored contiguously; capacity doubles as needed.
+class _Buffers:
+    """Named arrays sharing a leading length n, grown by doubling."""
+
+    def __init__(self, shapes: dict[str, tuple[tuple[int, ...], type]]) -> None:
+        self._shapes = shapes
+        self._arrays: dict[str, np.ndarray] = {
+            name: np.empty((_CAPACITY, *shape), dtype=dtype)
+            for name, (shape, dtype) in shapes.items()
+        }
+        self.n = 0
+
+    def reserve(self, n: int) -> None:
+        """Make room for n entries in total (capacity doubles until it fits)."""
+        cap = next(iter(self._arrays.values())).shape[0]
+        if n <= cap:
+            return
+        while cap < n:
+            cap *= 2
+        for name, arr in self._arrays.items():
+            grown = np.empty((cap, *arr.shape[1:]), dtype=arr.dtype)
+            grown[: self.n] = arr[: self.n]
+            self._arrays[name] = grown
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The names of the arrays."""
+        return tuple(self._arrays)
+
+    def push(self, **values: Any) -> None:
+        """Append one entry (one value per array)."""
+        self.reserve(self.n + 1)
+        for name, value in values.items():
+            self._arrays[name][self.n] = value
+        self.n += 1
+
+    def extend(self, **blocks: np.ndarray) -> None:
+        """Append m entries at once (one (m, ...) block per array)."""
+        m = len(next(iter(blocks.values())))
+        self.reserve(self.n + m)
+        for name, block in blocks.items():
+            self._arrays[name][self.n : self.n + m] = block
+        self.n += m
+
+    def view(self, name: str) -> np.ndarray:
+        """The first n entries of one array (a view)."""
+        return self._arrays[name][: self.n]
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Copies of the first n entries."""
+        return {name: self.view(name).copy() for name in self._arrays}
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        """Replace the contents by ``arrays`` (same names, same length)."""
+        n = len(next(iter(arrays.values())))
+        self.n = 0
+        self.reserve(max(n, 1))
+        for name, arr in arrays.items():
+            target = self._arrays[name]
+            target[:n] = np.asarray(arr, dtype=target.dtype).reshape(
+                n, *target.shape[1:]
+            )
+        self.n = n
+
+
+class _Entries:
+    """One buffer of entries with a weight each: ``n``, ``w`` and the state."""
+
+    _buf: _Buffers
+
+    @property
+    def n(self) -> int:
+        """Number of entries so far."""
+        return self._buf.n
+
+    @property
+    def w(self) -> np.ndarray:
+        """The (n,) weights so far (a view)."""
+        return self._buf.view("w")
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays only."""
+        return self._buf.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` (a state without weights gets w = 1)."""
+        n = len(np.asarray(state[self._buf.names[0]]))
+        arrays = {
+            name: np.asarray(state[name]) if name in state else np.ones(n)
+            for name in self._buf.names
+        }
+        self._buf.load(arrays)
+
+
+class History(_Entries):
+    """Rows x (d,) with a scalar target y and a weight w each.
 
     Example:
         >>> h = History(2)
         >>> h.append(np.array([1.0, 2.0]), 1.0); h.append(np.array([3.0, 4.0]), 0.0)
-        >>> h.X.tolist(), h.y.tolist()
-        ([[1.0, 2.0], [3.0, 4.0]], [1.0, 0.0])
+        >>> h.X.tolist(), h.y.tolist(), h.w.tolist()
+        ([[1.0, 2.0], [3.0, 4.0]], [1.0, 0.0], [1.0, 1.0])
     """
 
-    def __init__(self, d: int, capacity: int = 256) -> None:
+    def __init__(self, d: int) -> None:
         self.d = d
-        self._x = np.empty((capacity, d))
-        self._y = np.empty(capacity)
-        self.n = 0
+        self._buf = _Buffers({"X": ((d,), float), "y": ((), float), "w": ((), float)})
 
-    def append(self, x: np.ndarray, y: float) -> None:
-        """Add one observation."""
-        if self.n == self._x.shape[0]:
-            self._x = np.concatenate([self._x, np.empty_like(self._x)])
-            self._y = np.concatenate([self._y, np.empty_like(self._y)])
-        self._x[self.n] = x
-        self._y[self.n] = y
-        self.n += 1
+    def append(self, x: np.ndarray, y: float, weight: float = 1.0) -> None:
+        """Add one row (x, y, weight)."""
+        self._buf.push(X=x, y=y, w=weight)
 
     @property
     def X(self) -> np.ndarray:
         """The (n, d) features so far (a view)."""
-        return self._x[: self.n]
+        return self._buf.view("X")
 
     @property
     def y(self) -> np.ndarray:
         """The (n,) targets so far (a view)."""
-        return self._y[: self.n]
+        return self._buf.view("y")
+
+
+class PairHistory(_Entries):
+    """Duels: the features of both arms, the arm indices, the outcome and a weight.
+
+    The outcome o_i is 1 if the first arm won, else 0 (or a probability); a
+    Bradley-Terry-Luce model reads it as a logistic regression on the differences
+    x_i1 - x_i2 (``diff``).
+
+    Example:
+        >>> h = PairHistory(2)
+        >>> h.append(np.array([1.0, 0.0]), np.array([0.0, 1.0]), 1.0, arms=(0, 1))
+        >>> h.diff.tolist(), h.outcome.tolist(), h.arms.tolist()
+        ([[1.0, -1.0]], [1.0], [[0, 1]])
+    """
+
+    def __init__(self, d: int) -> None:
+        self.d = d
+        self._buf = _Buffers(
+            {
+                "X1": ((d,), float),
+                "X2": ((d,), float),
+                "arms": ((2,), np.int64),
+                "outcome": ((), float),
+                "w": ((), float),
+            }
+        )
+
+    def append(
+        self,
+        x1: np.ndarray,
+        x2: np.ndarray,
+        outcome: float,
+        weight: float = 1.0,
+        arms: tuple[int, int] = (-1, -1),
+    ) -> None:
+        """Add one duel of x1 against x2 (arm indices ``arms``, -1 when unknown)."""
+        self._buf.push(X1=x1, X2=x2, arms=arms, outcome=outcome, w=weight)
+
+    @property
+    def X1(self) -> np.ndarray:
+        """The (n, d) features of the first arms (a view)."""
+        return self._buf.view("X1")
+
+    @property
+    def X2(self) -> np.ndarray:
+        """The (n, d) features of the second arms (a view)."""
+        return self._buf.view("X2")
+
+    @property
+    def diff(self) -> np.ndarray:
+        """x_i1 - x_i2, (n, d) (a new array)."""
+        return self.X1 - self.X2
+
+    @property
+    def arms(self) -> np.ndarray:
+        """The (n, 2) arm indices of each duel within its round (a view)."""
+        return self._buf.view("arms")
+
+    @property
+    def outcome(self) -> np.ndarray:
+        """The (n,) outcomes, 1 if the first arm won (a view)."""
+        return self._buf.view("outcome")
+
+
+class SetHistory:
+    """Offered sets (assortments), the chosen slot (-1: outside option) and a weight.
+
+    Stored ragged: all offered items one after the other in ``items`` (N, d), set i
+    being ``items[offsets[i]:offsets[i + 1]]``; ``padded()`` gives the (n, S, d) block
+    with a mask that the MNL loss (``nn.losses.mnl_nll``) takes.
+
+    Args:
+        d: Item feature dimension.
+
+    Example:
+        >>> h = SetHistory(1)
+        >>> h.append(np.array([[1.0], [2.0]]), choice=1)
+        >>> h.append(np.array([[3.0]]), choice=-1)
+        >>> X, mask, choice = h.padded()
+        >>> X[:, :, 0].tolist(), mask.tolist(), choice.tolist()
+        ([[1.0, 2.0], [3.0, 0.0]], [[True, True], [True, False]], [1, -1])
+    """
+
+    def __init__(self, d: int) -> None:
+        self.d = d
+        self._sets = _Buffers(
+            {"end": ((), np.int64), "choice": ((), np.int64), "w": ((), float)}
+        )
+        self._items = _Buffers({"items": ((d,), float)})
+
+    @property
+    def n(self) -> int:
+        """Number of offered sets so far."""
+        return self._sets.n
+
+    def append(self, items: np.ndarray, choice: int, weight: float = 1.0) -> None:
+        """Add one offered set (S, d) and the chosen slot in [0, S) or -1.
+
+        Raises:
+            ValueError: If ``choice`` is not -1 or a slot of ``items``.
+        """
+        items = np.asarray(items, dtype=float).reshape(-1, self.d)
+        size = items.shape[0]
+        choice = check_int("choice", choice, low=-1, high=size - 1)
+        self._items.extend(items=items)
+        self._sets.push(end=self._items.n, choice=choice, w=weight)
+
+    @property
+    def items(self) -> np.ndarray:
+        """All offered items, (N, d) (a view)."""
+        return self._items.view("items")
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """(n + 1,) start of each set in ``items``, then N."""
+        return np.concatenate([[0], self._sets.view("end")])
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """(n,) sizes of the offered sets."""
+        return np.diff(self.offsets)
+
+    @property
+    def choice(self) -> np.ndarray:
+        """(n,) chosen slot of each set, -1 for the outside option (a view)."""
+        return self._sets.view("choice")
+
+    @property
+    def w(self) -> np.ndarray:
+        """(n,) weights (a view)."""
+        return self._sets.view("w")
+
+    def padded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return X (n, S, d) zero-padded, mask (n, S) of offered slots, choice (n,).
+
+        S is the largest set size so far.
+        """
+        sizes = self.sizes
+        width = int(sizes.max()) if self.n else 0
+        mask = np.arange(width)[None, :] < sizes[:, None]
+        X = np.zeros((self.n, width, self.d))
+        X[mask] = self.items
+        return X, mask, self.choice.copy()
 
     def state_dict(self) -> dict[str, Any]:
         """Arrays only."""
-        return {"X": self.X.copy(), "y": self.y.copy()}
+        return {**self._sets.state_dict(), **self._items.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict`."""
-        x, y = np.asarray(state["X"], dtype=float), np.asarray(state["y"], dtype=float)
-        self._x = np.empty((max(256, x.shape[0]), self.d))
-        self._y = np.empty(self._x.shape[0])
-        self.n = x.shape[0]
-        self._x[: self.n], self._y[: self.n] = x, y
+        self._sets.load({name: np.asarray(state[name]) for name in self._sets.names})
+        items = np.asarray(state["items"], dtype=float).reshape(-1, self.d)
+        self._items.load({"items": items})

@@ -1,7 +1,9 @@
 """Linear contextual bandits: LinUCB (OFUL), linear Thompson sampling and epsilon-greedy.
 
 Each policy composes a :class:`~banditkit.policies.models.RidgeModel` (ridge estimate and Gram
-kept by rank-1 updates) with a selection rule from :mod:`banditkit.policies.selection`.
+kept by rank-1 updates), fitted every round on a row ``History``, with a selection rule from
+:mod:`banditkit.policies.selection`; LinUCB scores through a ``Scorer`` whose uncertainty is
+the model's own Gram V.
 
 References:
     [Abbasi-Yadkori2011] Y. Abbasi-Yadkori, D. Pal, C. Szepesvari. Improved algorithms for linear
@@ -19,8 +21,10 @@ from typing import Any
 from banditkit.core import POLICIES, Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
+from banditkit.policies.history import History
 from banditkit.policies.models import RidgeModel
-from banditkit.policies.selection import argmax_random_tie, optimistic_argmax
+from banditkit.policies.scorer import Scorer
+from banditkit.policies.selection import Optimistic, argmax_random_tie
 
 __all__ = ["EpsGreedy", "LinTS", "LinUCB", "RidgePolicy"]
 
@@ -38,20 +42,26 @@ class RidgePolicy(ContextualPolicy):
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
 
     def _setup(self, ctx: Context) -> None:
+        self._build()
+
+    def _build(self) -> None:
         assert self.d is not None
+        self.history = History(self.d)
         self.model = RidgeModel(self.d, self.lam)
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)
-        self.model.add(ctx.arms[action], float(feedback))
+        self.history.append(ctx.arms[action], float(feedback))
+        self.model.fit(self.history)  # O(d^2): the new row only
         self._n_updates += 1
 
     def _state(self) -> dict[str, Any]:
-        return {"model": self.model.state_dict()}
+        return {"history": self.history.state_dict(), "model": self.model.state_dict()}
 
     def _load_state(self, state: dict[str, Any]) -> None:
         assert self.d is not None
-        self.model = RidgeModel(self.d, self.lam)
+        self._build()
+        self.history.load_state_dict(state["history"])
         self.model.load_state_dict(state["model"])
 
 
@@ -82,10 +92,9 @@ class LinUCB(RidgePolicy):
         self.nu = check_scalar("nu", nu, low=0.0)
 
     def _act(self, ctx: Context) -> Action:
-        x = ctx.arms
-        return optimistic_argmax(
-            self.model.mean(x), self.model.width(x), self.nu, self.rng
-        )
+        # mean x^T theta + nu ||x||_{V^-1}, V the model's own Gram
+        mean, width = Scorer(self.model, self.model.gram, nu=self.nu).score(ctx.arms)
+        return Optimistic().select(mean, width, self.rng)
 
 
 @POLICIES.register("lints")
@@ -141,4 +150,4 @@ class EpsGreedy(RidgePolicy):
     def _act(self, ctx: Context) -> Action:
         if self.rng.random() < self.epsilon:
             return int(self.rng.integers(ctx.n_arms))
-        return argmax_random_tie(self.model.mean(ctx.arms), self.rng)
+        return argmax_random_tie(self.model.predict(ctx.arms), self.rng)

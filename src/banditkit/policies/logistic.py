@@ -1,6 +1,6 @@
 """Linear logistic bandits as run in [Bae2025, Sec. 7]: Logistic-UCB-1 and ada-OFU-ECOLog.
 
-Both compose (``policies.scored``) a ``LinearLogisticModel`` (regularised logistic MLE
+Both compose (``policies.scored``) a ``GLMModel`` (regularised logistic MLE
 of ``glm.fit_glm``, refitted every ``update_every`` rounds), a Gram of the raw features
 x (full by default), the effective dimension d_eff = logdet(I + R sum_i x_i x_i^T)
 ([Bae2025, App. A], R = 1/4) and ``optimistic_argmax``:
@@ -27,7 +27,8 @@ import torch
 from banditkit.core import POLICIES
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm import LogisticLink
-from banditkit.policies.neural_parts import GRAMS, LinearLogisticModel
+from banditkit.linalg import GRAMS
+from banditkit.policies.models import GLMModel
 from banditkit.policies.scored import R_LOGISTIC, ScoredPolicy
 
 __all__ = ["AdaOFUECOLog", "LinearLogisticPolicy", "LogisticUCB1"]
@@ -78,9 +79,9 @@ class LinearLogisticPolicy(ScoredPolicy):
         self.update_every = check_int("update_every", update_every, low=1)
         self.gram = check_choice("gram", gram, GRAMS)
 
-    def _make_model(self, d: int, generator: torch.Generator) -> LinearLogisticModel:
+    def _make_model(self, d: int, generator: torch.Generator) -> GLMModel:
         # lam ||theta||^2 = (lam' / 2) ||theta||^2 with lam' = 2 lam
-        return LinearLogisticModel(d, lam_mle=2.0 * self.lam)
+        return GLMModel(d, lam=2.0 * self.lam, link="logistic")
 
 
 @POLICIES.register("logistic-ucb1")

@@ -25,11 +25,9 @@ import torch
 from banditkit.core import POLICIES
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm import LogisticLink
+from banditkit.linalg import GRAMS
 from banditkit.nn import Trainer
-from banditkit.policies.neural_parts import (
-    GRAMS,
-    NeuralModel,
-)
+from banditkit.policies.models import NeuralModel
 from banditkit.policies.scored import ScoredPolicy
 
 __all__ = ["LOSS_REDUCTIONS", "NeuralScoredPolicy", "NeuralTS", "NeuralUCB"]

@@ -44,16 +44,11 @@ import torch
 from banditkit.core import POLICIES
 from banditkit.core.validation import check_choice, check_scalar
 from banditkit.glm import LogisticLink
-from banditkit.linalg import DiagonalGram, Gram
+from banditkit.linalg import GramLike, ShiftedGram, make_gram
 from banditkit.nn import Trainer
 from banditkit.policies import theory
+from banditkit.policies.models import NeuralModel, TangentModel
 from banditkit.policies.neural import LOSS_REDUCTIONS, NeuralScoredPolicy
-from banditkit.policies.neural_parts import (
-    NeuralModel,
-    ShiftedGram,
-    TangentModel,
-    make_gram,
-)
 from banditkit.policies.scored import R_LOGISTIC
 
 __all__ = [
@@ -309,7 +304,7 @@ class NeuralLogPolicy(NeuralScoredPolicy):
             reduction=LOSS_REDUCTIONS[self.loss_reduction],
         )
 
-    def _make_design(self, p: int) -> Gram | DiagonalGram | ShiftedGram:
+    def _make_design(self, p: int) -> GramLike:
         if self.lambda_schedule == "fixed":
             return make_gram(self.gram, p, self._ridge())
         return ShiftedGram(self.gram, p, self._ridge())
@@ -332,8 +327,8 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         """lam_t of Eq. (3) into the ridge of A and the trainer (adaptive schedule)."""
         if self.lambda_schedule == "fixed":
             return
-        assert self.effdim is not None and isinstance(self.design, ShiftedGram)
-        n = self.model.history.n
+        assert self.effdim is not None
+        n = self.history.n
         self._lam_now = (
             self._lam0
             if n == 0
@@ -354,7 +349,7 @@ class NeuralLogPolicy(NeuralScoredPolicy):
     # ---------------------------------------------------------------- radius
     def _n(self) -> int:
         """Observations so far (t - 1 at selection in round t)."""
-        return 0 if not hasattr(self, "model") else self.model.history.n
+        return 0 if not hasattr(self, "history") else self.history.n
 
     def _c_s(self) -> float:
         """c_S = 1 + sqrt(L) S + L S^2 [Bae2025, Eq. (1)]."""

@@ -1,14 +1,38 @@
-"""Selection rules: stateless functions from per-arm beliefs to an arm index.
+"""Selection rules: from per-arm (or per-pair) beliefs to an action.
 
 A rule sees arrays (means, widths, sampled scores), never a model, so it can be tested with
 hand-written numbers and reused by every family of policies.
+
+    functions   argmax_random_tie, optimistic_argmax, gaussian_sample   one arm
+                top_k                                                 a set of k arms
+                pair_argmax                                           an ordered pair
+    parts       Greedy, Optimistic, Sampled, TopK, OptimisticPair, SampledPair:
+                ``select(mean, width, rng)`` objects a composed policy holds
 """
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 
-__all__ = ["argmax_random_tie", "gaussian_sample", "optimistic_argmax"]
+from banditkit.core.types import Action
+from banditkit.core.validation import check_int
+
+__all__ = [
+    "Greedy",
+    "Optimistic",
+    "OptimisticPair",
+    "Rule",
+    "Sampled",
+    "SampledPair",
+    "TopK",
+    "argmax_random_tie",
+    "gaussian_sample",
+    "optimistic_argmax",
+    "pair_argmax",
+    "top_k",
+]
 
 
 def argmax_random_tie(
@@ -69,3 +93,175 @@ def gaussian_sample(
     mean = np.asarray(mean)
     draws = mean + nu * np.asarray(width) * rng.standard_normal(mean.shape)
     return argmax_random_tie(draws, rng)
+
+
+def top_k(
+    scores: np.ndarray, k: int, rng: np.random.Generator | None = None
+) -> tuple[int, ...]:
+    """The k arms of largest score, best first; ties broken at random with ``rng``.
+
+    The assortment rule under uniform revenues (top-K by utility).
+
+    Raises:
+        ValueError: If k is not in [1, K] or a score is NaN.
+
+    Example:
+        >>> top_k(np.array([0.1, 0.7, 0.2, 0.5]), 2)
+        (1, 3)
+    """
+    scores = np.asarray(scores, dtype=float)
+    k = check_int("k", k, low=1, high=scores.shape[0])
+    if np.isnan(scores).any():
+        raise ValueError("scores contain NaN.")
+    # A random permutation first, then a stable sort: equal scores in random order.
+    order = (
+        np.arange(scores.shape[0]) if rng is None else rng.permutation(scores.shape[0])
+    )
+    ranked = order[np.argsort(-scores[order], kind="stable")]
+    return tuple(int(i) for i in ranked[:k])
+
+
+def pair_argmax(
+    scores: np.ndarray, rng: np.random.Generator | None = None, *, diagonal: bool = True
+) -> tuple[int, int]:
+    """The ordered pair (k, k') of largest score in a K x K matrix, ties at random.
+
+    Args:
+        scores: (K, K) score of playing k against k'.
+        rng: Tie-breaks (lowest flat index when None).
+        diagonal: Whether (k, k) may be chosen.
+
+    Example:
+        >>> pair_argmax(np.array([[0.0, 2.0], [1.0, 3.0]]), diagonal=False)
+        (0, 1)
+    """
+    scores = np.array(scores, dtype=float)
+    K = scores.shape[0]
+    if scores.shape != (K, K):
+        raise ValueError(f"scores must be a square (K, K) matrix; got {scores.shape}.")
+    if not diagonal:
+        if K < 2:
+            raise ValueError("scores must be at least 2 x 2 when diagonal=False.")
+        np.fill_diagonal(scores, -np.inf)
+    flat = argmax_random_tie(scores.reshape(-1), rng)
+    return flat // K, flat % K
+
+
+class Rule(Protocol):
+    """A selection part: means and widths (per arm, or (K, K) per pair) to an action."""
+
+    def select(
+        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
+    ) -> Action:
+        """The action for these beliefs; ``rng`` breaks ties and draws samples."""
+        ...
+
+
+class Greedy:
+    """argmax_k mean_k (widths ignored)."""
+
+    def select(
+        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        """The arm of largest mean."""
+        return argmax_random_tie(mean, rng)
+
+
+class Optimistic:
+    """argmax_k mean_k + width_k (the widths carry nu)."""
+
+    def select(
+        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        """The arm of largest upper confidence bound."""
+        return optimistic_argmax(mean, width, 1.0, rng)
+
+
+class Sampled:
+    """argmax_k of r_k ~ N(mean_k, width_k^2) (per-arm Thompson sampling)."""
+
+    def select(
+        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        """The arm of largest sample."""
+        return gaussian_sample(mean, width, 1.0, rng)
+
+
+class TopK:
+    """The k arms of largest mean + width (or of a Gaussian sample): an assortment.
+
+    The action is the sorted tuple of the chosen arms (the assortment contract).
+
+    Args:
+        k: Assortment size, >= 1.
+        sampled: Rank Gaussian samples N(mean, width^2) instead of mean + width.
+
+    Example:
+        >>> TopK(2).select(np.array([0.1, 0.7, 0.2]), np.array([0.5, 0.0, 0.0]), None)
+        (0, 1)
+    """
+
+    def __init__(self, k: int, *, sampled: bool = False) -> None:
+        self.k = check_int("k", k, low=1)
+        self.sampled = sampled
+
+    def select(
+        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator | None
+    ) -> tuple[int, ...]:
+        """The assortment, as sorted arm indices."""
+        if self.sampled:
+            assert rng is not None
+            scores = mean + width * rng.standard_normal(np.shape(mean))
+        else:
+            scores = mean + width
+        return tuple(sorted(top_k(scores, min(self.k, len(scores)), rng)))
+
+
+class OptimisticPair:
+    """Dueling rule: argmax over (k, k') of mean_k + mean_k' + width[k, k'].
+
+    ``width`` is the (K, K) matrix of pair widths, e.g. nu ||z_k - z_k'||_{A^-1}
+    (``Scorer.pair_scores``).
+
+    Args:
+        diagonal: Whether an arm may duel itself.
+
+    Example:
+        >>> w = np.array([[0.0, 1.0], [1.0, 0.0]])
+        >>> OptimisticPair().select(np.array([0.4, 0.0]), w, None)
+        (0, 1)
+    """
+
+    def __init__(self, *, diagonal: bool = True) -> None:
+        self.diagonal = diagonal
+
+    def select(
+        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator | None
+    ) -> tuple[int, int]:
+        """The ordered pair of largest optimistic joint score."""
+        mean = np.asarray(mean)
+        return pair_argmax(
+            mean[:, None] + mean[None, :] + width, rng, diagonal=self.diagonal
+        )
+
+
+class SampledPair:
+    """Dueling Thompson rule: argmax over (k, k') of s ~ N(mean_k + mean_k', width[k, k']^2).
+
+    One independent draw per ordered pair; ``width`` as for ``OptimisticPair``.
+
+    Args:
+        diagonal: Whether an arm may duel itself.
+    """
+
+    def __init__(self, *, diagonal: bool = True) -> None:
+        self.diagonal = diagonal
+
+    def select(
+        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
+    ) -> tuple[int, int]:
+        """The ordered pair of largest sampled joint score."""
+        mean = np.asarray(mean)
+        width = np.asarray(width)
+        draws = mean[:, None] + mean[None, :] + width * rng.standard_normal(width.shape)
+        return pair_argmax(draws, rng, diagonal=self.diagonal)

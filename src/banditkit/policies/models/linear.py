@@ -1,0 +1,258 @@
+"""Linear models: ridge regression and the regularised GLM maximum-likelihood estimate.
+
+    RidgeModel   theta = V^-1 b,  V = lam I + sum_s w_s x_s x_s^T,  b = sum_s w_s r_s x_s
+                 [Abbasi-Yadkori2011, Eq. (5)], kept current by rank-1 updates of linalg.Gram.
+    GLMModel     theta = argmin sum_s w_s nll(x_s^T theta, r_s) + lam/2 ||theta||^2
+                 [Filippi2010, Sec. 4] by glm.fit_glm (Newton, warm-started), with the
+                 Laplace precision H(theta) for posterior sampling [Kveton2020].
+
+Both have the features z(x) = x. Fitted on a ``PairHistory``, a GLM is the linear
+Bradley-Terry-Luce model of duels: P(x_1 beats x_2) = mu((x_1 - x_2)^T theta).
+
+References:
+    [Abbasi-Yadkori2011] Y. Abbasi-Yadkori, D. Pal, C. Szepesvari. Improved algorithms for linear
+        stochastic bandits. NeurIPS 2011.
+    [Filippi2010] S. Filippi, O. Cappe, A. Garivier, C. Szepesvari. Parametric bandits: the
+        generalized linear case. NeurIPS 2010.
+    [Faury2020] L. Faury, M. Abeille, C. Calauzenes, O. Fercoq. Improved optimistic algorithms
+        for logistic bandits. ICML 2020.
+    [Kveton2020] B. Kveton, M. Zaheer, C. Szepesvari, L. Li, M. Ghavamzadeh, C. Boutilier.
+        Randomized exploration in generalized linear bandits. AISTATS 2020.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+
+from banditkit.core.validation import check_scalar
+from banditkit.glm import fit_glm, fit_glm_constrained, get_link, glm_hessian
+from banditkit.linalg import Gram
+from banditkit.policies.history import History, PairHistory
+
+__all__ = ["GLMModel", "RidgeModel", "rows_of"]
+
+
+def rows_of(
+    history: History | PairHistory,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (X, y, w) rows a linear loss reads: the rows, or x_1 - x_2 of each duel.
+
+    Raises:
+        TypeError: For a history of sets (an MNL loss, not a linear one).
+    """
+    if isinstance(history, History):
+        return history.X, history.y, history.w
+    if isinstance(history, PairHistory):
+        return history.diff, history.outcome, history.w
+    raise TypeError(
+        f"history must be a History or a PairHistory; got {type(history).__name__}."
+    )
+
+
+class RidgeModel:
+    """Ridge regression statistics with O(d^2) updates.
+
+    ``fit`` absorbs the rows of the history it has not seen yet (rank-1 updates), so
+    refitting every round costs O(d^2). ``gram`` is V, which the linear policies also
+    use as their uncertainty.
+
+    Args:
+        d: Feature dimension.
+        lam: Ridge weight, V_0 = lam * I.
+
+    Example:
+        >>> model = RidgeModel(2, 1.0)
+        >>> history = History(2)
+        >>> history.append(np.array([1.0, 0.0]), 2.0)
+        >>> model.fit(history)
+        >>> model.predict(np.eye(2)).round(12).tolist()  # V = diag(2, 1), b = (2, 0)
+        [1.0, 0.0]
+    """
+
+    members = 1
+    linearised = False
+
+    def __init__(self, d: int, lam: float) -> None:
+        self.gram = Gram(d, lam)
+        self.b = np.zeros(d)
+        self._theta: np.ndarray | None = np.zeros(d)
+        self._seen = 0
+
+    @property
+    def n_params(self) -> int:
+        """Feature dimension d."""
+        return self.gram.d
+
+    def add(self, x: np.ndarray, y: float, weight: float = 1.0) -> None:
+        """Add one observation: V += w x x^T, b += w y x."""
+        self.gram.update(x, weight)
+        self.b += (y if weight == 1.0 else weight * y) * x
+        self._theta = None
+
+    def fit(self, history: History | PairHistory) -> None:
+        """Absorb the rows added to ``history`` since the last call."""
+        X, y, w = rows_of(history)
+        for i in range(self._seen, X.shape[0]):
+            self.add(X[i], float(y[i]), float(w[i]))
+        self._seen = X.shape[0]
+
+    @property
+    def theta(self) -> np.ndarray:
+        """The ridge estimate V^-1 b (cached until the next ``add``)."""
+        if self._theta is None:
+            self._theta = self.gram.solve(self.b)
+        return self._theta
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """x^T theta for each row of X (K, d)."""
+        return np.asarray(X @ self.theta)
+
+    def features(self, X: np.ndarray) -> np.ndarray:
+        """The raw features X."""
+        return X
+
+    def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """x^T theta and x."""
+        return self.predict(X), X
+
+    def evaluate_sq_norms(
+        self, X: np.ndarray, inv_diag: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """x^T theta and sum_j x_j^2 inv_diag_j."""
+        return self.predict(X), (X * X) @ inv_diag
+
+    def latent(self, x: np.ndarray) -> float:
+        """x^T theta for one arm."""
+        return float(x @ self.theta)
+
+    def sample_theta(self, rng: np.random.Generator, scale: float) -> np.ndarray:
+        """Theta + scale * N(0, V^-1) [Agrawal2013, Alg. 1]."""
+        return self.theta + scale * self.gram.sample_normal(rng)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays and scalars only."""
+        return {"gram": self.gram.state_dict(), "b": self.b.copy(), "seen": self._seen}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict`."""
+        self.gram = Gram.from_state_dict(state["gram"])
+        self.b = np.asarray(state["b"], dtype=float).copy()
+        self._seen = int(state.get("seen", 0))
+        self._theta = None
+
+
+class GLMModel:
+    """Regularised (or constrained) maximum-likelihood GLM, refitted by Newton's method.
+
+    theta = argmin sum_i w_i nll(x_i^T theta, y_i) + (lam / 2) ||theta||^2, warm-started
+    at the previous estimate (``glm.fit_glm``), or the same minimum over the ball
+    ||theta|| <= radius when a radius is given (``glm.fit_glm_constrained``, the
+    constrained MLE of [Faury2020]); theta = 0 before the first fit.
+
+    Args:
+        d: Feature dimension.
+        lam: Ridge weight of the MLE, > 0.
+        link: "logistic", "probit" or "identity".
+        radius: Norm bound S of the constrained MLE, > 0, or None (unconstrained).
+
+    Example:
+        >>> history = PairHistory(1)  # a linear BTL model: duels of x_1 against x_2
+        >>> for _ in range(3):
+        ...     history.append(np.array([1.0]), np.array([0.0]), 1.0)
+        >>> model = GLMModel(1, lam=1.0, link="logistic")
+        >>> model.fit(history)
+        >>> bool(model.theta[0] > 0)  # the first arm wins: it has the larger utility
+        True
+    """
+
+    members = 1
+    linearised = False
+
+    def __init__(
+        self, d: int, lam: float, link: str = "logistic", radius: float | None = None
+    ) -> None:
+        self.lam = lam
+        self.link = get_link(link)
+        self.radius = (
+            None
+            if radius is None
+            else check_scalar("radius", radius, low=0.0, low_open=True)
+        )
+        self.theta = np.zeros(d)
+        self._chol: np.ndarray | None = None
+
+    @property
+    def n_params(self) -> int:
+        """Feature dimension d."""
+        return int(self.theta.shape[0])
+
+    def fit(self, history: History | PairHistory) -> None:
+        """Re-estimate theta by Newton's method, warm-started at the previous estimate."""
+        X, y, w = rows_of(history)
+        if self.radius is None:
+            fit = fit_glm(
+                X, y, link=self.link, lam=self.lam, weights=w, theta0=self.theta
+            )
+        else:
+            fit = fit_glm_constrained(
+                X,
+                y,
+                radius=self.radius,
+                link=self.link,
+                lam=self.lam,
+                weights=w,
+                theta0=self.theta,
+            )
+        self.theta = fit.theta
+        self._chol = None
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """The linear predictor x^T theta (monotone in the expected reward)."""
+        return np.asarray(X @ self.theta)
+
+    def features(self, X: np.ndarray) -> np.ndarray:
+        """The raw features X."""
+        return X
+
+    def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """x^T theta and x."""
+        return X @ self.theta, X
+
+    def evaluate_sq_norms(
+        self, X: np.ndarray, inv_diag: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """x^T theta and sum_j x_j^2 inv_diag_j."""
+        return X @ self.theta, (X * X) @ inv_diag
+
+    def latent(self, x: np.ndarray) -> float:
+        """x^T theta for one arm."""
+        return float(x @ self.theta)
+
+    def sample_theta(
+        self, rng: np.random.Generator, scale: float, history: History | PairHistory
+    ) -> np.ndarray:
+        """Theta + scale * N(0, H^-1), H the regularised NLL Hessian at theta (Laplace).
+
+        H is built on the rows of ``history`` at the first draw after a ``fit`` and
+        kept until the next ``fit``.
+        """
+        if self._chol is None:
+            X = rows_of(history)[0]
+            h = glm_hessian(X, self.theta, link=self.link, lam=self.lam)
+            self._chol = np.linalg.cholesky(h)
+        z = rng.standard_normal(self.theta.shape[0])
+        return self.theta + scale * scipy.linalg.solve_triangular(
+            self._chol.T, z, lower=False
+        )
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays only (the history belongs to the policy)."""
+        return {"theta": self.theta.copy()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict`."""
+        self.theta = np.asarray(state["theta"], dtype=float).copy()
+        self._chol = None

@@ -1,0 +1,247 @@
+"""Neural models: an MLP f(x; theta) trained by the library trainer on a history.
+
+    NeuralModel   f(x; theta) by an nn.MLP and its nn.Trainer; ``evaluate`` returns f
+                  and the gradient features g for all K arms in one
+                  ``nn.forward_and_grads`` call.
+    TangentModel  theory mode: mean from the trained f(x; theta) (or its linearisation
+                  g(x; theta_0)^T (theta - theta_0)) and the fixed features
+                  g(x; theta_0); TrainNN restarted from theta_0.
+
+Both answer the ``Model`` protocol of ``policies.models``, as the linear models do.
+
+References:
+    [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
+    [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based
+        exploration. ICML 2020.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from banditkit.nn import (
+    MLP,
+    Trainer,
+    flat_params,
+    forward_and_grads,
+    forward_and_sq_norms,
+    set_flat_params,
+)
+from banditkit.policies.history import History, SetHistory
+
+__all__ = ["NeuralModel", "TangentModel"]
+
+
+class NeuralModel:
+    """An MLP f(x; theta) with its trainer, refitted on a history on demand.
+
+    ``evaluate`` runs ``nn.forward_and_grads`` once for all K arms and returns numpy
+    views of the float64 tensors (no copy). ``fit`` runs the library trainer
+    ``nn.Trainer`` on every observation of the history, warm-started from the current
+    theta ([Bae2025, Sec. 7]): rows (x, y) for "bce" / "mse", offered sets (padded,
+    with their mask) and choices for "mnl"; weights for "weighted-bce".
+
+    Args:
+        d: Input dimension.
+        width: Hidden units m (even).
+        depth: Layers L >= 2.
+        trainer: The trainer's settings (loss, lam, center, lr, steps, reduction).
+        generator: Torch stream of the mirrored initialisation theta_0.
+
+    Notes:
+        Assumption: float64 throughout. The per-round cost is dominated by the
+        (K, p) gradient block, which float32 would halve, but the Grams keep float64
+        (specs/logistic.md Sec. 7.28) and a float32 block would be copied to float64
+        on every round; float64 keeps ``.numpy()`` a free view.
+    """
+
+    #: The latent returned by ``evaluate`` is f(x; theta) itself.
+    linearised = False
+    members = 1
+
+    def __init__(
+        self,
+        d: int,
+        *,
+        width: int,
+        depth: int,
+        trainer: Trainer,
+        generator: torch.Generator,
+    ) -> None:
+        self.mlp = MLP(d, width=width, depth=depth, generator=generator)
+        self.trainer = trainer
+
+    @property
+    def n_params(self) -> int:
+        """Number p of network parameters (the dimension of g)."""
+        return self.mlp.n_params
+
+    def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return f(x_k; theta) (K,) and g(x_k; theta) (K, p) for the rows of X."""
+        f, G = forward_and_grads(self.mlp, torch.from_numpy(np.array(X)))
+        return f.numpy(), G.numpy()
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """f(x_k; theta) (K,) for the rows of X (no gradients)."""
+        with torch.no_grad():
+            return self.mlp(torch.from_numpy(np.array(X, dtype=np.float64))).numpy()
+
+    def evaluate_sq_norms(
+        self, X: np.ndarray, inv_diag: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Return f(x_k; theta) and sum_j g_kj^2 inv_diag_j for the rows of X.
+
+        The squared widths of a diagonal Gram without the (K, p) gradient block
+        (``nn.forward_and_sq_norms``); X comes validated from the policy's context.
+        """
+        f, q = forward_and_sq_norms(
+            self.mlp,
+            torch.from_numpy(np.array(X, dtype=np.float64)),
+            torch.from_numpy(inv_diag),
+            validate=False,
+        )
+        return f.numpy(), q.numpy()
+
+    def features(self, X: np.ndarray) -> np.ndarray:
+        """g(x_k; theta) (K, p) for the rows of X."""
+        return self.evaluate(X)[1]
+
+    def latent(self, x: np.ndarray) -> float:
+        """f(x; theta) for one arm x (d,)."""
+        with torch.no_grad():
+            return float(self.mlp(torch.from_numpy(np.array(x[None, :])))[0])
+
+    def fit(self, history: History | SetHistory) -> None:
+        """Run the trainer on all observations of ``history`` (warm start).
+
+        Raises:
+            TypeError: For a history of pairs (not a loss of this model).
+            FloatingPointError: If GD diverged (a non-finite objective or parameter),
+                with the step size to lower, instead of NaN scores later on.
+        """
+        if not isinstance(history, History | SetHistory):
+            raise TypeError(
+                "history must be a History (rows) or a SetHistory (sets, loss 'mnl'); "
+                f"got {type(history).__name__}."
+            )
+        weights = None
+        if self.trainer.loss == "weighted-bce":
+            weights = torch.from_numpy(history.w)
+        if isinstance(history, SetHistory):
+            X, mask, choice = history.padded()
+            objective = self.trainer.fit(
+                self.mlp,
+                torch.from_numpy(X),
+                torch.from_numpy(choice),
+                weights=weights,
+                mask=torch.from_numpy(mask),
+            )
+        else:
+            objective = self.trainer.fit(
+                self.mlp,
+                torch.from_numpy(history.X),
+                torch.from_numpy(history.y),
+                weights=weights,
+            )
+        if not (
+            math.isfinite(objective[-1])
+            and bool(torch.isfinite(flat_params(self.mlp)).all())
+        ):
+            raise FloatingPointError(
+                f"training diverged on {history.n} observations: the objective "
+                f"went from {objective[0]:.4g} to {objective[-1]:.4g} in "
+                f"{self.trainer.steps} GD steps at lr={self.trainer.lr}; use a smaller "
+                "lr (or loss_reduction='mean_scaled')."
+            )
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays only: theta and theta_0 (the history belongs to the policy)."""
+        return {
+            "theta": flat_params(self.mlp).numpy().copy(),
+            "theta0": self.mlp.theta0.numpy().copy(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict`."""
+        set_flat_params(self.mlp, torch.as_tensor(np.asarray(state["theta"])))
+        self.mlp.theta0.copy_(torch.as_tensor(np.asarray(state["theta0"])))
+
+
+class TangentModel(NeuralModel):
+    """Theory-mode network [Bae2025, Algs. 1-2]: fixed features g(x; theta_0).
+
+    ``evaluate`` returns the features g(x; theta_0) of the network at its initial
+    parameter (a frozen copy, never trained) and, as the latent, f(x; theta) of the
+    trained network (``linearised=False``, Alg. 1) or its first-order expansion
+    g(x; theta_0)^T (theta - theta_0) (``linearised=True``, Alg. 2, Eq. (5)).
+    ``latent`` always returns f(x; theta) (the variance weights mu'(f(x_t; theta_t))
+    of Alg. 2). ``fit`` is TrainNN: GD restarted from theta_0 on all data.
+
+    Args: as ``NeuralModel``, plus ``linearised``.
+
+    Example:
+        >>> from banditkit.nn import Trainer
+        >>> model = TangentModel(3, width=4, depth=2, trainer=Trainer(center="init"),
+        ...     generator=torch.Generator().manual_seed(0), linearised=True)
+        >>> latent, feats = model.evaluate(np.eye(3))
+        >>> latent.tolist(), feats.shape
+        ([0.0, 0.0, 0.0], (3, 16))
+    """
+
+    def __init__(
+        self,
+        d: int,
+        *,
+        width: int,
+        depth: int,
+        trainer: Trainer,
+        generator: torch.Generator,
+        linearised: bool,
+    ) -> None:
+        super().__init__(
+            d, width=width, depth=depth, trainer=trainer, generator=generator
+        )
+        self.linearised = linearised
+        self.mlp0 = copy.deepcopy(self.mlp)  # frozen at theta_0
+        for param in self.mlp0.parameters():
+            param.requires_grad_(False)
+        self._shift = np.zeros(self.n_params)  # theta - theta_0
+
+    def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return the latent (K,) and g(x_k; theta_0) (K, p)."""
+        Xt = torch.from_numpy(np.array(X, dtype=np.float64))
+        _, G0 = forward_and_grads(self.mlp0, Xt)
+        feats = G0.numpy()
+        if self.linearised:
+            return feats @ self._shift, feats
+        with torch.no_grad():
+            return self.mlp(Xt).numpy(), feats
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """The latent of ``evaluate`` (K,)."""
+        return self.evaluate(X)[0]
+
+    def evaluate_sq_norms(
+        self, X: np.ndarray, inv_diag: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Return the latent and sum_j g_kj(theta_0)^2 inv_diag_j."""
+        latent, feats = self.evaluate(X)
+        return latent, (feats * feats) @ inv_diag
+
+    def fit(self, history: History | SetHistory) -> None:
+        """TrainNN [Bae2025, Alg. 1]: restart at theta_0, then the trainer's GD steps."""
+        set_flat_params(self.mlp, self.mlp.theta0)
+        super().fit(history)
+        self._shift = (flat_params(self.mlp) - self.mlp.theta0).numpy().copy()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` (theta_0 also resets the frozen copy)."""
+        super().load_state_dict(state)
+        set_flat_params(self.mlp0, self.mlp.theta0)
+        self.mlp0.theta0.copy_(self.mlp.theta0)
+        self._shift = (flat_params(self.mlp) - self.mlp.theta0).numpy().copy()
