@@ -370,10 +370,12 @@ class _Loader(yaml.SafeLoader):
                 continue  # `<<: *base` merges; explicit keys may override merged ones
             key = self.construct_object(key_node, deep=deep)
             try:
-                first = seen.setdefault(key, key_node.start_mark.line)
+                first = seen.get(key)
             except TypeError:  # unhashable key: construct_mapping reports it
                 continue
-            if first != key_node.start_mark.line:
+            if first is None:
+                seen[key] = key_node.start_mark.line
+            else:
                 raise yaml.constructor.ConstructorError(
                     None,
                     None,
@@ -553,11 +555,16 @@ def check_size(config: ExperimentConfig, *, source: str | None = None) -> None:
         return
     needed, how = estimate_memory(config)
     if needed > limit:
+        origin = (
+            f"set by {MEMORY_LIMIT_ENV}"
+            if os.environ.get(MEMORY_LIMIT_ENV, "").strip()
+            else f"{MEMORY_FRACTION:.0%} of this machine's memory; {MEMORY_LIMIT_ENV} "
+            "changes it"
+        )
         raise ConfigError(
             f"the experiment needs an estimated {_human(needed)} of memory ({how}), more "
-            f"than the limit of {_human(limit)} ({int(MEMORY_FRACTION * 100)}% of this "
-            f"machine's memory unless {MEMORY_LIMIT_ENV} is set). Reduce the seeds, the "
-            "horizon or the environment sizes.",
+            f"than the limit of {_human(limit)} ({origin}). Reduce the seeds, the horizon "
+            "or the environment sizes.",
             source=source,
         )
 
