@@ -119,3 +119,19 @@ def test_two_run_processes_on_one_out_both_finish_each_run_once(tmp_path):
     assert list(out.rglob("*.tmp")) == []
     summary = json.loads((out / "summary.json").read_text())
     assert [r["n_seeds"] for r in summary["results"]] == [6, 6, 6]
+
+
+def test_truncated_figure_summary_is_rewritten_for_the_report(tmp_path, caplog):
+    from banditkit.experiments.papers import build_report
+
+    out = tmp_path / "paper"
+    first = run_experiment(tiny(), out / "fig", **RUN)
+    summary = out / "fig" / "summary.json"
+    summary.write_bytes(summary.read_bytes()[:-30])
+    with caplog.at_level(logging.WARNING, logger="banditkit"):
+        joined, report = build_report(out, "nopaper", command="test", quick=False)
+    assert f"{str(summary)!r}: not valid JSON" in caplog.text
+    assert "rewriting it from the stored runs" in caplog.text
+    assert json.loads(summary.read_text())["results"] == first.summary["results"]
+    assert [r["figure"] for r in joined["results"]] == ["fig"] * 6
+    assert report.is_file()
