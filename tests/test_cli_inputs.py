@@ -128,7 +128,7 @@ def test_results_get_the_umask_mode(tmp_path):
         "run", str(config), "--out", str(out), "--backend", "serial", umask=0o027
     )
     assert result.returncode == 0, result.stderr
-    files = [p for p in out.rglob("*") if p.is_file() and p.name != ".banditkit.lock"]
+    files = [p for p in out.rglob("*") if p.is_file()]
     assert any(p.suffix == ".parquet" for p in files)
     assert {p.name: p.stat().st_mode & 0o777 for p in files} == {
         p.name: 0o640 for p in files
