@@ -68,8 +68,6 @@ COLUMNS = (
 
 TIMING_COLUMNS = ("act_seconds", "update_seconds")
 LOCK_NAME = ".banditkit.lock"
-
-
 LOCK_POLL_SECONDS = 0.2
 """How often a process waiting for the lock of a directory tries again."""
 
@@ -333,7 +331,8 @@ class RunStore:
             if run_id not in self._warned:
                 self._warned.add(run_id)
                 _log.warning(
-                    "banditkit: %s; run %s counts as not finished and is computed again.",
+                    "banditkit: %s; run %s counts as not finished (`run` computes it "
+                    "again).",
                     exc,
                     run_id,
                 )
