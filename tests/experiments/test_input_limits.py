@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from banditkit.experiments.limits import check_size, estimate_memory, memory_limit
 from banditkit.experiments.resolve import resolve
 from banditkit.experiments.runner import prepare_experiment
-from banditkit.experiments.schema import (
-    ConfigError,
-    EnvSpec,
-    check_size,
-    estimate_memory,
-    load_config,
-    memory_limit,
-    read_yaml,
-)
+from banditkit.experiments.schema import ConfigError, EnvSpec, load_config, read_yaml
 from tests.experiments.helpers import tiny, write_yaml
 
 
