@@ -10,8 +10,8 @@
     banditkit bench [--quick] --out DIR
 
 Exit status: 0 success; 1 some runs (or benchmarks, or dataset checks) failed, with their
-errors recorded; 2 invalid input (config, option, unwritable or busy ``--out``), with nothing
-written; 130 interrupted (finished runs are kept: re-run to resume). ``reproduce`` exits 0
+errors recorded; 2 invalid input (config, option, unwritable ``--out``, a dataset that is
+missing and cannot be downloaded), with nothing written; 130 interrupted (finished runs are kept: re-run to resume). ``reproduce`` exits 0
 when claims FAIL (they are results, reported in report.md) unless ``--strict`` is given, in
 which case a FAIL gives 3.
 """
@@ -103,14 +103,25 @@ def _error(message: str) -> None:
 
 
 def _invalid(exc: BaseException) -> typer.Exit:
-    _error(str(exc))
+    from banditkit.datasets.storage import DatasetNotFoundError, data_home
+
+    if isinstance(exc, DatasetNotFoundError):
+        # The full message lists every file and URL; two lines are enough here.
+        first = str(exc).splitlines()[0] if str(exc) else "a dataset is missing"
+        _error(
+            f"{first}\n  its files go under {data_home()} (`banditkit datasets list` "
+            "shows which are missing); set BANDITKIT_DATA to read them from elsewhere."
+        )
+    else:
+        _error(str(exc))
     return typer.Exit(EXIT_INVALID)
 
 
 def _input_errors() -> tuple[type[BaseException], ...]:
+    from banditkit.datasets.storage import DatasetNotFoundError
     from banditkit.experiments import ConfigError, OutputDirError
 
-    return (ConfigError, OutputDirError)
+    return (ConfigError, OutputDirError, DatasetNotFoundError)
 
 
 def _report_experiment(result: Any, out: Path) -> None:

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -45,13 +46,15 @@ def test_write_and_read_run(tmp_path):
     assert store.read_meta("abc")["final_regret"] == 1.0
 
 
-def test_prepare_removes_stale_temporary_files(tmp_path):
+def test_lock_removes_stale_temporary_files_prepare_does_not(tmp_path):
     store = RunStore(tmp_path)
     store.prepare()
     stale = store.runs_dir / ".abc.parquet.x1y2.tmp"
     stale.write_bytes(b"partial")
     store.prepare()
-    assert not stale.exists()
+    assert stale.exists()
+    with store.lock():
+        assert not stale.exists()
 
 
 def test_unwritable_output_directory(tmp_path):
@@ -62,28 +65,57 @@ def test_unwritable_output_directory(tmp_path):
     assert blocker.read_text() == "keep me"
 
 
-def test_lock_excludes_a_live_holder_and_takes_over_a_dead_one(tmp_path):
+def test_lock_is_reentrant_and_released_by_a_dead_holder(tmp_path):
     store = RunStore(tmp_path)
     store.prepare()
+    with store.lock(), RunStore(tmp_path).lock():
+        holder = json.loads((tmp_path / ".banditkit.lock").read_text())
+        assert holder == {"pid": os.getpid(), "host": socket.gethostname()}
+    # A process killed while holding the lock leaves the file, but not the lock.
+    code = (
+        "import os, sys; from banditkit.experiments.store import RunStore; "
+        f"s = RunStore({str(tmp_path)!r}); cm = s.lock(); cm.__enter__(); os._exit(0)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert "pid" in (tmp_path / ".banditkit.lock").read_text()
+    with store.lock(timeout=0):
+        pass
+
+
+def _hold_lock(folder, seconds: float) -> subprocess.Popen[str]:
+    """A process that takes the lock of ``folder``, says so, and keeps it ``seconds``."""
+    code = (
+        "import sys, time; from banditkit.experiments.store import RunStore; "
+        f"s = RunStore({str(folder)!r}); s.prepare()\n"
+        f"with s.lock():\n    print('held', flush=True); time.sleep({seconds})"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_second_writer_waits_and_destroys_nothing_in_flight(tmp_path, caplog):
+    holder = _hold_lock(tmp_path, 1.5)
+    in_flight = tmp_path / "runs" / ".abc.parquet.x1y2.tmp"
+    in_flight.write_bytes(b"being written")
+    store = RunStore(tmp_path)
+    store.prepare()
+    assert in_flight.exists()
     with (
-        store.lock(),
-        pytest.raises(OutputDirError, match="in use by another"),
-        store.lock(),
+        pytest.raises(OutputDirError, match=r"in use by another .* gave up after"),
+        store.lock(timeout=0.3),
     ):
         pass
-    assert not (tmp_path / ".banditkit.lock").exists()
-    dead = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    lock = {"pid": int(dead.stdout), "host": socket.gethostname()}
-    (tmp_path / ".banditkit.lock").write_text(json.dumps(lock))
-    with store.lock():
-        assert (
-            json.loads((tmp_path / ".banditkit.lock").read_text())["pid"] == os.getpid()
-        )
+    assert in_flight.exists()
+    assert "waiting for it to finish" in caplog.text
+    assert f"pid {holder.pid}" in caplog.text
+    started = time.monotonic()
+    with store.lock():  # waits for the holder to release it
+        assert time.monotonic() - started > 0.5
+        assert not in_flight.exists()  # the holder is done: its temporaries are stale
+    assert holder.wait(timeout=30) == 0
 
 
 def test_atomic_writes_get_the_umask_mode(tmp_path):

@@ -21,7 +21,7 @@ A paper is a folder ``experiments/papers/<paper>/`` (or any folder given by path
 
 from __future__ import annotations
 
-import json
+import logging
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,9 +37,10 @@ from banditkit.experiments.runner import (
     ExperimentResult,
     execute_experiment,
     prepare_experiment,
+    redraw,
 )
 from banditkit.experiments.schema import ConfigError, load_config, read_yaml
-from banditkit.experiments.store import RunStore
+from banditkit.experiments.store import CorruptFileError, RunStore, read_json_object
 
 __all__ = [
     "PAPERS_DIR",
@@ -122,6 +123,18 @@ def _paper_meta(folder: Path) -> dict[str, Any]:
     return {}
 
 
+def _figure_summary(sub: Path) -> dict[str, Any]:
+    """``sub/summary.json``; a damaged one is rewritten from the stored runs (and said so)."""
+    try:
+        return read_json_object(sub / "summary.json")
+    except CorruptFileError as exc:
+        logging.getLogger("banditkit").warning(
+            "banditkit: %s; rewriting it from the stored runs.", exc
+        )
+        redraw(sub)
+        return read_json_object(sub / "summary.json")
+
+
 def build_report(
     out: Path, paper: str, *, command: str, quick: bool
 ) -> tuple[dict[str, Any], Path]:
@@ -153,7 +166,7 @@ def build_report(
     }
     for fid in figure_ids:
         sub = out / fid
-        summary = json.loads((sub / "summary.json").read_text())
+        summary = _figure_summary(sub)
         config = yaml.safe_load((sub / "config.yaml").read_text())
         figures = []
         for fig in sorted((sub / "figures").glob("*.*")):

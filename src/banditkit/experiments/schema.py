@@ -28,12 +28,23 @@ that environment or policy. Validation happens in two steps: this module checks 
 types (pydantic), and ``experiments.resolve`` builds every environment and policy once, which
 checks names and parameter values against the registries. Both raise :class:`ConfigError`,
 whose message names the file, the field and what was expected.
+
+YAML files are read with two rules beyond standard YAML: a key given twice in one mapping is
+an error naming both lines (instead of the last one silently winning), and numbers in
+exponent notation are numbers (``2.5e-3`` is a float; ``1e5``, with no decimal point and a
+non-negative exponent, is the integer 100000).
+
+:func:`load_config` also bounds the experiment's size (``experiments.limits.check_size``):
+``seeds: 1e9`` or ``n_arms: 1e9`` is an error with a memory estimate, not an out-of-memory
+kill.
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -340,8 +351,52 @@ def _format_validation_error(exc: ValidationError, source: str) -> ConfigError:
     return ConfigError(f"{len(lines)} problems:\n  - {body}", source=source)
 
 
+class _Loader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses duplicate keys and reads ``1e5`` as a number."""
+
+    def construct_mapping(
+        self, node: yaml.MappingNode, deep: bool = False
+    ) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *base` merges; explicit keys may override merged ones
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                first = seen.get(key)
+            except TypeError:  # unhashable key: construct_mapping reports it
+                continue
+            if first is None:
+                seen[key] = key_node.start_mark.line
+            else:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"duplicate key {key!r} (first given on line {first + 1})",
+                    key_node.start_mark,
+                )
+        return super().construct_mapping(node, deep=deep)
+
+
+def _exponent_number(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float:
+    text = str(loader.construct_scalar(node)).replace("_", "")
+    mantissa, exponent = re.split("[eE]", text)
+    if "." not in mantissa and not exponent.startswith("-"):
+        return int(Decimal(text))
+    return float(text)
+
+
+_EXPONENT = re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
+_Loader.add_implicit_resolver("!banditkit/exponent", _EXPONENT, list("-+0123456789"))
+_Loader.add_constructor("!banditkit/exponent", _exponent_number)
+
+
 def read_yaml(path: str | Path) -> Any:
-    """Read a YAML file; errors name the file (and the line for syntax errors)."""
+    """Read a YAML file; errors name the file (and the line for syntax errors).
+
+    A key repeated within one mapping is an error; ``1e5`` reads as the integer 100000 and
+    ``2.5e-3`` as a float (see the module docstring).
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -352,7 +407,7 @@ def read_yaml(path: str | Path) -> Any:
             f"cannot read: {exc.strerror or exc}", source=str(path)
         ) from None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -368,7 +423,9 @@ def load_config(
     """Validate a config given as a YAML path, a mapping or a model.
 
     Raises:
-        ConfigError: With the file, the field and what was expected.
+        ConfigError: With the file, the field and what was expected, or when the
+            experiment's estimated memory is above the limit
+            (:func:`banditkit.experiments.limits.check_size`).
 
     Example:
         >>> cfg = load_config({"name": "x", "horizon": 10, "seeds": 2,
@@ -381,7 +438,10 @@ def load_config(
         ...
         banditkit.experiments.schema.ConfigError: my.yaml: horizon: Input should be greater than 0; got -1
     """
+    from banditkit.experiments.limits import check_size  # limits imports this module
+
     if isinstance(config, ExperimentConfig):
+        check_size(config, source=source)
         return config
     if isinstance(config, str | Path):
         source = source or str(config)
@@ -395,9 +455,11 @@ def load_config(
             source=source,
         )
     try:
-        return ExperimentConfig.model_validate(dict(data))
+        validated = ExperimentConfig.model_validate(dict(data))
     except ValidationError as exc:
         raise _format_validation_error(exc, source) from None
+    check_size(validated, source=source)
+    return validated
 
 
 def apply_overrides(

@@ -8,20 +8,35 @@
 
 Every file is written to a temporary name in the same directory (``.<name>.<random>.tmp``),
 flushed to disk and renamed over the target with ``os.replace``, so a process killed at any
-moment leaves either the complete file or none. Temporary files of a killed process are
-removed when the directory is opened again. A lock file (``DIR/.banditkit.lock``, holding the
-pid and host) keeps two processes from writing into one directory at the same time; a lock
-left by a killed process on the same host is taken over.
+moment leaves either the complete file or none.
+
+One writer at a time: :meth:`RunStore.lock` holds an exclusive ``fcntl.flock`` on
+``DIR/.banditkit.lock`` (which also records the holder's pid and host for messages). A second
+process on the same directory waits until the first releases it (a message says so), then
+sees the runs the first finished and skips them. The operating system drops the lock when its
+holder exits, however it exits, so there are no stale locks to clean up. Temporary files of a
+killed process are removed only once the lock is held, so nothing a live writer has in
+flight is ever touched. ``flock`` is POSIX: on other systems, or on network filesystems that
+do not support it, the directory is not protected.
+
+Reading back is checked (:meth:`RunStore.check_run`): a run whose metadata is not a JSON
+object for that run, or whose table is not a readable Parquet file with the expected columns
+and row count (and, when the metadata records ``table_sha256``, the same digest), counts as
+not finished; a warning names the file and the run is computed again on the next ``run``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import io
 import json
+import logging
 import os
 import socket
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -30,11 +45,13 @@ import numpy as np
 
 __all__ = [
     "COLUMNS",
+    "CorruptFileError",
     "OutputDirError",
     "RunStore",
     "atomic_write_bytes",
     "atomic_write_text",
     "json_safe",
+    "read_json_object",
 ]
 
 COLUMNS = (
@@ -51,10 +68,28 @@ COLUMNS = (
 
 TIMING_COLUMNS = ("act_seconds", "update_seconds")
 LOCK_NAME = ".banditkit.lock"
+LOCK_POLL_SECONDS = 0.2
+"""How often a process waiting for the lock of a directory tries again."""
+
+_log = logging.getLogger("banditkit")
 
 
 class OutputDirError(OSError):
     """The output directory cannot be used (not writable, or in use by another process)."""
+
+
+class CorruptFileError(ValueError):
+    """A stored file cannot be read back (truncated, not the expected format or content).
+
+    Attributes:
+        path: The file.
+        problem: What is wrong with it.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], problem: str) -> None:
+        self.path = Path(path)
+        self.problem = problem
+        super().__init__(f"{str(self.path)!r}: {problem}")
 
 
 def json_safe(value: Any) -> Any:
@@ -116,14 +151,27 @@ def _write_json(path: Path, data: Any) -> None:
     atomic_write_text(path, text + "\n")
 
 
-def _pid_alive(pid: int) -> bool:
+def read_json_object(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a JSON file that must hold an object (a run's metadata, ``summary.json``).
+
+    Raises:
+        CorruptFileError: If it is not valid UTF-8 JSON, or not an object.
+        FileNotFoundError: If it does not exist.
+    """
+    path = Path(path)
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        data = json.loads(path.read_bytes())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CorruptFileError(path, f"not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise CorruptFileError(
+            path, f"expected a JSON object; got {type(data).__name__}"
+        )
+    return data
+
+
+_HELD: dict[str, int] = {}
+"""Lock files held by this process (resolved path -> depth), for re-entrant locking."""
 
 
 class RunStore:
@@ -144,10 +192,14 @@ class RunStore:
         self.root = Path(root)
         self.runs_dir = self.root / "runs"
         self.figures_dir = self.root / "figures"
+        self._warned: set[str] = set()
 
     # ------------------------------------------------------------------ directory
     def prepare(self, *, subdirs: bool = True) -> None:
-        """Create the directories, check they are writable, remove stale temporary files.
+        """Create the directories and check they are writable.
+
+        Nothing is removed here: stale temporary files are cleaned by :meth:`lock`, once no
+        other writer can be using them.
 
         Args:
             subdirs: Also create ``runs/`` and ``figures/``.
@@ -162,53 +214,93 @@ class RunStore:
                 self.figures_dir.mkdir(exist_ok=True)
             fd, probe = tempfile.mkstemp(dir=self.root, prefix=".probe.", suffix=".tmp")
             os.close(fd)
-            os.unlink(probe)
+            Path(probe).unlink(missing_ok=True)
         except OSError as exc:
             reason = exc.strerror or str(exc)
             raise OutputDirError(
                 f"cannot write to the output directory {str(self.root)!r}: {reason}"
             ) from None
+
+    def _remove_stale_temporaries(self) -> None:
         for folder in (self.root, self.runs_dir, self.figures_dir):
             for tmp in folder.glob(".*.tmp") if folder.is_dir() else ():
                 tmp.unlink(missing_ok=True)
 
     @contextlib.contextmanager
-    def lock(self) -> Iterator[None]:
-        """Hold ``DIR/.banditkit.lock`` for the duration of the block.
+    def lock(self, *, timeout: float | None = None) -> Iterator[None]:
+        """Hold the directory's lock for the duration of the block (one writer at a time).
+
+        Takes an exclusive ``fcntl.flock`` on ``DIR/.banditkit.lock``. When another process
+        holds it, this one logs a warning (logger ``banditkit``) naming the holder and waits.
+        Once the lock is held, temporary files left by killed processes are removed. The
+        lock is re-entrant within a process (a nested call on the same directory returns at
+        once) and is dropped by the operating system if the process dies.
+
+        Args:
+            timeout: Seconds to wait for another holder (None: as long as it takes).
 
         Raises:
-            OutputDirError: If another live process holds it.
+            OutputDirError: If the lock file cannot be opened, or ``timeout`` passed.
         """
         path = self.root / LOCK_NAME
-        me = {"pid": os.getpid(), "host": socket.gethostname()}
-        for _ in range(2):
+        key = str(path.resolve())
+        if key in _HELD:
+            _HELD[key] += 1
             try:
-                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                try:
-                    holder = json.loads(path.read_text())
-                except (OSError, ValueError):
-                    holder = {}
-                pid, host = holder.get("pid"), holder.get("host")
-                stale = (
-                    host == me["host"] and isinstance(pid, int) and not _pid_alive(pid)
-                )
-                if not holder or stale:
-                    path.unlink(missing_ok=True)
-                    continue
-                raise OutputDirError(
-                    f"{str(self.root)!r} is in use by another banditkit process (pid {pid} "
-                    f"on {host}). If none is running, delete {str(path)!r}."
-                ) from None
-            with os.fdopen(fd, "w") as fh:
-                json.dump(me, fh)
-            break
-        else:  # pragma: no cover - lost a race twice
-            raise OutputDirError(f"could not lock {str(self.root)!r}.")
+                yield
+            finally:
+                _HELD[key] -= 1
+            return
         try:
-            yield
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise OutputDirError(
+                f"cannot open the lock file {str(path)!r}: {exc.strerror or exc}"
+            ) from None
+        try:
+            self._acquire(fd, path, timeout)
+            holder = json.dumps({"pid": os.getpid(), "host": socket.gethostname()})
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, holder.encode(), 0)
+            self._remove_stale_temporaries()
+            _HELD[key] = 1
+            try:
+                yield
+            finally:
+                del _HELD[key]
+                os.ftruncate(fd, 0)
         finally:
-            path.unlink(missing_ok=True)
+            os.close(fd)  # closing the descriptor releases the flock
+
+    def _acquire(self, fd: int, path: Path, timeout: float | None) -> None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        try:
+            holder = json.loads(path.read_text() or "{}")
+        except (OSError, ValueError):
+            holder = {}
+        who = f"pid {holder.get('pid', '?')} on {holder.get('host', '?')}"
+        _log.warning(
+            "banditkit: %s is in use by another banditkit process (%s); waiting for it "
+            "to finish (Ctrl-C to stop).",
+            self.root,
+            who,
+        )
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise OutputDirError(
+                        f"{str(self.root)!r} is in use by another banditkit process "
+                        f"({who}); gave up after {timeout:g} s."
+                    ) from None
+                time.sleep(LOCK_POLL_SECONDS)
 
     # ------------------------------------------------------------------ paths
     def table_path(self, run_id: str) -> Path:
@@ -225,8 +317,70 @@ class RunStore:
 
     # ------------------------------------------------------------------ runs
     def is_finished(self, run_id: str) -> bool:
-        """True when both files of the run exist (the metadata is written last)."""
-        return self.meta_path(run_id).is_file() and self.table_path(run_id).is_file()
+        """True when both files of the run exist and read back correctly.
+
+        A run whose files exist but fail :meth:`check_run` is not finished: a warning
+        (logger ``banditkit``, once per run and store) names the file and what is wrong,
+        and ``run`` computes it again, replacing both files.
+        """
+        if not (self.meta_path(run_id).is_file() and self.table_path(run_id).is_file()):
+            return False
+        try:
+            self.check_run(run_id)
+        except CorruptFileError as exc:
+            if run_id not in self._warned:
+                self._warned.add(run_id)
+                _log.warning(
+                    "banditkit: %s; run %s counts as not finished (`run` computes it "
+                    "again).",
+                    exc,
+                    run_id,
+                )
+            return False
+        return True
+
+    def check_run(self, run_id: str) -> None:
+        """Check that the stored files of a run read back as a complete run.
+
+        The metadata must be a JSON object whose ``id`` (when present) is ``run_id``; the
+        table must be a Parquet file whose footer reads, with every column of ``COLUMNS`` and
+        as many rows as the metadata's ``rounds`` (when present); when the metadata records
+        ``table_sha256``, the table's bytes must have that SHA-256.
+
+        Raises:
+            CorruptFileError: Naming the first file that fails and why.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        meta = self.read_meta(run_id)
+        if meta.get("id", run_id) != run_id:
+            raise CorruptFileError(
+                self.meta_path(run_id), f"holds run {meta.get('id')!r}, not {run_id!r}"
+            )
+        path = self.table_path(run_id)
+        digest = meta.get("table_sha256")
+        if digest is not None:
+            actual = hashlib.sha256(path.read_bytes()).hexdigest()
+            if actual != digest:
+                raise CorruptFileError(
+                    path, "its SHA-256 differs from the one recorded in its metadata"
+                )
+        try:
+            info = pq.ParquetFile(path).metadata
+        except (pa.ArrowException, OSError) as exc:
+            raise CorruptFileError(
+                path, f"not a readable Parquet file ({exc})"
+            ) from None
+        names = set(info.schema.names)
+        missing = [c for c in COLUMNS if c not in names]
+        if missing:
+            raise CorruptFileError(path, f"missing columns {', '.join(missing)}")
+        rounds = meta.get("rounds")
+        if isinstance(rounds, int) and info.num_rows != rounds:
+            raise CorruptFileError(
+                path, f"{info.num_rows} rows where its metadata says {rounds}"
+            )
 
     def write_run(
         self, run_id: str, columns: Mapping[str, np.ndarray], meta: dict[str, Any]
@@ -247,23 +401,39 @@ class RunStore:
         _write_json(self.error_path(run_id), info)
 
     def read_table(self, run_id: str) -> Any:
-        """The run's table as a pandas DataFrame."""
+        """The run's table as a pandas DataFrame.
+
+        Raises:
+            CorruptFileError: If the file is not a readable Parquet file.
+        """
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        return pq.read_table(self.table_path(run_id)).to_pandas()
+        path = self.table_path(run_id)
+        try:
+            return pq.read_table(path).to_pandas()
+        except pa.ArrowException as exc:
+            raise CorruptFileError(
+                path, f"not a readable Parquet file ({exc})"
+            ) from None
 
     def read_meta(self, run_id: str) -> dict[str, Any]:
-        """The run's metadata."""
-        data: dict[str, Any] = json.loads(self.meta_path(run_id).read_text())
-        return data
+        """The run's metadata.
+
+        Raises:
+            CorruptFileError: If the file is not a JSON object.
+        """
+        return read_json_object(self.meta_path(run_id))
 
     def read_error(self, run_id: str) -> dict[str, Any] | None:
-        """The recorded failure of a run, if any."""
+        """The recorded failure of a run, if any (None also for an unreadable record)."""
         path = self.error_path(run_id)
         if not path.is_file():
             return None
-        data: dict[str, Any] = json.loads(path.read_text())
-        return data
+        try:
+            return read_json_object(path)
+        except CorruptFileError:
+            return None
 
     # ------------------------------------------------------------------ other files
     def write_json(self, name: str, data: Any) -> Path:
