@@ -270,7 +270,9 @@ class MNL(Loss):
         if obs.weights is not None:
             values, du = obs.weights * values, obs.weights.unsqueeze(-1) * du
         du = du.expand(f.shape[0], *rows.shape)  # 0 on empty slots: added to row 0
-        df = torch.zeros_like(f).index_add_(1, rows.reshape(-1), du.reshape(f.shape[0], -1))
+        df = torch.zeros_like(f).index_add_(
+            1, rows.reshape(-1), du.reshape(f.shape[0], -1)
+        )
         return values, df
 
 
@@ -314,4 +316,3 @@ def loss_and_derivative(
     rows = _BY_NAME[loss]
     assert isinstance(rows, (BCE, Gaussian))
     return rows.value_and_derivative(f, y, None if loss == "mse" else weights)
-

@@ -28,7 +28,6 @@ References:
 
 from __future__ import annotations
 
-import math
 from typing import cast
 
 import torch
@@ -37,7 +36,6 @@ from banditkit.nn.network import StackedMLP, draw_layers
 from banditkit.nn.params import flat_params
 
 __all__ = ["MLP"]
-
 
 
 class _Affine(torch.nn.Module):

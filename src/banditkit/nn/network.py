@@ -138,7 +138,7 @@ def stack_params(model: torch.nn.Module) -> Params:
 
 
 def _mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """a @ b per member: each of a (M, n, k), b (M, k, j) may be shared (2-D) instead."""
+    """Return a @ b per member: each of a (M, n, k), b (M, k, j) may be shared (2-D) instead."""
     if (a.ndim == 2 or a.shape[0] == 1) and (b.ndim == 2 or b.shape[0] == 1):
         # the 2-D kernel of the single-network code (module docstring)
         return (a if a.ndim == 2 else a[0]).matmul(b if b.ndim == 2 else b[0])[None]
@@ -146,14 +146,14 @@ def _mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def _mv(a: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """a @ v per member: a (M, n, k), v (M, k) -> (M, n)."""
+    """Return a @ v per member: a (M, n, k), v (M, k) -> (M, n)."""
     if v.shape[0] == 1:
         return a[0].mv(v[0]).unsqueeze(0)
     return torch.matmul(a, v.unsqueeze(-1)).squeeze(-1)
 
 
 def _vm(v: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-    """v @ a per member: v (M, n), a (M, n, k) -> (M, k)."""
+    """Return v @ a per member: v (M, n), a (M, n, k) -> (M, k)."""
     if v.shape[0] == 1:
         return (v[0] @ a[0]).unsqueeze(0)
     return torch.matmul(v.unsqueeze(1), a).squeeze(1)
@@ -300,7 +300,7 @@ class StackedMLP:
         return z if bias is None else z + bias.unsqueeze(1)
 
     def features(self, params: Params, X: torch.Tensor) -> torch.Tensor:
-        """phi(x): the last hidden layer a(W_{L-1} ... a(W_1 x + b_1) ...), (M, N, width).
+        """Return phi(x), the last hidden layer a(W_{L-1} ... a(W_1 x + b_1) ...), (M, N, width).
 
         The head then gives f = s * (phi(x) @ W_L^T + b_L); a policy can build its own
         Gram on phi (neural-linear).
@@ -311,7 +311,7 @@ class StackedMLP:
         return h
 
     def forward(self, params: Params, X: torch.Tensor) -> torch.Tensor:
-        """f for every member and row, (M, N); X is (N, d), shared by the members."""
+        """Return f for every member and row, (M, N); X (N, d) is shared by the members."""
         last = self.depth - 1
         f = _mv(self.features(params, X), params[f"layers.{last}.weight"][:, 0])
         bias = params.get(f"layers.{last}.bias")
@@ -322,7 +322,7 @@ class StackedMLP:
     def forward_vjp(
         self, params: Params, X: torch.Tensor, *, method: str = "auto"
     ) -> tuple[torch.Tensor, VJP]:
-        """f (M, N) and the map v (M, N) -> {name: sum_k v[., k] df[., k]/dparam}.
+        """Return f (M, N) and the map v (M, N) -> {name: sum_k v[., k] df[., k]/dparam}.
 
         Args:
             params: The stack (M, ...).
@@ -342,7 +342,7 @@ class StackedMLP:
             raise ValueError(f"method='closed-form' needs depth 2; got {self.depth}.")
         if self.depth != 2 or method == "torch.func":
             detached = {k: p.detach() for k, p in params.items()}
-            f, pull = torch.func.vjp(lambda p: self.forward(p, X), detached)
+            f, pull = torch.func.vjp(lambda p: self.forward(p, X), detached)[:2]
 
             def vjp_func(v: torch.Tensor) -> Params:
                 (grads,) = pull(v)
@@ -383,7 +383,9 @@ class StackedMLP:
         """
         if not isinstance(params, dict) or set(params) != set(self.shapes):
             got = sorted(params) if isinstance(params, dict) else type(params).__name__
-            raise ValueError(f"{name} must have the keys {list(self.shapes)}; got {got}.")
+            raise ValueError(
+                f"{name} must have the keys {list(self.shapes)}; got {got}."
+            )
         first = next(iter(params.values()))
         M = first.shape[0] if first.ndim else 0
         for key, shape in self.shapes.items():

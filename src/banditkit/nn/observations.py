@@ -27,7 +27,9 @@ def _features(
 ) -> torch.Tensor:
     x = torch.as_tensor(value, dtype=dtype, device=device)
     if x.ndim != 2 or x.shape[0] < 1:
-        raise ValueError(f"{name} must have shape (N, d) with N >= 1; got {tuple(x.shape)}.")
+        raise ValueError(
+            f"{name} must have shape (N, d) with N >= 1; got {tuple(x.shape)}."
+        )
     _check_finite(x, name)
     return x
 
@@ -206,5 +208,7 @@ class Sets:
         self.offered = self.items >= 0
         chosen = torch.gather(self.offered, 1, self.choice.clamp(min=0)[:, None])[:, 0]
         if not bool((chosen | (self.choice < 0)).all()):
-            raise ValueError("choice must point at an offered slot (item >= 0) or be -1.")
+            raise ValueError(
+                "choice must point at an offered slot (item >= 0) or be -1."
+            )
         self.weights = _weights(weights, self.n, dtype, self.X.device)
