@@ -19,7 +19,6 @@ Bars: ``stacked / one <= 3`` and ``one / bare <= 1.5``.
 from __future__ import annotations
 
 import math
-
 import sys
 import time
 from collections.abc import Callable
