@@ -17,20 +17,9 @@ from banditkit.nn import (
     stack_params,
     train,
 )
+from tests.nn.helpers import gen, rand, randn
 
 M, N, D = 4, 30, 3
-
-
-def gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
-
-
-def randn(*shape: int, seed: int = 0) -> torch.Tensor:
-    return torch.randn(*shape, generator=gen(seed), dtype=torch.float64)
-
-
-def rand(*shape: int, seed: int = 0) -> torch.Tensor:
-    return torch.rand(*shape, generator=gen(seed), dtype=torch.float64)
 
 
 def member(obs, k: int):

@@ -2,10 +2,7 @@ import pytest
 import torch
 
 from banditkit.nn import MLP, NeuralLinear, StackedMLP, flat_params, stack_params
-
-
-def gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+from tests.nn.helpers import gen
 
 
 def X_of(n: int = 7, d: int = 4, seed: int = 0) -> torch.Tensor:
