@@ -17,7 +17,7 @@ columns of ``per_sample_grads`` and ``MLP.theta0``; it is also ``model.parameter
 where vec(W) = W.reshape(-1) is row-major: entry (i, j) of a layer with n_in inputs is
 at offset i * n_in + j of that layer's block. Without biases
 p = width * d + (depth - 2) * width^2 + width [Bae2025, Sec. 2] (the paper's printed
-count has one width^2 too many; see specs/logistic.md Sec. 7.23); biases add
+count has one width^2 too many); biases add
 (depth - 1) * width + 1.
 
 References:
@@ -74,7 +74,7 @@ class MLP(torch.nn.Module):
     Initialisations (``init``):
 
     * "mirrored" (default) [Zhou2020, Sec. 3], [Bae2025, Sec. 4], stacked variant for any
-      d (Reconstruction, specs/logistic.md Sec. 1.4):
+      d (Reconstruction: W_1 stacks one block twice instead of the block-diagonal):
           W_1 = [W; W]                 W (width/2 x d),       entries N(0, 4/width)
           W_l = [[B, 0], [0, B]]       B (width/2 x width/2), entries N(0, 4/width)
           W_L = [w, -w]                w (1 x width/2),       entries N(0, 2/width)

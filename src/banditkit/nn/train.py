@@ -8,7 +8,7 @@ Objective, minimised in place from the model's current parameters (warm start):
 with c = 0 (center="zero", practical mode of [Bae2025, Sec. 7]) or c = theta_0
 (center="init", [Zhou2020, Alg. 1]), n the number of observations and loss_i one of
 ``banditkit.nn.losses`` ("bce", "weighted-bce", "mse", "mnl"). "mean" has the same
-minimiser as "sum" and is the stable step of specs/logistic.md Sec. 2.5 / Sec. 7.1.
+minimiser as "sum" and keeps the GD step stable as n grows.
 
 This is a thin wrapper over the functional trainer ``nn.fit.fit``: the model's
 parameters, as a stack of one member (``nn.network.stack_params``, views that ``fit``
