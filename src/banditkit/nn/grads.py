@@ -40,7 +40,7 @@ from torch.func import functional_call, grad, vmap
 
 from banditkit.core.validation import check_choice
 from banditkit.nn.mlp import MLP
-from banditkit.nn.network import activation_slope, stack_params
+from banditkit.nn.network import METHODS, activation_slope, stack_params
 
 __all__ = [
     "forward_and_grads",
@@ -48,8 +48,6 @@ __all__ = [
     "forward_vjp",
     "per_sample_grads",
 ]
-
-METHODS = ("auto", "closed-form", "torch.func")
 
 
 def as_model_tensor(

@@ -59,6 +59,7 @@ __all__ = [
 
 ACTIVATIONS = ("relu", "sigmoid")
 INITS = ("mirrored", "mirrored-blockdiag", "standard")
+METHODS = ("auto", "closed-form", "torch.func")
 
 #: Parameters of a stack of M networks: name -> tensor (M, ...).
 Params = dict[str, torch.Tensor]
@@ -341,7 +342,8 @@ class StackedMLP:
         Raises:
             ValueError: On an unknown method, or "closed-form" with depth > 2.
         """
-        method = check_choice("method", method, ("auto", "closed-form", "torch.func"))
+        if method != "auto":  # "auto" skips the check: the trainer calls this per step
+            method = check_choice("method", method, METHODS)
         if method == "closed-form" and self.depth != 2:
             raise ValueError(f"method='closed-form' needs depth 2; got {self.depth}.")
         if self.depth != 2 or method == "torch.func":
