@@ -166,6 +166,13 @@ def test_fit_validates():
         fit(net, params, Rows(X, labels, torch.ones(3, N)), BCE())
     with pytest.raises(ValueError, match=r"obs\.X must have d = 3"):
         fit(net, params, Rows(X[:, :2], labels), BCE())
+    with pytest.raises(ValueError, match=r"penalties\[0\] names unknown"):
+        fit(net, params, rows, BCE(), penalties=[L2Penalty(1.0, None, ["w"])])
+    bad_center = net.init(3, gen(1))
+    with pytest.raises(
+        ValueError, match=r"penalties\[0\]\.center\['layers.0.weight'\]"
+    ):
+        fit(net, params, rows, BCE(), penalties=[L2Penalty(1.0, bad_center)])
     with pytest.raises(ValueError, match="lr must be"):
         fit(net, params, rows, BCE(), lr=0.0)
     with pytest.raises(ValueError, match="optimizer must be one of"):

@@ -85,13 +85,30 @@ def objective_and_grads(
     return total, grads
 
 
-def _check_members(obs: Observations, M: int) -> None:
+def _check_members(
+    obs: Observations, penalties: Sequence[L2Penalty], params: Params, M: int
+) -> None:
+    """Per-member data must have M rows (or be shared); centres M or 1 members."""
     for name in ("y", "weights"):
         value = getattr(obs, name, None)
         if value is not None and value.ndim == 2 and value.shape[0] != M:
             raise ValueError(
                 f"obs.{name} has {value.shape[0]} member rows; the stack has M = {M}."
             )
+    for i, penalty in enumerate(penalties):
+        names = list(params) if penalty.names is None else penalty.names
+        unknown = [n for n in names if n not in params]
+        if unknown:
+            raise ValueError(f"penalties[{i}] names unknown parameters {unknown}.")
+        if penalty.center is None:
+            continue
+        for n in names:
+            shape = tuple(penalty.center[n].shape)
+            if shape[1:] != tuple(params[n].shape[1:]) or shape[0] not in (1, M):
+                raise ValueError(
+                    f"penalties[{i}].center[{n!r}] must have shape (M or 1, "
+                    f"*{tuple(params[n].shape[1:])}) with M = {M}; got {shape}."
+                )
 
 
 def fit(
@@ -129,8 +146,9 @@ def fit(
         FitResult(params, history (steps, M)).
 
     Raises:
-        ValueError: On a loss/observation mismatch, wrong shapes, member rows of y or
-            weights other than M, lr <= 0, steps < 1, or an unknown optimizer or
+        ValueError: On a loss/observation mismatch, wrong shapes, member rows of y,
+            weights or penalty centres other than M (or 1 for centres), a penalty on
+            unknown parameters, lr <= 0, steps < 1, or an unknown optimizer or
             reduction.
 
     Example:
@@ -154,7 +172,7 @@ def fit(
         )
     if obs.X.shape[1] != net.d:
         raise ValueError(f"obs.X must have d = {net.d} columns; got {obs.X.shape[1]}.")
-    _check_members(obs, M)
+    _check_members(obs, penalties, params, M)
     if not inplace:
         params = {name: p.detach().clone() for name, p in params.items()}
     tensors = list(params.values())

@@ -34,6 +34,7 @@ References:
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 import torch
@@ -126,7 +127,7 @@ def _weighted(
     return weights * values, weights * deriv
 
 
-class Loss:
+class Loss(abc.ABC):
     """Interface of a loss: ``value_and_dloss_df(f, obs)`` on one kind of observations.
 
     Attributes:
@@ -135,16 +136,16 @@ class Loss:
 
     observations: type = Rows
 
+    @abc.abstractmethod
     def value_and_dloss_df(
         self, f: torch.Tensor, obs: Any
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per-observation losses (M, n) and d (sum of losses) / d f (M, N).
+        """Return per-observation losses (M, n) and d (sum of losses) / d f (M, N).
 
         Args:
-            f: Predictions (M, N) on ``obs.X``.
+            f: Predictions (M, N) on ``obs.X``, one row per member.
             obs: An instance of ``observations``.
         """
-        raise NotImplementedError
 
 
 class BCE(Loss):
