@@ -61,6 +61,7 @@ def objective_and_grads(
     penalties: Sequence[L2Penalty] = (),
     *,
     method: str = "auto",
+    workspace: dict[str, torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, Params]:
     """J per member (M,) (reduction "sum") and its gradient, without autograd.
 
@@ -71,11 +72,12 @@ def objective_and_grads(
         loss: The loss.
         penalties: Penalties added to the loss.
         method: Gradient method of ``net.forward_vjp``.
+        workspace: Buffers reused across calls (``net.forward_vjp``).
 
     Returns:
         J (M,) and {name: dJ/dparam (M, ...)}.
     """
-    f, vjp = net.forward_vjp(params, obs.X, method=method)
+    f, vjp = net.forward_vjp(params, obs.X, method=method, workspace=workspace)
     values, dloss_df = loss.value_and_dloss_df(f, obs)
     grads = vjp(dloss_df)
     total = values.sum(-1).expand(f.shape[0])
@@ -179,9 +181,10 @@ def fit(
     opt = torch.optim.Adam(tensors, lr=lr) if optimizer == "adam" else None
     scale = 1.0 / obs.n if reduction == "mean" else 1.0
     history = []
+    workspace: dict[str, torch.Tensor] = {}
     for _ in range(steps):
         value, grads = objective_and_grads(
-            net, params, obs, loss, penalties, method=method
+            net, params, obs, loss, penalties, method=method, workspace=workspace
         )
         history.append(value)
         if opt is None:  # plain GD: theta -= lr * scale * grad, no optimiser state

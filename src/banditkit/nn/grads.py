@@ -90,9 +90,9 @@ def _depth2_pass(
     f(x; theta_0) = 0 exactly; see ``MLP``).
     """
     with torch.no_grad():
-        f, z, h = model.forward_with_hidden(X)
+        f, _, h = model.forward_with_hidden(X)
         w2 = model.layer(1)[0]
-        c = (model.out_scale * w2[0]) * activation_slope(model.activation, z, h)
+        c = (model.out_scale * w2[0]) * activation_slope(model.activation, h)
     return f, h, c
 
 
