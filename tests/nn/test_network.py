@@ -122,3 +122,23 @@ def test_check_params_rejects_wrong_keys_and_shapes():
         StackedMLP(3, width=5)
     with pytest.raises(ValueError, match="n_members"):
         net.init(0, gen(0))
+
+
+@pytest.mark.parametrize(
+    ("M", "activation", "bias"), [(1, "relu", False), (3, "sigmoid", True)]
+)
+def test_workspace_reuses_blocks_and_changes_no_value(M, activation, bias):
+    net = StackedMLP(4, width=6, activation=activation, bias=bias)
+    params = net.init(M, gen(1))
+    X = X_of()
+    v = torch.randn(M, 7, generator=gen(2), dtype=torch.float64)
+    f, vjp = net.forward_vjp(params, X)
+    workspace: dict[str, torch.Tensor] = {}
+    f_ws, vjp_ws = net.forward_vjp(params, X, workspace=workspace)
+    assert torch.equal(f, f_ws)
+    for g, g_ws in zip(vjp(v).values(), vjp_ws(v).values(), strict=True):
+        assert torch.equal(g, g_ws)
+    blocks = {k: t.data_ptr() for k, t in workspace.items()}
+    assert set(blocks) == {"h", "c", "vc"}
+    net.forward_vjp(params, X, workspace=workspace)[1](v)
+    assert {k: t.data_ptr() for k, t in workspace.items()} == blocks
