@@ -305,8 +305,7 @@ def autograd_objective(model, X, y, loss, lam, center, reduction, w=None, mask=N
     [(2, False, "zero", "sum"), (2, True, "init", "mean"), (3, False, "init", "sum")],
 )
 def test_closed_form_gradient_equals_autograd(loss, depth, bias, center, reduction):
-    from banditkit.nn.train import _prepare, _value_and_grads
-
+    """One GD step of train() moves theta by exactly -lr * grad J (autograd)."""
     model = MLP(3, width=6, depth=depth, bias=bias, generator=gen(2))
     # move away from theta_0 so that no hidden unit sits at its kink
     set_flat_params(
@@ -315,32 +314,32 @@ def test_closed_form_gradient_equals_autograd(loss, depth, bias, center, reducti
         + 0.3 * torch.randn(model.n_params, generator=gen(3), dtype=torch.float64),
     )
     w = mask = None
+    kwargs = {}
     if loss == "mnl":
         X, y, mask = mnl_data()
-        mask = torch.as_tensor(mask)
+        kwargs["mask"] = mask = torch.as_tensor(mask)
+        y = torch.as_tensor(y)
     else:
         X, y = data()
     if loss == "weighted-bce":
-        w = torch.linspace(0.1, 2.0, len(y), dtype=torch.float64)
-    prepared = _prepare(model, X, y, loss, w, mask)
-    centers = None
-    if center == "init":
-        sizes = [p.numel() for p in model.parameters()]
-        centers = [
-            c.view_as(p)
-            for c, p in zip(
-                torch.split(model.theta0, sizes), model.parameters(), strict=True
-            )
-        ]
-    value, grads = _value_and_grads(
-        model, list(model.parameters()), prepared, loss, 0.7, centers
-    )
-    if reduction == "mean":
-        value, grads = value / len(y), [g / len(y) for g in grads]
-    ref = autograd_objective(
-        model, X, prepared[1], loss, 0.7, center, reduction, w, prepared[3]
-    )
+        kwargs["weights"] = w = torch.linspace(0.1, 2.0, len(y), dtype=torch.float64)
+    ref = autograd_objective(model, X, y, loss, 0.7, center, reduction, w, mask)
     ref_grads = torch.autograd.grad(ref, list(model.parameters()))
-    assert float(value) == pytest.approx(float(ref.detach()), rel=1e-12)
-    for g, r in zip(grads, ref_grads, strict=True):
-        torch.testing.assert_close(g, r, rtol=1e-10, atol=1e-12)
+    before = flat_params(model)
+    lr = 1e-3
+    history = train(
+        model,
+        X,
+        y,
+        loss=loss,
+        lam=0.7,
+        center=center,
+        reduction=reduction,
+        lr=lr,
+        steps=1,
+        **kwargs,
+    )
+    assert history[0] == pytest.approx(float(ref.detach()), rel=1e-12)
+    step = (before - flat_params(model)) / lr
+    ref_flat = torch.cat([g.reshape(-1) for g in ref_grads])
+    torch.testing.assert_close(step, ref_flat, rtol=1e-8, atol=1e-10)

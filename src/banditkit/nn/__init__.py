@@ -1,4 +1,16 @@
-"""Neural networks for bandits: the MLP, per-sample gradients and the trainer.
+"""Neural networks for bandits: networks, per-sample gradients and the trainer.
+
+Functional core (parameters as explicit tensors stacked along a member axis M):
+
+    StackedMLP, NeuralLinear      M networks as one; phi(x) = features  (nn.network)
+    stack_params, Params          a module's parameters as a stack of one (nn.network)
+    Rows, Pairs, Sets             observations over a feature table     (nn.observations)
+    BCE, Gaussian, MSE,           losses with value_and_dloss_df        (nn.losses)
+    BradleyTerry, MNL
+    L2Penalty                     L2 to a centre on a parameter group   (nn.penalties)
+    fit, FitResult                full-batch GD / Adam on M members     (nn.fit)
+
+One network as a torch module, and the per-arm features of the policies:
 
     MLP                           f(x; theta), mirrored NTK init   (nn.mlp)
     flat_params, set_flat_params  theta as one vector              (nn.params)
@@ -7,32 +19,62 @@
     forward_and_grads             f and g in one call               (nn.grads)
     forward_vjp                   f and v -> sum_k v_k g_k          (nn.grads)
     forward_and_sq_norms          f and sum_j g_kj^2 u_j, no (K, p)  (nn.grads)
-    train, Trainer                full-batch GD / Adam              (nn.train)
+    train, Trainer                ``fit`` on one MLP, in place      (nn.train)
 
 Flattening order of theta everywhere: vec(W_1), b_1, vec(W_2), b_2, ..., vec(W_L), b_L
 (biases only with bias=True), vec row-major (W.reshape(-1)); the order of
-``model.parameters()``.
+``model.parameters()`` and of the keys of ``Params``.
 """
 
+from banditkit.nn.fit import FitResult, fit
 from banditkit.nn.grads import (
     forward_and_grads,
     forward_and_sq_norms,
     forward_vjp,
     per_sample_grads,
 )
+from banditkit.nn.losses import (
+    BCE,
+    MNL,
+    MSE,
+    BradleyTerry,
+    Gaussian,
+    Loss,
+    loss_and_derivative,
+)
 from banditkit.nn.mlp import MLP
+from banditkit.nn.network import NeuralLinear, Params, StackedMLP, stack_params
+from banditkit.nn.observations import Pairs, Rows, Sets
 from banditkit.nn.params import flat_params, make_generator, set_flat_params
+from banditkit.nn.penalties import L2Penalty
 from banditkit.nn.train import Trainer, train
 
 __all__ = [
+    "BCE",
     "MLP",
+    "MNL",
+    "MSE",
+    "BradleyTerry",
+    "FitResult",
+    "Gaussian",
+    "L2Penalty",
+    "Loss",
+    "NeuralLinear",
+    "Pairs",
+    "Params",
+    "Rows",
+    "Sets",
+    "StackedMLP",
     "Trainer",
+    "fit",
     "flat_params",
     "forward_and_grads",
     "forward_and_sq_norms",
     "forward_vjp",
+    "loss_and_derivative",
     "make_generator",
     "per_sample_grads",
     "set_flat_params",
+    "stack_params",
     "train",
 ]

@@ -40,6 +40,7 @@ from torch.func import functional_call, grad, vmap
 
 from banditkit.core.validation import check_choice
 from banditkit.nn.mlp import MLP
+from banditkit.nn.network import METHODS, activation_slope, stack_params
 
 __all__ = [
     "forward_and_grads",
@@ -47,8 +48,6 @@ __all__ = [
     "forward_vjp",
     "per_sample_grads",
 ]
-
-METHODS = ("auto", "closed-form", "torch.func")
 
 
 def as_model_tensor(
@@ -83,52 +82,36 @@ def as_model_tensor(
 
 
 def _depth2_pass(
-    model: MLP, X: torch.Tensor, *, exact: bool = True
+    model: MLP, X: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Return f (K,), the hidden layer h (K, width) and c = s * W_2[0] * a'(z) (K, width).
 
-    ``exact``: f by the code path of ``model.forward`` (bitwise equal, block by block,
-    so that f(x; theta_0) = 0 exactly; see ``MLP``). Otherwise one dense product per
-    layer: the same values up to rounding, in a third of the operations (the trainer's
-    path, where only gradients matter).
+    f comes from ``model.forward_with_hidden``, bitwise equal to ``model(X)`` (so that
+    f(x; theta_0) = 0 exactly; see ``MLP``).
     """
-    first, second = model._layer(0), model._layer(1)
-    s = model._out_scale
     with torch.no_grad():
-        if exact:
-            z_parts = model._preactivation(0, model._input_parts(X))
-            h_parts = [model._act(z) for z in z_parts]
-            f = model._head(h_parts)
-            z, h = torch.cat(z_parts, dim=1), torch.cat(h_parts, dim=1)
-        else:
-            z = X @ first.weight.mT
-            if first.bias is not None:
-                z = z + first.bias
-            h = model._act(z)
-            f = h @ (s * second.weight[0])
-            if second.bias is not None:
-                f = f + s * second.bias[0]
-        slope = (z > 0).to(z.dtype) if model.activation == "relu" else h * (1.0 - h)
-        c = (s * second.weight[0]) * slope
+        f, _, h = model.forward_with_hidden(X)
+        w2 = model.layer(1)[0]
+        c = (model.out_scale * w2[0]) * activation_slope(model.activation, h)
     return f, h, c
 
 
 def _closed_form(model: MLP, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Depth-2 closed form of f and the (K, p) block G."""
-    first, second = model._layer(0), model._layer(1)
+    b1, b2 = model.layer(0)[1], model.layer(1)[1]
     f, h, c = _depth2_pass(model, X)
-    s = model._out_scale
+    s = model.out_scale
     K, d, m = X.shape[0], model.d, model.width
     # Written into one preallocated (K, p) block: a concatenation would copy the
     # K * m * d outer products a second time.
     G = torch.empty(K, model.n_params, dtype=X.dtype, device=X.device)
     torch.mul(c[:, :, None], X[:, None, :], out=G[:, : m * d].view(K, m, d))
     col = m * d  # df/dW_1 = c x^T (row-major), then df/db_1 = c
-    if first.bias is not None:
+    if b1 is not None:
         G[:, col : col + m] = c
         col += m
     G[:, col : col + m] = s * h  # df/dW_2 = s h^T
-    if second.bias is not None:
+    if b2 is not None:
         G[:, col + m] = s
     return f, G
 
@@ -253,13 +236,15 @@ def forward_vjp(
         model: The network.
         X: Inputs (K, d); converted to the model's dtype and device.
         method: "auto" (closed form for depth 2, else torch.func), "closed-form" (depth
-            2 only) or "torch.func" (``torch.func.vjp`` over ``functional_call``).
+            2 only) or "torch.func" (``torch.func.vjp``); both are
+            ``model.network.forward_vjp`` on ``stack_params(model)``, a stack of one.
         validate: False skips the checks of X (see ``forward_and_grads``).
 
     Returns:
-        f (K,), detached, equal to ``model(X)`` up to rounding (the closed form uses
-        dense products, not the block-exact forward of ``MLP``), and ``vjp``: v (K,) -> a tuple of tensors shaped like
-        ``model.parameters()`` (same order).
+        f (K,), detached, equal to ``model(X)`` up to rounding (both methods use the
+        dense products of ``StackedMLP``, not the block-exact forward of ``MLP``), and
+        ``vjp``: v (K,) -> a tuple of tensors shaped like ``model.parameters()`` (same
+        order).
 
     Raises:
         ValueError: On a bad shape, NaN or inf in X, or an unknown method.
@@ -273,33 +258,9 @@ def forward_vjp(
         [(4, 3), (1, 4)]
     """
     X = as_model_tensor(model, X, "X", 2) if validate else torch.as_tensor(X)
-    if _resolve(model, method) == "closed-form":
-        f, h, c = _depth2_pass(model, X, exact=False)
-        s = model._out_scale
-        has_bias = model._layer(0).bias is not None
-
-        def vjp(v: torch.Tensor) -> tuple[torch.Tensor, ...]:
-            vc = c * v[:, None]
-            dW1 = vc.mT @ X
-            dW2 = (s * v) @ h
-            if not has_bias:
-                return dW1, dW2[None, :]
-            return dW1, vc.sum(0), dW2[None, :], (s * v.sum()).reshape(1)
-
-        return f, vjp
-    params = {name: p.detach() for name, p in model.named_parameters()}
-    buffers = dict(model.named_buffers())
-
-    def f_all(theta: dict[str, torch.Tensor]) -> torch.Tensor:
-        return functional_call(model, (theta, buffers), (X,))
-
-    f, pull = torch.func.vjp(f_all, params)[:2]
-
-    def vjp_func(v: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        (grads,) = pull(v)
-        return tuple(grads[name] for name in params)
-
-    return f.detach(), vjp_func
+    method = _resolve(model, method)
+    f, vjp = model.network.forward_vjp(stack_params(model), X, method=method)
+    return f[0], lambda v: tuple(g[0] for g in vjp(v[None]).values())
 
 
 def forward_and_sq_norms(
@@ -349,9 +310,9 @@ def forward_and_sq_norms(
         f, G = forward_and_grads(model, X, method=method, validate=False)
         return f, (G * G) @ u
     f, h, c = _depth2_pass(model, X)
-    s2 = model._out_scale**2
+    s2 = model.out_scale**2
     m, d = model.width, model.d
-    has_bias = model._layer(0).bias is not None
+    has_bias = model.bias
     col = m * d
     with torch.no_grad():
         c2 = c * c

@@ -1,24 +1,59 @@
-"""Per-observation losses of the trainer, each a function of the network outputs.
+"""Losses of the trainer, one object per loss, over rows, pairs or sets of predictions.
 
-    "bce", "weighted-bce"   loss_i = w_i * (log(1 + exp(f_i)) - y_i f_i)   (w_i = 1 for bce)
-                            [Bae2025, Sec. 7]; f_i is the logit, evaluated stably.
-    "mse"                   loss_i = (f_i - y_i)^2 / 2                      [Zhou2020, Alg. 1]
-    "mnl"                   loss_i = -u_{i,y_i} + log(1 + sum_{j offered} exp(u_{i,j}))
-                            the multinomial-logit negative log-likelihood with an outside
-                            option of utility 0; the first term is absent when y_i = -1
-                            (no purchase).
+Every loss maps the network's predictions f (M, N) on an observation container's feature
+table (``nn.observations``) to per-observation values (M, n) and to d loss / d f (M, N)
+in closed form, ``value_and_dloss_df(f, obs)``; the trainer contracts the latter with the
+network's vjp, so any loss composes with the closed-form backward. A new loss is one
+class here.
+
+    BCE          rows   w_i (log(1 + exp(f_i)) - y_i f_i)           [Bae2025, Sec. 7]
+                        (weighted BCE: Rows with weights)
+    Gaussian     rows   w_i (f_i - y_i)^2 / (2 sigma^2)             Gaussian NLL, up to a
+                        constant; per-member perturbed targets are Rows with y (M, n)
+    MSE          rows   Gaussian with sigma = 1: (f_i - y_i)^2 / 2  [Zhou2020, Alg. 1]
+    BradleyTerry pairs  w_i (log(1 + exp(t_i)) - y_i t_i), t_i = f(first_i) - f(second_i)
+                        (Bradley-Terry-Luce, logistic link) [Saha2021]
+    MNL          sets   w_i (log(1 + sum_{j in S_i} exp(f_j)) - [c_i >= 0] f_{S_i, c_i})
+                        P(choose j | S) = exp(f_j) / (1 + sum_{l in S} exp(f_l)), c_i = -1
+                        the outside option [Oh2021]
+
+Derivatives, with sigma the sigmoid and p_ij the MNL choice probability of slot j:
+BCE w (sigma(f) - y); Gaussian w (f - y) / sigma^2; BradleyTerry +-w (sigma(t) - y) on
+first/second; MNL w (p_ij - 1[j = c_i]) on the offered rows (summed when a row appears
+in several observations).
 
 References:
     [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based
         exploration. ICML 2020.
     [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
+    [Saha2021] A. Saha. Optimal algorithms for stochastic contextual preference
+        bandits. NeurIPS 2021.
+    [Oh2021] M. Oh, G. Iyengar. Multinomial logit contextual bandits: provable
+        optimality and practicality. AAAI 2021.
 """
 
 from __future__ import annotations
 
+import abc
+from typing import Any
+
 import torch
 
-__all__ = ["bce_loss", "loss_and_derivative", "mnl_nll", "mse_loss"]
+from banditkit.core.validation import check_scalar
+from banditkit.nn.observations import Pairs, Rows, Sets
+
+__all__ = [
+    "BCE",
+    "MNL",
+    "MSE",
+    "BradleyTerry",
+    "Gaussian",
+    "Loss",
+    "bce_loss",
+    "loss_and_derivative",
+    "mnl_nll",
+    "mse_loss",
+]
 
 
 def bce_loss(
@@ -29,17 +64,18 @@ def bce_loss(
     loss_i = w_i * (log(1 + exp(f_i)) - y_i * f_i)
 
     Args:
-        f: Logits (n,).
-        y: Targets (n,) in [0, 1].
-        weights: Non-negative weights (n,), or None for all ones.
+        f: Logits, any shape.
+        y: Targets in [0, 1], broadcastable to f.
+        weights: Non-negative weights broadcastable to f, or None for all ones.
 
     Returns:
-        Losses (n,).
+        Losses shaped like f.
 
     Example:
         >>> bce_loss(torch.zeros(2), torch.tensor([0.0, 1.0]))
         tensor([0.6931, 0.6931])
     """
+    y = y.expand_as(f)
     loss = torch.nn.functional.binary_cross_entropy_with_logits(f, y, reduction="none")
     return loss if weights is None else weights * loss
 
@@ -62,13 +98,13 @@ def mnl_nll(u: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> torch.Tenso
     computed as a logsumexp over the offered utilities and a 0 for the outside option.
 
     Args:
-        u: Utilities (n, S); entries where ``mask`` is False are ignored.
+        u: Utilities (..., n, S); entries where ``mask`` is False are ignored.
         y: Chosen slot (n,) in [0, S), int64, or -1 for the outside option; a chosen
             slot must be offered (not checked here).
         mask: Offered items (n, S), bool.
 
     Returns:
-        nll (n,).
+        nll (..., n).
 
     Example:
         >>> u = torch.tensor([[0.0, 0.0]])
@@ -76,10 +112,177 @@ def mnl_nll(u: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> torch.Tenso
         tensor([1.0986])
     """
     masked = torch.where(mask, u, torch.full_like(u, -torch.inf))
-    outside = torch.zeros_like(u[:, :1])
-    lse = torch.logsumexp(torch.cat([outside, masked], dim=1), dim=1)
-    chosen = torch.gather(u, 1, y.clamp(min=0)[:, None])[:, 0]
+    outside = torch.zeros_like(u[..., :1])
+    lse = torch.logsumexp(torch.cat([outside, masked], dim=-1), dim=-1)
+    index = y.clamp(min=0)[:, None].expand(*u.shape[:-1], 1)
+    chosen = torch.gather(u, -1, index)[..., 0]
     return lse - torch.where(y >= 0, chosen, torch.zeros_like(chosen))
+
+
+def _weighted(
+    values: torch.Tensor, deriv: torch.Tensor, weights: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    if weights is None:
+        return values, deriv
+    return weights * values, weights * deriv
+
+
+class Loss(abc.ABC):
+    """Interface of a loss: ``value_and_dloss_df(f, obs)`` on one kind of observations.
+
+    Attributes:
+        observations: The container class the loss reads (Rows, Pairs or Sets).
+    """
+
+    observations: type = Rows
+
+    @abc.abstractmethod
+    def value_and_dloss_df(
+        self, f: torch.Tensor, obs: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return per-observation losses (M, n) and d (sum of losses) / d f (M, N).
+
+        Args:
+            f: Predictions (M, N) on ``obs.X``, one row per member.
+            obs: An instance of ``observations``.
+        """
+
+
+class BCE(Loss):
+    """Binary cross-entropy with logits on rows [Bae2025, Sec. 7]; weighted with weights.
+
+    Example:
+        >>> rows = Rows(torch.zeros(2, 1), torch.tensor([0.0, 1.0]))
+        >>> BCE().value_and_dloss_df(torch.zeros(1, 2, dtype=torch.float64), rows)[1]
+        tensor([[ 0.5000, -0.5000]], dtype=torch.float64)
+    """
+
+    def value_and_derivative(
+        self, f: torch.Tensor, y: torch.Tensor, weights: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Elementwise losses and d loss / d f for logits f, targets y, weights."""
+        deriv = torch.sigmoid(f) - y
+        return bce_loss(f, y, weights), deriv if weights is None else weights * deriv
+
+    def value_and_dloss_df(
+        self, f: torch.Tensor, obs: Rows
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """See ``Loss``."""
+        return self.value_and_derivative(f, obs.y, obs.weights)
+
+
+class Gaussian(Loss):
+    """Gaussian negative log-likelihood (f - y)^2 / (2 sigma^2) on rows, up to a constant.
+
+    Ensemble sampling trains member k on targets y + sigma_r * z_k with z_k drawn once
+    and stored: pass Rows with y of shape (M, n).
+
+    Args:
+        sigma: Noise standard deviation, > 0.
+
+    Example:
+        >>> rows = Rows(torch.zeros(1, 1), torch.tensor([1.0]))
+        >>> Gaussian(2.0).value_and_dloss_df(torch.zeros(1, 1, dtype=torch.float64), rows)
+        (tensor([[0.1250]], dtype=torch.float64), tensor([[-0.2500]], dtype=torch.float64))
+    """
+
+    def __init__(self, sigma: float = 1.0) -> None:
+        self.sigma = check_scalar("sigma", sigma, low=0.0, low_open=True)
+        self._precision = 1.0 / (self.sigma * self.sigma)
+
+    def value_and_derivative(
+        self, f: torch.Tensor, y: torch.Tensor, weights: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Elementwise losses and d loss / d f."""
+        values, deriv = mse_loss(f, y), f - y
+        if self._precision != 1.0:
+            values, deriv = values * self._precision, deriv * self._precision
+        return _weighted(values, deriv, weights)
+
+    def value_and_dloss_df(
+        self, f: torch.Tensor, obs: Rows
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """See ``Loss``."""
+        return self.value_and_derivative(f, obs.y, obs.weights)
+
+
+class MSE(Gaussian):
+    """Half squared error (f - y)^2 / 2 on rows [Zhou2020, Alg. 1]: Gaussian, sigma = 1."""
+
+    def __init__(self) -> None:
+        super().__init__(1.0)
+
+
+class BradleyTerry(Loss):
+    """Bradley-Terry-Luce (logistic) loss on pairs: BCE of f(first) - f(second).
+
+    P(first beats second) = sigmoid(f(x_first) - f(x_second)); with pair weights
+    1 / sigma_i^2 the objective is the weighted MLE of variance-aware dueling bandits.
+
+    Example:
+        >>> pairs = Pairs(torch.eye(2), first=[0], second=[1], y=[1.0])
+        >>> f = torch.tensor([[0.0, 0.0]], dtype=torch.float64)
+        >>> BradleyTerry().value_and_dloss_df(f, pairs)[1]
+        tensor([[-0.5000,  0.5000]], dtype=torch.float64)
+    """
+
+    observations = Pairs
+
+    def value_and_dloss_df(
+        self, f: torch.Tensor, obs: Pairs
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """See ``Loss``."""
+        margin = f[:, obs.first] - f[:, obs.second]
+        values, g = BCE().value_and_derivative(margin, obs.y, obs.weights)
+        g = g.expand_as(margin)
+        df = torch.zeros_like(f).index_add_(1, obs.first, g)
+        return values, df.index_add_(1, obs.second, -g)
+
+
+class MNL(Loss):
+    """Multinomial-logit NLL over offered sets with an outside option of utility 0.
+
+    Example:
+        >>> sets = Sets(torch.eye(2), items=[[0, 1]], choice=[-1])
+        >>> values, df = MNL().value_and_dloss_df(torch.zeros(1, 2, dtype=torch.float64), sets)
+        >>> values, df  # log 3 and p_j = 1/3
+        (tensor([[1.0986]], dtype=torch.float64), tensor([[0.3333, 0.3333]], dtype=torch.float64))
+    """
+
+    observations = Sets
+
+    def value_and_derivative(
+        self, u: torch.Tensor, choice: torch.Tensor, offered: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """NLL (..., n) and d NLL / d u (..., n, S) for utilities u (..., n, S)."""
+        values = mnl_nll(u, choice, offered)
+        masked = torch.where(offered, u, torch.full_like(u, -torch.inf))
+        outside = torch.zeros_like(u[..., :1])
+        probs = torch.softmax(torch.cat([outside, masked], dim=-1), dim=-1)[..., 1:]
+        chosen = torch.nn.functional.one_hot(choice.clamp(min=0), u.shape[-1])
+        return values, probs - chosen.to(u.dtype) * (choice >= 0).to(u.dtype)[:, None]
+
+    def value_and_dloss_df(
+        self, f: torch.Tensor, obs: Sets
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """See ``Loss``."""
+        rows = obs.items.clamp(min=0)
+        values, du = self.value_and_derivative(f[:, rows], obs.choice, obs.offered)
+        if obs.weights is not None:
+            values, du = obs.weights * values, obs.weights.unsqueeze(-1) * du
+        du = du.expand(f.shape[0], *rows.shape)  # 0 on empty slots: added to row 0
+        df = torch.zeros_like(f).index_add_(
+            1, rows.reshape(-1), du.reshape(f.shape[0], -1)
+        )
+        return values, df
+
+
+_BY_NAME: dict[str, Loss] = {
+    "bce": BCE(),
+    "weighted-bce": BCE(),
+    "mse": MSE(),
+    "mnl": MNL(),
+}
 
 
 def loss_and_derivative(
@@ -89,16 +292,9 @@ def loss_and_derivative(
     weights: torch.Tensor | None = None,
     mask: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-observation losses and their derivatives d loss_i / d f_i, in closed form.
+    """Per-observation losses and their derivatives d loss_i / d f_i, by loss name.
 
-    The derivatives, with sigma the sigmoid and p_ij the MNL choice probability of
-    offered slot j (exp(u_ij) / (1 + sum_offered exp(u_il))):
-
-        "bce", "weighted-bce"   w_i (sigma(f_i) - y_i)
-        "mse"                   f_i - y_i
-        "mnl"                   p_ij - 1[j = y_i]   (0 on slots not offered)
-
-    Together with ``nn.forward_vjp`` they give the trainer's gradient without autograd.
+    The elementwise forms of ``BCE``, ``MSE`` and ``MNL`` (module docstring).
 
     Args:
         loss: "bce", "weighted-bce", "mse" or "mnl".
@@ -117,14 +313,7 @@ def loss_and_derivative(
     """
     if loss == "mnl":
         assert mask is not None
-        values = mnl_nll(f, y, mask)
-        masked = torch.where(mask, f, torch.full_like(f, -torch.inf))
-        outside = torch.zeros_like(f[:, :1])
-        probs = torch.softmax(torch.cat([outside, masked], dim=1), dim=1)[:, 1:]
-        chosen = torch.nn.functional.one_hot(y.clamp(min=0), f.shape[1]).to(f.dtype)
-        return values, probs - chosen * (y >= 0).to(f.dtype)[:, None]
-    if loss == "mse":
-        return mse_loss(f, y), f - y
-    values = bce_loss(f, y, weights)
-    deriv = torch.sigmoid(f) - y
-    return values, deriv if weights is None else weights * deriv
+        return MNL().value_and_derivative(f, y, mask)
+    rows = _BY_NAME[loss]
+    assert isinstance(rows, (BCE, Gaussian))
+    return rows.value_and_derivative(f, y, None if loss == "mse" else weights)

@@ -17,7 +17,7 @@ columns of ``per_sample_grads`` and ``MLP.theta0``; it is also ``model.parameter
 where vec(W) = W.reshape(-1) is row-major: entry (i, j) of a layer with n_in inputs is
 at offset i * n_in + j of that layer's block. Without biases
 p = width * d + (depth - 2) * width^2 + width [Bae2025, Sec. 2] (the paper's printed
-count has one width^2 too many; see specs/logistic.md Sec. 7.23); biases add
+count has one width^2 too many); biases add
 (depth - 1) * width + 1.
 
 References:
@@ -28,18 +28,14 @@ References:
 
 from __future__ import annotations
 
-import math
 from typing import cast
 
 import torch
 
-from banditkit.core.validation import check_choice, check_int
+from banditkit.nn.network import StackedMLP, draw_layers
 from banditkit.nn.params import flat_params
 
 __all__ = ["MLP"]
-
-ACTIVATIONS = ("relu", "sigmoid")
-INITS = ("mirrored", "mirrored-blockdiag", "standard")
 
 
 class _Affine(torch.nn.Module):
@@ -78,7 +74,7 @@ class MLP(torch.nn.Module):
     Initialisations (``init``):
 
     * "mirrored" (default) [Zhou2020, Sec. 3], [Bae2025, Sec. 4], stacked variant for any
-      d (Reconstruction, specs/logistic.md Sec. 1.4):
+      d (Reconstruction: W_1 stacks one block twice instead of the block-diagonal):
           W_1 = [W; W]                 W (width/2 x d),       entries N(0, 4/width)
           W_l = [[B, 0], [0, B]]       B (width/2 x width/2), entries N(0, 4/width)
           W_L = [w, -w]                w (1 x width/2),       entries N(0, 2/width)
@@ -167,28 +163,26 @@ class MLP(torch.nn.Module):
         device: torch.device | str = "cpu",
     ) -> None:
         super().__init__()
-        self.d = check_int("d", d, low=1)
-        self.width = check_int("width", width, low=1)
-        self.depth = check_int("depth", depth, low=2)
-        self.activation = check_choice("activation", activation, ACTIVATIONS)
-        self.init = check_choice("init", init, INITS)
-        if self.init != "standard" and self.width % 2:
-            raise ValueError(
-                f"width must be an even int >= 2 for init={self.init!r}; got {width!r}."
-            )
-        if self.init == "mirrored-blockdiag" and self.d % 2:
-            raise ValueError(
-                f"d must be even for init='mirrored-blockdiag'; got {d!r}. "
-                "Use init='mirrored', which works for any d."
-            )
+        #: The functional form of this network (validates the hyper-parameters); the
+        #: trainer runs on it with ``stack_params(self)``, a stack of one member.
+        self.network = StackedMLP(
+            d,
+            width=width,
+            depth=depth,
+            activation=activation,
+            init=init,
+            scale_output=scale_output,
+            bias=bias,
+        )
+        self.d, self.width, self.depth = d, width, depth
+        self.activation, self.init = activation, init
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
             raise ValueError(f"dtype must be a floating torch dtype; got {dtype!r}.")
         self.scale_output = bool(scale_output)
         self.bias = bool(bias)
         self._split = self.init != "standard"
-        self._out_scale = math.sqrt(self.width) if self.scale_output else 1.0
         dev = torch.device(device)
-        sizes = [self.d] + [self.width] * (self.depth - 1) + [1]
+        sizes = self.network.sizes
         self.layers = torch.nn.ModuleList(
             _Affine(sizes[i], sizes[i + 1], self.bias, dtype, dev)
             for i in range(self.depth)
@@ -203,39 +197,24 @@ class MLP(torch.nn.Module):
         """Number p of trainable parameters."""
         return sum(p.numel() for p in self.parameters())
 
+    @property
+    def out_scale(self) -> float:
+        """The output factor s: sqrt(width) with ``scale_output``, else 1."""
+        return self.network.out_scale
+
     def _initialise(self, gen: torch.Generator) -> None:
-        """Draw theta_0 from ``gen`` (in float64 on the generator's device, then cast)."""
-
-        def normal(var: float, *shape: int) -> torch.Tensor:
-            z = torch.randn(
-                *shape, generator=gen, dtype=torch.float64, device=gen.device
-            )
-            return z * math.sqrt(var)
-
-        m, half = self.width, self.width // 2
+        """Draw theta_0 from ``gen`` (``nn.network.draw_layers``), cast to the model."""
+        drawn = draw_layers(self.network.sizes, self.init, self.bias, gen)
         with torch.no_grad():
-            for i in range(self.depth):
-                layer = self._layer(i)
-                n_out, n_in = layer.weight.shape
-                last = i == self.depth - 1
-                if self.init == "standard":
-                    w = normal((1.0 if last else 2.0) / n_in, n_out, n_in)
-                    if layer.bias is not None:
-                        bound = 1.0 / math.sqrt(n_in)
-                        u = torch.rand(
-                            n_out, generator=gen, dtype=torch.float64, device=gen.device
-                        )
-                        layer.bias.copy_((2.0 * u - 1.0) * bound)
-                elif last:  # [Zhou2020, Sec. 3]: W_L = [w, -w], w ~ N(0, 2/m)
-                    v = normal(2.0 / m, 1, half)
-                    w = torch.cat([v, -v], dim=1)
-                elif i == 0 and self.init == "mirrored":  # W_1 = [W; W], W ~ N(0, 4/m)
-                    block = normal(4.0 / m, half, n_in)
-                    w = torch.cat([block, block], dim=0)
-                else:  # W_l = [[W, 0], [0, W]], W ~ N(0, 4/m)
-                    block = normal(4.0 / m, half, n_in // 2)
-                    w = torch.block_diag(block, block)
-                layer.weight.copy_(w)
+            for layer, (w, b) in zip(self.layers, drawn, strict=True):
+                layer.weight.copy_(w)  # type: ignore[operator]
+                if b is not None:
+                    layer.bias.copy_(b)  # type: ignore[operator]
+
+    def layer(self, index: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(weight, bias or None) of layer ``index`` (0-based), the live parameters."""
+        affine = self._layer(index)
+        return affine.weight, affine.bias
 
     def _layer(self, index: int) -> _Affine:
         # A plain tuple: indexing the ModuleList costs microseconds per call, which
@@ -246,7 +225,8 @@ class MLP(torch.nn.Module):
             self.__dict__["_affines"] = affines
         return affines[index]
 
-    def _act(self, z: torch.Tensor) -> torch.Tensor:
+    def activate(self, z: torch.Tensor) -> torch.Tensor:
+        """The activation a(z), elementwise."""
         return torch.relu(z) if self.activation == "relu" else torch.sigmoid(z)
 
     def _input_parts(self, x: torch.Tensor) -> list[torch.Tensor]:
@@ -296,7 +276,7 @@ class MLP(torch.nn.Module):
     def _head(self, hidden: list[torch.Tensor]) -> torch.Tensor:
         """Output s * (W_L h + b_L), shape (n,), from the last hidden blocks."""
         (out,) = self._affine(self._layer(self.depth - 1), hidden, split_out=False)
-        return out.squeeze(-1) * self._out_scale
+        return out.squeeze(-1) * self.out_scale
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Evaluate f(x; theta) row by row.
@@ -314,8 +294,29 @@ class MLP(torch.nn.Module):
             raise ValueError(f"x must have shape (n, {self.d}); got {tuple(x.shape)}.")
         parts = self._preactivation(0, self._input_parts(x))
         for index in range(1, self.depth - 1):
-            parts = self._preactivation(index, [self._act(z) for z in parts])
-        return self._head([self._act(z) for z in parts])
+            parts = self._preactivation(index, [self.activate(z) for z in parts])
+        return self._head([self.activate(z) for z in parts])
+
+    def forward_with_hidden(
+        self, x: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """f(x; theta) as ``forward`` (bitwise), with the last hidden layer's z and a(z).
+
+        Args:
+            x: Inputs (n, d) of the model's dtype and device.
+
+        Returns:
+            f (n,), the pre-activation z (n, width) and h = a(z) (n, width) of layer
+            L - 1, each computed block by block as in ``forward`` (see Notes).
+        """
+        if x.ndim != 2 or x.shape[1] != self.d:
+            raise ValueError(f"x must have shape (n, {self.d}); got {tuple(x.shape)}.")
+        parts = self._preactivation(0, self._input_parts(x))
+        for index in range(1, self.depth - 1):
+            parts = self._preactivation(index, [self.activate(z) for z in parts])
+        hidden = [self.activate(z) for z in parts]
+        f = self._head(hidden)
+        return f, torch.cat(parts, dim=1), torch.cat(hidden, dim=1)
 
     def extra_repr(self) -> str:
         """Hyper-parameters shown by ``repr(model)``."""

@@ -8,12 +8,14 @@ Objective, minimised in place from the model's current parameters (warm start):
 with c = 0 (center="zero", practical mode of [Bae2025, Sec. 7]) or c = theta_0
 (center="init", [Zhou2020, Alg. 1]), n the number of observations and loss_i one of
 ``banditkit.nn.losses`` ("bce", "weighted-bce", "mse", "mnl"). "mean" has the same
-minimiser as "sum" and is the stable step of specs/logistic.md Sec. 2.5 / Sec. 7.1.
+minimiser as "sum" and keeps the GD step stable as n grows.
 
-Gradients come in closed form, without an autograd graph: d loss_i / d f_i from
-``nn.losses.loss_and_derivative`` contracted with the network Jacobian by
-``nn.forward_vjp`` (closed form for depth 2), plus lam (theta - c). tests/nn/test_train.py
-checks them against autograd of the same objective.
+This is a thin wrapper over the functional trainer ``nn.fit.fit``: the model's
+parameters, as a stack of one member (``nn.network.stack_params``, views that ``fit``
+updates in place), the data as ``Rows`` (or ``Sets`` for "mnl"), the loss as an
+``nn.losses`` object and the penalty as ``L2Penalty(lam, center)``. Gradients come in
+closed form for depth 2 (``StackedMLP.forward_vjp``), torch.func otherwise; the tests
+check them against autograd of the same objective.
 
 Symbols: lam = λ, lr = η, steps = J (number of gradient steps).
 
@@ -31,9 +33,13 @@ from typing import Any
 import torch
 
 from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.nn.grads import as_model_tensor, forward_vjp
-from banditkit.nn.losses import loss_and_derivative
+from banditkit.nn.fit import fit
+from banditkit.nn.grads import as_model_tensor
+from banditkit.nn.losses import BCE, MNL, MSE, Loss
 from banditkit.nn.mlp import MLP
+from banditkit.nn.network import Params, stack_params
+from banditkit.nn.observations import Rows, Sets, per_member
+from banditkit.nn.penalties import L2Penalty
 
 __all__ = ["Trainer", "train"]
 
@@ -45,26 +51,18 @@ REDUCTIONS = ("sum", "mean")
 ArrayLike = Any  # torch.Tensor, numpy array or nested sequence
 
 
-def _as_vector(
-    value: ArrayLike, name: str, n: int, dtype: torch.dtype, device: torch.device
-) -> torch.Tensor:
-    v = torch.as_tensor(value, dtype=dtype, device=device)
-    if v.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},); got {tuple(v.shape)}.")
-    if not bool(torch.isfinite(v).all()):
-        raise ValueError(f"{name} contains NaN or inf; every entry must be finite.")
-    return v
-
-
-def _prepare(
+def _observations(
     model: MLP,
     X: ArrayLike,
     y: ArrayLike,
     loss: str,
     weights: ArrayLike | None,
     mask: ArrayLike | None,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
-    """Validate and convert the data; return X, y, weights, mask as tensors."""
+) -> tuple[Rows | Sets, Loss]:
+    """Validate the data of one model and return them as observations with their loss.
+
+    "mnl" data (n, S, d) become ``Sets`` over the table X.reshape(n * S, d).
+    """
     if weights is not None and loss != "weighted-bce":
         raise ValueError(
             f"weights is only used by loss='weighted-bce'; got loss={loss!r}."
@@ -87,55 +85,43 @@ def _prepare(
         yf = _as_vector(y, "y", n, torch.float64, device)
         if not bool(((yf == yf.round()) & (yf >= -1) & (yf < S)).all()):
             raise ValueError(f"y must hold integers in [-1, {S}) for loss='mnl'.")
-        yt = yf.to(torch.int64)
-        chosen_offered = torch.gather(mask_t, 1, yt.clamp(min=0)[:, None])[:, 0]
-        if not bool((chosen_offered | (yt < 0)).all()):
-            raise ValueError("y must point at an offered slot (mask True) or be -1.")
-        return Xt, yt, None, mask_t
+        slots = torch.arange(n * S, device=device).reshape(n, S)
+        items = torch.where(mask_t, slots, torch.full_like(slots, -1))
+        try:
+            sets = Sets(Xt.reshape(n * S, -1), items, yf.to(torch.int64), dtype=dtype)
+        except ValueError as err:
+            raise ValueError(
+                "y must point at an offered slot (mask True) or be -1."
+            ) from err
+        return sets, MNL()
     yt = _as_vector(y, "y", n, dtype, device)
     if loss in ("bce", "weighted-bce") and not bool(((yt >= 0) & (yt <= 1)).all()):
         raise ValueError(f"y must lie in [0, 1] for loss={loss!r}.")
-    w = None
-    if loss == "weighted-bce":
-        if weights is None:
-            raise ValueError("loss='weighted-bce' needs weights (n,); got None.")
-        w = _as_vector(weights, "weights", n, dtype, device)
-        if bool((w < 0).any()):
-            raise ValueError("weights must be >= 0.")
-    return Xt, yt, w, None
+    if loss == "weighted-bce" and weights is None:
+        raise ValueError("loss='weighted-bce' needs weights (n,); got None.")
+    if weights is not None:
+        weights = _as_vector(weights, "weights", n, dtype, device)
+    rows = Rows(Xt, yt, weights, dtype=dtype, device=device)
+    return rows, MSE() if loss == "mse" else BCE()
 
 
-def _value_and_grads(
-    model: MLP,
-    params: list[torch.nn.Parameter],
-    data: tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None],
-    loss: str,
-    lam: float,
-    centers: list[torch.Tensor] | None,
-) -> tuple[torch.Tensor, list[torch.Tensor]]:
-    """The sum objective (reduction "sum") and its gradient per parameter, no autograd.
+def _as_vector(
+    value: ArrayLike, name: str, n: int, dtype: torch.dtype, device: torch.device
+) -> torch.Tensor:
+    v = per_member(value, name, n, dtype, device)
+    if v.ndim != 1:
+        raise ValueError(f"{name} must have shape ({n},); got {tuple(v.shape)}.")
+    return v
 
-    The loss term's gradient is ``forward_vjp``'s contraction of d loss_i / d f_i
-    (``losses.loss_and_derivative``); the penalty's is lam (theta - c).
-    """
-    X, y, w, mask = data
-    if loss == "mnl":
-        n, S, d = X.shape
-        f, vjp = forward_vjp(model, X.reshape(n * S, d), validate=False)
-        values, deriv = loss_and_derivative(loss, f.reshape(n, S), y, mask=mask)
-        grads = list(vjp(deriv.reshape(-1)))
-    else:
-        f, vjp = forward_vjp(model, X, validate=False)
-        values, deriv = loss_and_derivative(loss, f, y, w)
-        grads = list(vjp(deriv))
-    total = values.sum()
-    if lam > 0.0:
-        with torch.no_grad():
-            for i, param in enumerate(params):
-                diff = param if centers is None else param - centers[i]
-                total = total + (0.5 * lam) * torch.dot(diff.view(-1), diff.view(-1))
-                grads[i] = torch.add(grads[i], diff, alpha=lam)
-    return total, grads
+
+def _init_center(model: MLP) -> Params:
+    """theta_0 of ``model`` as a stack of one, shaped like ``stack_params(model)``."""
+    shapes = {name: p.shape for name, p in model.named_parameters()}
+    pieces = torch.split(model.theta0, [p.numel() for p in model.parameters()])
+    return {
+        name: c.view(1, *shape)
+        for (name, shape), c in zip(shapes.items(), pieces, strict=True)
+    }
 
 
 def train(
@@ -200,32 +186,22 @@ def train(
     lr = check_scalar("lr", lr, low=0.0, low_open=True)
     steps = check_int("steps", steps, low=1)
     reduction = check_choice("reduction", reduction, REDUCTIONS)
-    data = _prepare(model, X, y, loss, weights, mask)
-    params = list(model.parameters())
-    centers = None
-    if center == "init":
-        sizes = [p.numel() for p in params]
-        pieces = torch.split(model.theta0, sizes)
-        centers = [c.view_as(p) for c, p in zip(pieces, params, strict=True)]
-    history = []
-    opt = torch.optim.Adam(params, lr=lr) if optimizer == "adam" else None
-    scale = 1.0 / data[0].shape[0] if reduction == "mean" else 1.0
-    for _ in range(steps):
-        value, grads = _value_and_grads(model, params, data, loss, lam, centers)
-        history.append(value)
-        if (
-            opt is None
-        ):  # plain GD: theta -= lr * scale * grad, no optimiser bookkeeping
-            with torch.no_grad():
-                for param, grad in zip(params, grads, strict=True):
-                    param.sub_(grad, alpha=lr * scale)
-        else:
-            for param, grad in zip(params, grads, strict=True):
-                param.grad = grad if scale == 1.0 else grad * scale
-            opt.step()
-    if opt is not None:
-        opt.zero_grad(set_to_none=True)
-    return [float(v) * scale for v in torch.stack(history).tolist()]
+    obs, loss_fn = _observations(model, X, y, loss, weights, mask)
+    center_params = _init_center(model) if center == "init" else None
+    penalties = [L2Penalty(lam, center_params)] if lam > 0.0 else []
+    result = fit(
+        model.network,
+        stack_params(model),  # views: trained in place
+        obs,
+        loss_fn,
+        penalties=penalties,
+        optimizer=optimizer,
+        lr=lr,
+        steps=steps,
+        reduction=reduction,
+        inplace=True,
+    )
+    return [float(v) for v in result.history[:, 0].tolist()]
 
 
 @dataclass(frozen=True)
