@@ -7,8 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from banditkit.core.environment import Environment
+from banditkit.core.environment import (
+    AssortmentEnvironment,
+    ContextualEnvironment,
+    DuelingEnvironment,
+    Environment,
+)
 from banditkit.core.policy import Policy, check_feedback
+from banditkit.core.records import LOOP_RECORDS, Record
 from banditkit.core.registry import Registry
 from banditkit.core.seeding import STREAMS, make_rng, spawn_seeds
 from banditkit.core.simulate import RunResult, simulate
@@ -25,14 +31,19 @@ from banditkit.core.types import (
 __all__ = [
     "ENVIRONMENTS",
     "FAMILIES",
+    "LOOP_RECORDS",
     "POLICIES",
     "STREAMS",
     "Action",
+    "AssortmentEnvironment",
     "Context",
+    "ContextualEnvironment",
+    "DuelingEnvironment",
     "Environment",
     "Family",
     "Feedback",
     "Policy",
+    "Record",
     "Registry",
     "RunResult",
     "Step",

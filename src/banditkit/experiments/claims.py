@@ -14,9 +14,15 @@ A claim is one entry of a config's ``claims:`` list. Its ``kind`` picks the chec
     equal                 each of ``policies`` has the same per-seed final ``metric`` on every
                           environment of ``envs`` (within ``tolerance``; an invariance)
 
-Metrics (``metric``): final_regret (lower is better), final_reward (sum of rewards; higher
-is better), ctr (final_reward / recorded rounds, e.g. clicks per accepted event of a replay;
-higher is better), seconds and n_updates (lower is better).
+    value-below           metric(policy) < value
+
+Metrics (``metric``): any metric the environments declare (``core.records``: ``regret`` is
+R(t), ``average_regret`` R(t)/t, ``weak_regret``, ``reward``, ``n_updates``, ...), at the final
+round or, with ``at: t``, at the checkpoint t (one of the config's ``checkpoints:``); the
+direction (lower or higher is better) comes from the declaration. The names of the first
+version are kept: final_regret (lower is better), final_reward (sum of rewards; higher is
+better), ctr (final_reward / recorded rounds, e.g. clicks per accepted event of a replay;
+higher is better), seconds (time in the policy) and n_updates (lower is better).
 
 ``policy``, ``other`` and the entries of ``policies`` / ``among`` name a policy label (or a
 policy name used by one entry only); ``env`` names an environment label, ``envs`` a list of
@@ -40,6 +46,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 __all__ = [
+    "LEGACY_METRICS",
     "Below",
     "Claim",
     "Equal",
@@ -49,22 +56,41 @@ __all__ = [
     "SecondsRatio",
     "Sublinear",
     "TopK",
+    "ValueBelow",
+    "declared_metric",
     "evaluate_claim",
     "evaluate_claims",
+    "metric_value",
     "parse_claim",
 ]
 
-Metric = Literal["final_regret", "final_reward", "ctr", "seconds", "n_updates"]
-"""A per-cell quantity a claim can compare (see the module docstring)."""
+Metric = str
+"""A declared metric name, or one of :data:`LEGACY_METRICS` (see the module docstring)."""
 
-_METRIC_KEYS = {
-    "final_regret": "final_regret_mean",
-    "final_reward": "final_reward_mean",
-    "ctr": "ctr_mean",
-    "seconds": "seconds_mean",
-    "n_updates": "n_updates_mean",
+LEGACY_METRICS: dict[str, tuple[str, str | None]] = {
+    "final_regret": ("final_regret_mean", "regret"),
+    "final_reward": ("final_reward_mean", "reward"),
+    "ctr": ("ctr_mean", "average_reward"),
+    "seconds": ("seconds_mean", None),
+    "n_updates": ("n_updates_mean", "n_updates"),
 }
+"""Claim metric names of the first version -> (summary row key, declared metric)."""
+
 _HIGHER_IS_BETTER = {"final_reward", "ctr"}
+
+
+def declared_metric(metric: str, at: int | None) -> str | None:
+    """The declared metric a claim's ``metric`` reads (None: the row's legacy key).
+
+    Example:
+        >>> declared_metric("ctr", None), declared_metric("ctr", 100)
+        (None, 'average_reward')
+        >>> declared_metric("weak_regret", None)
+        'weak_regret'
+    """
+    if metric in LEGACY_METRICS:
+        return None if at is None else LEGACY_METRICS[metric][1]
+    return metric
 
 
 class _ClaimCore(BaseModel):
@@ -134,12 +160,22 @@ class LowestFinalRegret(_ClaimBase):
         return f"{self.policy} has the lowest final regret"
 
 
+def _at_field() -> Any:
+    return Field(
+        default=None,
+        gt=0,
+        strict=True,
+        description="Checkpoint round the metric is read at (default: the final round).",
+    )
+
+
 class Below(_ClaimBase):
     """``metric(policy) < factor * metric(other)``."""
 
     kind: Literal["below"]
     other: str
     metric: Metric = "final_regret"
+    at: int | None = _at_field()
     factor: float = Field(default=1.0, gt=0)
 
     def policies(self) -> list[str]:
@@ -148,7 +184,10 @@ class Below(_ClaimBase):
 
     def _default_text(self) -> str:
         scale = "" if self.factor == 1.0 else f"{self.factor:g} x "
-        return f"{self.metric} of {self.policy} is below {scale}that of {self.other}"
+        return (
+            f"{_named(self.metric, self.at)} of {self.policy} is below {scale}that of "
+            f"{self.other}"
+        )
 
 
 class SecondsRatio(_ClaimBase):
@@ -174,6 +213,24 @@ class RegretBelow(_ClaimBase):
 
     def _default_text(self) -> str:
         return f"final regret of {self.policy} is below {self.value:g}"
+
+
+class ValueBelow(_ClaimBase):
+    """``metric(policy) < value``, at the final round or at checkpoint ``at``."""
+
+    kind: Literal["value-below"]
+    metric: Metric
+    at: int | None = _at_field()
+    value: float
+
+    def _default_text(self) -> str:
+        return (
+            f"{_named(self.metric, self.at)} of {self.policy} is below {self.value:g}"
+        )
+
+
+def _named(metric: str, at: int | None) -> str:
+    return metric if at is None else f"{metric} at t={at}"
 
 
 class Sublinear(_ClaimBase):
@@ -206,6 +263,7 @@ class TopK(_ClaimCore):
         description="Policies compared (default: every policy of the config).",
     )
     metric: Metric = "final_regret"
+    at: int | None = _at_field()
     require: Literal["all", "any"] = Field(
         default="all", description="Every policy of `policies` must rank, or one."
     )
@@ -216,7 +274,7 @@ class TopK(_ClaimCore):
             if self.require == "all"
             else ("one of " + ", ".join(self.policies))
         )
-        return f"{who} among the {self.k} best by {self.metric}"
+        return f"{who} among the {self.k} best by {_named(self.metric, self.at)}"
 
 
 class Equal(_ClaimCore):
@@ -235,6 +293,7 @@ class Equal(_ClaimCore):
         default=None, min_length=2, description="Environment labels compared (>= 2)."
     )
     metric: Metric = "final_regret"
+    at: int | None = _at_field()
     tolerance: float = Field(default=0.0, ge=0, description="Absolute tolerance.")
 
     @model_validator(mode="after")
@@ -247,13 +306,20 @@ class Equal(_ClaimCore):
 
     def _default_text(self) -> str:
         return (
-            f"{self.metric} of {', '.join(self.policies)} is the same on "
+            f"{_named(self.metric, self.at)} of {', '.join(self.policies)} is the same on "
             f"{', '.join(self.envs or [])} (per seed)"
         )
 
 
 Claim = Annotated[
-    LowestFinalRegret | Below | SecondsRatio | RegretBelow | Sublinear | TopK | Equal,
+    LowestFinalRegret
+    | Below
+    | SecondsRatio
+    | RegretBelow
+    | ValueBelow
+    | Sublinear
+    | TopK
+    | Equal,
     Field(discriminator="kind"),
 ]
 """Any claim; the ``kind`` field selects the check."""
@@ -281,6 +347,44 @@ def _value(row: Mapping[str, Any] | None, key: str) -> float:
     return float(row[key])
 
 
+def _stats(
+    row: Mapping[str, Any] | None, metric: str, at: int | None
+) -> Mapping[str, Any]:
+    """The summary statistics of a declared metric at round ``at`` (None: final)."""
+    entry = ((row or {}).get("metrics") or {}).get(metric) or {}
+    if at is None:
+        return entry.get("final") or {}
+    return (entry.get("checkpoints") or {}).get(str(at)) or {}
+
+
+def metric_value(
+    row: Mapping[str, Any] | None, metric: str, at: int | None = None
+) -> float:
+    """Mean over seeds of ``metric`` in a summary row (NaN when absent).
+
+    Example:
+        >>> metric_value({"final_regret_mean": 2.0}, "final_regret")
+        2.0
+        >>> row = {"metrics": {"regret": {"checkpoints": {"10": {"mean": 1.5}}}}}
+        >>> metric_value(row, "regret", 10), metric_value(row, "regret", 20)
+        (1.5, nan)
+    """
+    name = declared_metric(metric, at)
+    if name is None:
+        return _value(row, LEGACY_METRICS[metric][0])
+    return _value(_stats(row, name, at), "mean")
+
+
+def _higher_is_better(rows: Sequence[Mapping[str, Any]], metric: str) -> bool:
+    if metric in LEGACY_METRICS:
+        return metric in _HIGHER_IS_BETTER
+    for row in rows:
+        entry = (row.get("metrics") or {}).get(metric)
+        if entry is not None:
+            return bool(entry.get("higher_is_better", False))
+    return False
+
+
 def _check_one(
     claim: Any,
     env: str,
@@ -304,9 +408,8 @@ def _check_one(
             evidence = f"{claim.policy} {mine:.4g}; best other {best_other} {others[best_other]:.4g}"
         return passed, evidence, values
     if isinstance(claim, Below):
-        key = _METRIC_KEYS[claim.metric]
-        a = _value(_row(rows, env, claim.policy), key)
-        b = _value(_row(rows, env, claim.other), key)
+        a = metric_value(_row(rows, env, claim.policy), claim.metric, claim.at)
+        b = metric_value(_row(rows, env, claim.other), claim.metric, claim.at)
         passed = a < claim.factor * b
         scale = "" if claim.factor == 1.0 else f"{claim.factor:g} x "
         evidence = f"{claim.policy} {a:.4g} vs {scale}{claim.other} {b:.4g}"
@@ -327,6 +430,15 @@ def _check_one(
         return (
             passed,
             f"{claim.policy} {a:.4g} (needs < {claim.value:g})",
+            {claim.policy: a},
+        )
+    if isinstance(claim, ValueBelow):
+        a = metric_value(_row(rows, env, claim.policy), claim.metric, claim.at)
+        passed = a < claim.value
+        return (
+            passed,
+            f"{claim.policy} {_named(claim.metric, claim.at)} {a:.4g} "
+            f"(needs < {claim.value:g})",
             {claim.policy: a},
         )
     if isinstance(claim, Sublinear):
@@ -351,11 +463,14 @@ def _check_one(
 def _check_top_k(
     claim: TopK, env: str, rows: Sequence[Mapping[str, Any]]
 ) -> tuple[bool, str, dict[str, float]]:
-    key = _METRIC_KEYS[claim.metric]
     labels = claim.among or [r["label"] for r in rows if r["env"] == env]
     labels = list(dict.fromkeys([*claim.policies, *labels]))
-    values = {lab: _value(_row(rows, env, lab), key) for lab in labels}
-    sign = -1.0 if claim.metric in _HIGHER_IS_BETTER else 1.0
+    values = {
+        lab: metric_value(_row(rows, env, lab), claim.metric, claim.at)
+        for lab in labels
+    }
+    name = declared_metric(claim.metric, claim.at) or claim.metric
+    sign = -1.0 if _higher_is_better(rows, name) else 1.0
 
     def rank(label: str) -> float:
         mine = values[label]
@@ -382,12 +497,21 @@ def _check_top_k(
 
 
 def _per_seed(
-    rows: Sequence[Mapping[str, Any]], env: str, label: str, metric: str
+    rows: Sequence[Mapping[str, Any]],
+    env: str,
+    label: str,
+    metric: str,
+    at: int | None = None,
 ) -> dict[int, float]:
     row = _row(rows, env, label)
-    per_seed = (row or {}).get("per_seed") or {}
-    seeds = per_seed.get("seed") or []
-    values = per_seed.get(metric) or []
+    name = declared_metric(metric, at)
+    if name is None:
+        per_seed = (row or {}).get("per_seed") or {}
+        seeds = per_seed.get("seed") or []
+        values = per_seed.get(metric) or []
+    else:
+        stats = _stats(row, name, at)
+        seeds, values = stats.get("seeds") or [], stats.get("per_seed") or []
     return {int(s): float(v) for s, v in zip(seeds, values, strict=False)}
 
 
@@ -397,7 +521,9 @@ def _evaluate_equal(claim: Equal, rows: Sequence[Mapping[str, Any]]) -> dict[str
     evidence: list[str] = []
     values: dict[str, dict[str, float | None]] = {}
     for label in claim.policies:
-        per_env = {env: _per_seed(rows, env, label, claim.metric) for env in envs}
+        per_env = {
+            env: _per_seed(rows, env, label, claim.metric, claim.at) for env in envs
+        }
         reference = per_env[envs[0]]
         ok = bool(reference)
         worst = 0.0

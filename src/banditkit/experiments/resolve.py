@@ -29,7 +29,9 @@ import numpy as np
 import yaml
 
 from banditkit.core import ENVIRONMENTS, POLICIES, make_env, make_policy
+from banditkit.core.records import Record, metric_names
 from banditkit.core.validation import suggest
+from banditkit.experiments.claims import LEGACY_METRICS, declared_metric
 from banditkit.experiments.metrics import METRICS
 from banditkit.experiments.schema import (
     ConfigError,
@@ -52,8 +54,8 @@ __all__ = [
     "run_id",
 ]
 
-RUN_ID_FORMAT = 1
-"""Bumped whenever the meaning of a stored run changes; old runs are then recomputed."""
+RUN_ID_FORMAT = 2
+"""Format 2 stores every declared record (the action and its propensity included). Bumped whenever the meaning of a stored run changes; old runs are then recomputed."""
 
 
 def plain(value: Any) -> Any:
@@ -143,12 +145,18 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class EnvEntry:
-    """A resolved environment."""
+    """A resolved environment, with the records its runs store (its class's declaration)."""
 
     name: str
     label: str
     params: dict[str, Any]
     family: str
+    records: tuple[Record, ...] = field(default=(), compare=False)
+
+    @property
+    def metrics(self) -> dict[str, Record]:
+        """Metric name -> record, for every declared metric (``core.records``)."""
+        return metric_names(self.records)
 
 
 @dataclass(frozen=True)
@@ -238,7 +246,9 @@ def _build_env(spec: EnvSpec, i: int, source: str) -> EnvEntry:
         raise ConfigError(
             str(exc), source=source, field=f"{field_name} ({spec.name})"
         ) from None
-    return EnvEntry(spec.name, spec.label or env.label, params, env.family)
+    return EnvEntry(
+        spec.name, spec.label or env.label, params, env.family, env.declared_records()
+    )
 
 
 def _policy_params(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -359,6 +369,10 @@ def resolve(
 ) -> ResolvedExperiment:
     """Validate and resolve a config (path, mapping or model).
 
+    The steps, each a function below: build every environment and policy (names, parameters,
+    families, labels); check the tuning grid; apply tuned values and overrides per cell;
+    check the metrics, checkpoints and claims against the environments' declared records.
+
     Args:
         config: The config.
         base_dir: Directory that relative ``tuned:`` paths are read from (default: the
@@ -381,6 +395,31 @@ def resolve(
     cfg = load_config(config, source=source)
     base = Path(base_dir) if base_dir is not None else None
 
+    envs, policies = _build_entries(cfg, source)
+    _check_grid(cfg, policies, source)
+    cells, applied, provenance = _build_cells(cfg, envs, policies, base, source)
+    _check_metrics(cfg, envs, source)
+    claims = _resolve_claims(cfg, envs, policies, source)
+    resolved_config = cfg.model_copy(
+        update={
+            "seeds": cfg.seed_list,
+            "envs": [EnvSpec(name=e.name, label=e.label, **e.params) for e in envs],
+            "policies": [
+                PolicySpec(name=p.name, label=p.label, **p.params) for p in policies
+            ],
+            "tuned": applied or None,
+            # Applied values are keyed by this config's env labels: the lookup is done.
+            "tuned_envs": {} if applied else cfg.tuned_envs,
+            "tuned_source": provenance or cfg.tuned_source,
+            "claims": claims,
+        }
+    )
+    return ResolvedExperiment(resolved_config, envs, policies, cells, source)
+
+
+def _build_entries(
+    cfg: ExperimentConfig, source: str
+) -> tuple[list[EnvEntry], list[PolicyEntry]]:
     envs = [_build_env(spec, i, source) for i, spec in enumerate(cfg.envs)]
     policies = [_build_policy(spec, i, source) for i, spec in enumerate(cfg.policies)]
     _unique_labels([e.label for e in envs], "envs", source)
@@ -394,7 +433,12 @@ def resolve(
                     source=source,
                     field=f"policies[{i}]",
                 )
+    return envs, policies
 
+
+def _check_grid(
+    cfg: ExperimentConfig, policies: list[PolicyEntry], source: str
+) -> None:
     for key, params in cfg.grid.items():
         matches = [p for p in policies if key in (p.label, p.name)]
         if not matches:
@@ -416,6 +460,15 @@ def resolve(
                     field=f"grid.{key}.{param}",
                 )
 
+
+def _build_cells(
+    cfg: ExperimentConfig,
+    envs: list[EnvEntry],
+    policies: list[PolicyEntry],
+    base: Path | None,
+    source: str,
+) -> tuple[list[Cell], dict[str, dict[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """The cells with their effective parameters, the tuned values applied, provenance."""
     tuned_all, provenance = _load_tuned(cfg.tuned, base, source)
     if cfg.tuned_envs and provenance:
         provenance = [
@@ -468,16 +521,33 @@ def resolve(
             if override:
                 applied.setdefault(e.label, {})[p.label] = plain(override)
             cells.append(Cell(e, p, params))
+    return cells, applied, provenance
 
+
+def _check_metrics(cfg: ExperimentConfig, envs: list[EnvEntry], source: str) -> None:
+    """``metrics:`` names a registered figure metric or a metric every env declares."""
     for name in cfg.metrics:
-        if name not in METRICS:
-            known = sorted(METRICS)
+        if name in METRICS:
+            continue
+        missing = [e.label for e in envs if name not in e.metrics]
+        if missing:
+            known = sorted(set(METRICS) | {m for e in envs for m in e.metrics})
             raise ConfigError(
-                f"unknown metric {name!r}.{suggest(name, known)} Known: {', '.join(known)}.",
+                f"unknown metric {name!r} (not declared by {', '.join(missing)})."
+                f"{suggest(name, known)} Known: {', '.join(known)}.",
                 source=source,
                 field="metrics",
             )
 
+
+def _resolve_claims(
+    cfg: ExperimentConfig,
+    envs: list[EnvEntry],
+    policies: list[PolicyEntry],
+    source: str,
+) -> list[Any]:
+    """Claims with policy references resolved to labels; envs, metrics, ``at`` checked."""
+    env_labels = {e.label for e in envs}
     claims = []
     ids: set[str] = set()
     for i, claim in enumerate(cfg.claims):
@@ -499,6 +569,7 @@ def resolve(
                         source=source,
                         field=f"claims[{i}].{attr}",
                     )
+        _check_claim_metric(claim, envs, cfg.checkpoints, source, f"claims[{i}]")
         for attr in ("policy", "other"):
             ref = getattr(claim, attr, None)
             if ref is not None:
@@ -513,19 +584,38 @@ def resolve(
                     for r in refs
                 ]
         claims.append(claim.model_copy(update=update))
+    return claims
 
-    resolved_config = cfg.model_copy(
-        update={
-            "seeds": cfg.seed_list,
-            "envs": [EnvSpec(name=e.name, label=e.label, **e.params) for e in envs],
-            "policies": [
-                PolicySpec(name=p.name, label=p.label, **p.params) for p in policies
-            ],
-            "tuned": applied or None,
-            # Applied values are keyed by this config's env labels: the lookup is done.
-            "tuned_envs": {} if applied else cfg.tuned_envs,
-            "tuned_source": provenance or cfg.tuned_source,
-            "claims": claims,
-        }
-    )
-    return ResolvedExperiment(resolved_config, envs, policies, cells, source)
+
+def _check_claim_metric(
+    claim: Any, envs: list[EnvEntry], checkpoints: list[int], source: str, where: str
+) -> None:
+    metric = getattr(claim, "metric", None)
+    at = getattr(claim, "at", None)
+    if at is not None and at not in checkpoints:
+        raise ConfigError(
+            f"round {at} is not a checkpoint; add it to `checkpoints:` "
+            f"(now {checkpoints})",
+            source=source,
+            field=f"{where}.at",
+        )
+    if metric is None or (metric in LEGACY_METRICS and at is None):
+        return
+    if metric in LEGACY_METRICS:
+        metric = declared_metric(metric, at)
+        if metric is None:
+            raise ConfigError(
+                "this metric has no value per round; drop `at:`",
+                source=source,
+                field=f"{where}.at",
+            )
+    named = claim.env_labels() or [e.label for e in envs]
+    for env in envs:
+        if env.label in named and metric not in env.metrics:
+            known = sorted(env.metrics)
+            raise ConfigError(
+                f"environment {env.label!r} declares no metric {metric!r}."
+                f"{suggest(metric, known)} Its metrics: {', '.join(known)}.",
+                source=source,
+                field=f"{where}.metric",
+            )
