@@ -116,7 +116,7 @@ def checkpoint_table(summary: Mapping[str, Any], metric: str) -> str:
                 continue
             few = few or stats["n"] < 5
             cells.append(f"{_num(stats['mean'])} ± {_num(stats['std'], 3)}")
-        label = row.get("label", row["policy"])
+        label = row.get("label") or row["policy"]
         lines.append(f"| {_cell(row['env'])} | {_cell(label)} | {' | '.join(cells)} |")
     if few:
         lines += ["", "(mean ± std over fewer than 5 seeds)"]
