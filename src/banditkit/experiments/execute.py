@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.core.records import Record
-from banditkit.experiments.resolve import RunSpec
+from banditkit.experiments.runs import RunSpec
 
 __all__ = [
     "THREAD_VARIABLES",

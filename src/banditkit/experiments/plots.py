@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.experiments.metrics import METRICS, figures_for
-from banditkit.experiments.resolve import ResolvedExperiment
+from banditkit.experiments.runs import ResolvedExperiment
 from banditkit.experiments.store import atomic_write_bytes
 from banditkit.experiments.summaries import CellRuns, band_label, curve_band
 

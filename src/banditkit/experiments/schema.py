@@ -50,7 +50,7 @@ from pydantic import (
     model_validator,
 )
 
-from banditkit.experiments.claims import Claim
+from banditkit.experiments.claim_kinds import Claim
 
 __all__ = [
     "DEFAULT_TUNING_SEED_OFFSET",

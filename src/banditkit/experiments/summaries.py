@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.core.records import aggregate
-from banditkit.experiments.resolve import Cell, ResolvedExperiment
+from banditkit.experiments.runs import Cell, ResolvedExperiment
 from banditkit.experiments.store import RunStore
 
 __all__ = [
