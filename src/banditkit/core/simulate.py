@@ -170,7 +170,7 @@ def simulate(
     policy.attach(env)
     rows = np.zeros((horizon, 7 + len(names)))
     actions: list[Any] = []
-    clock = time.perf_counter
+    clock, nan = time.perf_counter, float("nan")
     n, events = 0, 0
     while n < horizon:
         ctx = env.context()
@@ -187,20 +187,20 @@ def simulate(
         policy.update(ctx, action, step.feedback)
         t3 = clock()
         propensity = policy.last_propensity
-        row = rows[n]
-        row[:7] = (
+        row = (
             step.regret,
             step.reward,
             t1 - t0,
             t3 - t2,
             policy.n_updates,
             events,
-            np.nan if propensity is None else propensity,
+            nan if propensity is None else propensity,
         )
         if names or step.values is not None:
             _check_values(step, names, env)
             assert step.values is not None
-            row[7:] = [step.values[k] for k in names]
+            row += tuple(step.values[k] for k in names)
+        rows[n] = row
         actions.append(action)
         n += 1
         if callback is not None:
