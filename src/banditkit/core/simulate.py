@@ -187,7 +187,7 @@ def simulate(
         policy.update(ctx, action, step.feedback)
         t3 = clock()
         propensity = policy.last_propensity
-        row = (
+        row: tuple[float, ...] = (
             step.regret,
             step.reward,
             t1 - t0,
