@@ -200,7 +200,9 @@ class AssortmentEnvironment(Environment):
 
     ``reward`` is the realised revenue (the chosen item's revenue, 0 for no purchase) and
     ``regret`` the expected revenue of the best assortment minus that of the offered one;
-    ``_step`` returns ``chosen`` (the item bought, -1 for none) in ``Step.values``.
+    ``_step`` returns ``revenue`` (the expected revenue of the offered assortment under the
+    true choice model, R(S) = sum_i r_i p_i(S)) and ``chosen`` (the item bought, -1 for none)
+    in ``Step.values``.
     """
 
     family: ClassVar[str] = "assortment"
@@ -210,7 +212,13 @@ class AssortmentEnvironment(Environment):
             description="realised revenue (the chosen item's revenue, 0 for no purchase)",
             running_mean=True,
             higher_is_better=True,
-            plot=("reward",),
+        ),
+        Record(
+            "revenue",
+            description="expected revenue of the offered assortment, sum_i r_i p_i(S)",
+            running_mean=True,
+            higher_is_better=True,
+            plot=("revenue",),
         ),
         Record(
             "action",
