@@ -322,7 +322,13 @@ class Missing(ToyDuel):
         return Step(step.feedback, step.reward, step.regret)
 
 
-@pytest.mark.parametrize("env", [Undeclared(), Missing()])
+class ListValued(ToyDuel):
+    records: ClassVar[tuple[Record, ...]] = (
+        Record("ranking", dtype="list<int64>", aggregation="none"),
+    )
+
+
+@pytest.mark.parametrize("env", [Undeclared(), Missing(), ListValued()])
 def test_undeclared_or_missing_values_are_errors(env):
     with pytest.raises(ValueError, match="declares"):
         simulate(POLICIES.make("random-duel"), env, 5)

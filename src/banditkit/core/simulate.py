@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from banditkit.core.environment import Environment
 from banditkit.core.policy import Policy
 from banditkit.core.records import Record
-from banditkit.core.types import Step
 from banditkit.core.validation import check_int
 
 __all__ = ["RunResult", "simulate"]
@@ -112,14 +111,14 @@ _LOOP_ATTRIBUTES = (
 )
 
 
-def _check_values(step: Step, names: tuple[str, ...], env: Environment) -> None:
-    given = tuple(step.values or ())
-    if sorted(given) != sorted(names):
-        raise ValueError(
-            f"{type(env).__name__}._step returned values for {sorted(given)} but the "
-            f"environment declares {sorted(names)} (Environment.records); an undeclared "
-            "or missing record is an error."
-        )
+def _values_error(
+    values: Mapping[str, float] | None, names: tuple[str, ...], env: Environment
+) -> NoReturn:
+    raise ValueError(
+        f"{type(env).__name__}._step returned values for {sorted(values or ())} but the "
+        f"environment declares {sorted(names)} (Environment.records); an undeclared "
+        "or missing record is an error."
+    )
 
 
 def simulate(
@@ -165,6 +164,12 @@ def simulate(
         )
     records = env.declared_records()
     names = env.step_values()
+    expected = set(names)
+    if any(r.dtype == "list<int64>" for r in records if r.name in expected):
+        raise ValueError(
+            f"{type(env).__name__} declares a list record besides the action; values "
+            "returned in Step.values are scalars."
+        )
     env.reset(seed)
     policy.begin(horizon)
     policy.attach(env)
@@ -196,10 +201,11 @@ def simulate(
             events,
             nan if propensity is None else propensity,
         )
-        if names or step.values is not None:
-            _check_values(step, names, env)
-            assert step.values is not None
-            row += tuple(step.values[k] for k in names)
+        values = step.values
+        if names or values is not None:
+            if values is None or values.keys() != expected:
+                _values_error(values, names, env)
+            row += tuple(values[k] for k in names)
         rows[n] = row
         actions.append(action)
         n += 1

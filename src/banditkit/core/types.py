@@ -117,8 +117,8 @@ class Step:
         regret: The expected (pseudo-)regret of the action under the family's definition.
         accepted: Replay only: False means the event was rejected and must not be learned from.
         values: The round's other declared records (``Environment.records``, e.g.
-            ``{"weak_regret": 0.5, "strong_regret": 1.0}``); exactly the names of
-            ``Environment.step_values()``, None when there are none.
+            ``{"weak_regret": 0.5, "strong_regret": 1.0}``), as scalars; exactly the names
+            of ``Environment.step_values()``, None when there are none.
     """
 
     feedback: Feedback

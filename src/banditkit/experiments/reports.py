@@ -20,6 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from banditkit.experiments.summaries import FEW_SEEDS
+
 __all__ = [
     "FigureSection",
     "checkpoint_table",
@@ -73,8 +75,11 @@ def results_table(summary: Mapping[str, Any]) -> str:
             f"| [{_num(lo)}, {_num(hi)}] | {_num(row['seconds_mean'], 3)} "
             f"| {_num(row['n_updates_mean'])} |"
         )
-    if any(0 < row.get("n_seeds", 0) < 5 for row in summary.get("results", [])):
-        lines += ["", f"(the {level:.0%} CI of fewer than 5 seeds is a rough interval)"]
+    if any(0 < row.get("n_seeds", 0) < FEW_SEEDS for row in summary.get("results", [])):
+        lines += [
+            "",
+            f"(the {level:.0%} CI of fewer than {FEW_SEEDS} seeds is a rough interval)",
+        ]
     return "\n".join(lines)
 
 
@@ -114,12 +119,12 @@ def checkpoint_table(summary: Mapping[str, Any], metric: str) -> str:
             if not stats or not stats.get("n"):
                 cells.append("n/a")
                 continue
-            few = few or stats["n"] < 5
+            few = few or stats["n"] < FEW_SEEDS
             cells.append(f"{_num(stats['mean'])} ± {_num(stats['std'], 3)}")
         label = row.get("label") or row["policy"]
         lines.append(f"| {_cell(row['env'])} | {_cell(label)} | {' | '.join(cells)} |")
     if few:
-        lines += ["", "(mean ± std over fewer than 5 seeds)"]
+        lines += ["", f"(mean ± std over fewer than {FEW_SEEDS} seeds)"]
     return "\n".join(lines)
 
 
