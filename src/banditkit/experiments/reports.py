@@ -243,7 +243,9 @@ def _plotted(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
             for metric in record.get("plot", []):
                 what = record.get("description", "")
                 if metric != name:
-                    what = f"running mean of {name}: {what}"
+                    what = f"{name} summed to round t, divided by t; {name}: {what}"
+                elif record.get("aggregation") == "sum":
+                    what = f"summed to round t; {name}: {what}"
                 seen.setdefault(metric, what)
     return list(seen.items())
 
