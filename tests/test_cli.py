@@ -132,7 +132,7 @@ def test_list_commands():
     assert "logistic" in invoke("list", "envs").output
     assert "digits" in invoke("list", "datasets").output
     assert "example" in invoke("list", "papers").output
-    assert "ctr" in invoke("list", "metrics").output
+    assert "average_reward" in invoke("list", "metrics").output  # the CTR
     everything = invoke("list")
     assert "policies:" in everything.output and "papers:" in everything.output
     bad = invoke("list", "polices")

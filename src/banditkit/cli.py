@@ -365,7 +365,16 @@ def list_(
         "envs": lambda: _families(banditkit.list_envs(), ENVIRONMENTS),
         "datasets": lambda: list(banditkit.list_datasets()),
         "papers": list_papers,
-        "metrics": lambda: sorted(METRICS),
+        # declared by the registered environments' records, plus registered figures
+        "metrics": lambda: sorted(
+            {
+                m
+                for name in ENVIRONMENTS.names()
+                for r in ENVIRONMENTS.get(name).declared_records()
+                for m in r.metrics
+            }
+            | set(METRICS)
+        ),
     }
     if what is not None and what not in sections:
         from banditkit.core.validation import suggest

@@ -117,7 +117,11 @@ def test_random_acceptance_rate_is_about_one_fifth_and_rewards_are_logged_clicks
         assert item == log.item_id[event]
         assert feedback == reward == log.click[event]
     assert run.reward.sum() == sum(log.click[e] for e, _, _ in spy.updates)
-    assert run.cumulative_regret[-1] == 0.0 and not env.has_regret
+    assert run.cumulative_regret[-1] == 0.0
+    # no regret figure: the declared regret is not plotted, the clicks and CTR are
+    declared = {r.name: r for r in env.declared_records()}
+    assert declared["regret"].plot == ()
+    assert declared["reward"].plot == ("reward", "average_reward")
 
 
 def test_run_stops_after_t_accepted_events(env: OBDReplayEnv) -> None:

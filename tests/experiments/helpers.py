@@ -38,3 +38,15 @@ def snapshot(folder: Path) -> dict[str, bytes]:
         for p in folder.rglob("*")
         if p.is_file()
     }
+
+
+def without_timing(row: dict[str, Any]) -> dict[str, Any]:
+    """A summary row without its wall-time values (``seconds_mean``, timing metrics)."""
+    from banditkit.experiments.store import TIMING_COLUMNS
+
+    out = {k: v for k, v in row.items() if k != "seconds_mean"}
+    if "metrics" in out:
+        out["metrics"] = {
+            k: v for k, v in out["metrics"].items() if k not in TIMING_COLUMNS
+        }
+    return out

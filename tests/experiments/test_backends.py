@@ -10,7 +10,7 @@ import pytest
 
 from banditkit.experiments import run_experiment
 from banditkit.experiments.store import TIMING_COLUMNS
-from tests.experiments.helpers import tiny
+from tests.experiments.helpers import tiny, without_timing
 
 CONFIG = tiny(
     policies=[
@@ -24,9 +24,7 @@ CONFIG = tiny(
 
 def _results(out: Path) -> tuple[list[dict], dict[str, pd.DataFrame]]:
     summary = json.loads((out / "summary.json").read_text())
-    rows = [
-        {k: v for k, v in r.items() if k != "seconds_mean"} for r in summary["results"]
-    ]
+    rows = [without_timing(r) for r in summary["results"]]
     tables = {
         p.stem: pd.read_parquet(p).drop(columns=list(TIMING_COLUMNS))
         for p in sorted((out / "runs").glob("*.parquet"))

@@ -16,7 +16,7 @@ import pytest
 
 from banditkit.experiments import run_experiment
 from banditkit.experiments.store import TIMING_COLUMNS, RunStore
-from tests.experiments.helpers import tiny, write_yaml
+from tests.experiments.helpers import tiny, without_timing, write_yaml
 
 CONFIG = tiny(
     envs=[{"name": "linear", "d": 5, "n_arms": 5}],
@@ -138,5 +138,4 @@ def test_sigkill_then_resume_gives_identical_results(tmp_path, backend):
         pd.testing.assert_frame_equal(killed[key], table, check_exact=True)
     s1 = json.loads((out / "summary.json").read_text())["results"]
     s2 = json.loads((reference / "summary.json").read_text())["results"]
-    strip = [{k: v for k, v in r.items() if k != "seconds_mean"} for r in s1]
-    assert strip == [{k: v for k, v in r.items() if k != "seconds_mean"} for r in s2]
+    assert [without_timing(r) for r in s1] == [without_timing(r) for r in s2]

@@ -66,7 +66,7 @@ def test_labels_do_not_change_run_ids():
         ),
         ({"grid": {"linucbb": {"nu": [1]}}}, "grid.linucbb", "Did you mean"),
         ({"grid": {"LinUCB": {"nuu": [1]}}}, "grid.LinUCB.nuu", "no parameter"),
-        ({"metrics": ["n-update"]}, "metrics", "Did you mean 'n-updates'"),
+        ({"metrics": ["n_update"]}, "metrics", "Did you mean 'n_updates'"),
         (
             {"claims": [{"id": "c", "kind": "sublinear", "policy": "LinUCBB"}]},
             "claims[0].policy",

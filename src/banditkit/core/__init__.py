@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from banditkit.core.environment import Environment
+from banditkit.core.environment import (
+    AssortmentEnvironment,
+    ContextualEnvironment,
+    DuelingEnvironment,
+    Environment,
+)
 from banditkit.core.policy import (
     MAX_ABS_REWARD,
     AssortmentPolicy,
@@ -16,6 +21,7 @@ from banditkit.core.policy import (
     Policy,
     check_feedback,
 )
+from banditkit.core.records import LOOP_RECORDS, Record
 from banditkit.core.registry import Registry
 from banditkit.core.seeding import STREAMS, make_rng, spawn_seeds
 from banditkit.core.simulate import RunResult, simulate
@@ -32,18 +38,23 @@ from banditkit.core.types import (
 __all__ = [
     "ENVIRONMENTS",
     "FAMILIES",
+    "LOOP_RECORDS",
     "MAX_ABS_REWARD",
     "POLICIES",
     "STREAMS",
     "Action",
+    "AssortmentEnvironment",
     "AssortmentPolicy",
     "Context",
+    "ContextualEnvironment",
     "ContextualPolicy",
+    "DuelingEnvironment",
     "DuelingPolicy",
     "Environment",
     "Family",
     "Feedback",
     "Policy",
+    "Record",
     "Registry",
     "RunResult",
     "Step",

@@ -5,6 +5,12 @@ An environment owns three independent streams derived from the seed given to ``r
 ``context_rng`` for the arms shown each round, and ``noise_rng`` for the outcome noise. Noise is
 drawn once per round *before* the action is known, so every policy run under the same seed sees
 the same contexts and the same noise (common random numbers).
+
+Each family has its base class (:class:`ContextualEnvironment`, :class:`DuelingEnvironment`,
+:class:`AssortmentEnvironment`) that fixes ``family`` and declares the family's per-round
+records (``core.records``); a concrete environment inherits them and declares its own in
+``records``. ``simulate``, the result store, summaries, claims and figures all read
+:meth:`Environment.declared_records`.
 """
 
 from __future__ import annotations
@@ -15,10 +21,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from banditkit.core.records import LOOP_RECORDS, Record, merge_records
 from banditkit.core.seeding import make_rng
-from banditkit.core.types import Action, Context, Step, check_action
+from banditkit.core.types import FAMILIES, Action, Context, Step, check_action
 
-__all__ = ["Environment"]
+__all__ = [
+    "AssortmentEnvironment",
+    "ContextualEnvironment",
+    "DuelingEnvironment",
+    "Environment",
+]
 
 
 class Environment(ABC):
@@ -27,12 +39,26 @@ class Environment(ABC):
     Subclasses implement ``_reset`` (draw the instance), ``_next_context`` (the next round's
     context, or None when a finite log is exhausted) and ``_step`` (outcome of a validated
     action), and may implement ``expected_rewards`` / ``best_action`` for the oracle.
+    Derive from a family base, which sets ``family`` (there is no default).
+
+    Attributes:
+        family: "contextual", "dueling" or "assortment".
+        records: The per-round values this class adds to its bases' declaration; those that
+            ``simulate`` does not fill itself (``core.records.LOOP_RECORDS``) are returned by
+            ``_step`` in ``Step.values``. Re-declaring a name replaces the inherited record.
     """
 
-    family: ClassVar[str] = "contextual"
+    family: ClassVar[str]
     registry_name: ClassVar[str] = ""
+    records: ClassVar[tuple[Record, ...]] = ()
 
     def __init__(self) -> None:
+        family = getattr(self, "family", None)
+        if family not in FAMILIES:
+            raise TypeError(
+                f"{type(self).__name__} must set `family` to one of {FAMILIES} (derive "
+                "from ContextualEnvironment, DuelingEnvironment or AssortmentEnvironment)."
+            )
         self.seed: int | None = None
         self.instance_rng: np.random.Generator = make_rng(0, "instance")
         self.context_rng: np.random.Generator = make_rng(0, "contexts")
@@ -73,6 +99,27 @@ class Environment(ABC):
             f"{type(self).__name__} does not expose its optimal action."
         )
 
+    @classmethod
+    def declared_records(cls) -> tuple[Record, ...]:
+        """Every record of a run on this environment, in column order.
+
+        The loop records first, then the ``records`` of each class from the root of the
+        hierarchy down; a later declaration of a name replaces the earlier one in place.
+
+        Example:
+            >>> from banditkit.envs import LinearEnv
+            >>> [r.name for r in LinearEnv.declared_records()][:3]
+            ['regret', 'reward', 'act_seconds']
+        """
+        own = [k.__dict__.get("records", ()) for k in reversed(cls.__mro__)]
+        return merge_records([LOOP_RECORDS, *own])
+
+    @classmethod
+    def step_values(cls) -> tuple[str, ...]:
+        """Names of the declared records ``_step`` returns in ``Step.values``."""
+        loop = {r.name for r in LOOP_RECORDS} | {"action"}
+        return tuple(r.name for r in cls.declared_records() if r.name not in loop)
+
     @abstractmethod
     def _reset(self) -> None: ...
 
@@ -100,3 +147,89 @@ class Environment(ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+
+class ContextualEnvironment(Environment):
+    """Base of the contextual family: an int action, a real reward (DESIGN.md section 3)."""
+
+    family: ClassVar[str] = "contextual"
+    records: ClassVar[tuple[Record, ...]] = (
+        Record("action", dtype="int64", aggregation="none", description="arm played"),
+    )
+
+
+class DuelingEnvironment(Environment):
+    """Base of the dueling family: an ordered pair (i, j), feedback 1 when i won.
+
+    With utilities u and u* = max_k u_k, a pair's regrets are [Saha2021; Bengs2022]
+
+        average  (2 u* - u_i - u_j) / 2   (``regret``)
+        weak     u* - max(u_i, u_j)       (``weak_regret``)
+        strong   u* - min(u_i, u_j)       (``strong_regret``)
+
+    ``_step`` returns the weak and strong regret in ``Step.values``. The average regret R(t)/t
+    (``average_regret``) is drawn with the cumulative regret, as the dueling papers report it.
+    """
+
+    family: ClassVar[str] = "dueling"
+    records: ClassVar[tuple[Record, ...]] = (
+        Record(
+            "regret",
+            description="average regret of the pair, (2 u* - u_i - u_j) / 2",
+            running_mean=True,
+            plot=("regret", "average_regret"),
+        ),
+        Record(
+            "weak_regret",
+            description="weak regret of the pair, u* - max(u_i, u_j)",
+            running_mean=True,
+        ),
+        Record(
+            "strong_regret",
+            description="strong regret of the pair, u* - min(u_i, u_j)",
+            running_mean=True,
+        ),
+        Record(
+            "action", dtype="list<int64>", aggregation="none", description="pair (i, j)"
+        ),
+    )
+
+
+class AssortmentEnvironment(Environment):
+    """Base of the assortment family: a set of items offered, feedback the chosen item or -1.
+
+    ``reward`` is the realised revenue (the chosen item's revenue, 0 for no purchase) and
+    ``regret`` the expected revenue of the best assortment minus that of the offered one;
+    ``_step`` returns ``revenue`` (the expected revenue of the offered assortment under the
+    true choice model, R(S) = sum_i r_i p_i(S)) and ``chosen`` (the item bought, -1 for none)
+    in ``Step.values``.
+    """
+
+    family: ClassVar[str] = "assortment"
+    records: ClassVar[tuple[Record, ...]] = (
+        Record(
+            "reward",
+            description="realised revenue (the chosen item's revenue, 0 for no purchase)",
+            running_mean=True,
+            higher_is_better=True,
+        ),
+        Record(
+            "revenue",
+            description="expected revenue of the offered assortment, sum_i r_i p_i(S)",
+            running_mean=True,
+            higher_is_better=True,
+            plot=("revenue",),
+        ),
+        Record(
+            "action",
+            dtype="list<int64>",
+            aggregation="none",
+            description="items offered, sorted",
+        ),
+        Record(
+            "chosen",
+            dtype="int64",
+            aggregation="none",
+            description="item chosen by the customer, -1 for no purchase",
+        ),
+    )

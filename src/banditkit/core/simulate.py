@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from banditkit.core.environment import Environment
 from banditkit.core.policy import Policy
+from banditkit.core.records import Record
 from banditkit.core.validation import check_int
 
 __all__ = ["RunResult", "simulate"]
@@ -20,6 +21,10 @@ __all__ = ["RunResult", "simulate"]
 class RunResult:
     """Per-round records of one run; every array has one entry per (accepted) round.
 
+    The arrays are the environment's declared records (``Environment.declared_records``):
+    the loop records ``simulate`` fills (``core.records.LOOP_RECORDS``), the action, and the
+    values the environment returns in ``Step.values`` (in ``values``).
+
     Attributes:
         regret: Expected (pseudo-)regret of each round's action.
         reward: Realised reward of each round.
@@ -27,7 +32,12 @@ class RunResult:
         act_seconds: Wall time of ``policy.act``.
         update_seconds: Wall time of ``policy.update``.
         n_updates: The policy's parameter re-estimations so far, after each round.
-        events_read: Replay only: log events read so far (accepted or not), after each round.
+        events_read: Environment rounds read so far (accepted or not), after each round.
+        actions: The action of each round: int64 (T,) for the contextual family, int64
+            (T, 2) for duels, a list of tuples for assortments (their sizes may differ).
+        propensities: ``policy.last_propensity`` after each ``act``; NaN where None.
+        values: The environment's other declared records, name -> (T,) array of its dtype.
+        records: The declaration the run was recorded under.
         events_total: Events read in the whole run, including rejected ones after the last
             accepted round.
     """
@@ -40,6 +50,12 @@ class RunResult:
     events_read: np.ndarray
     events_total: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
+    actions: np.ndarray | list[tuple[int, ...]] = field(
+        default_factory=lambda: np.zeros(0, dtype=np.int64)
+    )
+    propensities: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+    records: tuple[Record, ...] = ()
 
     @property
     def cumulative_regret(self) -> np.ndarray:
@@ -63,6 +79,47 @@ class RunResult:
         """Total time spent inside the policy."""
         return float(self.act_seconds.sum() + self.update_seconds.sum())
 
+    def column(self, name: str) -> Any:
+        """The per-round values of the declared record ``name``.
+
+        Raises:
+            ValueError: If the run has no record of that name.
+        """
+        if name == "action":
+            return self.actions
+        if name == "propensity":
+            return self.propensities
+        if name in self.values:
+            return self.values[name]
+        if name in _LOOP_ATTRIBUTES:
+            return getattr(self, name)
+        known = [r.name for r in self.records]
+        raise ValueError(f"name must be a record of this run {known}; got {name!r}.")
+
+    def columns(self) -> dict[str, Any]:
+        """Every declared record of the run, name -> per-round values, in declared order."""
+        return {r.name: self.column(r.name) for r in self.records}
+
+
+_LOOP_ATTRIBUTES = (
+    "regret",
+    "reward",
+    "act_seconds",
+    "update_seconds",
+    "n_updates",
+    "events_read",
+)
+
+
+def _values_error(
+    values: Mapping[str, float] | None, names: tuple[str, ...], env: Environment
+) -> NoReturn:
+    raise ValueError(
+        f"{type(env).__name__}._step returned values for {sorted(values or ())} but the "
+        f"environment declares {sorted(names)} (Environment.records); an undeclared "
+        "or missing record is an error."
+    )
+
 
 def simulate(
     policy: Policy,
@@ -76,7 +133,8 @@ def simulate(
 
     The environment is reset with ``seed``; the policy keeps its own seed. Rounds whose step is
     not ``accepted`` (replay rejections) are neither learned from nor recorded, and the loop runs
-    until ``horizon`` accepted rounds or until the environment is exhausted.
+    until ``horizon`` accepted rounds or until the environment is exhausted. Every declared
+    record of the environment is kept (see :class:`RunResult`).
 
     Args:
         policy: A fresh policy of the environment's family.
@@ -87,6 +145,10 @@ def simulate(
 
     Returns:
         A :class:`RunResult`.
+
+    Raises:
+        ValueError: If the families differ, or a step's ``values`` do not match the
+            environment's declared records.
 
     Example:
         >>> import banditkit as bk
@@ -100,11 +162,20 @@ def simulate(
             f"policy {policy!r} is of the {policy.family} family but the environment "
             f"{env!r} is {env.family}."
         )
+    records = env.declared_records()
+    names = env.step_values()
+    expected = set(names)
+    if any(r.dtype == "list<int64>" for r in records if r.name in expected):
+        raise ValueError(
+            f"{type(env).__name__} declares a list record besides the action; values "
+            "returned in Step.values are scalars."
+        )
     env.reset(seed)
     policy.begin(horizon)
     policy.attach(env)
-    rows = np.zeros((horizon, 6))
-    clock = time.perf_counter
+    rows = np.zeros((horizon, 7 + len(names)))
+    actions: list[Any] = []
+    clock, nan = time.perf_counter, float("nan")
     n, events = 0, 0
     while n < horizon:
         ctx = env.context()
@@ -120,11 +191,28 @@ def simulate(
         t2 = clock()
         policy.update(ctx, action, step.feedback)
         t3 = clock()
-        rows[n] = (step.regret, step.reward, t1 - t0, t3 - t2, policy.n_updates, events)
+        propensity = policy.last_propensity
+        row: tuple[float, ...] = (
+            step.regret,
+            step.reward,
+            t1 - t0,
+            t3 - t2,
+            policy.n_updates,
+            events,
+            nan if propensity is None else propensity,
+        )
+        values = step.values
+        if names or values is not None:
+            if values is None or values.keys() != expected:
+                _values_error(values, names, env)
+            row += tuple(values[k] for k in names)
+        rows[n] = row
+        actions.append(action)
         n += 1
         if callback is not None:
             callback(n)
     rows = rows[:n]
+    dtypes = {r.name: r.numpy_dtype for r in records}
     return RunResult(
         regret=rows[:, 0].copy(),
         reward=rows[:, 1].copy(),
@@ -134,4 +222,16 @@ def simulate(
         events_read=rows[:, 5].astype(np.int64),
         events_total=events,
         meta={"seed": seed, "policy": policy.get_params(), "env": env.get_params()},
+        actions=_actions(actions, env.family),
+        propensities=rows[:, 6].copy(),
+        values={k: rows[:, 7 + i].astype(dtypes[k]) for i, k in enumerate(names)},
+        records=records,
     )
+
+
+def _actions(actions: list[Any], family: str) -> np.ndarray | list[tuple[int, ...]]:
+    if family == "contextual":
+        return np.asarray(actions, dtype=np.int64).reshape(-1)
+    if family == "dueling":
+        return np.asarray(actions, dtype=np.int64).reshape(-1, 2)
+    return [tuple(int(i) for i in a) for a in actions]

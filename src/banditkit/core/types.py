@@ -11,6 +11,7 @@ answers with an action, and the environment returns a :class:`Step`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -120,12 +121,16 @@ class Step:
         reward: The realised reward (assortment: revenue; dueling: per the paper's metric).
         regret: The expected (pseudo-)regret of the action under the family's definition.
         accepted: Replay only: False means the event was rejected and must not be learned from.
+        values: The round's other declared records (``Environment.records``, e.g.
+            ``{"weak_regret": 0.5, "strong_regret": 1.0}``), as scalars; exactly the names
+            of ``Environment.step_values()``, None when there are none.
     """
 
     feedback: Feedback
     reward: float
     regret: float
     accepted: bool = True
+    values: Mapping[str, float] | None = None
 
 
 def _index(value: object, what: str) -> int:

@@ -24,7 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from banditkit.core import ENVIRONMENTS, Context, Environment, Step
+from banditkit.core import (
+    ENVIRONMENTS,
+    Context,
+    ContextualEnvironment,
+    Environment,
+    Step,
+)
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int
 from banditkit.datasets import SCALINGS, Dataset, list_datasets, load_dataset
@@ -172,7 +178,7 @@ class DatasetEnv(Environment):
 
 
 @ENVIRONMENTS.register("classification")
-class ClassificationEnv(DatasetEnv):
+class ClassificationEnv(DatasetEnv, ContextualEnvironment):
     """K-class classification as a K-armed contextual bandit [Bae2025 spec 4.3].
 
     Reward 1 for the arm of the true class, else 0; regret 1 - reward. ``oracle`` plays the

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from banditkit.core import ENVIRONMENTS, Context, Step
+from banditkit.core import ENVIRONMENTS, Context, DuelingEnvironment, Step
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice
 from banditkit.envs.classification import DatasetEnv
@@ -44,7 +44,7 @@ _DETERMINISTIC_DATASETS = ("shuttle",)
 
 
 @ENVIRONMENTS.register("dueling-classification")
-class DuelingClassificationEnv(DatasetEnv):
+class DuelingClassificationEnv(DatasetEnv, DuelingEnvironment):
     """K-class classification as a K-armed contextual dueling bandit (dueling spec 4.2).
 
     Args:
@@ -64,8 +64,6 @@ class DuelingClassificationEnv(DatasetEnv):
         >>> env.step((y, y)).regret
         0.0
     """
-
-    family = "dueling"
 
     def __init__(
         self,
@@ -148,8 +146,10 @@ class DuelingClassificationEnv(DatasetEnv):
         first, second = int(action[0]), int(action[1])  # type: ignore[index]
         won = int(self._xi < self.preference_probability(first, second))
         u = self.utilities()
+        regrets = self.regrets((first, second))
         return Step(
             feedback=won,
             reward=float((u[first] + u[second]) / 2),
-            regret=self.regrets((first, second))["average"],
+            regret=regrets["average"],
+            values={"weak_regret": regrets["weak"], "strong_regret": regrets["strong"]},
         )

@@ -17,7 +17,8 @@ Each logged event of the uniform-random log becomes one candidate round:
    it and reads the next event. A run ends after T accepted events or when the log is exhausted.
 
 The metrics are cumulative clicks and CTR = clicks / accepted events; counterfactual rewards
-are unknown, so there is no regret (``Step.regret`` is 0.0 and ``has_regret`` is False).
+are unknown, so there is no regret (``Step.regret`` is 0.0, and the declared ``regret``
+record is not drawn); the figures show the clicks and the click-through rate instead.
 ``simulate``'s ``events_read`` and ``acceptance_rate`` (about 1/K for uniform play) record
 how many events were read.
 
@@ -36,7 +37,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from banditkit.core import ENVIRONMENTS, Context, Environment, Step
+from banditkit.core import ENVIRONMENTS, Context, ContextualEnvironment, Record, Step
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int
 from banditkit.datasets import OBDFeatures, OBDLog, data_home, load_obd, obd_features
@@ -59,7 +60,7 @@ def _prepare(
 
 
 @ENVIRONMENTS.register("obd-replay")
-class OBDReplayEnv(Environment):
+class OBDReplayEnv(ContextualEnvironment):
     """Replay of the Open Bandit Dataset with rejection sampling (see the module docstring).
 
     Args:
@@ -79,8 +80,20 @@ class OBDReplayEnv(Environment):
         (5, 42)
     """
 
-    family = "contextual"
-    has_regret: ClassVar[bool] = False
+    records: ClassVar[tuple[Record, ...]] = (
+        Record(
+            "regret",
+            description="always 0: a log has no counterfactual outcomes",
+            running_mean=True,
+        ),
+        Record(
+            "reward",
+            description="click of the accepted event (1 or 0)",
+            running_mean=True,
+            higher_is_better=True,
+            plot=("reward", "average_reward"),
+        ),
+    )
 
     def __init__(
         self,

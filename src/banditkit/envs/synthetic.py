@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.special import expit
 
-from banditkit.core import ENVIRONMENTS, Context, Environment, Step
+from banditkit.core import ENVIRONMENTS, Context, ContextualEnvironment, Step
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.envs.latent import LATENT_FUNCTIONS, LatentFn, check_theta, make_latent
@@ -33,7 +33,7 @@ __all__ = ["LinearEnv", "LogisticEnv", "SyntheticEnv"]
 POOL_SAMPLING = ("uniform", "permutation")
 
 
-class SyntheticEnv(Environment):
+class SyntheticEnv(ContextualEnvironment):
     """Shared machinery: context law, optional finite pool, expected rewards, oracle.
 
     Args:

@@ -29,7 +29,7 @@ from banditkit.experiments.execute import (
     limit_threads_in_process,
     versions,
 )
-from banditkit.experiments.resolve import RunSpec
+from banditkit.experiments.runs import RunSpec
 
 __all__ = ["BACKENDS", "failed_record", "make_backend"]
 

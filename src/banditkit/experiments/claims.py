@@ -1,27 +1,8 @@
-"""Claims: declarative checks of a paper's statements, evaluated on stored results.
+"""Claims: a paper's statements decided on a summary, each PASS or FAIL with its numbers.
 
-A claim is one entry of a config's ``claims:`` list. Its ``kind`` picks the check:
-
-    kind                  passes when (means over seeds, per environment)
-    lowest-final-regret   policy has the lowest final regret of all policies (or of ``among``)
-    below                 metric(policy) < factor * metric(other)
-    seconds-ratio         seconds(policy) / seconds(other) < below
-    regret-below          final regret(policy) < value
-    sublinear             R(T) - R(T/2) < fraction * R(T/2): the regret of the second half
-                          of the horizon is smaller than a fraction of the first half's
-    top-k                 each of ``policies`` (or, with ``require: any``, at least one) is
-                          among the k best of all policies (or of ``among``) by ``metric``
-    equal                 each of ``policies`` has the same per-seed final ``metric`` on every
-                          environment of ``envs`` (within ``tolerance``; an invariance)
-
-Metrics (``metric``): final_regret (lower is better), final_reward (sum of rewards; higher
-is better), ctr (final_reward / recorded rounds, e.g. clicks per accepted event of a replay;
-higher is better), seconds and n_updates (lower is better).
-
-``policy``, ``other`` and the entries of ``policies`` / ``among`` name a policy label (or a
-policy name used by one entry only); ``env`` names an environment label, ``envs`` a list of
-them, and a claim with neither must hold on every environment of the experiment. A claim is never hidden: it is reported PASS or FAIL with the
-numbers it was decided on, in ``summary.json`` and in ``report.md``.
+The claim kinds and their fields are defined in ``experiments.claim_kinds`` (re-exported
+here). A claim is never hidden: it is reported PASS or FAIL with the numbers it was decided
+on, in ``summary.json`` and in ``report.md``.
 
 Example:
     >>> claim = parse_claim({"id": "c1", "kind": "below", "policy": "a", "other": "b"})
@@ -35,11 +16,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from banditkit.experiments.claim_kinds import (
+    HIGHER_IS_BETTER,
+    LEGACY_METRICS,
+    Below,
+    Claim,
+    Equal,
+    LowestFinalRegret,
+    Metric,
+    RegretBelow,
+    SecondsRatio,
+    Sublinear,
+    TopK,
+    ValueBelow,
+    declared_metric,
+    named,
+    parse_claim,
+)
 
 __all__ = [
+    "LEGACY_METRICS",
     "Below",
     "Claim",
     "Equal",
@@ -49,221 +47,13 @@ __all__ = [
     "SecondsRatio",
     "Sublinear",
     "TopK",
+    "ValueBelow",
+    "declared_metric",
     "evaluate_claim",
     "evaluate_claims",
+    "metric_value",
     "parse_claim",
 ]
-
-Metric = Literal["final_regret", "final_reward", "ctr", "seconds", "n_updates"]
-"""A per-cell quantity a claim can compare (see the module docstring)."""
-
-_METRIC_KEYS = {
-    "final_regret": "final_regret_mean",
-    "final_reward": "final_reward_mean",
-    "ctr": "ctr_mean",
-    "seconds": "seconds_mean",
-    "n_updates": "n_updates_mean",
-}
-_HIGHER_IS_BETTER = {"final_reward", "ctr"}
-
-
-class _ClaimCore(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    id: str = Field(
-        min_length=1, description="A short, unique identifier of the claim."
-    )
-    text: str | None = Field(
-        default=None,
-        description="The statement as the paper makes it (default: generated).",
-    )
-    env: str | None = Field(
-        default=None,
-        description="Environment label; None: must hold on every environment.",
-    )
-    envs: list[str] | None = Field(
-        default=None,
-        min_length=1,
-        description="Environment labels the claim must hold on (instead of `env`).",
-    )
-
-    @model_validator(mode="after")
-    def _one_env_field(self) -> _ClaimCore:
-        if self.env is not None and self.envs is not None:
-            raise ValueError(
-                "give either `env:` (one label) or `envs:` (a list), not both"
-            )
-        return self
-
-    def env_labels(self) -> list[str] | None:
-        """The environment labels named by ``env`` / ``envs`` (None: every environment)."""
-        if self.envs is not None:
-            return list(self.envs)
-        return [self.env] if self.env is not None else None
-
-    def statement(self) -> str:
-        """The claim in words (``text`` when given)."""
-        return self.text or self._default_text()
-
-    def _default_text(self) -> str:  # pragma: no cover - overridden
-        return self.id
-
-
-class _ClaimBase(_ClaimCore):
-    policy: str = Field(description="Policy label the claim is about.")
-
-    def policies(self) -> list[str]:
-        """Policy labels this claim refers to."""
-        return [self.policy]
-
-
-class LowestFinalRegret(_ClaimBase):
-    """``policy`` has the lowest mean final regret (of all policies, or of ``among``)."""
-
-    kind: Literal["lowest-final-regret"]
-    among: list[str] | None = Field(
-        default=None,
-        description="Policies compared (default: every policy of the config).",
-    )
-
-    def policies(self) -> list[str]:
-        """Policy labels this claim refers to."""
-        return [self.policy, *(self.among or [])]
-
-    def _default_text(self) -> str:
-        return f"{self.policy} has the lowest final regret"
-
-
-class Below(_ClaimBase):
-    """``metric(policy) < factor * metric(other)``."""
-
-    kind: Literal["below"]
-    other: str
-    metric: Metric = "final_regret"
-    factor: float = Field(default=1.0, gt=0)
-
-    def policies(self) -> list[str]:
-        """Policy labels this claim refers to."""
-        return [self.policy, self.other]
-
-    def _default_text(self) -> str:
-        scale = "" if self.factor == 1.0 else f"{self.factor:g} x "
-        return f"{self.metric} of {self.policy} is below {scale}that of {self.other}"
-
-
-class SecondsRatio(_ClaimBase):
-    """``seconds(policy) / seconds(other) < below``."""
-
-    kind: Literal["seconds-ratio"]
-    other: str
-    below: float = Field(gt=0)
-
-    def policies(self) -> list[str]:
-        """Policy labels this claim refers to."""
-        return [self.policy, self.other]
-
-    def _default_text(self) -> str:
-        return f"seconds of {self.policy} / {self.other} is below {self.below:g}"
-
-
-class RegretBelow(_ClaimBase):
-    """``final regret(policy) < value``."""
-
-    kind: Literal["regret-below"]
-    value: float
-
-    def _default_text(self) -> str:
-        return f"final regret of {self.policy} is below {self.value:g}"
-
-
-class Sublinear(_ClaimBase):
-    """``R(T) - R(T/2) < fraction * R(T/2)`` on the mean cumulative regret curve R.
-
-    Linear regret gives a ratio of 1, sqrt(T) regret about 0.41, log(T) regret close to 0.
-    """
-
-    kind: Literal["sublinear"]
-    fraction: float = Field(default=0.8, gt=0, le=1)
-
-    def _default_text(self) -> str:
-        return f"regret of {self.policy} is sublinear (second half < {self.fraction:g} x first)"
-
-
-class TopK(_ClaimCore):
-    """Each of ``policies`` (``require: any``: at least one) is among the ``k`` best.
-
-    The rank of a policy is 1 + the number of compared policies with a strictly better mean
-    ``metric`` (ties share a rank), so ``k: 1`` reads "no policy is better" (<= every other).
-    """
-
-    kind: Literal["top-k"]
-    policies: list[str] = Field(
-        min_length=1, description="Policies that must rank high."
-    )
-    k: int = Field(ge=1, strict=True, description="How many best places count.")
-    among: list[str] | None = Field(
-        default=None,
-        description="Policies compared (default: every policy of the config).",
-    )
-    metric: Metric = "final_regret"
-    require: Literal["all", "any"] = Field(
-        default="all", description="Every policy of `policies` must rank, or one."
-    )
-
-    def _default_text(self) -> str:
-        who = (
-            " and ".join(self.policies)
-            if self.require == "all"
-            else ("one of " + ", ".join(self.policies))
-        )
-        return f"{who} among the {self.k} best by {self.metric}"
-
-
-class Equal(_ClaimCore):
-    """Each of ``policies`` has identical per-seed final ``metric`` across ``envs``.
-
-    An invariance: with common random numbers (run seed s on every environment), a policy
-    that ignores what differs between the environments (for example a parameter swept by
-    ``env_overrides``) gives the same value for every seed; ``|a - b| <= tolerance``.
-    """
-
-    kind: Literal["equal"]
-    policies: list[str] = Field(
-        min_length=1, description="Policies that must not change."
-    )
-    envs: list[str] | None = Field(
-        default=None, min_length=2, description="Environment labels compared (>= 2)."
-    )
-    metric: Metric = "final_regret"
-    tolerance: float = Field(default=0.0, ge=0, description="Absolute tolerance.")
-
-    @model_validator(mode="after")
-    def _needs_envs(self) -> Equal:
-        if self.envs is None or self.env is not None:
-            raise ValueError(
-                "an `equal` claim compares `envs:` (a list of >= 2 labels)"
-            )
-        return self
-
-    def _default_text(self) -> str:
-        return (
-            f"{self.metric} of {', '.join(self.policies)} is the same on "
-            f"{', '.join(self.envs or [])} (per seed)"
-        )
-
-
-Claim = Annotated[
-    LowestFinalRegret | Below | SecondsRatio | RegretBelow | Sublinear | TopK | Equal,
-    Field(discriminator="kind"),
-]
-"""Any claim; the ``kind`` field selects the check."""
-
-_ADAPTER: TypeAdapter[Any] = TypeAdapter(Claim)
-
-
-def parse_claim(data: Mapping[str, Any]) -> Any:
-    """Validate one claim mapping into its model."""
-    return _ADAPTER.validate_python(dict(data))
 
 
 def _row(
@@ -279,6 +69,44 @@ def _value(row: Mapping[str, Any] | None, key: str) -> float:
     if row is None or row.get(key) is None:
         return math.nan
     return float(row[key])
+
+
+def _stats(
+    row: Mapping[str, Any] | None, metric: str, at: int | None
+) -> Mapping[str, Any]:
+    """The summary statistics of a declared metric at round ``at`` (None: final)."""
+    entry = ((row or {}).get("metrics") or {}).get(metric) or {}
+    if at is None:
+        return entry.get("final") or {}
+    return (entry.get("checkpoints") or {}).get(str(at)) or {}
+
+
+def metric_value(
+    row: Mapping[str, Any] | None, metric: str, at: int | None = None
+) -> float:
+    """Mean over seeds of ``metric`` in a summary row (NaN when absent).
+
+    Example:
+        >>> metric_value({"final_regret_mean": 2.0}, "final_regret")
+        2.0
+        >>> row = {"metrics": {"regret": {"checkpoints": {"10": {"mean": 1.5}}}}}
+        >>> metric_value(row, "regret", 10), metric_value(row, "regret", 20)
+        (1.5, nan)
+    """
+    name = declared_metric(metric, at)
+    if name is None:
+        return _value(row, LEGACY_METRICS[metric][0])
+    return _value(_stats(row, name, at), "mean")
+
+
+def _higher_is_better(rows: Sequence[Mapping[str, Any]], metric: str) -> bool:
+    if metric in LEGACY_METRICS:
+        return metric in HIGHER_IS_BETTER
+    for row in rows:
+        entry = (row.get("metrics") or {}).get(metric)
+        if entry is not None:
+            return bool(entry.get("higher_is_better", False))
+    return False
 
 
 def _check_one(
@@ -304,9 +132,8 @@ def _check_one(
             evidence = f"{claim.policy} {mine:.4g}; best other {best_other} {others[best_other]:.4g}"
         return passed, evidence, values
     if isinstance(claim, Below):
-        key = _METRIC_KEYS[claim.metric]
-        a = _value(_row(rows, env, claim.policy), key)
-        b = _value(_row(rows, env, claim.other), key)
+        a = metric_value(_row(rows, env, claim.policy), claim.metric, claim.at)
+        b = metric_value(_row(rows, env, claim.other), claim.metric, claim.at)
         passed = a < claim.factor * b
         scale = "" if claim.factor == 1.0 else f"{claim.factor:g} x "
         evidence = f"{claim.policy} {a:.4g} vs {scale}{claim.other} {b:.4g}"
@@ -327,6 +154,15 @@ def _check_one(
         return (
             passed,
             f"{claim.policy} {a:.4g} (needs < {claim.value:g})",
+            {claim.policy: a},
+        )
+    if isinstance(claim, ValueBelow):
+        a = metric_value(_row(rows, env, claim.policy), claim.metric, claim.at)
+        passed = a < claim.value
+        return (
+            passed,
+            f"{claim.policy} {named(claim.metric, claim.at)} {a:.4g} "
+            f"(needs < {claim.value:g})",
             {claim.policy: a},
         )
     if isinstance(claim, Sublinear):
@@ -351,11 +187,14 @@ def _check_one(
 def _check_top_k(
     claim: TopK, env: str, rows: Sequence[Mapping[str, Any]]
 ) -> tuple[bool, str, dict[str, float]]:
-    key = _METRIC_KEYS[claim.metric]
     labels = claim.among or [r["label"] for r in rows if r["env"] == env]
     labels = list(dict.fromkeys([*claim.policies, *labels]))
-    values = {lab: _value(_row(rows, env, lab), key) for lab in labels}
-    sign = -1.0 if claim.metric in _HIGHER_IS_BETTER else 1.0
+    values = {
+        lab: metric_value(_row(rows, env, lab), claim.metric, claim.at)
+        for lab in labels
+    }
+    name = declared_metric(claim.metric, claim.at) or claim.metric
+    sign = -1.0 if _higher_is_better(rows, name) else 1.0
 
     def rank(label: str) -> float:
         mine = values[label]
@@ -382,12 +221,21 @@ def _check_top_k(
 
 
 def _per_seed(
-    rows: Sequence[Mapping[str, Any]], env: str, label: str, metric: str
+    rows: Sequence[Mapping[str, Any]],
+    env: str,
+    label: str,
+    metric: str,
+    at: int | None = None,
 ) -> dict[int, float]:
     row = _row(rows, env, label)
-    per_seed = (row or {}).get("per_seed") or {}
-    seeds = per_seed.get("seed") or []
-    values = per_seed.get(metric) or []
+    name = declared_metric(metric, at)
+    if name is None:
+        per_seed = (row or {}).get("per_seed") or {}
+        seeds = per_seed.get("seed") or []
+        values = per_seed.get(metric) or []
+    else:
+        stats = _stats(row, name, at)
+        seeds, values = stats.get("seeds") or [], stats.get("per_seed") or []
     return {int(s): float(v) for s, v in zip(seeds, values, strict=False)}
 
 
@@ -397,7 +245,9 @@ def _evaluate_equal(claim: Equal, rows: Sequence[Mapping[str, Any]]) -> dict[str
     evidence: list[str] = []
     values: dict[str, dict[str, float | None]] = {}
     for label in claim.policies:
-        per_env = {env: _per_seed(rows, env, label, claim.metric) for env in envs}
+        per_env = {
+            env: _per_seed(rows, env, label, claim.metric, claim.at) for env in envs
+        }
         reference = per_env[envs[0]]
         ok = bool(reference)
         worst = 0.0

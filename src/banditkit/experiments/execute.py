@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from banditkit.experiments.resolve import RunSpec
+from banditkit.core.records import Record
+from banditkit.experiments.runs import RunSpec
 
 __all__ = [
     "THREAD_VARIABLES",
@@ -50,7 +51,11 @@ THREAD_VARIABLES = (
 
 @dataclass
 class RunRecord:
-    """What a worker returns: the columns and metadata, or the error of a failed run."""
+    """What a worker returns: the columns and metadata, or the error of a failed run.
+
+    ``records`` is the environment's declaration the columns follow (``t`` and
+    ``cumulative_regret`` are added by the store's layout, see ``store.table_columns``).
+    """
 
     spec: RunSpec
     run_id: str
@@ -58,6 +63,7 @@ class RunRecord:
     meta: dict[str, Any]
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    records: tuple[Record, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -197,13 +203,8 @@ def compute_run(spec: RunSpec) -> RunRecord:
     rounds = result.horizon
     columns = {
         "t": np.arange(1, rounds + 1, dtype=np.int64),
-        "regret": result.regret,
-        "reward": result.reward,
+        **result.columns(),
         "cumulative_regret": result.cumulative_regret,
-        "act_seconds": result.act_seconds,
-        "update_seconds": result.update_seconds,
-        "n_updates": result.n_updates.astype(np.int64),
-        "events_read": result.events_read.astype(np.int64),
     }
     meta.update(
         {
@@ -217,4 +218,4 @@ def compute_run(spec: RunSpec) -> RunRecord:
             "finished": datetime.now(timezone.utc).isoformat(),
         }
     )
-    return RunRecord(spec, run_id, columns, meta)
+    return RunRecord(spec, run_id, columns, meta, records=result.records)

@@ -1,13 +1,17 @@
-"""Figures: cumulative regret per environment, plus the family metrics, as PNG and SVG.
+"""Figures: the metrics each environment declares to be drawn, as PNG and SVG.
 
-Each figure shows, per policy, the mean over seeds and a shaded band (the Student-t interval
-of the mean at the config's ``ci_level``; see ``summaries``), one colour per policy, the same
-colour for a policy in every figure of an experiment. Figures are drawn with matplotlib's
-object API on an Agg canvas, so no global backend is switched and no display is needed.
+Each figure shows, per policy, the mean over seeds and a shaded band (the config's ``band``:
+the Student-t interval of the mean at ``ci_level``, one standard deviation or one standard
+error; see ``summaries``), one colour per policy, the same colour for a policy in every
+figure of an experiment. Figures are drawn with matplotlib's object API on an Agg canvas, so
+no global backend is switched and no display is needed.
 
-Files: ``figures/regret-<env>.png`` and ``.svg`` (not for replay environments, which have no
-regret), and ``figures/<metric>-<env>.png`` / ``.svg``
-for every metric of ``experiments.metrics`` that applies to the environment.
+Which figures: for every environment, the metrics its declared records list in ``plot``
+(``core.records``: the cumulative regret for every environment but a replay, also R(t)/t for
+duels, the clicks and click-through rate for a replay), then those of the config's
+``metrics:`` (declared metrics, or figure metrics registered in ``experiments.metrics``).
+Files: ``figures/<metric>-<env>.png`` and ``.svg``, with ``_`` written ``-`` (for example
+``regret-linear.png``, ``average-regret-dueling.png``).
 """
 
 from __future__ import annotations
@@ -15,14 +19,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from banditkit.core import ENVIRONMENTS
-from banditkit.experiments.metrics import metrics_for
-from banditkit.experiments.resolve import ResolvedExperiment
+from banditkit.experiments.metrics import METRICS, figures_for
+from banditkit.experiments.runs import ResolvedExperiment
 from banditkit.experiments.store import atomic_write_bytes
-from banditkit.experiments.summaries import CellRuns, curve_band
+from banditkit.experiments.summaries import CellRuns, band_label, curve_band
 
 __all__ = ["plot_experiment", "slug"]
 
@@ -54,6 +58,7 @@ def _draw(
     series: Sequence[tuple[str, np.ndarray]],
     colours: dict[str, tuple[float, ...]],
     level: float,
+    band: str = "t-ci",
 ) -> list[Path]:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -64,7 +69,7 @@ def _draw(
     for label, matrix in series:
         if matrix.size == 0:
             continue
-        mean, lo, hi = curve_band(matrix, level)
+        mean, lo, hi = curve_band(matrix, level, band)
         rounds = np.arange(1, mean.shape[0] + 1)
         keep = np.unique(np.linspace(0, mean.shape[0] - 1, MAX_POINTS).astype(int))
         n = matrix.shape[0]
@@ -79,10 +84,11 @@ def _draw(
     ax.grid(True, alpha=0.3)
     if ax.lines:
         ax.legend(frameon=False, fontsize="small")
+    fewest = min((m.shape[0] for _, m in series if m.size), default=0)
     fig.text(
         0.99,
         0.01,
-        f"mean and {level:.0%} t-interval over seeds",
+        band_label(band, level, fewest),
         ha="right",
         fontsize="x-small",
     )
@@ -110,36 +116,50 @@ def plot_experiment(
     """Draw every figure of an experiment into ``figures_dir``; return the files written."""
     figures_dir = Path(figures_dir)
     figures_dir.mkdir(parents=True, exist_ok=True)
-    level = resolved.config.ci_level
+    cfg = resolved.config
     colours = _colours([p.label for p in resolved.policies])
     written: list[Path] = []
     for env in resolved.envs:
-        env_cells = [c for c in cells if c.cell.env.label == env.label]
-        # Replay environments have no counterfactuals, hence no regret to draw.
-        if getattr(ENVIRONMENTS.get(env.name), "has_regret", True):
-            regret = [
-                (c.cell.policy.label, c.column("cumulative_regret")) for c in env_cells
-            ]
-            name = f"{prefix}regret-{slug(env.label)}"
-            title = f"{resolved.config.title or resolved.config.name}: {env.label}"
+        env_cells = [c for c in cells if c.cell.env.label == env.label and c.tables]
+        for metric in figures_for(env.records, cfg.metrics):
+            series = [(c.cell.policy.label, _series(c, metric)) for c in env_cells]
+            if metric == "regret":
+                title, ylabel = (
+                    f"{cfg.title or cfg.name}: {env.label}",
+                    "cumulative regret",
+                )
+            elif metric in METRICS:
+                title = f"{METRICS[metric].title}: {env.label}"
+                ylabel = METRICS[metric].ylabel
+            else:
+                title, ylabel = f"{_describe(env.metrics, metric)}: {env.label}", metric
             written += _draw(
-                figures_dir / name, title, "cumulative regret", regret, colours, level
-            )
-        for metric in metrics_for(env.name, env.family, resolved.config.metrics):
-            compute: Callable[..., np.ndarray] = metric.compute
-            series = []
-            for c in env_cells:
-                if not c.tables:
-                    continue
-                length = min(len(t) for t in c.tables)
-                values = np.stack([np.asarray(compute(t))[:length] for t in c.tables])
-                series.append((c.cell.policy.label, values))
-            written += _draw(
-                figures_dir / f"{prefix}{metric.name}-{slug(env.label)}",
-                f"{metric.title}: {env.label}",
-                metric.ylabel,
+                figures_dir
+                / f"{prefix}{slug(metric.replace('_', '-'))}-{slug(env.label)}",
+                title,
+                ylabel,
                 series,
                 colours,
-                level,
+                cfg.ci_level,
+                cfg.band,
             )
     return written
+
+
+def _series(runs: CellRuns, metric: str) -> np.ndarray:
+    """(n_seeds, T) values of a declared or registered metric for one cell."""
+    if metric in runs.cell.env.metrics:
+        return runs.curve(metric)
+    compute: Callable[..., np.ndarray] = METRICS[metric].compute
+    length = min(len(t) for t in runs.tables)
+    return np.stack([np.asarray(compute(t))[:length] for t in runs.tables])
+
+
+def _describe(metrics: dict[str, Any], metric: str) -> str:
+    record = metrics[metric]
+    if metric == record.name:
+        how = {"sum": "cumulative", "last": "", "mean": "running mean of"}[
+            record.aggregation
+        ]
+        return f"{how} {metric}".strip()
+    return f"{record.name} per round, running mean"

@@ -3,6 +3,12 @@
 A report is rebuilt from what each experiment directory holds (``config.yaml``,
 ``summary.json``, ``figures/``), so it can be regenerated (``banditkit plot DIR``) without
 recomputing anything. Every claim is listed with PASS or FAIL and its numbers.
+
+Besides the results table, a section has one table per metric its environments plot other
+than the regret (``core.records``: the click-through rate ``average_reward`` of a replay,
+R(t)/t of a duel), and, when the config has ``checkpoints:``, one table per plotted metric
+with its mean +- std at each checkpoint (the dueling papers' R(T)/T tables). Intervals from
+fewer than 5 seeds are flagged.
 """
 
 from __future__ import annotations
@@ -14,8 +20,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from banditkit.experiments.summaries import FEW_SEEDS
+
 __all__ = [
     "FigureSection",
+    "checkpoint_table",
     "claims_table",
     "pivot_table",
     "render_report",
@@ -66,6 +75,56 @@ def results_table(summary: Mapping[str, Any]) -> str:
             f"| [{_num(lo)}, {_num(hi)}] | {_num(row['seconds_mean'], 3)} "
             f"| {_num(row['n_updates_mean'])} |"
         )
+    if any(0 < row.get("n_seeds", 0) < FEW_SEEDS for row in summary.get("results", [])):
+        lines += [
+            "",
+            f"(the {level:.0%} CI of fewer than {FEW_SEEDS} seeds is a rough interval)",
+        ]
+    return "\n".join(lines)
+
+
+def _metric_mean(row: Mapping[str, Any], metric: str, at: str | None) -> Any:
+    entry = (row.get("metrics") or {}).get(metric) or {}
+    stats = (
+        entry.get("final") if at is None else (entry.get("checkpoints") or {}).get(at)
+    )
+    return None if not stats else stats.get("mean")
+
+
+def checkpoint_table(summary: Mapping[str, Any], metric: str) -> str:
+    """A declared metric at every checkpoint and the final round: mean +- std over seeds.
+
+    Example:
+        >>> stats = {"mean": 0.5, "std": 0.1, "n": 2}
+        >>> row = {"env": "e", "label": "a", "metrics": {"average_regret": {
+        ...     "final": stats, "checkpoints": {"10": stats}}}}
+        >>> print(checkpoint_table({"checkpoints": [10], "horizon": 20, "results": [row]},
+        ...                        "average_regret").splitlines()[2])
+        | e | a | 0.5 ± 0.1 | 0.5 ± 0.1 |
+    """
+    points = [str(t) for t in summary.get("checkpoints", [])]
+    lines = [
+        "| environment | policy | "
+        + " | ".join(f"t = {t}" for t in points)
+        + f" | final (T = {summary.get('horizon')}) |",
+        "|---|---|" + "---|" * (len(points) + 1),
+    ]
+    few = False
+    for row in summary.get("results", []):
+        entry = (row.get("metrics") or {}).get(metric)
+        if entry is None:
+            continue
+        cells = []
+        for stats in [*(entry["checkpoints"].get(t) for t in points), entry["final"]]:
+            if not stats or not stats.get("n"):
+                cells.append("n/a")
+                continue
+            few = few or stats["n"] < FEW_SEEDS
+            cells.append(f"{_num(stats['mean'])} ± {_num(stats['std'], 3)}")
+        label = row.get("label") or row["policy"]
+        lines.append(f"| {_cell(row['env'])} | {_cell(label)} | {' | '.join(cells)} |")
+    if few:
+        lines += ["", f"(mean ± std over fewer than {FEW_SEEDS} seeds)"]
     return "\n".join(lines)
 
 
@@ -74,6 +133,7 @@ def pivot_table(
     key: str = "ctr_mean",
     *,
     row_notes: Mapping[str, Mapping[str, Any]] | None = None,
+    metric: str | None = None,
 ) -> str:
     """One value per environment (rows) and policy (columns), like the paper's Table 2.
 
@@ -81,6 +141,7 @@ def pivot_table(
         summary: A ``summary.json`` mapping.
         key: The result field shown (``ctr_mean``, ``final_reward_mean``, ...).
         row_notes: Env label -> parameters written after the label (``env_overrides``).
+        metric: A declared metric whose final mean is shown instead of ``key``.
 
     Example:
         >>> rows = [{"env": "e", "label": "a", "ctr_mean": 0.0025},
@@ -93,7 +154,12 @@ def pivot_table(
     results = summary.get("results", [])
     envs = list(dict.fromkeys(r["env"] for r in results))
     labels = list(dict.fromkeys(r.get("label") or r["policy"] for r in results))
-    value = {(r["env"], r.get("label") or r["policy"]): r.get(key) for r in results}
+    value = {
+        (r["env"], r.get("label") or r["policy"]): (
+            r.get(key) if metric is None else _metric_mean(r, metric, None)
+        )
+        for r in results
+    }
     lines = [
         "| environment | " + " | ".join(_cell(lab) for lab in labels) + " |",
         "|---|" + "---|" * len(labels),
@@ -169,6 +235,44 @@ def _tuned_note(config: Mapping[str, Any]) -> str:
     return text
 
 
+def _plotted(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(metric, description) of every metric some environment plots, in declared order."""
+    seen: dict[str, str] = {}
+    for env in (summary.get("envs") or {}).values():
+        for name, record in (env.get("records") or {}).items():
+            for metric in record.get("plot", []):
+                what = record.get("description", "")
+                if metric != name:
+                    what = f"{name} summed to round t, divided by t; {name}: {what}"
+                elif record.get("aggregation") == "sum":
+                    what = f"summed to round t; {name}: {what}"
+                seen.setdefault(metric, what)
+    return list(seen.items())
+
+
+def _metric_tables(summary: Mapping[str, Any], cfg: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    plotted = _plotted(summary)
+    for metric, what in plotted:
+        if metric == "regret":
+            continue  # the results table has it
+        out += [
+            f"### Final {metric} ({what})",
+            "",
+            pivot_table(summary, row_notes=cfg.get("env_overrides"), metric=metric),
+            "",
+        ]
+    if summary.get("checkpoints"):
+        for metric, what in plotted:
+            out += [
+                f"### {metric} at checkpoints ({what})",
+                "",
+                checkpoint_table(summary, metric),
+                "",
+            ]
+    return out
+
+
 def render_report(
     title: str,
     sections: Sequence[FigureSection],
@@ -216,16 +320,7 @@ def render_report(
                 rel = Path(os.path.relpath(fig, root)).as_posix()
                 out += [f"![{fig.stem}]({rel})", ""]
         out += ["### Results", "", results_table(section.summary), ""]
-        envs = cfg.get("envs") or []
-        if any(str(e.get("name", "")).endswith("-replay") for e in envs):
-            out += [
-                "### Final CTR (clicks / accepted events)",
-                "",
-                pivot_table(
-                    section.summary, "ctr_mean", row_notes=cfg.get("env_overrides")
-                ),
-                "",
-            ]
+        out += _metric_tables(section.summary, cfg)
         if section.summary.get("claims"):
             out += ["### Claims", "", claims_table(section.summary["claims"]), ""]
     return "\n".join(out).rstrip() + "\n"

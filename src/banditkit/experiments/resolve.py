@@ -2,35 +2,32 @@
 
 Resolution builds each environment and policy of the config once, through the registries, so
 that unknown names, unknown parameters and invalid values are reported before anything runs,
-and reads back their full parameters (defaults included). The resolved config is what
-``DIR/config.yaml`` holds, and resolving it again gives the same config.
-
-A run is one (environment, policy with its effective parameters, seed, horizon). Its id is
-the first 16 hex digits of the SHA-256 of the canonical JSON of exactly these values plus
-``RUN_ID_FORMAT``::
-
-    {"format": 1, "env": {"name", "params"}, "policy": {"name", "params"}, "seed", "horizon"}
-
-Labels, the experiment name and the banditkit version are not part of the id: they do not
-change the numbers a run produces (the version is recorded in each run's metadata). Two
-labels with identical settings therefore share their runs.
+and reads back their full parameters (defaults included) and each environment's declared
+records. The resolved config is what ``DIR/config.yaml`` holds, and resolving it again gives
+the same config. What resolution produces (:class:`ResolvedExperiment`, its cells and runs,
+run ids) is defined in ``experiments.runs``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import yaml
-
 from banditkit.core import ENVIRONMENTS, POLICIES, make_env, make_policy
 from banditkit.core.validation import suggest
+from banditkit.experiments.claims import LEGACY_METRICS, declared_metric
 from banditkit.experiments.metrics import METRICS
+from banditkit.experiments.runs import (
+    RUN_ID_FORMAT,
+    Cell,
+    EnvEntry,
+    PolicyEntry,
+    ResolvedExperiment,
+    RunSpec,
+    plain,
+    run_id,
+)
 from banditkit.experiments.schema import (
     ConfigError,
     EnvSpec,
@@ -52,174 +49,6 @@ __all__ = [
     "run_id",
 ]
 
-RUN_ID_FORMAT = 1
-"""Bumped whenever the meaning of a stored run changes; old runs are then recomputed."""
-
-
-def plain(value: Any) -> Any:
-    """Convert a parameter value to plain JSON/YAML data (lists, dicts, scalars).
-
-    Example:
-        >>> plain({"a": (np.float64(1.5), np.int64(2))})
-        {'a': [1.5, 2]}
-    """
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return plain(value.tolist())
-    if isinstance(value, np.generic):
-        return value.item()
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    raise TypeError(
-        f"parameter value {value!r} cannot be stored in a config; use numbers, strings, "
-        "lists or mappings (callables are for the Python API, not configs)."
-    )
-
-
-def _canonical(data: Any) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
-def run_id(
-    env_name: str,
-    env_params: Mapping[str, Any],
-    policy_name: str,
-    policy_params: Mapping[str, Any],
-    seed: int,
-    horizon: int,
-) -> str:
-    """The id of a run: a hash of everything that determines its numbers.
-
-    Example:
-        >>> a = run_id("linear", {"d": 3}, "random", {}, 0, 10)
-        >>> a == run_id("linear", {"d": 3}, "random", {}, 0, 10), len(a)
-        (True, 16)
-        >>> a == run_id("linear", {"d": 3}, "random", {}, 1, 10)
-        False
-    """
-    identity = {
-        "format": RUN_ID_FORMAT,
-        "env": {"name": env_name, "params": plain(env_params)},
-        "policy": {"name": policy_name, "params": plain(policy_params)},
-        "seed": int(seed),
-        "horizon": int(horizon),
-    }
-    return hashlib.sha256(_canonical(identity).encode()).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """Everything a worker needs to compute one run (picklable, no live objects)."""
-
-    env_name: str
-    env_params: dict[str, Any]
-    policy_name: str
-    policy_params: dict[str, Any]
-    seed: int
-    horizon: int
-    env_label: str = field(default="", compare=False)
-    policy_label: str = field(default="", compare=False)
-
-    @property
-    def id(self) -> str:
-        """See :func:`run_id`."""
-        return run_id(
-            self.env_name,
-            self.env_params,
-            self.policy_name,
-            self.policy_params,
-            self.seed,
-            self.horizon,
-        )
-
-    def describe(self) -> str:
-        """A short human-readable name."""
-        env = self.env_label or self.env_name
-        return f"{env} / {self.policy_label or self.policy_name} / seed {self.seed}"
-
-
-@dataclass(frozen=True)
-class EnvEntry:
-    """A resolved environment."""
-
-    name: str
-    label: str
-    params: dict[str, Any]
-    family: str
-
-
-@dataclass(frozen=True)
-class PolicyEntry:
-    """A resolved policy (base parameters, before per-environment tuned values)."""
-
-    name: str
-    label: str
-    params: dict[str, Any]
-    family: str
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One (environment, policy) pair with the policy's effective parameters."""
-
-    env: EnvEntry
-    policy: PolicyEntry
-    params: dict[str, Any]
-
-    def runs(self, seeds: Sequence[int], horizon: int) -> list[RunSpec]:
-        """The runs of this cell, one per seed."""
-        return [
-            RunSpec(
-                env_name=self.env.name,
-                env_params=self.env.params,
-                policy_name=self.policy.name,
-                policy_params=self.params,
-                seed=s,
-                horizon=horizon,
-                env_label=self.env.label,
-                policy_label=self.policy.label,
-            )
-            for s in seeds
-        ]
-
-
-@dataclass
-class ResolvedExperiment:
-    """A config with every default explicit, plus its environments, policies and runs."""
-
-    config: ExperimentConfig
-    envs: list[EnvEntry]
-    policies: list[PolicyEntry]
-    cells: list[Cell]
-    source: str = "<config>"
-
-    @property
-    def seeds(self) -> list[int]:
-        """Evaluation seeds."""
-        return self.config.seed_list
-
-    @property
-    def horizon(self) -> int:
-        """Rounds per run."""
-        return self.config.horizon
-
-    def runs(self) -> list[RunSpec]:
-        """Every run: environments x policies x seeds, in that order."""
-        return [r for c in self.cells for r in c.runs(self.seeds, self.horizon)]
-
-    def to_yaml(self) -> str:
-        """The resolved config as YAML (what ``DIR/config.yaml`` holds)."""
-        header = (
-            "# Resolved by banditkit: every default is explicit. Runs are matched on their id,\n"
-            "# a hash of (env, policy, parameters, seed, horizon); see docs/experiments.md.\n"
-        )
-        return header + yaml.safe_dump(
-            self.config.to_dict(), sort_keys=False, width=100
-        )
-
 
 def _build_env(spec: EnvSpec, i: int, source: str) -> EnvEntry:
     field_name = f"envs[{i}]"
@@ -238,7 +67,9 @@ def _build_env(spec: EnvSpec, i: int, source: str) -> EnvEntry:
         raise ConfigError(
             str(exc), source=source, field=f"{field_name} ({spec.name})"
         ) from None
-    return EnvEntry(spec.name, spec.label or env.label, params, env.family)
+    return EnvEntry(
+        spec.name, spec.label or env.label, params, env.family, env.declared_records()
+    )
 
 
 def _policy_params(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -390,6 +221,10 @@ def resolve(
 ) -> ResolvedExperiment:
     """Validate and resolve a config (path, mapping or model).
 
+    The steps, each a function below: build every environment and policy (names, parameters,
+    families, labels); check the tuning grid; apply tuned values and overrides per cell;
+    check the metrics, checkpoints and claims against the environments' declared records.
+
     Args:
         config: The config.
         base_dir: Directory that relative ``tuned:`` paths are read from (default: the
@@ -412,6 +247,31 @@ def resolve(
     cfg = load_config(config, source=source)
     base = Path(base_dir) if base_dir is not None else None
 
+    envs, policies = _build_entries(cfg, source)
+    _check_grid(cfg, policies, source)
+    cells, applied, provenance = _build_cells(cfg, envs, policies, base, source)
+    _check_metrics(cfg, envs, source)
+    claims = _resolve_claims(cfg, envs, policies, source)
+    resolved_config = cfg.model_copy(
+        update={
+            "seeds": cfg.seed_list,
+            "envs": [EnvSpec(name=e.name, label=e.label, **e.params) for e in envs],
+            "policies": [
+                PolicySpec(name=p.name, label=p.label, **p.params) for p in policies
+            ],
+            "tuned": applied or None,
+            # Applied values are keyed by this config's env labels: the lookup is done.
+            "tuned_envs": {} if applied else cfg.tuned_envs,
+            "tuned_source": provenance or cfg.tuned_source,
+            "claims": claims,
+        }
+    )
+    return ResolvedExperiment(resolved_config, envs, policies, cells, source)
+
+
+def _build_entries(
+    cfg: ExperimentConfig, source: str
+) -> tuple[list[EnvEntry], list[PolicyEntry]]:
     envs = [_build_env(spec, i, source) for i, spec in enumerate(cfg.envs)]
     policies = [_build_policy(spec, i, source) for i, spec in enumerate(cfg.policies)]
     _unique_labels([e.label for e in envs], "envs", source)
@@ -425,7 +285,12 @@ def resolve(
                     source=source,
                     field=f"policies[{i}]",
                 )
+    return envs, policies
 
+
+def _check_grid(
+    cfg: ExperimentConfig, policies: list[PolicyEntry], source: str
+) -> None:
     for key, params in cfg.grid.items():
         matches = [p for p in policies if key in (p.label, p.name)]
         if not matches:
@@ -447,6 +312,15 @@ def resolve(
                     field=f"grid.{key}.{param}",
                 )
 
+
+def _build_cells(
+    cfg: ExperimentConfig,
+    envs: list[EnvEntry],
+    policies: list[PolicyEntry],
+    base: Path | None,
+    source: str,
+) -> tuple[list[Cell], dict[str, dict[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """The cells with their effective parameters, the tuned values applied, provenance."""
     tuned_all, provenance, tuned_keys = _load_tuned(cfg.tuned, base, source)
     if cfg.tuned_envs and provenance:
         provenance = [
@@ -508,16 +382,33 @@ def resolve(
             if override:
                 applied.setdefault(e.label, {})[p.label] = plain(override)
             cells.append(Cell(e, p, params))
+    return cells, applied, provenance
 
+
+def _check_metrics(cfg: ExperimentConfig, envs: list[EnvEntry], source: str) -> None:
+    """``metrics:`` names a registered figure metric or a metric every env declares."""
     for name in cfg.metrics:
-        if name not in METRICS:
-            known = sorted(METRICS)
+        if name in METRICS:
+            continue
+        missing = [e.label for e in envs if name not in e.metrics]
+        if missing:
+            known = sorted(set(METRICS) | {m for e in envs for m in e.metrics})
             raise ConfigError(
-                f"unknown metric {name!r}.{suggest(name, known)} Known: {', '.join(known)}.",
+                f"unknown metric {name!r} (not declared by {', '.join(missing)})."
+                f"{suggest(name, known)} Known: {', '.join(known)}.",
                 source=source,
                 field="metrics",
             )
 
+
+def _resolve_claims(
+    cfg: ExperimentConfig,
+    envs: list[EnvEntry],
+    policies: list[PolicyEntry],
+    source: str,
+) -> list[Any]:
+    """Claims with policy references resolved to labels; envs, metrics, ``at`` checked."""
+    env_labels = {e.label for e in envs}
     claims = []
     ids: set[str] = set()
     for i, claim in enumerate(cfg.claims):
@@ -539,6 +430,7 @@ def resolve(
                         source=source,
                         field=f"claims[{i}].{attr}",
                     )
+        _check_claim_metric(claim, envs, cfg.checkpoints, source, f"claims[{i}]")
         for attr in ("policy", "other"):
             ref = getattr(claim, attr, None)
             if ref is not None:
@@ -553,19 +445,38 @@ def resolve(
                     for r in refs
                 ]
         claims.append(claim.model_copy(update=update))
+    return claims
 
-    resolved_config = cfg.model_copy(
-        update={
-            "seeds": cfg.seed_list,
-            "envs": [EnvSpec(name=e.name, label=e.label, **e.params) for e in envs],
-            "policies": [
-                PolicySpec(name=p.name, label=p.label, **p.params) for p in policies
-            ],
-            "tuned": applied or None,
-            # Applied values are keyed by this config's env labels: the lookup is done.
-            "tuned_envs": {} if applied else cfg.tuned_envs,
-            "tuned_source": provenance or cfg.tuned_source,
-            "claims": claims,
-        }
-    )
-    return ResolvedExperiment(resolved_config, envs, policies, cells, source)
+
+def _check_claim_metric(
+    claim: Any, envs: list[EnvEntry], checkpoints: list[int], source: str, where: str
+) -> None:
+    metric = getattr(claim, "metric", None)
+    at = getattr(claim, "at", None)
+    if at is not None and at not in checkpoints:
+        raise ConfigError(
+            f"round {at} is not a checkpoint; add it to `checkpoints:` "
+            f"(now {checkpoints})",
+            source=source,
+            field=f"{where}.at",
+        )
+    if metric is None or (metric in LEGACY_METRICS and at is None):
+        return
+    if metric in LEGACY_METRICS:
+        metric = declared_metric(metric, at)
+        if metric is None:
+            raise ConfigError(
+                "this metric has no value per round; drop `at:`",
+                source=source,
+                field=f"{where}.at",
+            )
+    named = claim.env_labels() or [e.label for e in envs]
+    for env in envs:
+        if env.label in named and metric not in env.metrics:
+            known = sorted(env.metrics)
+            raise ConfigError(
+                f"environment {env.label!r} declares no metric {metric!r}."
+                f"{suggest(metric, known)} Its metrics: {', '.join(known)}.",
+                source=source,
+                field=f"{where}.metric",
+            )

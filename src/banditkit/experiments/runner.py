@@ -6,7 +6,8 @@
     3. expand runs (environments x policies x seeds), skip those already finished;
     4. compute the rest on the chosen backend, writing each run as soon as it arrives (a
        run that raises is written as ``runs/<id>.error.json`` and the others go on);
-    5. write ``summary.json`` and the figures from everything stored.
+    5. summarise everything stored (``summaries``), decide the claims (``claims``), write
+       ``summary.json``, and draw the figures (``plots``).
 
 Re-running with the same output directory therefore resumes: finished runs are kept, failed
 or missing ones are computed.
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from banditkit.experiments.backends import BACKENDS, make_backend
+from banditkit.experiments.claims import evaluate_claims
 from banditkit.experiments.progress import Progress, make_progress
 from banditkit.experiments.resolve import ResolvedExperiment, RunSpec, resolve
 from banditkit.experiments.schema import (
@@ -30,13 +32,19 @@ from banditkit.experiments.schema import (
     load_config,
 )
 from banditkit.experiments.store import RunStore
-from banditkit.experiments.summaries import collect, summarize
+from banditkit.experiments.summaries import (
+    CellRuns,
+    collect,
+    regret_halves,
+    summarize,
+)
 
 __all__ = [
     "ExperimentResult",
     "execute_experiment",
     "prepare_experiment",
     "run_experiment",
+    "summary_with_claims",
 ]
 
 
@@ -100,6 +108,18 @@ def prepare_experiment(
     return resolve(cfg, base_dir=base_dir, source=source)
 
 
+def summary_with_claims(
+    resolved: ResolvedExperiment, cells: list[CellRuns]
+) -> dict[str, Any]:
+    """The ``summary.json`` mapping: the summary, then its claims decided on it."""
+    summary = summarize(resolved, cells)
+    if resolved.config.claims:
+        summary["claims"] = evaluate_claims(
+            resolved.config.claims, summary["results"], regret_halves(cells)
+        )
+    return summary
+
+
 def _unique(specs: list[RunSpec]) -> list[RunSpec]:
     seen: set[str] = set()
     out = []
@@ -151,7 +171,9 @@ def execute_experiment(
             for record in records:
                 if record.ok:
                     assert record.columns is not None
-                    store.write_run(record.run_id, record.columns, record.meta)
+                    store.write_run(
+                        record.run_id, record.columns, record.meta, record.records
+                    )
                 else:
                     failed[record.run_id] = str(record.meta.get("error", "failed"))
                     store.write_error(
@@ -162,7 +184,7 @@ def execute_experiment(
             records.close()
             reporter.stop()
         cells = collect(resolved, store)
-        summary = summarize(resolved, cells)
+        summary = summary_with_claims(resolved, cells)
         store.write_json("summary.json", summary)
         written = []
         if figures:
@@ -250,7 +272,7 @@ def redraw(out: str | Path) -> list[Path]:
     store.prepare()
     with store.lock():
         cells = collect(resolved, store)
-        store.write_json("summary.json", summarize(resolved, cells))
+        store.write_json("summary.json", summary_with_claims(resolved, cells))
         from banditkit.experiments.plots import plot_experiment
 
         return plot_experiment(resolved, cells, store.figures_dir)

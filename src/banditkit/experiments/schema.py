@@ -19,6 +19,9 @@ metric plots and claims::
     env_overrides:             # optional: policy parameters set on one environment
       logistic-h1-low: {kappa: 50}
     ci_level: 0.95             # level of the confidence intervals in summary.json and figures
+    band: t-ci                 # figure bands: t-ci (interval of the mean), std or se
+    checkpoints: [1000, 2000]  # rounds at which every declared metric is summarised too
+    metrics: [average_regret]  # extra figures (declared metrics, registered figure metrics)
     quick: {seeds: 2, horizon: 300}      # what `--quick` runs
     claims:
       - {id: linucb-best, kind: lowest-final-regret, policy: LinUCB, env: logistic-h1}
@@ -46,7 +49,7 @@ import re
 from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import (
@@ -58,7 +61,7 @@ from pydantic import (
     model_validator,
 )
 
-from banditkit.experiments.claims import Claim
+from banditkit.experiments.claim_kinds import Claim
 
 __all__ = [
     "DEFAULT_TUNING_SEED_OFFSET",
@@ -229,7 +232,20 @@ class ExperimentConfig(BaseModel):
     )
     tuning: TuningSpec = Field(default_factory=TuningSpec, description="Tuning seeds.")
     ci_level: float = Field(default=0.95, gt=0, lt=1, description="Confidence level.")
-    metrics: list[str] = Field(default_factory=list, description="Extra metric plots.")
+    band: Literal["t-ci", "std", "se"] = Field(
+        default="t-ci",
+        description="Shaded band of the figures: Student-t interval of the mean at "
+        "`ci_level`, one standard deviation, or one standard error.",
+    )
+    checkpoints: list[int] = Field(
+        default_factory=list,
+        description="Rounds at which summary.json and the report give every declared "
+        "metric, besides the final round (e.g. [1000, 2000, 4000]).",
+    )
+    metrics: list[str] = Field(
+        default_factory=list,
+        description="Extra figures: declared metrics or registered figure metrics.",
+    )
     quick: QuickSpec | None = Field(default=None, description="Settings of `--quick`.")
     claims: list[Claim] = Field(default_factory=list, description="Checks for reports.")
 
@@ -237,6 +253,15 @@ class ExperimentConfig(BaseModel):
     @classmethod
     def _seeds(cls, value: Any) -> Any:
         return _check_seeds(value)
+
+    @field_validator("checkpoints")
+    @classmethod
+    def _checkpoints(cls, value: list[int]) -> list[int]:
+        if any(isinstance(t, bool) or t < 1 for t in value) or len(set(value)) != len(
+            value
+        ):
+            raise ValueError(f"expected distinct rounds >= 1; got {value!r}")
+        return sorted(value)
 
     @field_validator("grid")
     @classmethod
@@ -323,6 +348,7 @@ _CLAIM_KINDS = {
     "below",
     "seconds-ratio",
     "regret-below",
+    "value-below",
     "sublinear",
     "top-k",
     "equal",

@@ -1,7 +1,8 @@
 """The result store: one output directory, written atomically (DESIGN.md section 7).
 
     DIR/config.yaml            the resolved config
-    DIR/runs/<id>.parquet      per-round columns of one run (COLUMNS)
+    DIR/runs/<id>.parquet      per-round columns of one run (``table_columns``: ``t``, the
+                               environment's declared records, ``cumulative_regret``)
     DIR/runs/<id>.json         its metadata; written last, so it marks the run finished
     DIR/runs/<id>.error.json   a run that raised: its traceback (removed once it succeeds)
     DIR/summary.json, DIR/figures/, DIR/report.md
@@ -37,34 +38,91 @@ import os
 import socket
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from banditkit.core.environment import ContextualEnvironment
+from banditkit.core.records import Record
+
 __all__ = [
     "COLUMNS",
+    "DERIVED_COLUMNS",
     "CorruptFileError",
     "OutputDirError",
     "RunStore",
+    "arrow_table",
     "atomic_write_bytes",
     "atomic_write_text",
     "json_safe",
     "read_json_object",
+    "table_columns",
 ]
 
-COLUMNS = (
-    "t",
-    "regret",
-    "reward",
-    "cumulative_regret",
-    "act_seconds",
-    "update_seconds",
-    "n_updates",
-    "events_read",
-)
-"""Columns of ``runs/<id>.parquet``; ``events_read`` counts log events read (replay)."""
+DERIVED_COLUMNS = ("t", "cumulative_regret")
+"""Columns every table has besides the declared records: the round and R(t)."""
+
+
+def table_columns(records: Sequence[Record]) -> tuple[str, ...]:
+    """The columns of a run's table: ``t``, the declared records in order, ``cumulative_regret``.
+
+    Example:
+        >>> table_columns([Record("regret"), Record("chosen", dtype="int64",
+        ...                aggregation="none")])
+        ('t', 'regret', 'chosen', 'cumulative_regret')
+    """
+    return (DERIVED_COLUMNS[0], *(r.name for r in records), DERIVED_COLUMNS[1])
+
+
+CONTEXTUAL_RECORDS: tuple[Record, ...] = ContextualEnvironment.declared_records()
+"""The declaration of a plain contextual environment (the default of ``write_run``)."""
+
+COLUMNS = table_columns(CONTEXTUAL_RECORDS)
+"""Columns of a contextual run's table (other families and environments add theirs)."""
+
+
+def _arrow_type(dtype: str) -> Any:
+    import pyarrow as pa
+
+    return {
+        "float64": pa.float64(),
+        "int64": pa.int64(),
+        "bool": pa.bool_(),
+        "list<int64>": pa.list_(pa.int64()),
+    }[dtype]
+
+
+def arrow_table(columns: Mapping[str, Any], records: Sequence[Record]) -> Any:
+    """A pyarrow table of exactly the declared columns, each of its declared type.
+
+    Raises:
+        ValueError: If a column is missing, or not declared (never dropped silently).
+    """
+    import pyarrow as pa
+
+    names = table_columns(records)
+    undeclared = sorted(set(columns) - set(names))
+    missing = [n for n in names if n not in columns]
+    if undeclared or missing:
+        raise ValueError(
+            f"columns must be exactly the declared records {list(names)}; undeclared: "
+            f"{undeclared}, missing: {missing} (declare a record on the environment)."
+        )
+    types = {"t": "int64", "cumulative_regret": "float64"}
+    types.update({r.name: r.dtype for r in records})
+    arrays = {}
+    for name in names:
+        kind = _arrow_type(types[name])
+        values = columns[name]
+        if types[name] == "list<int64>":
+            values = [[int(i) for i in a] for a in values]
+        else:
+            values = np.asarray(values)
+        arrays[name] = pa.array(values, type=kind)
+    return pa.table(arrays)
+
 
 TIMING_COLUMNS = ("act_seconds", "update_seconds")
 LOCK_NAME = ".banditkit.lock"
@@ -343,9 +401,10 @@ class RunStore:
         """Check that the stored files of a run read back as a complete run.
 
         The metadata must be a JSON object whose ``id`` (when present) is ``run_id``; the
-        table must be a Parquet file whose footer reads, with every column of ``COLUMNS`` and
-        as many rows as the metadata's ``rounds`` (when present); when the metadata records
-        ``table_sha256``, the table's bytes must have that SHA-256.
+        table must be a Parquet file whose footer reads, with every column the metadata's
+        ``columns`` lists (``COLUMNS`` for metadata written before it did) and as many rows
+        as its ``rounds`` (when present); when the metadata records ``table_sha256`` (as
+        :meth:`write_run` does), the table's bytes must have that SHA-256.
 
         Raises:
             CorruptFileError: Naming the first file that fails and why.
@@ -373,7 +432,10 @@ class RunStore:
                 path, f"not a readable Parquet file ({exc})"
             ) from None
         names = set(info.schema.names)
-        missing = [c for c in COLUMNS if c not in names]
+        expected = meta.get("columns")
+        if not isinstance(expected, list):
+            expected = list(COLUMNS)
+        missing = [c for c in expected if c not in names]
         if missing:
             raise CorruptFileError(path, f"missing columns {', '.join(missing)}")
         rounds = meta.get("rounds")
@@ -383,16 +445,35 @@ class RunStore:
             )
 
     def write_run(
-        self, run_id: str, columns: Mapping[str, np.ndarray], meta: dict[str, Any]
+        self,
+        run_id: str,
+        columns: Mapping[str, Any],
+        meta: dict[str, Any],
+        records: Sequence[Record] = CONTEXTUAL_RECORDS,
     ) -> None:
-        """Write a finished run: the table first, then its metadata, then drop any error."""
-        import pyarrow as pa
+        """Write a finished run: the table first, then its metadata, then drop any error.
+
+        Args:
+            run_id: The run's id.
+            columns: Column name -> per-round values: exactly ``table_columns(records)``.
+            meta: The run's metadata.
+            records: The environment's declared records (``Environment.declared_records``).
+
+        Raises:
+            ValueError: If ``columns`` has an undeclared column or lacks a declared one.
+        """
         import pyarrow.parquet as pq
 
-        table = pa.table({name: np.asarray(columns[name]) for name in COLUMNS})
+        table = arrow_table(columns, records)
         buffer = io.BytesIO()
         pq.write_table(table, buffer, compression="zstd")
-        atomic_write_bytes(self.table_path(run_id), buffer.getvalue())
+        data = buffer.getvalue()
+        atomic_write_bytes(self.table_path(run_id), data)
+        meta = {
+            **meta,
+            "columns": list(table.column_names),
+            "table_sha256": hashlib.sha256(data).hexdigest(),
+        }
         _write_json(self.meta_path(run_id), meta)
         self.error_path(run_id).unlink(missing_ok=True)
 

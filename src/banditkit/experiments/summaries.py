@@ -1,12 +1,15 @@
 """Summaries: per (environment, policy) statistics over seeds, and ``summary.json``.
 
-For each cell the final cumulative regret of every finished seed gives its mean, its standard
-deviation (n - 1 in the denominator) and a Student-t confidence interval for the mean,
+For each cell, every metric the environment declares (``core.records``; ``regret`` is R(t),
+``average_regret`` R(t)/t, ...) is read per finished seed at the final round and at each of
+the config's ``checkpoints``; the values give a mean, a standard deviation (n - 1 in the
+denominator) and a Student-t confidence interval for the mean,
 
     mean +- t_{(1 + level) / 2, n - 1} * std / sqrt(n),
 
 at the config's ``ci_level`` (0.95 by default); with a single seed the interval is the point
-itself. The shaded bands of the figures use the same interval at every round.
+itself. The shaded bands of the figures use the same interval at every round, or one
+standard deviation or standard error (the config's ``band``); see :func:`curve_band`.
 """
 
 from __future__ import annotations
@@ -17,18 +20,28 @@ from typing import Any
 
 import numpy as np
 
-from banditkit.experiments.claims import evaluate_claims
-from banditkit.experiments.resolve import Cell, ResolvedExperiment
+from banditkit.core.records import aggregate
+from banditkit.experiments.runs import Cell, ResolvedExperiment
 from banditkit.experiments.store import RunStore
 
 __all__ = [
+    "BANDS",
+    "FEW_SEEDS",
     "CellRuns",
+    "band_label",
     "collect",
     "curve_band",
+    "metric_stats",
     "regret_halves",
     "summarize",
     "t_interval",
 ]
+
+BANDS = ("t-ci", "std", "se")
+"""Kinds of figure band: t-interval of the mean, one standard deviation, one standard error."""
+
+FEW_SEEDS = 5
+"""An interval from fewer seeds than this is labelled as such in figures and reports."""
 
 
 @dataclass
@@ -50,6 +63,21 @@ class CellRuns:
         return np.stack(
             [np.asarray(t[name], dtype=np.float64)[:length] for t in self.tables]
         )
+
+    def curves(self, metric: str) -> list[np.ndarray]:
+        """One curve per seed of a declared metric (entry t-1: its value at round t)."""
+        record = self.cell.env.metrics[metric]
+        return [
+            aggregate(record, metric, np.asarray(t[record.name])) for t in self.tables
+        ]
+
+    def curve(self, metric: str) -> np.ndarray:
+        """(n_seeds, T) matrix of a declared metric, truncated to the shortest run."""
+        if not self.tables:
+            return np.zeros((0, 0))
+        curves = self.curves(metric)
+        length = min(c.shape[0] for c in curves)
+        return np.stack([c[:length] for c in curves])
 
 
 def collect(resolved: ResolvedExperiment, store: RunStore) -> list[CellRuns]:
@@ -97,17 +125,98 @@ def t_interval(
 
 
 def curve_band(
-    matrix: np.ndarray, level: float
+    matrix: np.ndarray, level: float, kind: str = "t-ci"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-round mean and t-interval bounds of a (n_seeds, T) matrix."""
+    """Per-round mean and band bounds of a (n_seeds, T) matrix.
+
+    Args:
+        matrix: One row per seed.
+        level: Confidence level of a ``t-ci`` band.
+        kind: ``t-ci`` (Student-t interval of the mean), ``std`` (mean +- one standard
+            deviation over seeds) or ``se`` (mean +- one standard error).
+
+    Raises:
+        ValueError: For an unknown ``kind``.
+    """
+    if kind not in BANDS:
+        raise ValueError(f"kind must be one of {BANDS}; got {kind!r}.")
     mean = matrix.mean(axis=0)
     n = matrix.shape[0]
     if n < 2:
         return mean, mean.copy(), mean.copy()
-    from scipy import stats
+    half = matrix.std(axis=0, ddof=1)
+    if kind != "std":
+        half = half / np.sqrt(n)
+    if kind == "t-ci":
+        from scipy import stats
 
-    half = stats.t.ppf((1 + level) / 2, n - 1) * matrix.std(axis=0, ddof=1) / np.sqrt(n)
+        half = stats.t.ppf((1 + level) / 2, n - 1) * half
     return mean, mean - half, mean + half
+
+
+def band_label(kind: str, level: float, n_seeds: int) -> str:
+    """How a band is described in a figure, flagging intervals from few seeds.
+
+    Example:
+        >>> band_label("t-ci", 0.95, 3)
+        'mean and 95% t-interval over seeds (fewer than 5 seeds: a rough interval)'
+        >>> band_label("std", 0.95, 10)
+        'mean +- one standard deviation over seeds'
+    """
+    text = {
+        "t-ci": f"mean and {level:.0%} t-interval over seeds",
+        "std": "mean +- one standard deviation over seeds",
+        "se": "mean +- one standard error over seeds",
+    }[kind]
+    if kind != "std" and n_seeds < FEW_SEEDS:
+        text += f" (fewer than {FEW_SEEDS} seeds: a rough interval)"
+    return text
+
+
+def metric_stats(
+    values: Sequence[float], seeds: Sequence[int], level: float
+) -> dict[str, Any]:
+    """Mean, std, t-interval and per-seed values of one metric at one round.
+
+    Example:
+        >>> metric_stats([1.0, 3.0], [0, 1], 0.95)["std"]
+        1.4142135623730951
+    """
+    arr = np.asarray(values, dtype=np.float64)
+    n = arr.size
+    nan = float("nan")
+    return {
+        "n": n,
+        "mean": float(arr.mean()) if n else nan,
+        "std": float(arr.std(ddof=1)) if n > 1 else (0.0 if n else nan),
+        "ci": list(t_interval(arr, level)),
+        "seeds": [int(s) for s in seeds],
+        "per_seed": arr.tolist(),
+    }
+
+
+def _metrics(
+    runs: CellRuns, level: float, checkpoints: Sequence[int]
+) -> dict[str, Any]:
+    """Metric -> {higher_is_better, final, checkpoints: {t: stats}} for one cell."""
+    out: dict[str, Any] = {}
+    for metric, record in runs.cell.env.metrics.items():
+        curves = list(zip(runs.seeds, runs.curves(metric), strict=True))
+        final = [(s, float(c[-1])) for s, c in curves if c.size]
+        at = {}
+        for t in checkpoints:
+            reached = [(s, float(c[t - 1])) for s, c in curves if c.size >= t]
+            at[str(t)] = _stats(reached, level)
+        out[metric] = {
+            "higher_is_better": record.higher_is_better,
+            "final": _stats(final, level),
+            "checkpoints": at,
+        }
+    return out
+
+
+def _stats(pairs: list[tuple[int, float]], level: float) -> dict[str, Any]:
+    return metric_stats([v for _, v in pairs], [s for s, _ in pairs], level)
 
 
 def regret_halves(
@@ -127,7 +236,7 @@ def regret_halves(
     return out
 
 
-def _row(runs: CellRuns, level: float) -> dict[str, Any]:
+def _row(runs: CellRuns, level: float, checkpoints: Sequence[int]) -> dict[str, Any]:
     cell = runs.cell
     n = len(runs.tables)
     final = np.array([m["final_regret"] for m in runs.metas], dtype=np.float64)
@@ -153,6 +262,7 @@ def _row(runs: CellRuns, level: float) -> dict[str, Any]:
         "final_reward_mean": float(rewards.mean()) if n else nan,
         "ctr_mean": float(ctr.mean()) if n else nan,
         "n_failed": len(runs.failed),
+        "metrics": _metrics(runs, level, checkpoints),
         "per_seed": {
             "seed": list(runs.seeds),
             "final_regret": final.tolist(),
@@ -165,30 +275,49 @@ def _row(runs: CellRuns, level: float) -> dict[str, Any]:
 def summarize(
     resolved: ResolvedExperiment, cells: Sequence[CellRuns]
 ) -> dict[str, Any]:
-    """The ``summary.json`` mapping (DESIGN.md section 7), claims included when configured.
+    """The ``summary.json`` mapping (DESIGN.md section 7), without claims (see ``claims``).
 
     Besides the contract's keys, each result row has ``label`` (the policy's label),
     ``n_failed`` (runs without a result), ``final_reward_mean`` (sum of rewards),
-    ``ctr_mean`` (sum of rewards / recorded rounds: clicks per accepted event on a replay)
-    and ``per_seed`` ({seed, final_regret, final_reward, ctr}: one list entry per finished
-    seed, used by ``equal`` claims), and the top level has ``ci_level``, ``ci_method`` and
-    ``seeds``.
+    ``ctr_mean`` (sum of rewards / recorded rounds: clicks per accepted event on a replay),
+    ``per_seed`` ({seed, final_regret, final_reward, ctr}: one list entry per finished
+    seed, used by ``equal`` claims) and ``metrics``: every declared metric of the
+    environment, ``{name: {"higher_is_better", "final": STATS, "checkpoints": {t: STATS}}}``
+    with ``STATS = {"n", "mean", "std", "ci", "seeds", "per_seed"}`` (a checkpoint past the
+    end of a run leaves that seed out). The top level has ``ci_level``, ``ci_method``,
+    ``band``, ``checkpoints``, ``seeds`` and ``envs``: per environment label its family and
+    its declared records (``{name: {dtype, description, aggregation, metrics, plot}}``).
     """
     from banditkit import __version__
 
     level = resolved.config.ci_level
-    rows = [_row(runs, level) for runs in cells]
-    summary: dict[str, Any] = {
+    checkpoints = [t for t in resolved.config.checkpoints if t <= resolved.horizon]
+    rows = [_row(runs, level, checkpoints) for runs in cells]
+    return {
         "name": resolved.config.name,
         "horizon": resolved.horizon,
         "banditkit_version": __version__,
         "ci_level": level,
         "ci_method": "student-t interval of the mean over seeds",
+        "band": resolved.config.band,
+        "checkpoints": checkpoints,
         "seeds": resolved.seeds,
+        "envs": {
+            env.label: {
+                "name": env.name,
+                "family": env.family,
+                "records": {
+                    r.name: {
+                        "dtype": r.dtype,
+                        "description": r.description,
+                        "aggregation": r.aggregation,
+                        "metrics": list(r.metrics),
+                        "plot": list(r.plot),
+                    }
+                    for r in env.records
+                },
+            }
+            for env in resolved.envs
+        },
         "results": rows,
     }
-    if resolved.config.claims:
-        summary["claims"] = evaluate_claims(
-            resolved.config.claims, rows, regret_halves(cells)
-        )
-    return summary
