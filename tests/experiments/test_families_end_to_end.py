@@ -304,7 +304,9 @@ def test_propensity_and_actions_reach_run_result():
 
     duel = simulate(POLICIES.make("random-duel", seed=0), ToyDuel(), 20, seed=0)
     assert duel.actions.shape == (20, 2)  # type: ignore[union-attr]
-    assert np.isnan(duel.propensities).all()  # random-duel does not give it
+    # random-duel gives its propensity: one ordered pair of distinct arms out of K(K - 1)
+    k = ToyDuel().n_arms
+    assert np.allclose(duel.propensities, 1 / (k * (k - 1)))
 
 
 class Undeclared(ToyDuel):

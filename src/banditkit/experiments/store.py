@@ -418,6 +418,20 @@ class RunStore:
                 self.meta_path(run_id), f"holds run {meta.get('id')!r}, not {run_id!r}"
             )
         path = self.table_path(run_id)
+        try:
+            parquet = pq.ParquetFile(path)
+        except (pa.ArrowException, OSError) as exc:
+            raise CorruptFileError(
+                path, f"not a readable Parquet file ({exc})"
+            ) from None
+        info = parquet.metadata
+        names = set(parquet.schema_arrow.names)  # top-level names (list columns too)
+        expected = meta.get("columns")
+        if not isinstance(expected, list):
+            expected = list(COLUMNS)
+        missing = [c for c in expected if c not in names]
+        if missing:
+            raise CorruptFileError(path, f"missing columns {', '.join(missing)}")
         digest = meta.get("table_sha256")
         if digest is not None:
             actual = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -425,19 +439,6 @@ class RunStore:
                 raise CorruptFileError(
                     path, "its SHA-256 differs from the one recorded in its metadata"
                 )
-        try:
-            info = pq.ParquetFile(path).metadata
-        except (pa.ArrowException, OSError) as exc:
-            raise CorruptFileError(
-                path, f"not a readable Parquet file ({exc})"
-            ) from None
-        names = set(info.schema.names)
-        expected = meta.get("columns")
-        if not isinstance(expected, list):
-            expected = list(COLUMNS)
-        missing = [c for c in expected if c not in names]
-        if missing:
-            raise CorruptFileError(path, f"missing columns {', '.join(missing)}")
         rounds = meta.get("rounds")
         if isinstance(rounds, int) and info.num_rows != rounds:
             raise CorruptFileError(
