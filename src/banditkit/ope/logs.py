@@ -299,9 +299,8 @@ def format_estimates(
         on-policy   0.5        [-0.07735, 1.077]    -
     """
     pct = next(iter(estimates.values())).level if estimates else 0.95
-    lines = [
-        f"{'method':<11} {'estimate':<10} {f"{pct:.0%} CI":<24} contains reference"
-    ]
+    header = f"{pct:.0%} CI"
+    lines = [f"{'method':<11} {'estimate':<10} {header:<24} contains reference"]
     for name, e in estimates.items():
         inside = "-" if reference is None else ("yes" if e.contains(reference.value) else "NO")
         ci = f"[{e.ci[0]:.4g}, {e.ci[1]:.4g}]"
