@@ -31,7 +31,9 @@ def test_ips_equals_the_hand_computation():
     terms = [2.0, 0.0, 4 / 3, 0.2]
     assert e.value == pytest.approx(53 / 60)  # (2 + 0 + 4/3 + 0.2) / 4
     assert e.std_error == pytest.approx(statistics.stdev(terms) / 2)
-    assert e.ci == pytest.approx((53 / 60 - Z95 * e.std_error, 53 / 60 + Z95 * e.std_error))
+    assert e.ci == pytest.approx(
+        (53 / 60 - Z95 * e.std_error, 53 / 60 + Z95 * e.std_error)
+    )
     assert (e.n, e.method, e.level) == (4, "ips", 0.95)
 
 

@@ -61,3 +61,15 @@ def test_evaluate_runs_each_method_and_reuses_one_reward_model():
     ].value == pytest.approx(direct.value)
     with pytest.raises(ValueError, match="methods"):
         ope.evaluate(log, always_one, methods=("ipw",))
+
+
+def test_banditkit_exports_ope_without_importing_scikit_learn():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, banditkit\n"
+        "assert banditkit.ope.ips is not None\n"
+        "assert 'sklearn' not in sys.modules, 'import banditkit pulled in scikit-learn'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

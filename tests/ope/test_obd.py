@@ -21,14 +21,18 @@ def test_obd_log_arrays():
     assert set(np.unique(log.rewards)) <= {0.0, 1.0}
     assert set(np.unique(log.positions)) == {1, 2, 3}
     assert log.features is not None and log.features.shape[0] == 10_000
-    np.testing.assert_allclose(log.features[:, -3:].sum(axis=1), 1.0)  # position one-hot
+    np.testing.assert_allclose(
+        log.features[:, -3:].sum(axis=1), 1.0
+    )  # position one-hot
     np.testing.assert_allclose(log.uniform_target().sum(axis=1), 1.0)
 
 
 def test_uniform_random_policy_on_the_bts_log_matches_the_random_logs_click_rate():
     """The quality bar: IPS, SNIPS and DR intervals contain the on-policy CTR (campaign all)."""
     estimates, reference = ope.obd_uniform_check("all", methods=("ips", "snips", "dr"))
-    assert reference.value == pytest.approx(0.0038)  # 38 clicks in 10,000 random impressions
+    assert reference.value == pytest.approx(
+        0.0038
+    )  # 38 clicks in 10,000 random impressions
     for name, e in estimates.items():
         assert e.n == 10_000
         assert e.contains(reference.value), (name, e, reference)

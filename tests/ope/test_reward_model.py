@@ -35,7 +35,11 @@ def test_no_row_is_predicted_by_a_model_that_saw_it():
     a = np.zeros(50, dtype=int)
     r = rng.normal(size=50)
     q = cross_fit(
-        KNeighborsRegressor(n_neighbors=1), rewards=r, actions=a, n_actions=1, features=x
+        KNeighborsRegressor(n_neighbors=1),
+        rewards=r,
+        actions=a,
+        n_actions=1,
+        features=x,
     )
     assert not np.any(np.isclose(q[:, 0], r))
 
@@ -59,7 +63,10 @@ def test_a_classifier_predicts_click_probabilities_and_folds_without_clicks_are_
 @pytest.mark.parametrize(
     ("kwargs", "name"),
     [
-        ({"features": np.zeros((10, 1)), "contexts": np.zeros((10, 2, 1))}, "exactly one"),
+        (
+            {"features": np.zeros((10, 1)), "contexts": np.zeros((10, 2, 1))},
+            "exactly one",
+        ),
         ({"features": np.zeros((9, 1))}, "features"),
         ({"contexts": np.zeros((10, 3, 1))}, "contexts"),
         ({"features": np.zeros((10, 1)), "n_folds": 1}, "n_folds"),
@@ -77,7 +84,11 @@ def test_bad_arguments_name_themselves(kwargs, name):
 
 
 def test_a_classifier_needs_binary_rewards_and_a_regressor_needs_fit():
-    args = {"actions": np.zeros(4, dtype=int), "n_actions": 1, "features": np.zeros((4, 1))}
+    args = {
+        "actions": np.zeros(4, dtype=int),
+        "n_actions": 1,
+        "features": np.zeros((4, 1)),
+    }
     with pytest.raises(ValueError, match="rewards must be 0 or 1"):
         cross_fit(LogisticRegression(), rewards=np.full(4, 0.5), **args)
     with pytest.raises(ValueError, match="regressor"):

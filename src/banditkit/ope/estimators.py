@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from banditkit.core.validation import check_finite_array, check_scalar
 from banditkit.ope.reward_model import cross_fit
@@ -94,7 +94,9 @@ class Estimate:
 
 # ---------------------------------------------------------------------- validation
 def _check_level(level: Any) -> float:
-    return check_scalar("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
+    return check_scalar(
+        "level", level, low=0.0, high=1.0, low_open=True, high_open=True
+    )
 
 
 def _check_rows(name: str, value: Any, n: int | None) -> np.ndarray:
@@ -126,10 +128,17 @@ def _check_target(target: Any) -> np.ndarray:
 def _check_actions(actions: Any, n: int, k: int) -> np.ndarray:
     arr = np.asarray(actions)
     if arr.ndim != 1 or arr.shape[0] != n:
-        raise ValueError(f"actions must be a 1-d array of {n} rows; got shape {arr.shape}.")
-    if arr.dtype.kind not in "iu":
-        if arr.dtype.kind != "f" or not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-            raise ValueError(f"actions must be integer action indices; got dtype {arr.dtype}.")
+        raise ValueError(
+            f"actions must be a 1-d array of {n} rows; got shape {arr.shape}."
+        )
+    integral = arr.dtype.kind in "iu" or (
+        arr.dtype.kind == "f"
+        and bool(np.all(np.isfinite(arr) & (arr == np.round(arr))))
+    )
+    if not integral:
+        raise ValueError(
+            f"actions must be integer action indices; got dtype {arr.dtype}."
+        )
     arr = arr.astype(np.int64)
     if arr.size and (arr.min() < 0 or arr.max() >= k):
         raise ValueError(
@@ -160,13 +169,11 @@ def _logged(
     return r, a, p, pi
 
 
-def _from_terms(
-    value: float, terms: np.ndarray, method: str, level: float
-) -> Estimate:
+def _from_terms(value: float, terms: np.ndarray, method: str, level: float) -> Estimate:
     """The estimate ``value`` with the normal interval of the mean of ``terms``."""
     n = terms.shape[0]
     se = float(np.std(terms, ddof=1) / np.sqrt(n))
-    half = float(norm.ppf(0.5 + level / 2.0)) * se
+    half = float(ndtri(0.5 + level / 2.0)) * se
     return Estimate(
         value=float(value),
         ci=(float(value - half), float(value + half)),
@@ -229,7 +236,11 @@ def snips(
     z_i = w_i (r_i - V) / mean(w).
 
     Args:
-        rewards, actions, propensities, target, level: As for :func:`ips`.
+        rewards: (n,) logged rewards.
+        actions: (n,) logged actions, integers in [0, K).
+        propensities: (n,) logging probabilities of the logged actions, in (0, 1].
+        target: (n, K) the evaluated policy's action probabilities per logged row.
+        level: Coverage of the interval, in (0, 1).
 
     Raises:
         ValueError: A bad argument, or every weight is zero (the target never plays a
@@ -273,7 +284,9 @@ def _reward_predictions(
     if q is not None:
         pred = check_finite_array("q", q, ndim=2)
         if pred.shape != (n, k):
-            raise ValueError(f"q must have shape {(n, k)} like target; got {pred.shape}.")
+            raise ValueError(
+                f"q must have shape {(n, k)} like target; got {pred.shape}."
+            )
         return pred
     if rewards is None or actions is None:
         raise ValueError("rewards and actions are needed to fit the regressor.")
@@ -332,7 +345,9 @@ def direct_method(
     n, k = pi.shape
     r = None if rewards is None else _check_rows("rewards", rewards, n)
     a = None if actions is None else _check_actions(actions, n, k)
-    pred = _reward_predictions(q, regressor, n, k, r, a, contexts, features, n_folds, seed)
+    pred = _reward_predictions(
+        q, regressor, n, k, r, a, contexts, features, n_folds, seed
+    )
     terms = (pi * pred).sum(axis=1)
     return _from_terms(float(terms.mean()), terms, "dm", level)
 
@@ -360,18 +375,33 @@ def doubly_robust(
     normal one of the mean of the bracketed terms.
 
     Args:
-        rewards, actions, propensities, target, level: As for :func:`ips`.
-        q, regressor, contexts, features, n_folds, seed: As for :func:`direct_method`.
+        rewards: (n,) logged rewards.
+        actions: (n,) logged actions, integers in [0, K).
+        propensities: (n,) logging probabilities of the logged actions, in (0, 1].
+        target: (n, K) the evaluated policy's action probabilities per logged row.
+        q: (n, K) predicted expected reward of every action on every row, or
+        regressor: a scikit-learn estimator fitted by cross-fitting (see
+            :func:`direct_method`).
+        contexts: (n, K, d) features per (row, action), with ``regressor``; or
+        features: (n, d) features per row (the one-hot action is appended).
+        n_folds: Folds of the cross-fitting, >= 2.
+        seed: Seed of the fold assignment.
+        level: Coverage of the interval, in (0, 1).
+
+    Raises:
+        ValueError: A bad argument; the message names it.
 
     Example:
         >>> doubly_robust(rewards=[1.0, 0.0], actions=[0, 1], propensities=[0.5, 0.5],
         ...               target=[[1.0, 0.0], [1.0, 0.0]], q=[[0.5, 0.5], [0.5, 0.5]]).value
-        0.75
+        1.0
     """
     level = _check_level(level)
     r, a, p, pi = _logged(rewards, actions, propensities, target)
     n, k = pi.shape
-    pred = _reward_predictions(q, regressor, n, k, r, a, contexts, features, n_folds, seed)
+    pred = _reward_predictions(
+        q, regressor, n, k, r, a, contexts, features, n_folds, seed
+    )
     rows = np.arange(n)
     w = pi[rows, a] / p
     terms = (pi * pred).sum(axis=1) + w * (r - pred[rows, a])

@@ -167,11 +167,19 @@ def read_log(
     columns = [reward, action, propensity, *(feature_columns or [])]
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ValueError(f"{file}: missing columns {missing}; it has {list(frame.columns)}.")
+        raise ValueError(
+            f"{file}: missing columns {missing}; it has {list(frame.columns)}."
+        )
     actions = frame[action].to_numpy()
     if actions.dtype.kind not in "iu":
-        raise ValueError(f"action column {action!r} must hold integers; got {actions.dtype}.")
-    k = int(actions.max()) + 1 if n_actions is None else check_int("n_actions", n_actions, low=1)
+        raise ValueError(
+            f"action column {action!r} must hold integers; got {actions.dtype}."
+        )
+    k = (
+        int(actions.max()) + 1
+        if n_actions is None
+        else check_int("n_actions", n_actions, low=1)
+    )
     return BanditLog(
         rewards=frame[reward].to_numpy(dtype=np.float64),
         actions=actions.astype(np.int64),
@@ -232,7 +240,9 @@ def evaluate(
     model_methods = [m for m in methods if m in ("dm", "dr")]
     if model_methods:
         if log.features is None:
-            raise ValueError("log has no features: dm and dr need them to fit a regressor.")
+            raise ValueError(
+                "log has no features: dm and dr need them to fit a regressor."
+            )
         model = regressor if regressor is not None else _default_regressor(log.rewards)
         # One cross-fitted model serves both estimators.
         q = cross_fit(
@@ -295,17 +305,23 @@ def format_estimates(
     Example:
         >>> e = on_policy(rewards=[0.0, 1.0, 1.0, 0.0])
         >>> print(format_estimates({"on-policy": e}))  # doctest: +NORMALIZE_WHITESPACE
-        method      estimate   95% CI               contains reference
-        on-policy   0.5        [-0.07735, 1.077]    -
+        method      estimate   95% CI                   contains reference
+        on-policy   0.5        [-0.06579, 1.066]        -
     """
     pct = next(iter(estimates.values())).level if estimates else 0.95
     header = f"{pct:.0%} CI"
     lines = [f"{'method':<11} {'estimate':<10} {header:<24} contains reference"]
     for name, e in estimates.items():
-        inside = "-" if reference is None else ("yes" if e.contains(reference.value) else "NO")
+        inside = (
+            "-"
+            if reference is None
+            else ("yes" if e.contains(reference.value) else "NO")
+        )
         ci = f"[{e.ci[0]:.4g}, {e.ci[1]:.4g}]"
         lines.append(f"{name:<11} {e.value:<10.4g} {ci:<24} {inside}")
     if reference is not None:
         ci = f"[{reference.ci[0]:.4g}, {reference.ci[1]:.4g}]"
-        lines.append(f"{'reference':<11} {reference.value:<10.4g} {ci:<24} ({reference.method})")
+        lines.append(
+            f"{'reference':<11} {reference.value:<10.4g} {ci:<24} ({reference.method})"
+        )
     return "\n".join(lines)

@@ -26,8 +26,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.base import clone, is_classifier
-from sklearn.model_selection import KFold
 
 from banditkit.core.validation import check_finite_array, check_int
 
@@ -77,6 +75,8 @@ def design(
 
 
 def _predict(model: Any, x: np.ndarray) -> np.ndarray:
+    from sklearn.base import is_classifier
+
     if is_classifier(model):
         classes = list(model.classes_)
         return np.asarray(model.predict_proba(x)[:, classes.index(1)], dtype=np.float64)
@@ -126,6 +126,9 @@ def cross_fit(
         >>> np.round(q[0], 6)
         array([1., 2.])
     """
+    from sklearn.base import clone, is_classifier
+    from sklearn.model_selection import KFold
+
     if not hasattr(regressor, "fit"):
         raise ValueError(
             f"regressor must be a scikit-learn estimator with fit; got {regressor!r}."
@@ -146,7 +149,9 @@ def cross_fit(
             q[test] = float(y[0])
             continue
         model = clone(regressor)
-        model.fit(design(train, actions[train], n_actions, contexts=ctx, features=feat), y)
+        model.fit(
+            design(train, actions[train], n_actions, contexts=ctx, features=feat), y
+        )
         for k in range(n_actions):
             each = np.full(test.shape[0], k)
             q[test, k] = _predict(
