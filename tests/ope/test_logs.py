@@ -73,3 +73,28 @@ def test_banditkit_exports_ope_without_importing_scikit_learn():
         "assert 'sklearn' not in sys.modules, 'import banditkit pulled in scikit-learn'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_evaluate_command_on_a_user_log(tmp_path):
+    frame = _frame(n=1000)
+    frame.to_csv(tmp_path / "log.csv", index=False)
+    np.save(tmp_path / "always_one.npy", np.tile([0.0, 1.0], (1000, 1)))
+    text = ope.evaluate_command(
+        log=tmp_path / "log.csv",
+        target=tmp_path / "always_one.npy",
+        features=["age"],
+        methods=("ips", "dr"),
+    )
+    lines = text.splitlines()
+    assert lines[0].endswith(
+        "n = 1000, K = 2, target " + str(tmp_path / "always_one.npy")
+    )
+    assert [line.split()[0] for line in lines[2:]] == ["ips", "dr"]
+    value = float(lines[2].split()[1])
+    assert 0.6 < value < 0.8
+    with pytest.raises(ValueError, match="target"):
+        ope.evaluate_command(
+            log=tmp_path / "log.csv", target="greedy", methods=("ips",)
+        )
+    with pytest.raises(ValueError, match="features"):
+        ope.evaluate_command(log=tmp_path / "log.csv", methods=("dr",))

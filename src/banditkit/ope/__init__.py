@@ -5,6 +5,7 @@
     cross_fit                                             cross-fitted scikit-learn reward models
     BanditLog, obd_log, read_log                          logs as arrays
     evaluate, format_estimates, obd_uniform_check         several estimators on one log
+    evaluate_command                                      what ``banditkit evaluate`` prints
 
 Every estimator takes keyword arrays (``rewards``, ``actions``, ``propensities`` and
 ``target``, the evaluated policy's (n, K) action probabilities per logged row) and returns an
@@ -19,6 +20,7 @@ Example:
     0.6667
 """
 
+from banditkit.ope.command import evaluate_command
 from banditkit.ope.estimators import (
     Estimate,
     direct_method,
@@ -50,6 +52,7 @@ __all__ = [
     "doubly_robust",
     "dr",
     "evaluate",
+    "evaluate_command",
     "format_estimates",
     "ips",
     "obd_log",
