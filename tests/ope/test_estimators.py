@@ -180,3 +180,18 @@ def test_cross_fitted_dr_covers_the_true_value():
     x, log = _simulated_log(rng, 3000)
     dr = ope.dr(**log, regressor=LinearRegression(), features=np.eye(3)[x])
     assert dr.std_error < ope.ips(**log).std_error
+
+
+def test_dm_with_a_fitted_well_specified_model_is_close_to_the_truth():
+    rng = np.random.default_rng(11)
+    x, log = _simulated_log(rng, 4000)
+    pairs = np.eye(9)[x[:, None] * 3 + np.arange(3)]  # one-hot (x, action): exact model
+    e = ope.dm(
+        target=log["target"],
+        regressor=LinearRegression(),
+        rewards=log["rewards"],
+        actions=log["actions"],
+        contexts=pairs,
+    )
+    assert abs(e.value - TRUE_VALUE) < 0.03
+    assert e.method == "dm" and e.n == 4000
