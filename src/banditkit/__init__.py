@@ -14,6 +14,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from banditkit import envs as envs
+from banditkit import ope as ope
 from banditkit import policies as policies
 from banditkit.core import (
     AssortmentPolicy,

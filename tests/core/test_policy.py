@@ -121,6 +121,8 @@ def test_declared_reward_kind_matches_the_loss(name):
         "neurallog-ucb2",
         "neurallog-ts1",
         "neurallog-ts2",
+        "kl-ucb",
+        "bernoulli-ts",
     }
     expected = "binary" if name in binary else "real"
     assert bk.make_policy(name).reward_kind == expected

@@ -18,6 +18,7 @@ from banditkit.policies.baseline import (
     RandomDuel,
     RandomPolicy,
 )
+from banditkit.policies.classic import KLUCB, UCB1, BernoulliTS
 from banditkit.policies.glm import GLMTS, GLMUCB
 from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
 from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
@@ -33,9 +34,12 @@ from banditkit.policies.neurallog import (
 __all__ = [
     "GLMTS",
     "GLMUCB",
+    "KLUCB",
     "NCBFUCB",
+    "UCB1",
     "AdaOFUECOLog",
     "AssortmentOracle",
+    "BernoulliTS",
     "DuelingOracle",
     "EpsGreedy",
     "LinTS",
