@@ -503,6 +503,67 @@ def bench(
         raise typer.Exit(EXIT_FAILED)
 
 
+@app.command()
+def evaluate(
+    log: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A CSV or Parquet log; the Open Bandit Dataset when left out."
+        ),
+    ] = None,
+    target: Annotated[
+        str,
+        typer.Option(
+            "--target", help='"uniform" or a .npy file of (n, K) action probabilities.'
+        ),
+    ] = "uniform",
+    campaign: Annotated[
+        str, typer.Option("--campaign", help="OBD campaign: all, men or women.")
+    ] = "all",
+    reward: Annotated[str, typer.Option("--reward", help="Reward column.")] = "reward",
+    action: Annotated[str, typer.Option("--action", help="Action column.")] = "action",
+    propensity: Annotated[
+        str, typer.Option("--propensity", help="Logged propensity column.")
+    ] = "propensity",
+    features: Annotated[
+        list[str] | None,
+        typer.Option("--feature", help="Feature column of the reward model (repeat)."),
+    ] = None,
+    methods: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--method", help="ips, snips, dm or dr (repeat; default ips snips dr)."
+        ),
+    ] = None,
+    level: Annotated[
+        float, typer.Option("--level", min=0.5, max=0.999, help="Interval coverage.")
+    ] = 0.95,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Cross-fitting seed.")] = 0,
+) -> None:
+    """Off-policy evaluation of a target policy on a logged bandit dataset (docs/ope.md)."""
+    from banditkit.ope import evaluate_command
+
+    try:
+        table = evaluate_command(
+            log=log,
+            campaign=campaign,
+            target=target,
+            reward=reward,
+            action=action,
+            propensity=propensity,
+            features=features,
+            methods=tuple(methods) if methods else ("ips", "snips", "dr"),
+            level=level,
+            seed=seed,
+        )
+    except (
+        ValueError,
+        OSError,
+    ) as exc:  # a bad log, target or column: the user's to fix
+        raise _invalid(exc) from None
+    typer.echo(table)
+
+
 def main() -> None:
     """Entry point of the ``banditkit`` console script."""
     app()

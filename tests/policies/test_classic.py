@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import brentq
 
 import banditkit as bk
-from banditkit.core import Context, Environment, Step
+from banditkit.core import Context, ContextualEnvironment, Step
 from banditkit.policies.classic import (
     KLUCB,
     UCB1,
@@ -140,7 +140,7 @@ def test_contract_suite(name):
     check_policy(name)
 
 
-class BernoulliArms(Environment):
+class BernoulliArms(ContextualEnvironment):
     """K fixed arms with Bernoulli rewards of fixed means; the features never change."""
 
     def __init__(self, *, means=(0.1, 0.2, 0.3, 0.4, 0.7)):
