@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from banditkit.core.errors import DamagedFileError
 from banditkit.core.policy import Policy
 from banditkit.core.registry import Registry
 
@@ -41,18 +42,8 @@ _SKELETON = "__skeleton__"
 _HEADER = "__banditkit__"
 
 
-class PolicyFileError(ValueError):
-    """A policy file cannot be loaded (truncated, foreign, newer or edited).
-
-    Attributes:
-        path: The file.
-        problem: What is wrong with it.
-    """
-
-    def __init__(self, path: str | os.PathLike[str], problem: str) -> None:
-        self.path = Path(path)
-        self.problem = problem
-        super().__init__(f"{str(self.path)!r}: {problem}")
+class PolicyFileError(DamagedFileError):
+    """A policy file cannot be loaded (truncated, foreign, newer or edited)."""
 
 
 def _split(obj: Any, arrays: dict[str, np.ndarray]) -> Any:

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.core.environment import ContextualEnvironment
+from banditkit.core.errors import DamagedFileError
 from banditkit.core.records import Record
 
 __all__ = [
@@ -136,18 +137,8 @@ class OutputDirError(OSError):
     """The output directory cannot be used (not writable, or in use by another process)."""
 
 
-class CorruptFileError(ValueError):
-    """A stored file cannot be read back (truncated, not the expected format or content).
-
-    Attributes:
-        path: The file.
-        problem: What is wrong with it.
-    """
-
-    def __init__(self, path: str | os.PathLike[str], problem: str) -> None:
-        self.path = Path(path)
-        self.problem = problem
-        super().__init__(f"{str(self.path)!r}: {problem}")
+class CorruptFileError(DamagedFileError):
+    """A stored result file cannot be read back (truncated, not the expected format or content)."""
 
 
 def json_safe(value: Any) -> Any:
