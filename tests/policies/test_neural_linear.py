@@ -191,6 +191,9 @@ def test_fit_on_sets_learns_the_mnl_utility_and_refuses_other_histories():
     assert np.corrcoef(model.predict(test), test[:, 0])[0, 1] > 0.8
     with pytest.raises(TypeError, match="SetHistory"):
         model.fit(History(2))
+    before = {k: v.clone() for k, v in model.params.items()}
+    assert model.fit(SetHistory(2)) == []  # nothing to fit on: unchanged
+    assert all(torch.equal(before[k], model.params[k]) for k in before)
 
 
 def test_state_round_trip_is_bit_identical():

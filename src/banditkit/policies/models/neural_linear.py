@@ -122,7 +122,8 @@ class NeuralLinearModel:
     The features of the uncertainty are phi(x), the last hidden layer (K, width): a
     policy's Gram is width x width, whatever the number of network parameters. Hence
     ``n_params`` is the feature dimension ``width`` (the protocol's p: the dimension of
-    the features a ``Scorer``'s design must have), not the number of weights.
+    the features a ``Scorer``'s design must have), not the number of weights. With
+    ReLU units phi(x) can be 0 (every unit off): such an arm has width 0 under any Gram.
 
     Args:
         d: Input dimension, >= 1.
@@ -199,7 +200,7 @@ class NeuralLinearModel:
 
     def _evaluate(self, X: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
         """phi(x_k) (K, width) and f(x_k) (K,) of one member, as ``net.forward``."""
-        Xt = torch.from_numpy(np.asarray(X, dtype=np.float64))
+        Xt = torch.from_numpy(np.ascontiguousarray(X, dtype=np.float64))
         last = self.net.depth - 1
         phi = self.net.features(self.params, Xt)[0]
         head = self.params[f"layers.{last}.weight"][0, 0]
@@ -234,7 +235,8 @@ class NeuralLinearModel:
         """Run ``nn.fit`` on every observation of ``history``, warm-started.
 
         Returns:
-            J at the start of each step (``FitResult.history`` of the one member).
+            J at the start of each step (``FitResult.history`` of the one member);
+            [] for an empty history, which leaves the parameters as they are.
 
         Raises:
             TypeError: If the history is not the kind ``loss`` reads.
@@ -246,6 +248,8 @@ class NeuralLinearModel:
                 f"loss={self.loss!r} reads a {kind.__name__}; "
                 f"got {type(history).__name__}."
             )
+        if history.n == 0:
+            return []
         result = fit(
             self.net,
             self.params,
