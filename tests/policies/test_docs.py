@@ -11,9 +11,9 @@ BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
 
 def test_the_page_has_one_example_per_family():
     text = DOC.read_text()
-    for family in ("### Contextual", "### Dueling", "### Assortment"):
+    for family in ("### Contextual", "### Dueling", "### Assortment", "neural-linear"):
         assert family in text
-    assert len(BLOCKS) == 4
+    assert len(BLOCKS) == 5
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))

@@ -11,6 +11,7 @@ from banditkit.policies.history import History, PairHistory, SetHistory
 from banditkit.policies.models import (
     GLMModel,
     Model,
+    NeuralLinearModel,
     NeuralModel,
     RidgeModel,
     TangentModel,
@@ -45,7 +46,8 @@ def _models() -> list:
         generator=gen,
         linearised=True,
     )
-    return [RidgeModel(3, 1.0), GLMModel(3, 1.0), _neural(), tangent]
+    neural_linear = NeuralLinearModel(3, width=4, steps=10, generator=gen)
+    return [RidgeModel(3, 1.0), GLMModel(3, 1.0), _neural(), tangent, neural_linear]
 
 
 @pytest.mark.parametrize("model", _models(), ids=lambda m: type(m).__name__)
@@ -224,7 +226,7 @@ def test_sampled_pair_follows_the_widths():
     assert len(picks) > 3
 
 
-def test_neural_model_refuses_pairs():
+def test_neural_model_refuses_pairs_under_a_rows_loss():
     with pytest.raises(TypeError, match="history"):
         _neural(d=2).fit(PairHistory(2))
 

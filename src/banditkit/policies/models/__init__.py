@@ -4,6 +4,8 @@
     GLMModel      regularised MLE by Newton (glm.fit_glm)    features x          (linear)
     NeuralModel   nn.MLP trained by nn.Trainer               features g(x; theta)(neural)
     TangentModel  theory-mode network, features g(x; theta_0)                    (neural)
+    NeuralLinearModel  nn.NeuralLinear trained by nn.fit     features phi(x), the last
+                  hidden layer (neural-linear: a Gram on the representation)
 
 A model is fitted on a history (``policies.history``: rows, pairs or sets, whichever
 its loss reads), predicts the means of a batch of arms, and gives the features z(x)
@@ -20,14 +22,17 @@ import numpy as np
 from banditkit.policies.history import History, PairHistory, SetHistory
 from banditkit.policies.models.linear import GLMModel, RidgeModel
 from banditkit.policies.models.neural import NeuralModel, TangentModel
+from banditkit.policies.models.neural_linear import NeuralLinearModel, observations_of
 
 __all__ = [
     "GLMModel",
     "HistoryLike",
     "Model",
+    "NeuralLinearModel",
     "NeuralModel",
     "RidgeModel",
     "TangentModel",
+    "observations_of",
 ]
 
 #: What a model is fitted on.
@@ -61,7 +66,7 @@ class Model(Protocol):
         ...
 
     def features(self, X: np.ndarray) -> np.ndarray:
-        """Features z(x_k) of the uncertainty, (K, p): x, g(x; theta) or g(x; theta_0)."""
+        """Features z(x_k) of the uncertainty, (K, p): x, g(x; theta), g(x; theta_0), phi(x)."""
         ...
 
     def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -26,13 +26,19 @@ import torch
 
 from banditkit.nn import (
     MLP,
+    BradleyTerry,
+    L2Penalty,
     Trainer,
+    fit,
     flat_params,
     forward_and_grads,
     forward_and_sq_norms,
     set_flat_params,
+    stack_params,
 )
-from banditkit.policies.history import History, SetHistory
+from banditkit.nn.train import _init_center
+from banditkit.policies.history import History, PairHistory, SetHistory
+from banditkit.policies.models.neural_linear import observations_of
 
 __all__ = ["NeuralModel", "TangentModel"]
 
@@ -116,23 +122,36 @@ class NeuralModel:
         with torch.no_grad():
             return float(self.mlp(torch.from_numpy(np.array(x[None, :])))[0])
 
-    def fit(self, history: History | SetHistory) -> None:
+    def fit(self, history: History | PairHistory | SetHistory) -> None:
         """Run the trainer on all observations of ``history`` (warm start).
 
+        A ``PairHistory`` with loss "bce" (or "weighted-bce", weights w) is a
+        Bradley-Terry-Luce model of duels: ``nn.fit`` with ``BradleyTerry`` on
+        f(x_i1; theta) - f(x_i2; theta) and the trainer's lam, center, optimizer, lr,
+        steps and reduction.
+
         Raises:
-            TypeError: For a history of pairs (not a loss of this model).
+            TypeError: For a history the trainer's loss does not read (pairs need
+                "bce" or "weighted-bce").
             FloatingPointError: If GD diverged (a non-finite objective or parameter),
                 with the step size to lower, instead of NaN scores later on.
         """
-        if not isinstance(history, History | SetHistory):
+        loss = self.trainer.loss
+        pairs = isinstance(history, PairHistory)
+        if not isinstance(history, History | PairHistory | SetHistory) or (
+            pairs and loss not in ("bce", "weighted-bce")
+        ):
             raise TypeError(
-                "history must be a History (rows) or a SetHistory (sets, loss 'mnl'); "
-                f"got {type(history).__name__}."
+                "history must be a History (rows), a SetHistory (sets, loss 'mnl') or a "
+                f"PairHistory (duels, loss 'bce' or 'weighted-bce'); got "
+                f"{type(history).__name__} with loss={loss!r}."
             )
         weights = None
-        if self.trainer.loss == "weighted-bce":
+        if loss == "weighted-bce":
             weights = torch.from_numpy(history.w)
-        if isinstance(history, SetHistory):
+        if isinstance(history, PairHistory):
+            objective = self._fit_pairs(history)
+        elif isinstance(history, SetHistory):
             X, mask, choice = history.padded()
             objective = self.trainer.fit(
                 self.mlp,
@@ -158,6 +177,24 @@ class NeuralModel:
                 f"{self.trainer.steps} GD steps at lr={self.trainer.lr}; use a smaller "
                 "lr (or loss_reduction='mean_scaled')."
             )
+
+    def _fit_pairs(self, history: PairHistory) -> list[float]:
+        """BTL on the duels: ``nn.fit`` in place with the trainer's settings."""
+        trainer = self.trainer
+        center = _init_center(self.mlp) if trainer.center == "init" else None
+        result = fit(
+            self.mlp.network,
+            stack_params(self.mlp),  # views: trained in place
+            observations_of(history, weighted=trainer.loss == "weighted-bce"),
+            BradleyTerry(),
+            penalties=[L2Penalty(trainer.lam, center)] if trainer.lam > 0.0 else [],
+            optimizer=trainer.optimizer,
+            lr=trainer.lr,
+            steps=trainer.steps,
+            reduction=trainer.reduction,
+            inplace=True,
+        )
+        return [float(v) for v in result.history[:, 0].tolist()]
 
     def state_dict(self) -> dict[str, Any]:
         """Arrays only: theta and theta_0 (the history belongs to the policy)."""
@@ -233,7 +270,7 @@ class TangentModel(NeuralModel):
         latent, feats = self.evaluate(X)
         return latent, (feats * feats) @ inv_diag
 
-    def fit(self, history: History | SetHistory) -> None:
+    def fit(self, history: History | PairHistory | SetHistory) -> None:
         """TrainNN [Bae2025, Alg. 1]: restart at theta_0, then the trainer's GD steps."""
         set_flat_params(self.mlp, self.mlp.theta0)
         super().fit(history)
