@@ -216,6 +216,8 @@ def _blocked(
     with torch.no_grad():
         h = workspace_buffer(workspace, "h", (N, width), X)
         h = torch.empty(N, width, **like) if h is None else h
+        c = workspace_buffer(workspace, "c", (rows, width), X)
+        c = torch.empty(rows, width, **like) if c is None else c
         f_rows = torch.empty(N, M, **like)
         for i, j in blocks:
             hb = torch.mm(X[i:j], W.mT, out=h[i:j])
@@ -225,15 +227,15 @@ def _blocked(
                 hb.relu_()
             else:
                 hb.sigmoid_()
-            torch.linalg.vecdot(hb.view(j - i, M, m), sw, out=f_rows[i:j])
+            # f = h . (s W_2[0]) per member, the product in c (free until the vjp)
+            hsw = torch.mul(hb.view(j - i, M, m), sw, out=c[: j - i].view(j - i, M, m))
+            torch.sum(hsw, -1, out=f_rows[i:j])
         f = f_rows.mT.contiguous()
         if b2 is not None:
             f += s * b2
 
     def vjp(v: torch.Tensor) -> Grads:
         v_rows = v.mT.contiguous()  # (N, M)
-        c = workspace_buffer(workspace, "c", (rows, width), X)
-        c = torch.empty(rows, width, **like) if c is None else c
         gt = torch.zeros(d, width, **like)  # G^T = X^T C
         c_sum = None if b1 is None else torch.zeros(width, **like)
         vh = None if activation == "relu" else torch.zeros(M, m, **like)
