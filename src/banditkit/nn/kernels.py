@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 #: Entries of one (rows, M m) block of the blocked depth-2 pass: 2^17 doubles = 1 MiB,
-#: the L2 cache of the CPUs measured (``benchmarks/stacked_trainer.py``); 128 to 512
+#: the L2 cache of the CPU measured (``benchmarks/stacked_trainer.py``); 130 to 1000
 #: rows at M m = 500 measured alike.
 ROW_BLOCK_ELEMENTS = 2**17
 
@@ -212,13 +212,12 @@ def _blocked(
     # the cache argument is a CPU one: elsewhere one block of all rows
     rows = N if X.device.type != "cpu" else max(1, min(N, ROW_BLOCK_ELEMENTS // width))
     blocks = [(i, min(i + rows, N)) for i in range(0, N, rows)]
-    like = {"dtype": X.dtype, "device": X.device}
     with torch.no_grad():
         h = workspace_buffer(workspace, "h", (N, width), X)
-        h = torch.empty(N, width, **like) if h is None else h
+        h = X.new_empty((N, width)) if h is None else h
         c = workspace_buffer(workspace, "c", (rows, width), X)
-        c = torch.empty(rows, width, **like) if c is None else c
-        f_rows = torch.empty(N, M, **like)
+        c = X.new_empty((rows, width)) if c is None else c
+        f_rows = X.new_empty((N, M))
         for i, j in blocks:
             hb = torch.mm(X[i:j], W.mT, out=h[i:j])
             if bias is not None:
@@ -236,9 +235,9 @@ def _blocked(
 
     def vjp(v: torch.Tensor) -> Grads:
         v_rows = v.mT.contiguous()  # (N, M)
-        gt = torch.zeros(d, width, **like)  # G^T = X^T C
-        c_sum = None if b1 is None else torch.zeros(width, **like)
-        vh = None if activation == "relu" else torch.zeros(M, m, **like)
+        gt = X.new_zeros((d, width))  # G^T = X^T C
+        c_sum = None if b1 is None else X.new_zeros(width)
+        vh = None if activation == "relu" else X.new_zeros((M, m))
         for i, j in blocks:
             hb, cb = h[i:j], c[: j - i]
             activation_slope(activation, hb, out=cb)

@@ -317,7 +317,7 @@ class StackedMLP:
                 (module docstring; depth 2 only) or "torch.func" (``torch.func.vjp``
                 of ``forward``). Neither keeps an autograd graph.
             workspace: None, or a dict the caller keeps across calls (the trainer
-                does): the closed form then reuses its (M, N, width) blocks instead of
+                does): the closed form then reuses its hidden blocks instead of
                 allocating them, and the next call with the same dict overwrites what
                 this call's vjp reads (call vjp before the next forward_vjp).
 
