@@ -25,10 +25,13 @@ run on one of two layouts:
   kept between the forward and the vjp. Results differ from the dense layout by
   rounding only (tests: within 1e-12).
 
-Why blocks: the stack's (N, M m) hidden block (8 MB at N = 2000, M = 10, m = 50) does
-not fit in the cache where one member's (0.8 MB) does, and each elementwise pass over it
-(activation, slope, product with v) would then stream from memory; on row blocks of a
-few hundred rows every pass after the GEMM that writes a block reads it from L2.
+Why: the stack's (N, M m) hidden block (8 MB at N = 2000, M = 10, m = 50) does not fit
+in the L2 cache where one member's (0.8 MB) does, and each elementwise pass over it
+(activation, slope, products with W_2 and v) streams it from memory. The layout removes
+passes (s W_2[0] and relu's dW_2 leave the N-row work) and makes each layer one large
+GEMM; on row blocks of a few hundred rows the forward's passes after the GEMM that writes
+a block read it from L2. On the benchmark the layout halves the stack's time and the row
+blocks take about 7 % more off; the two GEMMs then take about 60 % of the step.
 """
 
 from __future__ import annotations
