@@ -11,7 +11,16 @@ on n = 2000 rows, float64, one BLAS and one PyTorch thread. Timed, each the mini
 * ``bare``: a bare PyTorch loop on one member: the same network and objective by
   autograd (``loss.backward()``) and a manual SGD step, no validation.
 
-Bars: ``stacked / one <= 3`` and ``one / bare <= 1.5``.
+Bars: ``stacked / one <= 3`` and ``one / bare <= 1.5``; ``loop_over_stacked`` (> 1: the
+stack beats the Python loop) is reported.
+
+Arithmetic bound: one step of one member costs 4 n d m FLOPs in its two GEMMs (forward
+X W_1^T, 2 n d m; backward dW_1 = C^T X, 2 n d m) plus O(n m) elementwise work. At the
+best single-thread float64 GEMM rate measured here (``gemm_gflops``: ``torch.mm`` on the
+trainer's own shapes and a square 512 product), ``bound_ms`` is the time of those FLOPs
+alone for one member and for M members (M times the arithmetic), and
+``bound_stacked_over_one`` = (M members' bound) / (one member measured): the smallest
+``stacked / one`` this CPU allows, so the 3x bar is reachable only if it is <= 3.
 
     banditkit bench --only stacked_trainer --out results/bench
 """
@@ -46,6 +55,25 @@ def _best(run: Callable[[], Any], repeats: int) -> float:
         run()
         times.append(time.perf_counter() - started)
     return min(times)
+
+
+def _gemm_gflops(repeats: int) -> dict[str, float]:
+    """Single-thread float64 ``torch.mm`` rates (GFLOP/s) on the trainer's shapes."""
+    gen = torch.Generator().manual_seed(1)
+
+    def rate(n: int, k: int, j: int) -> float:
+        a = torch.randn(n, k, generator=gen, dtype=torch.float64)
+        b = torch.randn(k, j, generator=gen, dtype=torch.float64)
+        return 2.0 * n * k * j / _best(lambda: torch.mm(a, b), 10 * repeats) / 1e9
+
+    width = MEMBERS * WIDTH
+    return {
+        "forward one (n, d) (d, m)": rate(N_ROWS, D, WIDTH),
+        "backward one (d, n) (n, m)": rate(D, N_ROWS, WIDTH),
+        "forward stack (n, d) (d, M m)": rate(N_ROWS, D, width),
+        "backward stack (d, n) (n, M m)": rate(D, N_ROWS, width),
+        "square 512": rate(512, 512, 512),
+    }
 
 
 def _bare_loop(X: torch.Tensor, y: torch.Tensor, params: dict[str, torch.Tensor]):
@@ -102,6 +130,10 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
             ),
             "bare": _best(lambda: _bare_loop(X, y, one), repeats),
         }
+        gflops = _gemm_gflops(repeats)
+    flops_one = 4 * N_ROWS * D * WIDTH * STEPS  # the two GEMMs of every step
+    peak = max(gflops.values()) * 1e9
+    bound = {"one": flops_one / peak, "stacked": MEMBERS * flops_one / peak}
     ratio_stacked = seconds["stacked"] / seconds["one"]
     ratio_bare = seconds["one"] / seconds["bare"]
     result: dict[str, Any] = {
@@ -118,6 +150,12 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
         "one_over_bare": ratio_bare,
         "stacked_ok": bool(ratio_stacked <= BAR_STACKED),
         "bare_ok": bool(ratio_bare <= BAR_BARE),
+        "gemm_flops_one_member": flops_one,
+        "gemm_gflops": gflops,
+        "bound_ms": {k: v * 1e3 for k, v in bound.items()},
+        "one_over_bound": seconds["one"] / bound["one"],
+        "stacked_over_bound": seconds["stacked"] / bound["stacked"],
+        "bound_stacked_over_one": bound["stacked"] / seconds["one"],
         "max_gap_member0_stack_vs_alone": gap,
         "max_gap_fit_vs_bare": gap_bare,
         "host": host(),
@@ -143,6 +181,13 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
             f"{'PASS' if result['bare_ok'] else 'FAIL'}); loop / stacked = "
             f"{result['loop_over_stacked']:.2f}. Load average: "
             f"{result['host']['loadavg']}.",
+            "",
+            f"GEMM FLOPs per member: {flops_one / 1e6:.0f} M over {STEPS} steps; best "
+            f"single-thread float64 GEMM rate {peak / 1e9:.1f} GFLOP/s, so at least "
+            f"{bound['one'] * 1e3:.1f} ms for one member (measured "
+            f"{result['one_over_bound']:.1f}x that) and {bound['stacked'] * 1e3:.1f} ms "
+            f"for {MEMBERS} (measured {result['stacked_over_bound']:.1f}x); the smallest "
+            f"stacked / one this CPU allows is {result['bound_stacked_over_one']:.2f}.",
             "",
         ]
     )

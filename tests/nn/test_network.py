@@ -1,7 +1,14 @@
 import pytest
 import torch
 
-from banditkit.nn import MLP, NeuralLinear, StackedMLP, flat_params, stack_params
+from banditkit.nn import (
+    MLP,
+    NeuralLinear,
+    StackedMLP,
+    flat_params,
+    kernels,
+    stack_params,
+)
 from tests.nn.helpers import gen
 
 
@@ -139,6 +146,37 @@ def test_workspace_reuses_blocks_and_changes_no_value(M, activation, bias):
     for g, g_ws in zip(vjp(v).values(), vjp_ws(v).values(), strict=True):
         assert torch.equal(g, g_ws)
     blocks = {k: t.data_ptr() for k, t in workspace.items()}
-    assert set(blocks) == {"h", "c", "vc"}
+    # M = 1: the (1, N, width) blocks of the dense layout; M > 1: the (N, M width)
+    # hidden block and one row block of the blocked layout
+    assert set(blocks) == ({"h", "c", "vc"} if M == 1 else {"h", "c"})
     net.forward_vjp(params, X, workspace=workspace)[1](v)
     assert {k: t.data_ptr() for k, t in workspace.items()} == blocks
+
+
+@pytest.mark.parametrize(
+    ("activation", "bias"), [("relu", False), ("relu", True), ("sigmoid", True)]
+)
+@pytest.mark.parametrize("block_elements", [2 * 3 * 6, 3 * 3 * 6, 2**17])
+def test_blocked_rows_equal_autograd_and_each_member_alone(
+    monkeypatch, activation, bias, block_elements
+):
+    # 2 or 3 rows per block over N = 7 rows (a ragged last block), or one block
+    monkeypatch.setattr(kernels, "ROW_BLOCK_ELEMENTS", block_elements)
+    net = StackedMLP(4, width=6, activation=activation, bias=bias)
+    params = perturbed(net, net.init(3, gen(1)))
+    X = X_of()
+    v = torch.randn(3, 7, generator=gen(9), dtype=torch.float64)
+    leaves = {k: p.clone().requires_grad_(True) for k, p in params.items()}
+    ref = torch.autograd.grad((net.forward(leaves, X) * v).sum(), list(leaves.values()))
+    f, vjp = net.forward_vjp(params, X, workspace={})
+    torch.testing.assert_close(f, net.forward(params, X), rtol=0, atol=1e-12)
+    grads = vjp(v)
+    assert list(grads) == list(params)
+    for g, r in zip(grads.values(), ref, strict=True):
+        assert g.shape == r.shape
+        torch.testing.assert_close(g, r, rtol=1e-10, atol=1e-12)
+    for k in range(3):  # member k alone takes the dense (M = 1) layout
+        f_k, vjp_k = net.forward_vjp({n: p[k : k + 1] for n, p in params.items()}, X)
+        torch.testing.assert_close(f[k], f_k[0], rtol=0, atol=1e-12)
+        for g, g_k in zip(grads.values(), vjp_k(v[k : k + 1]).values(), strict=True):
+            torch.testing.assert_close(g[k], g_k[0], rtol=0, atol=1e-12)

@@ -9,6 +9,7 @@ Functional core (parameters as explicit tensors stacked along a member axis M):
     BradleyTerry, MNL
     L2Penalty                     L2 to a centre on a parameter group   (nn.penalties)
     fit, FitResult                full-batch GD / Adam on M members     (nn.fit)
+    depth2_forward_vjp            the closed-form depth-2 pass          (nn.kernels)
 
 One network as a torch module, and the per-arm features of the policies:
 

@@ -39,8 +39,9 @@ import torch
 from torch.func import functional_call, grad, vmap
 
 from banditkit.core.validation import check_choice
+from banditkit.nn.kernels import activation_slope
 from banditkit.nn.mlp import MLP
-from banditkit.nn.network import METHODS, activation_slope, stack_params
+from banditkit.nn.network import METHODS, stack_params
 
 __all__ = [
     "forward_and_grads",

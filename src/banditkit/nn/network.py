@@ -27,9 +27,10 @@ stack; with z = W_1 x + b_1, h = a(z), c = s * W_2[0] * a'(z) per member,
 and ``torch.func.vjp`` of the batched forward for any other depth (members do not mix,
 so one vjp over the stack is M independent vjps).
 
-Members with M = 1 run on the 2-D products of the single-network code (``mm``, ``mv``)
-so that a stack of one equals ``nn.train`` on an ``nn.MLP`` bitwise; with M > 1 batched
-products (``bmm``) may round differently (tests: within 1e-12).
+The depth-2 closed form lives in ``nn.kernels``: members with M = 1 run on the 2-D
+products of the single-network code (``mm``, ``mv``) so that a stack of one equals
+``nn.train`` on an ``nn.MLP`` bitwise; M > 1 runs one GEMM per layer for all members over
+cache-sized blocks of rows, which rounds differently (tests: within 1e-12).
 
 References:
     [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based
@@ -47,6 +48,12 @@ from typing import Any
 import torch
 
 from banditkit.core.validation import check_choice, check_int
+from banditkit.nn.kernels import (
+    activation_slope,
+    depth2_forward_vjp,
+    stack_mm,
+    stack_mv,
+)
 
 __all__ = [
     "NeuralLinear",
@@ -136,78 +143,6 @@ def stack_params(model: torch.nn.Module) -> Params:
         {'layers.0.weight': (1, 4, 3), 'layers.1.weight': (1, 1, 4)}
     """
     return {name: p.detach().unsqueeze(0) for name, p in model.named_parameters()}
-
-
-def _mm(
-    a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None
-) -> torch.Tensor:
-    """Return a @ b per member: each of a (M, n, k), b (M, k, j) may be shared (2-D).
-
-    ``out`` (M, n, j), if given, receives the product (see ``_buffer``).
-    """
-    if (a.ndim == 2 or a.shape[0] == 1) and (b.ndim == 2 or b.shape[0] == 1):
-        # the 2-D kernel of the single-network code (module docstring)
-        a2, b2 = (a if a.ndim == 2 else a[0]), (b if b.ndim == 2 else b[0])
-        if out is None:
-            return a2.matmul(b2)[None]
-        torch.matmul(a2, b2, out=out[0])
-        return out
-    if out is None:
-        return torch.matmul(a, b)
-    return torch.matmul(a, b, out=out)
-
-
-def _buffer(
-    workspace: dict[str, torch.Tensor] | None,
-    key: str,
-    shape: tuple[int, ...],
-    like: torch.Tensor,
-) -> torch.Tensor | None:
-    """A tensor of ``shape`` kept in ``workspace`` across calls, or None without one.
-
-    Reusing the (M, N, width) blocks of every step saves a fresh allocation each: for
-    large stacks those are fresh pages from the OS, whose first touch costs more than
-    the arithmetic.
-    """
-    if workspace is None:
-        return None
-    buf = workspace.get(key)
-    if buf is None or buf.shape != shape or buf.dtype != like.dtype:
-        buf = torch.empty(shape, dtype=like.dtype, device=like.device)
-        workspace[key] = buf
-    return buf
-
-
-def _mv(a: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """Return a @ v per member: a (M, n, k), v (M, k) -> (M, n)."""
-    if v.shape[0] == 1:
-        return a[0].mv(v[0]).unsqueeze(0)
-    return torch.linalg.vecdot(a, v.unsqueeze(1))  # half the time of a (., 1) bmm
-
-
-def _vm(v: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-    """Return v @ a per member: v (M, n), a (M, n, k) -> (M, k)."""
-    if v.shape[0] == 1:
-        return (v[0] @ a[0]).unsqueeze(0)
-    return torch.matmul(v.unsqueeze(1), a).squeeze(1)
-
-
-def activation_slope(
-    activation: str, h: torch.Tensor, out: torch.Tensor | None = None
-) -> torch.Tensor:
-    """Return a'(z) from h = a(z): 1[z > 0] for relu, h (1 - h) for sigmoid.
-
-    1[z > 0] is torch's subgradient of relu; it is computed as sign(h) = sign(relu(z)),
-    the same values at a third of the cost of a bool-to-float cast.
-
-    Args:
-        activation: "relu" or "sigmoid".
-        h: The activations a(z).
-        out: Optional tensor shaped like h to write into.
-    """
-    if activation == "relu":
-        return torch.sign(h) if out is None else torch.sign(h, out=out)
-    return h * (1.0 - h) if out is None else torch.mul(h, 1.0 - h, out=out)
 
 
 class StackedMLP:
@@ -341,7 +276,7 @@ class StackedMLP:
         return torch.relu(z) if self.activation == "relu" else torch.sigmoid(z)
 
     def _affine(self, params: Params, i: int, h: torch.Tensor) -> torch.Tensor:
-        z = _mm(h, params[f"layers.{i}.weight"].mT)
+        z = stack_mm(h, params[f"layers.{i}.weight"].mT)
         bias = params.get(f"layers.{i}.bias")
         return z if bias is None else z + bias.unsqueeze(1)
 
@@ -359,7 +294,7 @@ class StackedMLP:
     def forward(self, params: Params, X: torch.Tensor) -> torch.Tensor:
         """Return f for every member and row, (M, N); X (N, d) is shared by the members."""
         last = self.depth - 1
-        f = _mv(self.features(params, X), params[f"layers.{last}.weight"][:, 0])
+        f = stack_mv(self.features(params, X), params[f"layers.{last}.weight"][:, 0])
         bias = params.get(f"layers.{last}.bias")
         if bias is not None:
             f = f + bias
@@ -382,7 +317,7 @@ class StackedMLP:
                 (module docstring; depth 2 only) or "torch.func" (``torch.func.vjp``
                 of ``forward``). Neither keeps an autograd graph.
             workspace: None, or a dict the caller keeps across calls (the trainer
-                does): the closed form then reuses its (M, N, width) blocks instead of
+                does): the closed form then reuses its hidden blocks instead of
                 allocating them, and the next call with the same dict overwrites what
                 this call's vjp reads (call vjp before the next forward_vjp).
 
@@ -405,36 +340,7 @@ class StackedMLP:
                 return dict(grads)
 
             return f.detach(), vjp_func
-        s = self.out_scale
-        w1, w2 = params["layers.0.weight"], params["layers.1.weight"]
-        b1, b2 = params.get("layers.0.bias"), params.get("layers.1.bias")
-        block = (w1.shape[0], X.shape[0], self.width)
-        with torch.no_grad():
-            # h = a(W_1 x + b_1) in one buffer; c = s W_2[0] a'(z) in another
-            h = _mm(X, w1.mT, out=_buffer(workspace, "h", block, X))
-            if b1 is not None:
-                h.add_(b1.unsqueeze(1))
-            h = torch.relu_(h) if self.activation == "relu" else torch.sigmoid_(h)
-            sw = s * w2[:, 0]
-            f = _mv(h, sw)
-            if b2 is not None:
-                f = f + s * b2
-            c = activation_slope(
-                self.activation, h, out=_buffer(workspace, "c", block, X)
-            )
-            c.mul_(sw.unsqueeze(1))
-
-        def vjp(v: torch.Tensor) -> Params:
-            vc = torch.mul(c, v.unsqueeze(-1), out=_buffer(workspace, "vc", block, X))
-            grads = {"layers.0.weight": _mm(vc.mT, X)}
-            if b1 is not None:
-                grads["layers.0.bias"] = vc.sum(1)
-            grads["layers.1.weight"] = _vm(s * v, h).unsqueeze(1)
-            if b2 is not None:
-                grads["layers.1.bias"] = (s * v.sum(1)).unsqueeze(1)
-            return grads
-
-        return f, vjp
+        return depth2_forward_vjp(params, X, self.activation, self.out_scale, workspace)
 
     def check_params(self, params: Any, name: str = "params") -> int:
         """Return M after checking that ``params`` has every shape of ``shapes``.
