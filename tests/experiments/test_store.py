@@ -123,11 +123,9 @@ def test_atomic_writes_get_the_umask_mode(tmp_path):
 
     from banditkit.experiments import store
 
-    umask = os.umask(0o022)
-    cached, store._UMASK = store._UMASK, None
+    umask = os.umask(0o027)
     try:
         store.atomic_write_text(tmp_path / "a.txt", "x")
     finally:
         os.umask(umask)
-        store._UMASK = cached
-    assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o640

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.core.errors import DamagedFileError
+from banditkit.core.files import atomic_write
 from banditkit.core.policy import Policy
 from banditkit.core.registry import Registry
 
@@ -80,24 +80,6 @@ def _digest(skeleton: str, arrays: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
-def _atomic_write(target: Path, write: Any) -> None:
-    """Call ``write(fh)`` on a new temporary file next to ``target``, then rename it over.
-
-    The temporary file is created with ``os.open(..., 0o666)``, so it gets the umask mode.
-    """
-    tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def save_policy(policy: Policy, path: str | os.PathLike[str]) -> None:
     """Write ``policy.state_dict()`` to ``path`` atomically (temporary file, then rename).
 
@@ -126,7 +108,7 @@ def save_policy(policy: Policy, path: str | os.PathLike[str]) -> None:
         _HEADER: np.array(json.dumps(header)),
     }
     target = Path(path)
-    _atomic_write(target, lambda fh: np.savez(fh, **members))
+    atomic_write(target, lambda fh: np.savez(fh, **members))
 
 
 def _read(path: Path) -> tuple[dict[str, Any], str, dict[str, np.ndarray]]:

@@ -46,6 +46,7 @@ import numpy as np
 
 from banditkit.core.environment import ContextualEnvironment
 from banditkit.core.errors import DamagedFileError
+from banditkit.core.files import atomic_write_bytes, atomic_write_text
 from banditkit.core.records import Record
 
 __all__ = [
@@ -157,42 +158,6 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, float) and not np.isfinite(value):
         return None
     return value
-
-
-def _umask() -> int:
-    """The process umask (read once: setting it briefly is not thread-safe)."""
-    global _UMASK
-    if _UMASK is None:
-        _UMASK = os.umask(0o022)
-        os.umask(_UMASK)
-    return _UMASK
-
-
-_UMASK: int | None = None
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: temporary file, fsync, rename."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
-    )
-    try:
-        # mkstemp creates the file 0600; give it the mode a plain open() would
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically."""
-    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def _write_json(path: Path, data: Any) -> None:
