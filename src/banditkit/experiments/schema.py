@@ -45,9 +45,7 @@ kill.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Mapping
-from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
@@ -62,6 +60,7 @@ from pydantic import (
 )
 
 from banditkit.experiments.claim_kinds import Claim
+from banditkit.experiments.yaml_io import strict_load
 
 __all__ = [
     "DEFAULT_TUNING_SEED_OFFSET",
@@ -377,46 +376,6 @@ def _format_validation_error(exc: ValidationError, source: str) -> ConfigError:
     return ConfigError(f"{len(lines)} problems:\n  - {body}", source=source)
 
 
-class _Loader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses duplicate keys and reads ``1e5`` as a number."""
-
-    def construct_mapping(
-        self, node: yaml.MappingNode, deep: bool = False
-    ) -> dict[Any, Any]:
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue  # `<<: *base` merges; explicit keys may override merged ones
-            key = self.construct_object(key_node, deep=deep)
-            try:
-                first = seen.get(key)
-            except TypeError:  # unhashable key: construct_mapping reports it
-                continue
-            if first is None:
-                seen[key] = key_node.start_mark.line
-            else:
-                raise yaml.constructor.ConstructorError(
-                    None,
-                    None,
-                    f"duplicate key {key!r} (first given on line {first + 1})",
-                    key_node.start_mark,
-                )
-        return super().construct_mapping(node, deep=deep)
-
-
-def _exponent_number(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float:
-    text = str(loader.construct_scalar(node)).replace("_", "")
-    mantissa, exponent = re.split("[eE]", text)
-    if "." not in mantissa and not exponent.startswith("-"):
-        return int(Decimal(text))
-    return float(text)
-
-
-_EXPONENT = re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
-_Loader.add_implicit_resolver("!banditkit/exponent", _EXPONENT, list("-+0123456789"))
-_Loader.add_constructor("!banditkit/exponent", _exponent_number)
-
-
 def read_yaml(path: str | Path) -> Any:
     """Read a YAML file; errors name the file (and the line for syntax errors).
 
@@ -433,7 +392,7 @@ def read_yaml(path: str | Path) -> Any:
             f"cannot read: {exc.strerror or exc}", source=str(path)
         ) from None
     try:
-        return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
+        return strict_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
