@@ -80,9 +80,7 @@ def _stored_envs(out: Path, cfg: Any) -> list[EnvEntry] | None:
             _stored_record(name, fields) for name, fields in entry["records"].items()
         )
         envs.append(
-            EnvEntry(
-                spec.name, spec.label, spec.params, str(entry["family"]), records
-            )
+            EnvEntry(spec.name, spec.label, spec.params, str(entry["family"]), records)
         )
     return envs
 
@@ -113,7 +111,9 @@ def stored_experiment(directory: str | os.PathLike[str]) -> ResolvedExperiment:
     return resolve(cfg, base_dir=out, source=str(path), envs=_stored_envs(out, cfg))
 
 
-def _finished(resolved: ResolvedExperiment, store: RunStore) -> list[tuple[Cell, int, str]]:
+def _finished(
+    resolved: ResolvedExperiment, store: RunStore
+) -> list[tuple[Cell, int, str]]:
     """(cell, seed, run id) of every finished run, cell by cell, seeds in config order."""
     return [
         (cell, spec.seed, spec.id)
@@ -168,9 +168,7 @@ def _check_columns(columns: Sequence[str] | None, known: set[str]) -> list[str] 
     return list(columns)
 
 
-def _summary_row(
-    cell: Cell, seed: int, run_id: str, table: Any
-) -> dict[str, Any]:
+def _summary_row(cell: Cell, seed: int, run_id: str, table: Any) -> dict[str, Any]:
     row = _ids(cell, seed, run_id)
     row["rounds"] = len(table)
     for metric, record in cell.env.metrics.items():
@@ -232,7 +230,9 @@ def load_runs(
     if not isinstance(summaries, bool):
         raise ValueError(f"summaries must be True or False; got {summaries!r}.")
     if summaries and columns is not None:
-        raise ValueError("columns applies to per-round rows; drop it with summaries=True.")
+        raise ValueError(
+            "columns applies to per-round rows; drop it with summaries=True."
+        )
     resolved = stored_experiment(directory)
     store = RunStore(directory)
     runs = _finished(resolved, store)

@@ -23,7 +23,9 @@ from banditkit.ope.logs import BanditLog
 __all__ = ["log_from_runs"]
 
 
-def _pick(frame_values: Sequence[str], names: Sequence[str], ref: str | None, what: str) -> str:
+def _pick(
+    frame_values: Sequence[str], names: Sequence[str], ref: str | None, what: str
+) -> str:
     """The label ``ref`` designates (a label, or a registry name used by one entry)."""
     labels = list(dict.fromkeys(frame_values))
     if ref is None:
@@ -36,7 +38,9 @@ def _pick(frame_values: Sequence[str], names: Sequence[str], ref: str | None, wh
     if ref in labels:
         return ref
     by_name = list(
-        dict.fromkeys(lab for lab, n in zip(frame_values, names, strict=True) if n == ref)
+        dict.fromkeys(
+            lab for lab, n in zip(frame_values, names, strict=True) if n == ref
+        )
     )
     if len(by_name) == 1:
         return by_name[0]
