@@ -111,3 +111,25 @@ def test_plot_needs_no_dataset(tmp_path, monkeypatch):
     assert (out / "figures" / "regret-classification-banknote.png").is_file()
     assert (out / "figures" / "regret-classification-banknote.svg").is_file()
     assert len(bk.load_runs(out)) == 2 * 2 * 10
+    summary = json.loads((out / "summary.json").read_text())
+    assert [r["n_seeds"] for r in summary["results"]] == [
+        2,
+        2,
+    ]  # runs found, not missing
+
+
+def test_older_summary_without_record_directions(out, tmp_path):
+    """A summary.json without running_mean/higher_is_better still gives the same records."""
+    import shutil
+
+    copy = tmp_path / "old"
+    shutil.copytree(out, copy)
+    summary = json.loads((copy / "summary.json").read_text())
+    for env in summary["envs"].values():
+        for fields in env["records"].values():
+            del fields["running_mean"], fields["higher_is_better"]
+    (copy / "summary.json").write_text(json.dumps(summary))
+    full = resolve(out / "config.yaml", base_dir=out)
+    assert [e.records for e in stored_experiment(copy).envs] == [
+        e.records for e in full.envs
+    ]

@@ -49,8 +49,14 @@ PARAM_PREFIX = "param."
 """Prefix of the policy-parameter columns."""
 
 
-def _stored_record(name: str, fields: dict[str, Any]) -> Record:
-    """A declared record as ``summary.json`` keeps it (``summaries.summarize``)."""
+def _stored_record(
+    name: str, fields: dict[str, Any], higher: dict[str, bool]
+) -> Record:
+    """A declared record as ``summary.json`` keeps it (``summaries.summarize``).
+
+    A summary written before records kept ``running_mean`` and ``higher_is_better`` gives
+    them through the record's metric names and the result rows (``higher``).
+    """
     metrics = list(fields.get("metrics") or [])
     return Record(
         name,
@@ -58,7 +64,7 @@ def _stored_record(name: str, fields: dict[str, Any]) -> Record:
         description=str(fields.get("description", "")),
         aggregation=fields.get("aggregation", "sum"),
         running_mean=bool(fields.get("running_mean", f"average_{name}" in metrics)),
-        higher_is_better=bool(fields.get("higher_is_better", False)),
+        higher_is_better=bool(fields.get("higher_is_better", higher.get(name, False))),
         plot=tuple(fields.get("plot") or ()),
     )
 
@@ -66,18 +72,27 @@ def _stored_record(name: str, fields: dict[str, Any]) -> Record:
 def _stored_envs(out: Path, cfg: Any) -> list[EnvEntry] | None:
     """The environments as ``out/summary.json`` declares them (None when it cannot)."""
     try:
-        declared = read_json_object(out / "summary.json").get("envs")
+        summary = read_json_object(out / "summary.json")
     except (FileNotFoundError, CorruptFileError):
         return None
+    declared = summary.get("envs")
     if not isinstance(declared, dict):
         return None
+    higher = {
+        metric: bool(stats.get("higher_is_better"))
+        for row in summary.get("results") or []
+        if isinstance(row, dict)
+        for metric, stats in (row.get("metrics") or {}).items()
+        if isinstance(stats, dict)
+    }
     envs = []
     for spec in cfg.envs:
         entry = declared.get(spec.label) if spec.label else None
         if not isinstance(entry, dict) or not isinstance(entry.get("records"), dict):
             return None
         records = tuple(
-            _stored_record(name, fields) for name, fields in entry["records"].items()
+            _stored_record(name, fields, higher)
+            for name, fields in entry["records"].items()
         )
         envs.append(
             EnvEntry(spec.name, spec.label, spec.params, str(entry["family"]), records)
