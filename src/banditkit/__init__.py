@@ -33,7 +33,7 @@ from banditkit.core import (
 )
 from banditkit.core.serialization import load_policy, save_policy
 from banditkit.datasets import list_datasets
-from banditkit.experiments import run_experiment
+from banditkit.experiments import load_runs, run_experiment
 
 try:
     __version__ = version("banditkit")
@@ -54,6 +54,7 @@ __all__ = [
     "list_envs",
     "list_policies",
     "load_policy",
+    "load_runs",
     "make_env",
     "make_policy",
     "run_experiment",

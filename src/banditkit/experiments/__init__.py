@@ -16,12 +16,14 @@ One module per concern (docs/experiments.md describes the whole platform):
     papers     ``reproduce``: the packaged configs of papers/<paper>/
     bench      ``banditkit bench``: the scripts of benchmarks/
     runner     run_experiment: everything above in order
+    tidy       load_runs: stored runs as one pandas DataFrame; the stored experiment
 """
 
 from banditkit.experiments.metrics import METRICS, Metric, register_metric
 from banditkit.experiments.runner import ExperimentResult, run_experiment
 from banditkit.experiments.schema import ConfigError, ExperimentConfig, load_config
 from banditkit.experiments.store import OutputDirError
+from banditkit.experiments.tidy import load_runs
 
 __all__ = [
     "METRICS",
@@ -31,6 +33,7 @@ __all__ = [
     "Metric",
     "OutputDirError",
     "load_config",
+    "load_runs",
     "register_metric",
     "run_experiment",
 ]

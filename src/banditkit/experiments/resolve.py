@@ -218,6 +218,7 @@ def resolve(
     *,
     base_dir: str | Path | None = None,
     source: str | None = None,
+    envs: list[EnvEntry] | None = None,
 ) -> ResolvedExperiment:
     """Validate and resolve a config (path, mapping or model).
 
@@ -230,6 +231,9 @@ def resolve(
         base_dir: Directory that relative ``tuned:`` paths are read from (default: the
             config file's directory, or the working directory).
         source: Name of the config in messages (default: its path).
+        envs: The environments, already resolved, one per entry of the config's ``envs``
+            (as an output directory stores them, see ``experiments.tidy``): used as given
+            instead of being built, so no environment is constructed and no dataset read.
 
     Raises:
         ConfigError: Naming the file, the field and the problem.
@@ -247,7 +251,7 @@ def resolve(
     cfg = load_config(config, source=source)
     base = Path(base_dir) if base_dir is not None else None
 
-    envs, policies = _build_entries(cfg, source)
+    envs, policies = _build_entries(cfg, source, envs)
     _check_grid(cfg, policies, source)
     cells, applied, provenance = _build_cells(cfg, envs, policies, base, source)
     _check_metrics(cfg, envs, source)
@@ -270,9 +274,18 @@ def resolve(
 
 
 def _build_entries(
-    cfg: ExperimentConfig, source: str
+    cfg: ExperimentConfig, source: str, stored: list[EnvEntry] | None = None
 ) -> tuple[list[EnvEntry], list[PolicyEntry]]:
-    envs = [_build_env(spec, i, source) for i, spec in enumerate(cfg.envs)]
+    if stored is not None and len(stored) != len(cfg.envs):
+        raise ValueError(
+            f"envs must give one entry per environment of the config ({len(cfg.envs)}); "
+            f"got {len(stored)}."
+        )
+    envs = (
+        list(stored)
+        if stored is not None
+        else [_build_env(spec, i, source) for i, spec in enumerate(cfg.envs)]
+    )
     policies = [_build_policy(spec, i, source) for i, spec in enumerate(cfg.policies)]
     _unique_labels([e.label for e in envs], "envs", source)
     _unique_labels([p.label for p in policies], "policies", source)

@@ -261,13 +261,17 @@ def run_experiment(
 def redraw(out: str | Path) -> list[Path]:
     """Rewrite ``summary.json`` and the figures of ``out`` from its stored runs.
 
-    Nothing is computed: runs missing from the store are reported as failed in the summary.
+    Nothing is computed and no environment is built (``tidy.stored_experiment``), so the
+    datasets of the runs are not needed: runs missing from the store are reported as failed
+    in the summary.
 
     Raises:
         ConfigError: If ``out/config.yaml`` is missing or invalid.
     """
+    from banditkit.experiments.tidy import stored_experiment
+
     out = Path(out)
-    resolved = resolve(out / "config.yaml", base_dir=out)
+    resolved = stored_experiment(out)
     store = RunStore(out)
     store.prepare()
     with store.lock():

@@ -286,7 +286,8 @@ def summarize(
     with ``STATS = {"n", "mean", "std", "ci", "seeds", "per_seed"}`` (a checkpoint past the
     end of a run leaves that seed out). The top level has ``ci_level``, ``ci_method``,
     ``band``, ``checkpoints``, ``seeds`` and ``envs``: per environment label its family and
-    its declared records (``{name: {dtype, description, aggregation, metrics, plot}}``).
+    its declared records (``{name: {dtype, description, aggregation, running_mean,
+    higher_is_better, metrics, plot}}``), enough to redraw without building the environment.
     """
     from banditkit import __version__
 
@@ -311,6 +312,8 @@ def summarize(
                         "dtype": r.dtype,
                         "description": r.description,
                         "aggregation": r.aggregation,
+                        "running_mean": r.running_mean,
+                        "higher_is_better": r.higher_is_better,
                         "metrics": list(r.metrics),
                         "plot": list(r.plot),
                     }

@@ -4,6 +4,7 @@
     on_policy                                             a log's own mean reward
     cross_fit                                             cross-fitted scikit-learn reward models
     BanditLog, obd_log, read_log                          logs as arrays
+    log_from_runs                                         a log from banditkit's stored runs
     evaluate, format_estimates, obd_uniform_check         several estimators on one log
     evaluate_command                                      what ``banditkit evaluate`` prints
 
@@ -41,6 +42,7 @@ from banditkit.ope.logs import (
     read_log,
 )
 from banditkit.ope.reward_model import cross_fit
+from banditkit.ope.stored import log_from_runs
 
 __all__ = [
     "METHODS",
@@ -55,6 +57,7 @@ __all__ = [
     "evaluate_command",
     "format_estimates",
     "ips",
+    "log_from_runs",
     "obd_log",
     "obd_uniform_check",
     "on_policy",

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from banditkit.core import POLICIES, Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
@@ -129,7 +131,10 @@ class EpsGreedy(RidgePolicy):
     """Epsilon-greedy over a ridge fit: a uniform arm with probability epsilon, else the greedy one.
 
         a = uniform(K)                  with probability epsilon
-        a = argmax_k x_k^T theta        otherwise
+        a = argmax_k x_k^T theta        otherwise (ties broken uniformly)
+
+    The propensity of the played arm, epsilon / K plus (1 - epsilon) / (number of tied greedy
+    arms) when it is one of them, is recorded with each round (``last_propensity``).
 
     Args:
         epsilon: Exploration rate in [0, 1]; 0 is greedy, 1 is uniform play.
@@ -148,6 +153,14 @@ class EpsGreedy(RidgePolicy):
         self.epsilon = check_scalar("epsilon", epsilon, low=0.0, high=1.0)
 
     def _act(self, ctx: Context) -> Action:
-        if self.rng.random() < self.epsilon:
-            return int(self.rng.integers(ctx.n_arms))
-        return argmax_random_tie(self.model.predict(ctx.arms), self.rng)
+        explore = self.rng.random() < self.epsilon
+        scores = self.model.predict(ctx.arms)
+        if explore:
+            action = int(self.rng.integers(ctx.n_arms))
+        else:
+            action = argmax_random_tie(scores, self.rng)
+        # P(action) = epsilon / K + (1 - epsilon) / (tied greedy arms), if it is one of them
+        ties = scores == scores.max()
+        greedy = (1.0 - self.epsilon) / np.count_nonzero(ties) if ties[action] else 0.0
+        self.last_propensity = self.epsilon / ctx.n_arms + greedy
+        return action
