@@ -54,7 +54,7 @@ class PluginError(ValueError):
 
 
 def _registries() -> tuple[Registry[type], ...]:
-    return (POLICIES, ENVIRONMENTS)  # type: ignore[return-value]
+    return (POLICIES, ENVIRONMENTS)
 
 
 def _snapshot() -> dict[str, dict[str, object]]:

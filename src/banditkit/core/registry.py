@@ -150,10 +150,9 @@ class Registry(Generic[T]):
         return self._entries.pop(name)
 
     def discover(self) -> None:
-        """Load the plugins not loaded yet: the entry points of ``group`` (once) and the
-        modules named in :data:`IMPORTS_VARIABLE`.
+        """Load the plugins not loaded yet (entry points of ``group`` once, then imports).
 
-        An entry point that fails to load is skipped (it is reported when its name is
+        The modules named in :data:`IMPORTS_VARIABLE` are imported first. An entry point that fails to load is skipped (it is reported when its name is
         looked up), so one broken distribution does not break every lookup.
         """
         _import_from_environment()
