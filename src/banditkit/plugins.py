@@ -103,10 +103,12 @@ def import_plugins(specs: Sequence[str] | Iterable[str]) -> dict[str, list[str]]
         except FileNotFoundError:
             raise PluginError(f"cannot import {spec!r}: no such file.") from None
         except ModuleNotFoundError as exc:
-            raise PluginError(
-                f"cannot import {spec!r}: {exc}. Give a module on the Python path or the "
-                "path of a .py file."
-            ) from None
+            hint = (
+                f" Did you mean the file {spec}.py?"
+                if os.path.isfile(spec + ".py")
+                else " Give a module on the Python path or the path of a .py file."
+            )
+            raise PluginError(f"cannot import {spec!r}: {exc}.{hint}") from None
         except Exception as exc:
             raise PluginError(
                 f"importing {spec!r} failed: {type(exc).__name__}: {exc}"

@@ -154,12 +154,32 @@ def test_bad_imports_exit_2_with_a_clear_message(
     assert not (tmp_path / "o").exists()
 
 
-def test_an_unknown_module_exits_2(tmp_path, clean_registries):
+def test_an_unknown_module_exits_2(tmp_path, monkeypatch, clean_registries):
     result = runner.invoke(
         app, ["plot", str(tmp_path), "--import", "no_such_module_xyz"]
     )
     assert result.exit_code == 2
     assert "cannot import 'no_such_module_xyz'" in result.output
+    # a file in the working directory named without .py: the message says so
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "local_plugin_xyz.py").write_text("x = 1\n")
+    result = runner.invoke(app, ["plot", ".", "--import", "local_plugin_xyz"])
+    assert result.exit_code == 2
+    assert "Did you mean the file local_plugin_xyz.py?" in result.output
+
+
+def test_import_is_repeatable_and_each_is_checked(tmp_path, clean_registries):
+    good = tmp_path / "good.py"
+    good.write_text(
+        "from banditkit.core import POLICIES\n"
+        + PLUGIN_MODULE
+        + "POLICIES.register('good-first')(FirstArm)\n"
+    )
+    (tmp_path / "empty.py").write_text("x = 1\n")
+    args = ["plot", str(tmp_path), "--import", str(good), "--import"]
+    result = runner.invoke(app, [*args, str(tmp_path / "empty.py")])
+    assert result.exit_code == 2 and "'" + str(tmp_path / "empty.py") in result.output
+    assert "good-first" in POLICIES  # the first one was imported
 
 
 def test_import_plugins_reports_names_and_passes_them_to_workers(
@@ -192,6 +212,8 @@ def test_the_environment_variable_loads_plugins_on_a_lookup_miss(
     )
     assert "late-first" not in POLICIES
     monkeypatch.setenv(IMPORTS_VARIABLE, str(plugin))
+    listed = runner.invoke(app, ["list", "policies"])
+    assert listed.exit_code == 0 and "late-first" in listed.output
     assert bk.make_policy("late-first").act(bk.Context(arms=[[1.0], [2.0]])) == 0
 
 
