@@ -114,10 +114,14 @@ def test_a_broken_entry_point_is_reported_on_lookup_only(
         """
         [banditkit.policies]
         broken = bkbrokenplug_missing:Nothing
+        linucb = banditkit.policies.classic:UCB1
         """,
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert "linucb" in bk.list_policies()  # the others still load
+    with pytest.warns(UserWarning, match=r"'linucb' is already registered by .*LinUCB"):
+        assert "linucb" in bk.list_policies()  # the others still load
+    assert bk.make_policy("linucb").registry_name == "linucb"
+    assert type(bk.make_policy("linucb")).__name__ == "LinUCB"
     with pytest.raises(
         ValueError,
         match=r"entry point 'bkbrokenplug_missing:Nothing'.*"
@@ -215,6 +219,16 @@ def test_the_environment_variable_loads_plugins_on_a_lookup_miss(
     listed = runner.invoke(app, ["list", "policies"])
     assert listed.exit_code == 0 and "late-first" in listed.output
     assert bk.make_policy("late-first").act(bk.Context(arms=[[1.0], [2.0]])) == 0
+
+
+def test_a_bad_environment_variable_entry_names_the_variable(
+    tmp_path, monkeypatch, clean_registries
+):
+    monkeypatch.setenv(IMPORTS_VARIABLE, str(tmp_path / "gone.py"))
+    with pytest.raises(
+        ImportError, match=r"BANDITKIT_IMPORTS names .*gone.py.*no such"
+    ):
+        bk.make_policy("not-a-policy")
 
 
 def test_a_taken_name_is_refused_unless_it_is_the_same_class():

@@ -24,6 +24,7 @@ import importlib.util
 import inspect
 import os
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -68,9 +69,7 @@ def import_module(spec: str) -> ModuleType:
     if name in sys.modules:
         return sys.modules[name]
     spec_ = importlib.util.spec_from_file_location(name, path)
-    if (
-        spec_ is None or spec_.loader is None
-    ):  # pragma: no cover - a .py file always has one
+    if spec_ is None or spec_.loader is None:  # pragma: no cover - never for a .py file
         raise ImportError(f"cannot import {spec}")
     module = importlib.util.module_from_spec(spec_)
     sys.modules[name] = module
@@ -90,9 +89,16 @@ def imports_from_environment() -> list[str]:
 
 def _import_from_environment() -> None:
     for spec in imports_from_environment():
-        if spec not in _IMPORTED:
-            _IMPORTED.add(spec)
+        if spec in _IMPORTED:
+            continue
+        try:
             import_module(spec)
+        except Exception as exc:
+            raise ImportError(
+                f"{IMPORTS_VARIABLE} names {spec!r}, which failed to import: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        _IMPORTED.add(spec)
 
 
 class Registry(Generic[T]):
@@ -150,10 +156,12 @@ class Registry(Generic[T]):
         return self._entries.pop(name)
 
     def discover(self) -> None:
-        """Load the plugins not loaded yet (entry points of ``group`` once, then imports).
+        """Load the plugins not loaded yet: imports first, then entry points (once).
 
-        The modules named in :data:`IMPORTS_VARIABLE` are imported first. An entry point that fails to load is skipped (it is reported when its name is
-        looked up), so one broken distribution does not break every lookup.
+        The modules named in :data:`IMPORTS_VARIABLE` are imported (an ``ImportError``
+        names the one that fails). An entry point that fails to load is skipped and
+        reported when its name is looked up, so one broken distribution does not break
+        every lookup; one whose name is taken by another class is skipped with a warning.
         """
         _import_from_environment()
         if self._entry_points_loaded:
@@ -163,8 +171,17 @@ class Registry(Generic[T]):
         for ep in importlib.metadata.entry_points(group=self.group):
             try:
                 obj = ep.load()
-                if not isinstance(obj, ModuleType) and ep.name not in self._entries:
-                    self.register(ep.name)(obj)
+                if isinstance(obj, ModuleType) or self._entries.get(ep.name) is obj:
+                    continue  # a module, or a class that registered itself
+                if ep.name in self._entries:
+                    warnings.warn(
+                        f"the entry point {ep.value!r} of group {self.group!r} is "
+                        f"ignored: {self.kind} name {ep.name!r} is already registered by "
+                        f"{_origin(self._entries[ep.name])}.",
+                        stacklevel=2,
+                    )
+                    continue
+                self.register(ep.name)(obj)
             except Exception as exc:
                 self._broken[ep.name] = (
                     f"{self.kind} {ep.name!r} is declared by the entry point "
