@@ -96,6 +96,26 @@ ProgressOption = Annotated[
         help="auto: a progress bar on a terminal, plain log lines otherwise.",
     ),
 ]
+ImportOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--import",
+        help="Module or .py file registering your own policies or environments "
+        "(repeatable; see docs/own-policy.md).",
+    ),
+]
+
+
+def _load_imports(imports: list[str] | None) -> None:
+    """Import the ``--import`` plugins; a bad one exits with status 2."""
+    if not imports:
+        return
+    from banditkit.plugins import PluginError, import_plugins
+
+    try:
+        import_plugins(imports)
+    except PluginError as exc:
+        raise _invalid(exc) from None
 
 
 def _error(message: str) -> None:
@@ -167,8 +187,10 @@ def run(
         int | None, typer.Option("--horizon", min=1, help="Override the horizon.")
     ] = None,
     progress: ProgressOption = ProgressMode.auto,
+    imports: ImportOption = None,
 ) -> None:
     """Run an experiment: every environment x policy x seed, into DIR (resumable)."""
+    _load_imports(imports)
     from banditkit.experiments import run_experiment
 
     try:
@@ -214,8 +236,10 @@ def reproduce(
         bool, typer.Option("--strict", help="Exit with status 3 when a claim FAILs.")
     ] = False,
     progress: ProgressOption = ProgressMode.auto,
+    imports: ImportOption = None,
 ) -> None:
     """Reproduce a paper's figures and tables; writes DIR/report.md with its claims."""
+    _load_imports(imports)
     from banditkit.experiments.papers import reproduce as run_paper
     from banditkit.experiments.reports import claims_table
 
@@ -269,8 +293,10 @@ def tune(
         int | None, typer.Option("--horizon", min=1, help="Horizon of the tuning runs.")
     ] = None,
     progress: ProgressOption = ProgressMode.auto,
+    imports: ImportOption = None,
 ) -> None:
     """Grid-search `grid:` on tuning seeds; writes DIR/tuned.yaml for configs to use."""
+    _load_imports(imports)
     from banditkit.experiments.tuning import tune as run_tune
 
     try:
@@ -304,8 +330,10 @@ def plot(
     directory: Annotated[
         Path, typer.Argument(help="Output directory of run or reproduce.")
     ],
+    imports: ImportOption = None,
 ) -> None:
     """(Re)draw figures, summary.json (and report.md) from the stored runs of DIR."""
+    _load_imports(imports)
     import yaml
 
     from banditkit.experiments.papers import build_report

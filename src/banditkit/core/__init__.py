@@ -69,8 +69,10 @@ __all__ = [
     "spawn_seeds",
 ]
 
-POLICIES: Registry[type[Policy]] = Registry("policy")
-ENVIRONMENTS: Registry[type[Environment]] = Registry("environment")
+POLICIES: Registry[type[Policy]] = Registry("policy", group="banditkit.policies")
+ENVIRONMENTS: Registry[type[Environment]] = Registry(
+    "environment", group="banditkit.envs"
+)
 
 
 def make_policy(name: str, **params: Any) -> Policy:
