@@ -47,6 +47,7 @@ __all__ = ["METHODS", "optimal_assortment", "revenue_ordered_assortment"]
 
 METHODS = ("auto", "topk", "dinkelbach", "rss", "lp", "brute")
 BRUTE_MAX_ITEMS = 16
+_ULPS = 8 * np.finfo(float).eps  # relative slack on r_i - rho
 _CHUNK = 1 << 21  # scores held at once by the rss sweep
 
 
@@ -68,12 +69,6 @@ def top_k(score: np.ndarray, k: int, *, positive: bool) -> np.ndarray:
     return np.flatnonzero(chosen)
 
 
-def _topk(u: np.ndarray, r: np.ndarray, k: int) -> np.ndarray:
-    if r[0] == 0:  # every revenue is 0: any set earns 0, the empty set is smallest
-        return np.zeros(0, dtype=np.intp)
-    return top_k(u, k, positive=False)
-
-
 def _dinkelbach(
     w: np.ndarray, w0: float, r: np.ndarray, k: int, max_steps: int = 10_000
 ) -> np.ndarray:
@@ -81,12 +76,20 @@ def _dinkelbach(
     rho = 0.0
     best = np.zeros(0, dtype=np.intp)
     for _ in range(max_steps):
-        candidate = top_k(w * (r - rho), k, positive=True)
+        # r_i - rho within a few ulps of 0 counts as 0: rho carries rounding error, and
+        # with weights spanning e^40 a spurious 1e-16 margin on a heavy item would
+        # outrank a light item's true margin (such an item adds < 1e-15 relative revenue)
+        margin = r - rho
+        margin[margin <= _ULPS * rho] = 0.0
+        candidate = top_k(w * margin, k, positive=True)
         if candidate.size == 0:
             return best
         rho_new = revenue_of(candidate, w, w0, r)
-        if rho_new <= rho:  # no strict progress: rho is R* (to rounding)
-            return best
+        if rho_new <= rho:
+            # No strict progress: rho = R*. The candidate also attains the inner maximum
+            # at R*, hence is optimal, and it leaves out items with r_i = R* (score 0),
+            # which add nothing; keep it unless rounding made it (1e-12) worse.
+            return candidate if rho_new >= rho * (1 - 1e-12) else best
         rho, best = rho_new, candidate
     raise RuntimeError(  # pragma: no cover - rho increases strictly over finitely many sets
         f"Dinkelbach iteration did not converge in {max_steps} steps."
@@ -148,6 +151,7 @@ def _lp(w: np.ndarray, w0: float, r: np.ndarray, k: int) -> np.ndarray:
     from scipy.optimize import linprog
 
     n = w.size
+    r = r / r.max()  # revenues of order 1 for the solver's absolute tolerances
     cost = np.concatenate(([0.0], -(w * r)))
     a_eq = np.concatenate(([w0], w))[None, :]
     cap_row = sparse.csr_matrix(
@@ -247,8 +251,10 @@ def optimal_assortment(
             f"method='brute' enumerates 2^N subsets and accepts at most "
             f"{BRUTE_MAX_ITEMS} utilities; got {u.size}."
         )
+    if r.max() == 0:  # nothing earns anything: the empty set, whatever the method
+        return Assortment((), 0.0)
     if method == "topk" or (method == "auto" and equal):
-        items = _topk(u, r, k)
+        items = top_k(u, k, positive=False)
     else:
         w, w0 = scaled_weights(u, v0)
         solver = {"auto": _dinkelbach, "dinkelbach": _dinkelbach, "rss": _rss}.get(
