@@ -54,7 +54,9 @@ def _enumerate(u, r, k):
     )
 
 
-@settings(max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(instances())
 def test_exact_methods_equal_brute_force(case):
     u, r, k = case
@@ -106,7 +108,7 @@ def test_revenue_ordered_sets_are_suboptimal_under_a_capacity():
     heuristic = revenue_ordered_assortment(u, r, capacity=2)
     assert heuristic.items == (0, 1)
     assert heuristic.revenue == pytest.approx(50.1 / 11.01)
-    for method in EXACT + ("lp",):
+    for method in (*EXACT, "lp"):
         best = optimal_assortment(u, r, capacity=2, method=method)
         assert best.items == (1, 2)
         assert best.revenue == pytest.approx(99.0 / 21.0)
