@@ -79,6 +79,11 @@ def test_shifted_form_agrees_with_the_naive_one_at_moderate_scale():
         ({"outside": 0.0}, "outside"),
         ({"outside": np.nan}, "outside"),
         ({"method": "dinkelbah"}, "method"),
+        ({"capacity": 2.5}, "capacity"),
+        ({"capacity": None}, "capacity"),
+        ({"utilities": "abc"}, "utilities"),
+        ({"revenues": ["x", "y", "z"]}, "revenues"),
+        ({"outside": "1"}, "outside"),
     ],
 )
 def test_bad_input_raises_naming_the_argument(kwargs, name):

@@ -19,7 +19,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from banditkit.core.validation import check_finite_array, check_scalar
+from banditkit.core.validation import (
+    ArgumentTypeError,
+    check_finite_array,
+    check_int,
+    check_scalar,
+)
 
 __all__ = ["Assortment", "choice_probabilities", "expected_revenue"]
 
@@ -36,9 +41,23 @@ class Assortment(NamedTuple):
     revenue: float
 
 
+def _typed(check: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a ``core.validation`` check; a wrong type becomes an ``ArgumentTypeError``.
+
+    ``ArgumentTypeError`` is both a ``TypeError`` and a ``ValueError``, so every bad input
+    to this package raises a ``ValueError`` naming the argument, as the library promises.
+    """
+    try:
+        return check(*args, **kwargs)
+    except ArgumentTypeError:
+        raise
+    except TypeError as exc:
+        raise ArgumentTypeError(str(exc)) from exc
+
+
 def check_utilities(utilities: Any) -> np.ndarray:
     """Return ``utilities`` as a finite 1-d float array with at least one entry."""
-    u = check_finite_array("utilities", utilities, ndim=1)
+    u = _typed(check_finite_array, "utilities", utilities, ndim=1)
     if u.size < 1:
         raise ValueError("utilities must hold at least one item; got an empty array.")
     return u
@@ -48,7 +67,7 @@ def check_revenues(revenues: Any, n_items: int) -> np.ndarray:
     """Return ``revenues`` (ones when None) as a finite, non-negative array of length N."""
     if revenues is None:
         return np.ones(n_items)
-    r = check_finite_array("revenues", revenues, ndim=1)
+    r = _typed(check_finite_array, "revenues", revenues, ndim=1)
     if r.shape != (n_items,):
         raise ValueError(
             f"revenues must have one entry per item ({n_items}); got shape {r.shape}."
@@ -62,7 +81,12 @@ def check_revenues(revenues: Any, n_items: int) -> np.ndarray:
 
 def check_outside(outside: Any) -> float:
     """Return the outside option's weight ``v_0`` as a positive finite float."""
-    return check_scalar("outside", outside, low=0.0, low_open=True)
+    return float(_typed(check_scalar, "outside", outside, low=0.0, low_open=True))
+
+
+def check_capacity(capacity: Any) -> int:
+    """Return ``capacity`` as an int >= 1 (a capacity >= N means no limit)."""
+    return int(_typed(check_int, "capacity", capacity, low=1))
 
 
 def check_items(items: Any, n_items: int) -> np.ndarray:

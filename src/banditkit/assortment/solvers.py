@@ -35,13 +35,14 @@ import numpy as np
 
 from banditkit.assortment.model import (
     Assortment,
+    check_capacity,
     check_outside,
     check_revenues,
     check_utilities,
     revenue_of,
     scaled_weights,
 )
-from banditkit.core.validation import check_choice, check_int
+from banditkit.core.validation import check_choice
 
 __all__ = ["METHODS", "optimal_assortment", "revenue_ordered_assortment"]
 
@@ -192,7 +193,7 @@ def _validate(
 ) -> tuple[np.ndarray, np.ndarray, int, float]:
     u = check_utilities(utilities)
     r = check_revenues(revenues, u.size)
-    k = check_int("capacity", capacity, low=1)
+    k = check_capacity(capacity)
     v0 = check_outside(outside)
     return u, r, k, v0
 
