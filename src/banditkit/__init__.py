@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from banditkit import assortment as assortment
 from banditkit import envs as envs
 from banditkit import ope as ope
 from banditkit import policies as policies
