@@ -14,7 +14,7 @@ Entry points:
 
     load_dataset(name, ...)   a labelled table -> Dataset(name, features, labels, n_classes, meta)
     load_obd(...)             an Open Bandit Dataset log -> OBDLog
-    table_dataset(data, label=...)  the user's CSV / Parquet / DataFrame -> Dataset
+    table_dataset(data, label_column=...)  the user's CSV / Parquet / DataFrame -> Dataset
     list_datasets(kind=None)  registry names
     dataset_status()          for ``banditkit datasets list``
     verify_dataset(name)      for ``banditkit datasets verify``

@@ -3,7 +3,7 @@
     read_frame(data)                     a path (.csv, .parquet) or a DataFrame -> DataFrame
     numeric_columns(frame, columns)      the columns as a float matrix, or a ValueError naming
                                          the column (missing, non-numeric, NaN rows)
-    table_dataset(data, label=...)       a labelled table -> Dataset, as the built-in ones
+    table_dataset(data, label_column=...) a labelled table -> Dataset, as the built-in ones
 
 Features are used as they are (numbers only; encode categorical columns first, e.g. with
 ``pandas.get_dummies``) and scaled as the built-in tables are (``scale="auto"``: per-feature
@@ -140,7 +140,7 @@ def numeric_columns(
 def table_dataset(
     data: Any,
     *,
-    label: str,
+    label_column: str,
     features: list[str] | None = None,
     scale: str = "auto",
 ) -> Dataset:
@@ -148,8 +148,8 @@ def table_dataset(
 
     Args:
         data: A ``.csv`` / ``.parquet`` path or a pandas DataFrame.
-        label: The column of the classes (numbers or strings; K >= 2 distinct values).
-        features: Numeric feature columns (None: every column but ``label``).
+        label_column: The column of the classes (numbers or strings; K >= 2 distinct values).
+        features: Numeric feature columns (None: every column but ``label_column``).
         scale: One of ``SCALINGS`` or "auto" (per-feature min-max to [-1, 1]).
 
     Raises:
@@ -159,7 +159,7 @@ def table_dataset(
     Example:
         >>> import pandas as pd
         >>> ds = table_dataset(pd.DataFrame({"x": [0.0, 1.0, 2.0], "y": ["b", "a", "b"]}),
-        ...                    label="y")
+        ...                    label_column="y")
         >>> ds.features.ravel().tolist(), ds.labels.tolist(), ds.meta["classes"]
         ([-1.0, 0.0, 1.0], [1, 0, 1], {'a': 0, 'b': 1})
     """
@@ -170,8 +170,9 @@ def table_dataset(
     resolved = "minmax" if scale == "auto" else scale
     frame = read_frame(data)
     source = describe_source(data)
+    label = label_column
     if not isinstance(label, str):
-        raise ValueError(f"label must be a column name; got {label!r}.")
+        raise ValueError(f"label_column must be a column name; got {label!r}.")
     _check_present(frame, [label], "label", source)
     if features is None:
         columns = [str(c) for c in frame.columns if c != label]

@@ -47,20 +47,20 @@ __all__ = ["ENCODINGS", "ClassificationEnv", "DatasetEnv", "encode_arms"]
 
 ENCODINGS = ("block", "onehot-id")
 _RANDOM_SEED_BOUND = 2**31 - 1
-_TABLE_PARAMS = ("data", "label", "features")
+_TABLE_PARAMS = ("data", "label_column", "features")
 
 
 def _check_source(
-    data: Any, label: str | None, features: list[str] | None, dataset: str | None
+    data: Any, label_column: str | None, features: list[str] | None, dataset: str | None
 ) -> Any:
     """The user table ``data`` (a path as a str, or a DataFrame) or None; checks the options.
 
-    Exactly one of ``dataset`` and ``data``; ``label`` goes with ``data``.
+    Exactly one of ``dataset`` and ``data``; ``label_column`` goes with ``data``.
     """
     if data is None:
-        if label is not None or features is not None:
+        if label_column is not None or features is not None:
             raise ValueError(
-                "label and features go with data=: give the table as data."
+                "label_column and features go with data=: give the table as data."
             )
         return None
     if dataset is not None:
@@ -68,8 +68,8 @@ def _check_source(
             f"give either dataset= (a built-in dataset) or data= (your table), not both; "
             f"got dataset={dataset!r}."
         )
-    if label is None:
-        raise ValueError("data= needs label=, the name of the class column.")
+    if label_column is None:
+        raise ValueError("data= needs label_column=, the name of the class column.")
     return str(data) if isinstance(data, os.PathLike) else data
 
 
@@ -118,7 +118,7 @@ class DatasetEnv(Environment):
         data_seed: Seed of random preprocessing (mushroom's random category values). None
             draws it from the run's instance stream, so each run (seed) gets its own map
             [Bae2025 spec 4.3: "seeded per run"].
-        data, label, features: The user's table instead of ``dataset`` (see
+        data, label_column, features: The user's table instead of ``dataset`` (see
             ``banditkit.datasets.table_dataset``).
     """
 
@@ -136,12 +136,12 @@ class DatasetEnv(Environment):
         split: str | None,
         data_seed: int | None,
         data: Any = None,
-        label: str | None = None,
+        label_column: str | None = None,
         features: list[str] | None = None,
     ) -> None:
         super().__init__()
-        self._source = _check_source(data, label, features, dataset)
-        self.label_column = label
+        self._source = _check_source(data, label_column, features, dataset)
+        self.label_column = label_column
         self.features = None if features is None else list(features)
         self._table: Dataset | None = None
         if self._source is not None:
@@ -189,7 +189,7 @@ class DatasetEnv(Environment):
             if self._table is None:
                 self._table = table_dataset(
                     self._source,
-                    label=str(self.label_column),
+                    label_column=str(self.label_column),
                     features=self.features,
                     scale=self.scale,
                 )
@@ -219,9 +219,11 @@ class DatasetEnv(Environment):
         return self.dataset if self.dataset is not None else self._data.name
 
     def get_params(self) -> dict[str, Any]:
-        """The parameters; ``data``, ``label`` and ``features`` only when a table is given."""
-        attrs = {"data": "_source", "label": "label_column"}
-        params = {n: getattr(self, attrs.get(n, n)) for n in self.param_names()}
+        """The parameters; ``data``, ``label_column``, ``features`` only with a table."""
+        params = {
+            n: self._source if n == "data" else getattr(self, n)
+            for n in self.param_names()
+        }
         if self._source is None:
             for name in _TABLE_PARAMS:
                 params.pop(name, None)
@@ -271,7 +273,7 @@ class ClassificationEnv(DatasetEnv, ContextualEnvironment):
     balanced data.
 
     Your own table instead of a built-in dataset: ``data`` (a ``.csv`` / ``.parquet`` path
-    or a pandas DataFrame), ``label`` (the class column) and ``features`` (numeric columns,
+    or a pandas DataFrame), ``label_column`` (the class column) and ``features`` (numeric columns,
     default all but the label), preprocessed as the built-in tables (see
     ``banditkit.datasets.table_dataset``; docs/own-data.md).
 
@@ -290,7 +292,8 @@ class ClassificationEnv(DatasetEnv, ContextualEnvironment):
         split: "all", "train" or "test" (shuttle, adult, mnist, fashion-mnist).
         data_seed: Seed of random preprocessing; None: per run (see :class:`DatasetEnv`).
         data: The user's table: a path (relative to the working directory) or a DataFrame.
-        label: The class column of ``data`` (numbers or strings, at least 2 classes).
+        label_column: The class column of ``data`` (numbers or strings, at least 2
+            classes). Not ``label``: that is the environment's name in tables and configs.
         features: The feature columns of ``data`` (None: every other column).
 
     Raises:
@@ -316,12 +319,12 @@ class ClassificationEnv(DatasetEnv, ContextualEnvironment):
         split: str | None = None,
         data_seed: int | None = None,
         data: Any = None,
-        label: str | None = None,
+        label_column: str | None = None,
         features: list[str] | None = None,
     ) -> None:
         super().__init__(
             data=data,
-            label=label,
+            label_column=label_column,
             features=features,
             dataset=dataset,
             pool=pool,
@@ -336,7 +339,7 @@ class ClassificationEnv(DatasetEnv, ContextualEnvironment):
         )
 
     @property
-    def label(self) -> str:  # type: ignore[override]
+    def label(self) -> str:
         """For example "classification-digits" (a user table: its file stem)."""
         return f"classification-{self.source_name}"
 
