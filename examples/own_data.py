@@ -37,14 +37,14 @@ for name in ("random", "linucb"):
     run = bk.simulate(bk.make_policy(name), env, horizon=HORIZON, seed=0)
     print(f"{name:<8} regret R(T) = {run.cumulative_regret[-1]:.0f} over T = {HORIZON}")
 
-# 3. From a config: the path is read relative to the working directory.
+# 3. From a config: a relative path is read from the config file's folder.
 (HERE / "animals.yaml").write_text(
     f"""name: animals
 horizon: {HORIZON}
 seeds: 2
 env:
   name: classification
-  data: {HERE / "animals.csv"}
+  data: animals.csv
   label_column: species
   pool: 500
 policies:

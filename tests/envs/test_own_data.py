@@ -174,16 +174,32 @@ def _config(data: object, horizon: int = 20) -> dict[str, object]:
     }
 
 
-def test_yaml_config_on_a_csv_runs(tmp_path: Path) -> None:
+def test_yaml_config_on_a_csv_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative ``data:`` is read from the config's folder, whatever the working directory."""
     import yaml
 
-    _table().to_csv(tmp_path / "animals.csv", index=False)
-    config = tmp_path / "exp.yaml"
-    config.write_text(yaml.safe_dump(_config(str(tmp_path / "animals.csv"))))
+    (tmp_path / "cfg").mkdir()
+    _table().to_csv(tmp_path / "cfg" / "animals.csv", index=False)
+    config = tmp_path / "cfg" / "exp.yaml"
+    config.write_text(yaml.safe_dump(_config("animals.csv")))
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
     result = run_experiment(config, tmp_path / "out", backend="serial", figures=False)
     assert result.ok and result.n_runs == 4
-    text = (tmp_path / "out" / "config.yaml").read_text()
-    assert "animals.csv" in text and "classification-animals" in text
+    resolved = yaml.safe_load((tmp_path / "out" / "config.yaml").read_text())
+    env = resolved["envs"][0]
+    assert env["data"] == str(tmp_path / "cfg" / "animals.csv")
+    assert env["label"] == "classification-animals" and env["label_column"] == "species"
+    assert result.summary  # the runs were summarised
+    again = run_experiment(
+        tmp_path / "out" / "config.yaml",
+        tmp_path / "out",
+        backend="serial",
+        figures=False,
+    )
+    assert again.skipped == 4  # the resolved config names the same runs
 
 
 def test_a_dataframe_in_a_config_is_a_clear_error(tmp_path: Path) -> None:

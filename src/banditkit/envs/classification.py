@@ -21,7 +21,7 @@ References:
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -121,6 +121,9 @@ class DatasetEnv(Environment):
         data, label_column, features: The user's table instead of ``dataset`` (see
             ``banditkit.datasets.table_dataset``).
     """
+
+    path_params: ClassVar[tuple[str, ...]] = ("data",)
+    """Parameters a config gives as a path relative to itself (see ``experiments.resolve``)."""
 
     def __init__(
         self,
@@ -291,7 +294,8 @@ class ClassificationEnv(DatasetEnv, ContextualEnvironment):
         subset: covertype variant: "auto", "full", "small", "first15120".
         split: "all", "train" or "test" (shuttle, adult, mnist, fashion-mnist).
         data_seed: Seed of random preprocessing; None: per run (see :class:`DatasetEnv`).
-        data: The user's table: a path (relative to the working directory) or a DataFrame.
+        data: The user's table: a path or a DataFrame. In a config a relative path is read
+            from the config file's folder; in Python from the working directory.
         label_column: The class column of ``data`` (numbers or strings, at least 2
             classes). Not ``label``: that is the environment's name in tables and configs.
         features: The feature columns of ``data`` (None: every other column).

@@ -302,8 +302,8 @@ class LogReplayEnv(ReplayEnv):
     estimators on :meth:`bandit_log` (``banditkit.ope``).
 
     Args:
-        data: A ``.csv`` / ``.parquet`` path (relative to the working directory) or a pandas
-            DataFrame (Python API only: a config needs a path).
+        data: A ``.csv`` / ``.parquet`` path or a pandas DataFrame (Python API only: a
+            config needs a path, read relative to the config file's folder).
         action: Column of the logged actions, integers in [0, K).
         reward: Column of the logged rewards (numbers).
         propensity: Column of the logging probabilities of the logged actions, in (0, 1]
@@ -327,6 +327,9 @@ class LogReplayEnv(ReplayEnv):
         >>> env.reset(0); env.context().arms.shape
         (2, 2)
     """
+
+    path_params: ClassVar[tuple[str, ...]] = ("data",)
+    """Parameters a config gives as a path relative to itself (see ``experiments.resolve``)."""
 
     def __init__(
         self,

@@ -50,7 +50,25 @@ __all__ = [
 ]
 
 
-def _build_env(spec: EnvSpec, i: int, source: str) -> EnvEntry:
+def _with_paths(
+    name: str, params: Mapping[str, Any], base: Path | None
+) -> dict[str, Any]:
+    """Read the environment's relative file parameters from ``base`` (the config's folder).
+
+    An environment names them in its class attribute ``path_params`` (e.g. ``data`` of
+    ``classification`` and ``log-replay``); the resolved config holds the absolute path.
+    """
+    out = dict(params)
+    if base is None:
+        return out
+    for key in getattr(ENVIRONMENTS.get(name), "path_params", ()):
+        value = out.get(key)
+        if isinstance(value, str) and not Path(value).is_absolute():
+            out[key] = str((base / value).resolve())
+    return out
+
+
+def _build_env(spec: EnvSpec, i: int, source: str, base: Path | None) -> EnvEntry:
     field_name = f"envs[{i}]"
     if spec.name not in ENVIRONMENTS:
         known = ENVIRONMENTS.names()
@@ -61,7 +79,7 @@ def _build_env(spec: EnvSpec, i: int, source: str) -> EnvEntry:
             field=f"{field_name}.name",
         )
     try:
-        env = make_env(spec.name, **spec.params)
+        env = make_env(spec.name, **_with_paths(spec.name, spec.params, base))
         params = plain(env.get_params())
     except (ValueError, TypeError) as exc:
         raise ConfigError(
@@ -227,8 +245,8 @@ def resolve(
 
     Args:
         config: The config.
-        base_dir: Directory that relative ``tuned:`` paths are read from (default: the
-            config file's directory, or the working directory).
+        base_dir: Directory that relative ``tuned:`` paths and environment files (``data:``)
+            are read from (default: the config file's directory, or the working directory).
         source: Name of the config in messages (default: its path).
 
     Raises:
@@ -247,7 +265,7 @@ def resolve(
     cfg = load_config(config, source=source)
     base = Path(base_dir) if base_dir is not None else None
 
-    envs, policies = _build_entries(cfg, source)
+    envs, policies = _build_entries(cfg, source, base)
     _check_grid(cfg, policies, source)
     cells, applied, provenance = _build_cells(cfg, envs, policies, base, source)
     _check_metrics(cfg, envs, source)
@@ -270,9 +288,9 @@ def resolve(
 
 
 def _build_entries(
-    cfg: ExperimentConfig, source: str
+    cfg: ExperimentConfig, source: str, base: Path | None
 ) -> tuple[list[EnvEntry], list[PolicyEntry]]:
-    envs = [_build_env(spec, i, source) for i, spec in enumerate(cfg.envs)]
+    envs = [_build_env(spec, i, source, base) for i, spec in enumerate(cfg.envs)]
     policies = [_build_policy(spec, i, source) for i, spec in enumerate(cfg.policies)]
     _unique_labels([e.label for e in envs], "envs", source)
     _unique_labels([p.label for p in policies], "policies", source)
