@@ -336,3 +336,21 @@ def test_the_own_data_example_runs(
     )
     assert namespace["result"].ok
     assert 0.0 <= namespace["replayed"] <= 1.0
+
+
+# ---------------------------------------------------------------------------- the docs page
+def test_the_docs_page_examples_print_what_it_shows() -> None:
+    import contextlib
+    import io
+    import re
+
+    text = (ROOT / "docs" / "own-data.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    assert len(blocks) == 3
+    namespace: dict[str, object] = {"__name__": "docs_example"}
+    for block in blocks:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(block, namespace)
+        shown = [ln[2:] for ln in block.splitlines() if ln.startswith("# ")]
+        assert out.getvalue().splitlines() == shown
