@@ -74,9 +74,7 @@ log = pd.DataFrame(
 )
 log.to_parquet(HERE / "log.parquet", index=False)
 
-replay_env = bk.make_env(
-    "log-replay", data=HERE / "log.parquet", propensity="propensity"
-)
+replay_env = bk.make_env("log-replay", data=HERE / "log.parquet")
 run = bk.simulate(bk.make_policy("linucb"), replay_env, horizon=HORIZON // 2, seed=0)
 replayed = float(run.reward.mean())
 print(

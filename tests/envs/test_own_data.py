@@ -247,7 +247,7 @@ def test_simulate_on_a_log_records_events_read(tmp_path: Path) -> None:
     log.to_csv(tmp_path / "log.csv", index=False)
     env = bk.make_env(
         "log-replay", data=tmp_path / "log.csv", action="arm", reward="click",
-        features=["x0", "x1"], encoding="onehot-id",
+        propensity="p", features=["x0", "x1"], encoding="onehot-id",
     )  # fmt: skip
     assert env.label == "log-replay-log" and env.n_arms == 3
     run = bk.simulate(bk.make_policy("linucb"), env, horizon=50, seed=2)
@@ -278,8 +278,11 @@ def test_replay_accepts_only_the_logged_action() -> None:
 def test_the_log_feeds_the_estimators() -> None:
     """IPS of the uniform policy on a uniform log is the log's mean reward exactly."""
     log = _uniform_log()
-    env = bk.make_env("log-replay", data=log, action="arm", reward="click")
+    env = bk.make_env("log-replay", data=log.drop(columns="p"), action="arm",
+                      reward="click", propensity=None)  # fmt: skip
     bandit_log = env.bandit_log()
+    np.testing.assert_array_equal(bandit_log.propensities, 1 / 3)  # none given: uniform
+    assert bandit_log.features is not None and bandit_log.features.shape == (6000, 2)
     estimates = ope.evaluate(
         bandit_log, bandit_log.uniform_target(), methods=("ips", "dr")
     )
@@ -295,6 +298,12 @@ def test_the_log_feeds_the_estimators() -> None:
         ("zero-p", {"propensity": "p"}, r"propensity column 'p' .* \(0, 1\]"),
         (None, {"n_arms": 2}, "n_arms"),
         ("text", {}, "feature column 'note'"),
+        (
+            None,
+            {"propensity": "propensity"},
+            "propensity column 'propensity' is not in",
+        ),
+        ("inf", {}, r"feature column 'x1' .* infinite value in row 5"),
     ],
 )
 def test_log_errors_name_the_column(
@@ -307,7 +316,9 @@ def test_log_errors_name_the_column(
         log.loc[3, "p"] = 0.0
     elif change == "text":
         log["note"] = "n"
-    params = {"action": "arm", "reward": "click", **kwargs}
+    elif change == "inf":
+        log.loc[5, "x1"] = np.inf
+    params = {"action": "arm", "reward": "click", "propensity": "p", **kwargs}
     with pytest.raises(ValueError, match=message):
         bk.make_env("log-replay", data=log, **params)
 

@@ -112,8 +112,9 @@ def numeric_columns(
     Booleans count as numbers (0 / 1).
 
     Raises:
-        ValueError: A column is missing, is not numeric (the message shows a value), or has
-            missing values (the message gives their count and the first row's index).
+        ValueError: A column is missing, is not numeric (the message shows a value), has
+            missing values (the message gives their count and the first row's index) or an
+            infinite value.
     """
     import pandas as pd
 
@@ -134,7 +135,15 @@ def numeric_columns(
                 f"{role} column {c!r} of {source} has {int(missing.sum())} missing "
                 f"(NaN) values, the first in row {first!r}; drop or fill those rows."
             )
-    return frame[columns].to_numpy(dtype=np.float64)
+    out = frame[columns].to_numpy(dtype=np.float64)
+    infinite = ~np.isfinite(out)
+    if infinite.any():
+        row, j = np.argwhere(infinite)[0]
+        raise ValueError(
+            f"{role} column {columns[j]!r} of {source} has an infinite value in row "
+            f"{frame.index[row]!r}."
+        )
+    return out
 
 
 def table_dataset(

@@ -307,8 +307,8 @@ class LogReplayEnv(ReplayEnv):
         action: Column of the logged actions, integers in [0, K).
         reward: Column of the logged rewards (numbers).
         propensity: Column of the logging probabilities of the logged actions, in (0, 1]
-            (None: uniform logging, 1/K). Non-uniform values give a warning: replay is then
-            biased.
+            (None: no such column, uniform logging, 1/K). Non-uniform values give a
+            warning: replay is then biased.
         features: Context columns (None: every column but action, reward and propensity).
         n_arms: K (None: the largest logged action + 1); at least 2.
         encoding: "block" or "onehot-id" (as ``classification``).
@@ -323,7 +323,7 @@ class LogReplayEnv(ReplayEnv):
         >>> import pandas as pd
         >>> log = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "action": [0, 1, 1, 0],
         ...                     "reward": [1.0, 0.0, 1.0, 0.0]})
-        >>> env = LogReplayEnv(data=log)
+        >>> env = LogReplayEnv(data=log, propensity=None)
         >>> env.reset(0); env.context().arms.shape
         (2, 2)
     """
@@ -337,7 +337,7 @@ class LogReplayEnv(ReplayEnv):
         data: Any,
         action: str = "action",
         reward: str = "reward",
-        propensity: str | None = None,
+        propensity: str | None = "propensity",
         features: list[str] | None = None,
         n_arms: int | None = None,
         encoding: str = "block",
@@ -387,6 +387,12 @@ class LogReplayEnv(ReplayEnv):
         if propensity is None:
             self._propensities = np.full(self._rewards.shape[0], 1.0 / self.n_arms)
         else:
+            if propensity not in frame.columns:
+                raise ValueError(
+                    f"propensity column {propensity!r} is not in {where}; its columns: "
+                    f"{[str(c) for c in frame.columns]} (propensity=None: a log without "
+                    "one, of uniform-random play)."
+                )
             p = numeric_columns(frame, [propensity], role="propensity", source=where)
             self._propensities = p[:, 0]
             if not ((self._propensities > 0) & (self._propensities <= 1)).all():
