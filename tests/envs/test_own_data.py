@@ -152,11 +152,20 @@ def test_bad_sources_are_clear_errors(tmp_path: Path) -> None:
         bk.make_env("classification", label_column="y")
 
 
+def test_a_dueling_bandit_from_a_table() -> None:
+    env = bk.make_env("dueling-classification", data=_table(), label_column="species")
+    assert env.label == "dueling-classification-dataframe" and env.n_arms == 3
+    np.testing.assert_allclose(np.linalg.norm(env.data.features, axis=1), 1.0)  # "l2"
+    run = bk.simulate(bk.make_policy("random-duel"), env, horizon=20, seed=0)
+    assert run.regret.shape == (20,)
+
+
 def test_builtin_params_are_unchanged_by_the_table_options() -> None:
     """Run ids of existing configs hash these parameters: no new keys without data=."""
-    params = bk.make_env("classification").get_params()
-    assert params["dataset"] == "digits"
-    assert not {"data", "label_column", "features"} & set(params)
+    for name in ("classification", "dueling-classification"):
+        params = bk.make_env(name).get_params()
+        assert params["dataset"] == "digits"
+        assert not {"data", "label_column", "features"} & set(params)
 
 
 def _config(data: object, horizon: int = 20) -> dict[str, object]:
