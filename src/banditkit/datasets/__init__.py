@@ -14,6 +14,7 @@ Entry points:
 
     load_dataset(name, ...)   a labelled table -> Dataset(name, features, labels, n_classes, meta)
     load_obd(...)             an Open Bandit Dataset log -> OBDLog
+    table_dataset(data, label_column=...)  the user's CSV / Parquet / DataFrame -> Dataset
     list_datasets(kind=None)  registry names
     dataset_status()          for ``banditkit datasets list``
     verify_dataset(name)      for ``banditkit datasets verify``
@@ -52,6 +53,7 @@ from banditkit.datasets.storage import (
     fetch_dataset,
     verify_dataset,
 )
+from banditkit.datasets.tables import read_frame, table_dataset
 
 __all__ = [
     "CATEGORICAL",
@@ -79,7 +81,9 @@ __all__ = [
     "load_dataset",
     "load_obd",
     "obd_features",
+    "read_frame",
     "scale_features",
+    "table_dataset",
     "verify_dataset",
 ]
 

@@ -7,7 +7,7 @@ from banditkit.envs.classification import ClassificationEnv, DatasetEnv, encode_
 from banditkit.envs.dueling_classification import DuelingClassificationEnv
 from banditkit.envs.latent import LATENT_FUNCTIONS, make_latent
 from banditkit.envs.laws import LAWS, sample_contexts
-from banditkit.envs.replay import OBDReplayEnv
+from banditkit.envs.replay import LogReplayEnv, OBDReplayEnv, ReplayEnv
 from banditkit.envs.synthetic import LinearEnv, LogisticEnv, SyntheticEnv
 
 __all__ = [
@@ -17,8 +17,10 @@ __all__ = [
     "DatasetEnv",
     "DuelingClassificationEnv",
     "LinearEnv",
+    "LogReplayEnv",
     "LogisticEnv",
     "OBDReplayEnv",
+    "ReplayEnv",
     "SyntheticEnv",
     "encode_arms",
     "make_latent",

@@ -20,7 +20,8 @@ References:
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -33,12 +34,43 @@ from banditkit.core import (
 )
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int
-from banditkit.datasets import SCALINGS, Dataset, list_datasets, load_dataset
+from banditkit.datasets import (
+    SCALINGS,
+    Dataset,
+    list_datasets,
+    load_dataset,
+    table_dataset,
+)
+from banditkit.datasets.tables import params_repr
 
 __all__ = ["ENCODINGS", "ClassificationEnv", "DatasetEnv", "encode_arms"]
 
 ENCODINGS = ("block", "onehot-id")
 _RANDOM_SEED_BOUND = 2**31 - 1
+_TABLE_PARAMS = ("data", "label_column", "features")
+
+
+def _check_source(
+    data: Any, label_column: str | None, features: list[str] | None, dataset: str | None
+) -> Any:
+    """The user table ``data`` (a path as a str, or a DataFrame) or None; checks the options.
+
+    Exactly one of ``dataset`` and ``data``; ``label_column`` goes with ``data``.
+    """
+    if data is None:
+        if label_column is not None or features is not None:
+            raise ValueError(
+                "label_column and features go with data=: give the table as data."
+            )
+        return None
+    if dataset is not None:
+        raise ValueError(
+            f"give either dataset= (a built-in dataset) or data= (your table), not both; "
+            f"got dataset={dataset!r}."
+        )
+    if label_column is None:
+        raise ValueError("data= needs label_column=, the name of the class column.")
+    return str(data) if isinstance(data, os.PathLike) else data
 
 
 def encode_arms(x: np.ndarray, n_classes: int, encoding: str = "block") -> np.ndarray:
@@ -73,7 +105,8 @@ class DatasetEnv(Environment):
     run's pool and serves one row per round; subclasses turn the row into arms and outcomes.
 
     Args:
-        dataset: A name from ``banditkit.datasets.list_datasets("classification")``.
+        dataset: A name from ``banditkit.datasets.list_datasets("classification")``, or
+            None with ``data`` (None without ``data``: "digits").
         pool: Rows drawn without replacement per run to form the pool (None: all rows).
         encoding: "block" or "onehot-id" (see :func:`encode_arms`).
         scale: Feature scaling, one of ``banditkit.datasets.SCALINGS`` or "auto".
@@ -85,12 +118,17 @@ class DatasetEnv(Environment):
         data_seed: Seed of random preprocessing (mushroom's random category values). None
             draws it from the run's instance stream, so each run (seed) gets its own map
             [Bae2025 spec 4.3: "seeded per run"].
+        data, label_column, features: The user's table instead of ``dataset`` (see
+            ``banditkit.datasets.table_dataset``).
     """
+
+    path_params: ClassVar[tuple[str, ...]] = ("data",)
+    """Parameters a config gives as a path relative to itself (see ``experiments.resolve``)."""
 
     def __init__(
         self,
         *,
-        dataset: str,
+        dataset: str | None,
         pool: int | None,
         encoding: str,
         scale: str,
@@ -100,9 +138,32 @@ class DatasetEnv(Environment):
         subset: str | None,
         split: str | None,
         data_seed: int | None,
+        data: Any = None,
+        label_column: str | None = None,
+        features: list[str] | None = None,
     ) -> None:
         super().__init__()
-        self.dataset = check_choice("dataset", dataset, list_datasets("classification"))
+        self._source = _check_source(data, label_column, features, dataset)
+        self.label_column = label_column
+        self.features = None if features is None else list(features)
+        self._table: Dataset | None = None
+        if self._source is not None:
+            for option, value in (
+                ("categorical", categorical),
+                ("image_size", image_size),
+                ("subset", subset),
+                ("split", split),
+            ):
+                if value is not None:
+                    raise ValueError(
+                        f"{option} is an option of the built-in datasets; with data= "
+                        "prepare the table yourself."
+                    )
+            self.dataset: str | None = None
+        else:
+            self.dataset = check_choice(
+                "dataset", dataset or "digits", list_datasets("classification")
+            )
         self.encoding = check_choice("encoding", encoding, ENCODINGS)
         self.scale = check_choice("scale", scale, (*SCALINGS, "auto"))
         if not isinstance(shuffle, bool | np.bool_):
@@ -127,6 +188,16 @@ class DatasetEnv(Environment):
         self._label = -1
 
     def _load(self, seed: int) -> Dataset:
+        if self._source is not None:
+            if self._table is None:
+                self._table = table_dataset(
+                    self._source,
+                    label_column=str(self.label_column),
+                    features=self.features,
+                    scale=self.scale,
+                )
+            return self._table
+        assert self.dataset is not None
         return load_dataset(
             self.dataset,
             scale=self.scale,
@@ -139,8 +210,27 @@ class DatasetEnv(Environment):
 
     @property
     def data(self) -> Dataset:
-        """The dataset of the current run."""
+        """The dataset of the current run (the ``data=`` argument is in ``get_params()``)."""
         return self._data
+
+    def __repr__(self) -> str:
+        return params_repr(type(self).__name__, self.get_params())
+
+    @property
+    def source_name(self) -> str:
+        """The built-in dataset's name, or the user table's file stem ("dataframe")."""
+        return self.dataset if self.dataset is not None else self._data.name
+
+    def get_params(self) -> dict[str, Any]:
+        """The parameters; ``data``, ``label_column``, ``features`` only with a table."""
+        params = {
+            n: self._source if n == "data" else getattr(self, n)
+            for n in self.param_names()
+        }
+        if self._source is None:
+            for name in _TABLE_PARAMS:
+                params.pop(name, None)
+        return params
 
     @property
     def _random_preprocessing(self) -> bool:
@@ -185,9 +275,14 @@ class ClassificationEnv(DatasetEnv, ContextualEnvironment):
     true class (zero regret); uniform play has expected regret (K - 1) / K per round on
     balanced data.
 
+    Your own table instead of a built-in dataset: ``data`` (a ``.csv`` / ``.parquet`` path
+    or a pandas DataFrame), ``label_column`` (the class column) and ``features`` (numeric columns,
+    default all but the label), preprocessed as the built-in tables (see
+    ``banditkit.datasets.table_dataset``; docs/own-data.md).
+
     Args:
         dataset: A name from ``banditkit.datasets.list_datasets("classification")``
-            (default "digits", embedded in scikit-learn).
+            (default "digits", embedded in scikit-learn); not with ``data``.
         pool: Rows sampled without replacement per run to form the pool (None: all rows;
             the paper's experiments use 2500).
         encoding: "block" (disjoint one-hot blocks, dimension d*K) or "onehot-id" ([x, e_k]).
@@ -199,6 +294,14 @@ class ClassificationEnv(DatasetEnv, ContextualEnvironment):
         subset: covertype variant: "auto", "full", "small", "first15120".
         split: "all", "train" or "test" (shuttle, adult, mnist, fashion-mnist).
         data_seed: Seed of random preprocessing; None: per run (see :class:`DatasetEnv`).
+        data: The user's table: a path or a DataFrame. In a config a relative path is read
+            from the config file's folder; in Python from the working directory.
+        label_column: The class column of ``data`` (numbers or strings, at least 2
+            classes). Not ``label``: that is the environment's name in tables and configs.
+        features: The feature columns of ``data`` (None: every other column).
+
+    Raises:
+        ValueError: Both or neither source, or a bad table; the message names the column.
 
     Example:
         >>> env = ClassificationEnv(pool=100)
@@ -209,7 +312,7 @@ class ClassificationEnv(DatasetEnv, ContextualEnvironment):
     def __init__(
         self,
         *,
-        dataset: str = "digits",
+        dataset: str | None = None,
         pool: int | None = None,
         encoding: str = "block",
         scale: str = "auto",
@@ -219,8 +322,14 @@ class ClassificationEnv(DatasetEnv, ContextualEnvironment):
         subset: str | None = None,
         split: str | None = None,
         data_seed: int | None = None,
+        data: Any = None,
+        label_column: str | None = None,
+        features: list[str] | None = None,
     ) -> None:
         super().__init__(
+            data=data,
+            label_column=label_column,
+            features=features,
             dataset=dataset,
             pool=pool,
             encoding=encoding,
@@ -235,8 +344,8 @@ class ClassificationEnv(DatasetEnv, ContextualEnvironment):
 
     @property
     def label(self) -> str:
-        """For example "classification-digits"."""
-        return f"classification-{self.dataset}"
+        """For example "classification-digits" (a user table: its file stem)."""
+        return f"classification-{self.source_name}"
 
     def _next_context(self) -> Context:
         return Context(arms=self._next_row_arms())

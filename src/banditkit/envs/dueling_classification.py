@@ -30,6 +30,8 @@ References:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from banditkit.core import ENVIRONMENTS, Context, DuelingEnvironment, Step
@@ -49,13 +51,16 @@ class DuelingClassificationEnv(DatasetEnv, DuelingEnvironment):
 
     Args:
         dataset: A name from ``banditkit.datasets.list_datasets("classification")``
-            (paper: shuttle, magic, covertype; default "digits", embedded).
+            (paper: shuttle, magic, covertype; default "digits", embedded); not with
+            ``data``.
         pool: Rows sampled without replacement per run to form the pool (None: all rows).
         encoding: "block" (disjoint, d*K) or "onehot-id" ([x, e_k]).
         scale: Feature scaling (default "l2": unit-norm rows; "zscore-l2" standardises first).
         shuffle: Walk through permutations of the pool instead of drawing with replacement.
         preference: "btl", "deterministic" or "auto" (deterministic for shuttle only).
         categorical, image_size, subset, split, data_seed: As in ``ClassificationEnv``.
+        data, label_column, features: The user's table instead of ``dataset``, as in
+            ``ClassificationEnv`` (docs/own-data.md).
 
     Example:
         >>> env = DuelingClassificationEnv(pool=50)
@@ -68,7 +73,7 @@ class DuelingClassificationEnv(DatasetEnv, DuelingEnvironment):
     def __init__(
         self,
         *,
-        dataset: str = "digits",
+        dataset: str | None = None,
         pool: int | None = None,
         encoding: str = "block",
         scale: str = "l2",
@@ -79,8 +84,14 @@ class DuelingClassificationEnv(DatasetEnv, DuelingEnvironment):
         subset: str | None = None,
         split: str | None = None,
         data_seed: int | None = None,
+        data: Any = None,
+        label_column: str | None = None,
+        features: list[str] | None = None,
     ) -> None:
         super().__init__(
+            data=data,
+            label_column=label_column,
+            features=features,
             dataset=dataset,
             pool=pool,
             encoding=encoding,
@@ -104,8 +115,8 @@ class DuelingClassificationEnv(DatasetEnv, DuelingEnvironment):
 
     @property
     def label(self) -> str:
-        """For example "dueling-classification-shuttle"."""
-        return f"dueling-classification-{self.dataset}"
+        """For example "dueling-classification-shuttle" (a user table: its file stem)."""
+        return f"dueling-classification-{self.source_name}"
 
     def _next_context(self) -> Context:
         arms = self._next_row_arms()

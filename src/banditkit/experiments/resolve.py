@@ -50,7 +50,25 @@ __all__ = [
 ]
 
 
-def _build_env(spec: EnvSpec, i: int, source: str) -> EnvEntry:
+def _with_paths(
+    name: str, params: Mapping[str, Any], base: Path | None
+) -> dict[str, Any]:
+    """Read the environment's relative file parameters from ``base`` (the config's folder).
+
+    An environment names them in its class attribute ``path_params`` (e.g. ``data`` of
+    ``classification`` and ``log-replay``); the resolved config holds the absolute path.
+    """
+    out = dict(params)
+    if base is None:
+        return out
+    for key in getattr(ENVIRONMENTS.get(name), "path_params", ()):
+        value = out.get(key)
+        if isinstance(value, str) and not Path(value).is_absolute():
+            out[key] = str((base / value).resolve())
+    return out
+
+
+def _build_env(spec: EnvSpec, i: int, source: str, base: Path | None) -> EnvEntry:
     field_name = f"envs[{i}]"
     if spec.name not in ENVIRONMENTS:
         known = ENVIRONMENTS.names()
@@ -61,7 +79,7 @@ def _build_env(spec: EnvSpec, i: int, source: str) -> EnvEntry:
             field=f"{field_name}.name",
         )
     try:
-        env = make_env(spec.name, **spec.params)
+        env = make_env(spec.name, **_with_paths(spec.name, spec.params, base))
         params = plain(env.get_params())
     except (ValueError, TypeError) as exc:
         raise ConfigError(
@@ -228,8 +246,8 @@ def resolve(
 
     Args:
         config: The config.
-        base_dir: Directory that relative ``tuned:`` paths are read from (default: the
-            config file's directory, or the working directory).
+        base_dir: Directory that relative ``tuned:`` paths and environment files (``data:``)
+            are read from (default: the config file's directory, or the working directory).
         source: Name of the config in messages (default: its path).
         envs: The environments, already resolved, one per entry of the config's ``envs``
             (as an output directory stores them, see ``experiments.tidy``): used as given
@@ -251,7 +269,7 @@ def resolve(
     cfg = load_config(config, source=source)
     base = Path(base_dir) if base_dir is not None else None
 
-    envs, policies = _build_entries(cfg, source, envs)
+    envs, policies = _build_entries(cfg, source, base, envs)
     _check_grid(cfg, policies, source)
     cells, applied, provenance = _build_cells(cfg, envs, policies, base, source)
     _check_metrics(cfg, envs, source)
@@ -274,7 +292,10 @@ def resolve(
 
 
 def _build_entries(
-    cfg: ExperimentConfig, source: str, stored: list[EnvEntry] | None = None
+    cfg: ExperimentConfig,
+    source: str,
+    base: Path | None,
+    stored: list[EnvEntry] | None = None,
 ) -> tuple[list[EnvEntry], list[PolicyEntry]]:
     if stored is not None and len(stored) != len(cfg.envs):
         raise ValueError(
@@ -284,7 +305,7 @@ def _build_entries(
     envs = (
         list(stored)
         if stored is not None
-        else [_build_env(spec, i, source) for i, spec in enumerate(cfg.envs)]
+        else [_build_env(spec, i, source, base) for i, spec in enumerate(cfg.envs)]
     )
     policies = [_build_policy(spec, i, source) for i, spec in enumerate(cfg.policies)]
     _unique_labels([e.label for e in envs], "envs", source)

@@ -60,6 +60,12 @@ def plain(value: Any) -> Any:
         return value.item()
     if value is None or isinstance(value, bool | int | float | str):
         return value
+    if type(value).__name__ == "DataFrame":
+        raise TypeError(
+            "a pandas DataFrame cannot be stored in a config (run ids and config.yaml need "
+            "plain values): save it as a .csv or .parquet file and give its path as data=, "
+            "or use the DataFrame with banditkit.simulate."
+        )
     raise TypeError(
         f"parameter value {value!r} cannot be stored in a config; use numbers, strings, "
         "lists or mappings (callables are for the Python API, not configs)."
