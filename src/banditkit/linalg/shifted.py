@@ -108,9 +108,9 @@ class ShiftedGram:
         z = check_vector("z", z, self._d)
         weight = check_weight(weight)
         if self.is_diagonal:
-            self.sum = self.sum + weight * z * z
+            self.sum += weight * z * z
         else:
-            self.sum = self.sum + weight * np.outer(z, z)
+            self.sum += weight * np.outer(z, z)
             self._eig = None
 
     def _eigen(self) -> tuple[np.ndarray, np.ndarray]:

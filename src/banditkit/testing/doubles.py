@@ -18,13 +18,12 @@ They exist to drive policies through every contract of ``banditkit.testing``, or
 
 from __future__ import annotations
 
-import itertools
-import math
 from typing import ClassVar
 
 import numpy as np
 from scipy.special import expit
 
+from banditkit.assortment import optimal_assortment
 from banditkit.core import Context, Environment, Step
 from banditkit.core.policy import REWARD_KINDS
 from banditkit.core.types import FAMILIES, Action
@@ -37,9 +36,6 @@ __all__ = [
     "ScriptedEnvironment",
     "scripted_env",
 ]
-
-#: Largest number of candidate assortments the exact assortment oracle enumerates.
-_MAX_ENUMERATED = 5000
 
 
 class ScriptedEnvironment(Environment):
@@ -222,24 +218,13 @@ class ScriptedAssortmentEnv(ScriptedEnvironment):
         return float(w @ ctx.revenues[list(offer)] / (1.0 + w.sum()))
 
     def best_action(self) -> Action:
-        """The revenue-maximising assortment within capacity.
-
-        Exact (every feasible set) when there are at most 5000 of them; beyond, the best
-        revenue-ordered set [Talluri & van Ryzin 2004], optimal without a capacity and a
-        feasible stand-in with one.
-        """
+        """The revenue-maximising assortment within capacity (``bk.assortment``, exact)."""
         ctx = self.current
         assert ctx is not None and ctx.revenues is not None
-        k = ctx.n_arms
-        m = k if ctx.max_size is None else min(ctx.max_size, k)
-        if sum(math.comb(k, s) for s in range(1, m + 1)) <= _MAX_ENUMERATED:
-            offers = [
-                c for s in range(1, m + 1) for c in itertools.combinations(range(k), s)
-            ]
-        else:
-            order = [int(i) for i in np.argsort(-ctx.revenues, kind="stable")]
-            offers = [tuple(sorted(order[:s])) for s in range(1, m + 1)]
-        return max(offers, key=lambda s: self._revenue(ctx, s))
+        capacity = ctx.n_arms if ctx.max_size is None else ctx.max_size
+        return optimal_assortment(
+            self._utilities(ctx), ctx.revenues, capacity=capacity
+        ).items
 
     def _step(self, ctx: Context, action: Action) -> Step:
         assert isinstance(action, tuple) and ctx.revenues is not None

@@ -174,7 +174,7 @@ class GLMModel:
     def __init__(
         self, d: int, lam: float, link: str = "logistic", radius: float | None = None
     ) -> None:
-        self.lam = lam
+        self.lam = check_scalar("lam", lam, low=0.0)
         self.link = get_link(link)
         self.radius = (
             None
@@ -240,8 +240,8 @@ class GLMModel:
         kept until the next ``fit``.
         """
         if self._chol is None:
-            X = rows_of(history)[0]
-            h = glm_hessian(X, self.theta, link=self.link, lam=self.lam)
+            X, _, w = rows_of(history)  # the weights of the fit (inverse variances)
+            h = glm_hessian(X, self.theta, link=self.link, lam=self.lam, weights=w)
             self._chol = np.linalg.cholesky(h)
         z = rng.standard_normal(self.theta.shape[0])
         return self.theta + scale * scipy.linalg.solve_triangular(

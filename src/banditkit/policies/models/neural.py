@@ -149,6 +149,11 @@ class NeuralModel:
         weights = None
         if loss == "weighted-bce":
             weights = torch.from_numpy(history.w)
+        elif history.n and np.any(history.w != 1.0):
+            raise ValueError(
+                f"history has weights other than 1, which loss={loss!r} would ignore; "
+                "use loss='weighted-bce' (or NeuralLinearModel, which weights every loss)."
+            )
         if isinstance(history, PairHistory):
             objective = self._fit_pairs(history)
         elif isinstance(history, SetHistory):
