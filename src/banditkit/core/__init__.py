@@ -76,7 +76,7 @@ ENVIRONMENTS: Registry[type[Environment]] = Registry(
 
 
 def make_policy(name: str, **params: Any) -> Policy:
-    """Build the policy registered as ``name`` (DESIGN.md section 4) with its hyper-parameters.
+    """Build the policy registered as ``name`` (``banditkit list policies``) with its hyper-parameters.
 
     Example:
         >>> import banditkit as bk

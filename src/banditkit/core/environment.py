@@ -34,7 +34,7 @@ __all__ = [
 
 
 class Environment(ABC):
-    """Base class of every environment (DESIGN.md section 3).
+    """Base class of every environment (docs/architecture.md section 3).
 
     Subclasses implement ``_reset`` (draw the instance), ``_next_context`` (the next round's
     context, or None when a finite log is exhausted) and ``_step`` (outcome of a validated
@@ -150,7 +150,7 @@ class Environment(ABC):
 
 
 class ContextualEnvironment(Environment):
-    """Base of the contextual family: an int action, a real reward (DESIGN.md section 3)."""
+    """Base of the contextual family: an int action, a real reward (docs/architecture.md section 3)."""
 
     family: ClassVar[str] = "contextual"
     records: ClassVar[tuple[Record, ...]] = (

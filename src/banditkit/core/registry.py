@@ -1,4 +1,4 @@
-"""Registries of policies and environments, looked up by the names of DESIGN.md section 4.
+"""Registries of policies and environments, looked up by name (``banditkit list``).
 
 A class registers itself with a decorator::
 

@@ -1,4 +1,4 @@
-"""The records every policy and environment exchange (DESIGN.md section 3).
+"""The records every policy and environment exchange (docs/architecture.md section 3).
 
 Three families share one loop: each round the environment shows a :class:`Context`, the policy
 answers with an action, and the environment returns a :class:`Step`.

@@ -1,11 +1,11 @@
 """Datasets: registry, loaders, checksums, cache and preprocessing.
 
-The registry (``DATASETS``) lists 11 datasets (DESIGN.md section 4): ``digits`` (embedded in
+The registry (``DATASETS``) lists 11 datasets (docs/datasets.md section 3): ``digits`` (embedded in
 scikit-learn), ``mushroom``, ``shuttle``, ``magic``, ``adult``, ``covertype``, ``mnist``,
 ``fashion-mnist``, ``banknote``, ``phoneme`` and the Open Bandit Dataset ``obd``.
 
 Files are read from ``$BANDITKIT_DATA`` when it is set (layout
-``<dir>/<dataset>/<file>``, as in ../shared/datasets), else from the user cache
+``<dir>/<dataset>/<file>``, docs/datasets.md section 1), else from the user cache
 (``$XDG_CACHE_HOME/banditkit`` or ``~/.cache/banditkit``); a missing file is downloaded from
 the dataset's official home and checked. Every file is verified against its reference
 checksums before it is read: a mismatch raises :class:`ChecksumError`.

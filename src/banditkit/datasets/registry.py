@@ -3,7 +3,7 @@
 Every file a loader reads is listed here with the checksums it must match. A file is accepted
 when **any** of its references matches:
 
-    sha256          the bytes exactly as in the reference copy (../shared/datasets);
+    sha256          the bytes exactly as in the reference copy (docs/datasets.md section 2);
     text_sha256     the text after normalising line endings and runs of blanks (each line's
                     fields joined by one space, empty lines dropped), so that a copy saved with
                     CRLF instead of LF, or tabs instead of spaces, is still recognised;
@@ -14,7 +14,7 @@ when **any** of its references matches:
 
 A file with no reference at all (the complete Open Bandit Dataset) is reported as unverified.
 
-The reference layout is ``<data home>/<directory>/<file>``, as in ../shared/datasets.
+The reference layout is ``<data home>/<directory>/<file>`` (docs/datasets.md section 1).
 """
 
 from __future__ import annotations
@@ -68,14 +68,14 @@ class DatasetInfo:
     """What banditkit knows about one dataset.
 
     Attributes:
-        name: Registry name (DESIGN.md section 4).
+        name: Registry name (docs/datasets.md section 3).
         title: Human-readable name.
         directory: Sub-directory of the data home holding its files ("" for embedded data).
         home: The official home page.
         licence: Licence as stated by the source.
         kind: "classification" (a labelled table) or "logged-bandit" (OBD).
         files: Every known file.
-        rows, features, classes: The counts stated in ../shared/datasets/README.md for the
+        rows, features, classes: The counts of the reference copy (docs/datasets.md) for the
             default options (features = raw attributes before any one-hot expansion; for obd:
             rows of the random/all sample, its CSV columns with the unnamed index, and items).
         citation: What to cite.

@@ -2,7 +2,7 @@
 
 data home   $BANDITKIT_DATA when set, else $XDG_CACHE_HOME/banditkit (default
             ~/.cache/banditkit); files sit at <data home>/<dataset directory>/<file>,
-            the layout of ../shared/datasets.
+            the layout of the reference copy of the datasets (docs/datasets.md).
 checksums   every file is compared with the references of ``registry`` before it is read;
             a mismatch raises :class:`ChecksumError` and the file is never used.
 download    a missing file is fetched from its official home (urllib, with a progress bar),

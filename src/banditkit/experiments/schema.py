@@ -1,4 +1,4 @@
-"""The experiment config (YAML) and its validation (DESIGN.md section 5).
+"""The experiment config (YAML) and its validation (docs/architecture.md section 5).
 
 A config names the experiment, its horizon and seeds, the environments and the policies with
 their parameters; optional sections add tuning grids, tuned values, quick settings, extra
@@ -117,7 +117,7 @@ class _Entry(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    name: str = Field(min_length=1, description="Registry name (DESIGN.md section 4).")
+    name: str = Field(min_length=1, description="Registry name (``banditkit list``).")
     label: str | None = Field(
         default=None, min_length=1, description="Name in tables and figures."
     )

@@ -1,4 +1,4 @@
-"""The result store: one output directory, written atomically (DESIGN.md section 7).
+"""The result store: one output directory, written atomically (docs/architecture.md section 7).
 
     DIR/config.yaml            the resolved config
     DIR/runs/<id>.parquet      per-round columns of one run (``table_columns``: ``t``, the

@@ -275,7 +275,7 @@ def _row(runs: CellRuns, level: float, checkpoints: Sequence[int]) -> dict[str, 
 def summarize(
     resolved: ResolvedExperiment, cells: Sequence[CellRuns]
 ) -> dict[str, Any]:
-    """The ``summary.json`` mapping (DESIGN.md section 7), without claims (see ``claims``).
+    """The ``summary.json`` mapping (docs/architecture.md section 7), without claims (see ``claims``).
 
     Besides the contract's keys, each result row has ``label`` (the policy's label),
     ``n_failed`` (runs without a result), ``final_reward_mean`` (sum of rewards),

@@ -97,8 +97,8 @@ class LogisticUCB1(LinearLogisticPolicy):
 
     Notes:
         Reconstruction: B is the bonus eps_{t,1} of [Faury2020] with gamma_t(delta)'s
-        dimension term replaced by d_eff and log(1/delta) dropped (specs/logistic.md
-        Sec. 3.2, table 2.6).
+        dimension term replaced by d_eff and log(1/delta) dropped (docs/logistic.md,
+        section "Reconstructed bonuses").
 
     Example:
         >>> from banditkit.core import Context
@@ -139,8 +139,8 @@ class AdaOFUECOLog(LinearLogisticPolicy):
     Notes:
         Deviation: the online one-step ECOLog update is replaced by the common refit
         ([Bae2025, App. A]); the bonus is added to the latent x^T theta
-        (specs/logistic.md Sec. 3.3, 7.6).
-        Reconstruction: B from table 2.6 of specs/logistic.md.
+        (docs/logistic.md, section "Reconstructed bonuses").
+        Reconstruction: B as in docs/logistic.md, section "Reconstructed bonuses".
 
     Example:
         >>> from banditkit.core import Context

@@ -120,7 +120,8 @@ class NeuralUCB(NeuralScoredPolicy):
 
     Notes:
         Deviation: the objective is divided by n before each GD step by default
-        (specs/logistic.md Sec. 7.1); the original paper takes J GD steps on the sum.
+        (docs/logistic.md, section "Choices where the paper is ambiguous"); the original
+        paper takes J GD steps on the sum.
         Assumption: training warm-starts from the current theta, as the reference code.
 
     Example:

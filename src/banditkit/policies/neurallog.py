@@ -10,11 +10,11 @@ Each policy here is a choice of the same four parts (``policies.scored``):
 Theory mode (``mode="theory"``, NeuralLog-UCB-1/2 and TS-1/2; [Bae2025, Algs. 1-2,
 App. I]) is described in ``NeuralLogPolicy``; its constants are in ``policies.theory``.
 
-Practical mode ([Bae2025, Sec. 7, App. A]; specs/logistic.md Sec. 2.5-2.6), the
+Practical mode ([Bae2025, Sec. 7, App. A]; docs/logistic.md, section "Shared loop"), the
 default: gradients g = g(x; theta_{t-1}) at the current network, no
 1/sqrt(m), a fixed lam, training every ``update_every`` rounds with ``steps`` full-batch
 GD steps at ``lr`` on all data (warm start), and a diagonal A. With c_S = 1 + sqrt(L) S
-+ L S^2 and R = 1/4 (table 2.6 of the spec; Reconstruction):
++ L S^2 and R = 1/4 (docs/logistic.md, section "Reconstructed bonuses"; Reconstruction):
 
     policy           mean       A                                   B (times nu)
     NCBF-UCB         f          kappa lam + sum g^2                 kappa sqrt(d_eff) + S sqrt(kappa lam) + 1
@@ -78,7 +78,8 @@ class NeuralLogPolicy(NeuralScoredPolicy):
     at ``lr`` after every ``update_every`` rounds, warm-started; A, B and the mean are
     set per algorithm (module docstring), with the optional log factors and lam_t below.
 
-    Theory mode (``mode="theory"``; [Bae2025, Algs. 1-2], specs/logistic.md Sec. 2.1-2.4):
+    Theory mode (``mode="theory"``; [Bae2025, Algs. 1-2, App. I];
+    docs/logistic.md, section "Theory mode"):
     features phi(x) = g(x; theta_0) / sqrt(m) at the initial network, the full Gram by
     default, D_t = logdet(G_t / (4 lam_0) + I) of the unweighted G_t = sum phi phi^T,
     lam_0, lam_t (Eq. (3)), iota_t (Eq. (2)) and nu_t (Eqs. (1), (4), constant ``C``)
@@ -116,9 +117,9 @@ class NeuralLogPolicy(NeuralScoredPolicy):
             or "init" (lam ||theta - theta_0||^2). None (default): "zero" in practical
             mode, "init" in theory mode (where "zero" is rejected).
         mean_scale: "probability" (mu(f) + bonus) or "latent" (f + bonus). None
-            (default): the algorithm's own (specs/logistic.md Sec. 7.6): probability
-            for UCB-1, latent for UCB-2 and NCBF-UCB. TS policies sample on the latent
-            scale and reject any other value than None.
+            (default): the algorithm's own (docs/logistic.md, section "Reconstructed
+            bonuses"): probability for UCB-1, latent for UCB-2 and NCBF-UCB. TS policies
+            sample on the latent scale and reject any other value than None.
         keep_log_factors: Practical mode only. False (default) drops the
             log(4t^2/delta) factors; True keeps them as in Eq. (2):
             c_S (sqrt(l_t) sqrt(d_eff) + l_t sqrt(L/lam)) + 1 with l_t = log(4 n^2/delta)
@@ -141,8 +142,8 @@ class NeuralLogPolicy(NeuralScoredPolicy):
 
     Notes:
         Assumption: in theory mode the current D_{t-1} and n replace the horizon values
-        of the TS variants (specs/logistic.md Sec. 7.21), and nu_{t-1} is used with
-        V_{t-1} (Sec. 7.20).
+        of the TS variants ([Bae2025, App. I]; docs/logistic.md, section "Theory mode"),
+        and nu_{t-1} is used with V_{t-1} ([Bae2025, Alg. 1]).
         Reconstruction: lambda_schedule="adaptive" in practical mode reuses Eq. (3)
         with the practical d_eff (a = R, or 1/kappa for NCBF-UCB) as D_t and lam as lam_0.
         Deviation: GD on J / n by default in practical mode (``loss_reduction``).
@@ -150,7 +151,7 @@ class NeuralLogPolicy(NeuralScoredPolicy):
 
     #: Whether this algorithm has a theory mode ([Bae2025, Algs. 1-2, App. I]).
     has_theory: bool = True
-    #: mean_scale=None resolves to this (specs/logistic.md Sec. 7.6).
+    #: mean_scale=None resolves to this (docs/logistic.md, "Reconstructed bonuses").
     default_mean_scale: str = "latent"
     #: Theory mode: the mean is g(x; theta_0)^T (theta - theta_0) (Alg. 2, Eq. (5)).
     linearised_mean: bool = False
@@ -423,7 +424,7 @@ class NeuralLogUCB1(NeuralLogPolicy):
     Notes:
         Reconstruction: B keeps the orders in kappa, S, lam and d_eff of R sqrt(kappa)
         nu_t^(1) (Eq. (1)) with iota_t ~ sqrt(d_eff) + sqrt(L / lam); log(4t^2/delta)
-        factors are dropped (specs/logistic.md table 2.6).
+        factors are dropped (docs/logistic.md, section "Reconstructed bonuses").
         Deviation: GD on J / n by default (``loss_reduction``).
         Theory mode [Bae2025, Alg. 1]: mu(f(x; theta_{t-1})) + nu R sqrt(kappa)
         nu^(1)_{t-1} ||phi(x)||_{V_{t-1}^-1}, V_t = G_t + kappa lam_t I, Eqs. (1)-(3).
@@ -464,7 +465,8 @@ class NeuralLogUCB2(NeuralLogPolicy):
     Args: see ``NeuralLogPolicy`` (``kappa`` is accepted and unused).
 
     Notes:
-        Reconstruction: B mirrors nu_t^(2) of Eq. (4) (specs/logistic.md table 2.6).
+        Reconstruction: B mirrors nu_t^(2) of Eq. (4) (docs/logistic.md,
+        section "Reconstructed bonuses").
         Deviation: GD on J / n by default (``loss_reduction``).
         Theory mode [Bae2025, Alg. 2, Eq. (5)]: g(x; theta_0)^T (theta_{t-1} - theta_0)
         + nu nu^(2)_{t-1} ||phi(x)||_{W_{t-1}^-1}, W_t = sum w_i phi phi^T + lam_t I.
@@ -499,8 +501,9 @@ class NeuralLogTS1(NeuralLogUCB1):
     Args: see ``NeuralLogPolicy``.
 
     Notes:
-        Reconstruction: s follows table 2.6 of specs/logistic.md (sqrt(kappa lam_t)
-        ||g||_{V^-1} times nu_t^(1) / sqrt(lam_t)); the sample is on the latent scale.
+        Reconstruction: s as in docs/logistic.md, section "Reconstructed bonuses"
+        (sqrt(kappa lam_t) ||g||_{V^-1} times nu_t^(1) / sqrt(lam_t)); the sample is on
+        the latent scale.
         Assumption: anytime, the current d_eff replaces the horizon value nu_T.
 
     Example:
@@ -529,7 +532,8 @@ class NeuralLogTS2(NeuralLogUCB2):
     Args: see ``NeuralLogPolicy`` (``kappa`` is accepted and unused).
 
     Notes:
-        Reconstruction: table 2.6 of specs/logistic.md (the square on sigma' restored).
+        Reconstruction: docs/logistic.md, section "Reconstructed bonuses" (the square on
+        sigma' restored).
         Assumption: anytime, the current d_eff replaces the horizon value.
 
     Example:
@@ -557,7 +561,7 @@ class NCBFUCB(NeuralLogPolicy):
     Notes:
         Reconstruction: B keeps the kappa-linear width of [Verma2025]
         (beta_T = kappa sqrt(d_eff + 2 log(1/delta)), log factor dropped) and the d_eff
-        of [Bae2025, App. A] (specs/logistic.md Sec. 3.1, table 2.6).
+        of [Bae2025, App. A] (docs/logistic.md, section "Reconstructed bonuses").
 
     Example:
         >>> from banditkit.core import Context

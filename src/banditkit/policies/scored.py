@@ -58,9 +58,9 @@ class ScoredPolicy(ContextualPolicy):
 
     After observing r_t: record (x_t, r_t), d_eff += z_t (with the tracker's scale),
     ``_advance`` (round-dependent constants such as lam_t), refit when the schedule is
-    due, then A += w_t * z_t z_t^T with z_t computed at selection time ([Bae2025, Sec. 2.5];
-    specs/logistic.md Sec. 7.4) and w_t = 1 or mu'(latent(x_t; theta_t)) with theta_t
-    the parameter AFTER this round's refit (frozen once added; Sec. 7.5).
+    due, then A += w_t * z_t z_t^T with z_t computed at selection time ([Bae2025, Algs. 1-2];
+    docs/logistic.md, section "Shared loop") and w_t = 1 or mu'(latent(x_t; theta_t)) with
+    theta_t the parameter AFTER this round's refit (frozen once added; [Bae2025, Alg. 2]).
 
     The parts are ``self.history``, ``self.scorer`` (``model``, ``design`` and ``effdim``
     are its model, Gram and tracker), ``self.rule`` and ``self.schedule``.

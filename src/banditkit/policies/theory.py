@@ -11,17 +11,17 @@ Pure functions of the round t, the log-determinant D_t and the hyper-parameters:
     nu_t         nu_t     = C c_S iota_t + 1        C = C6: nu^(1), Eq. (1); C = C7: nu^(2), Eq. (4)
 
 with D_t = logdet(G_t / (4 lam_0) + I), G_t = sum_{i<=t} phi(x_i) phi(x_i)^T and
-phi(x) = g(x; theta_0) / sqrt(m) (specs/logistic.md Sec. 2.1).
+phi(x) = g(x; theta_0) / sqrt(m) ([Bae2025, Sec. 4]).
 
 Symbols: delta = δ, C1 = C_1, C = C_6 or C_7, depth = L, S = S, lam0 = λ_0, iota = ι.
 
 Notes:
     Assumption: l_0 = log(4 / delta) and D_0 = 0 before any data (max(t, 1) inside the
-    log; specs/logistic.md Sec. 2.1).
+    log; docs/logistic.md, section "Theory mode").
     Assumption: lam_t is clamped at >= lam_0: the paper claims lam_0 <= min_t lam_t, but
-    the second term of lam_1 is only lam_0 / 8 (specs/logistic.md Sec. 7.17).
+    the second term of lam_1 is only lam_0 / 8 (docs/logistic.md, section "Theory mode").
     Reconstruction: Eq. (4) prints a garbled nu^(2); we read it as C7 c_S iota_t + 1
-    (specs/logistic.md Sec. 7.19).
+    (docs/logistic.md, section "Theory mode").
 
 References:
     [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
