@@ -303,6 +303,36 @@ def reproduce(
         raise typer.Exit(EXIT_CLAIMS)
 
 
+def _report_tuning(result: Any) -> None:
+    """The grid's scores, the chosen values and a warning per optimum on a grid edge."""
+    from banditkit.experiments.reports import TERMINAL_WIDTH, shorten
+
+    for env, per_policy in result.tuned.items():
+        for label, params in per_policy.items():
+            typer.echo(
+                f"{env} / {label}: {', '.join(f'{k}={v}' for k, v in params.items())}"
+            )
+            rows = [
+                s for s in result.scores if s["env"] == env and s["policy"] == label
+            ]
+            if rows:
+                typer.echo("    mean final regret  grid point  (* chosen)")
+            for score in rows:
+                mark = "*" if score["params"] == params else " "
+                point = ", ".join(f"{k}={v}" for k, v in score["params"].items())
+                value = score["final_regret_mean"]
+                text = "n/a" if value is None else f"{value:.4g}"
+                typer.echo(shorten(f"  {mark} {text:>17}  {point}", TERMINAL_WIDTH))
+            for name in result.on_edge.get(env, {}).get(label, []):
+                typer.echo(
+                    shorten(
+                        f"  warning: {name}={params[name]} is on the edge of its grid: extend "
+                        f"the grid of {name}.",
+                        TERMINAL_WIDTH,
+                    )
+                )
+
+
 @app.command()
 def tune(
     config: Annotated[
@@ -342,11 +372,9 @@ def tune(
     except KeyboardInterrupt:
         _error(f"interrupted; finished runs are kept in {out}: re-run to resume.")
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    for env, per_policy in result.tuned.items():
-        for label, params in per_policy.items():
-            chosen = ", ".join(f"{k}={v}" for k, v in params.items())
-            typer.echo(f"{env} / {label}: {chosen}")
-    typer.echo(f"tuned: {result.tuned_path}  (use it with `tuned: <path>` in a config)")
+    _report_tuning(result)
+    typer.echo(f"tuned: {result.tuned_path}")
+    typer.echo("(use it from a config with `tuned: <path>`)")
     _report_failures(result.failed, out)
     if not result.ok:
         raise typer.Exit(EXIT_FAILED)

@@ -23,8 +23,8 @@ from typing import Any
 from banditkit.experiments.summaries import FEW_SEEDS
 
 __all__ = [
-    "FigureSection",
     "TERMINAL_WIDTH",
+    "FigureSection",
     "checkpoint_table",
     "claims_lines",
     "claims_table",
@@ -52,13 +52,16 @@ def _params(params: Mapping[str, Any]) -> str:
 
 
 def shorten(text: str, width: int) -> str:
-    """``text`` on one line, cut to ``width`` characters with an ellipsis when longer.
+    r"""``text`` on one line, cut to ``width`` characters with an ellipsis when longer.
+
+    Line breaks (and the indentation after them) become one space; other spaces are kept.
 
     Example:
-        >>> shorten("a long statement", 8), shorten("short", 8)
-        ('a long …', 'short')
+        >>> shorten("a long statement", 8), shorten("  short\n  text", 20)
+        ('a long …', '  short text')
     """
-    flat = " ".join(str(text).split())
+    lines = str(text).splitlines() or [""]
+    flat = " ".join([lines[0].rstrip(), *(line.strip() for line in lines[1:])])
     return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
 
 
@@ -76,14 +79,10 @@ def _non_default(policy: str, params: Mapping[str, Any]) -> dict[str, Any]:
         for n, p in signature.parameters.items()
         if p.default is not inspect.Parameter.empty
     }
-    return {
-        k: v for k, v in params.items() if k not in defaults or defaults[k] != v
-    }
+    return {k: v for k, v in params.items() if k not in defaults or defaults[k] != v}
 
 
-def results_lines(
-    summary: Mapping[str, Any], width: int = TERMINAL_WIDTH
-) -> list[str]:
+def results_lines(summary: Mapping[str, Any], width: int = TERMINAL_WIDTH) -> list[str]:
     """The results of a ``summary.json`` as aligned text lines of at most ``width`` characters.
 
     The command line prints this; ``results_table`` (report.md) and summary.json keep
@@ -127,24 +126,36 @@ def results_lines(
                 _params(params) if params else "defaults",
             ]
         )
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    gap = 2
-    # the parameters (last) take what is left; labels give up width only below 20 for it
-    for column, floor in ((7, 20), (0, 16), (1, 12), (7, 10)):
-        excess = sum(widths) + gap * (len(widths) - 1) - width
-        if excess > 0:
-            widths[column] = max(widths[column] - excess, min(floor, widths[column]))
-    lines = [
-        "  ".join(
-            shorten(cell, w).ljust(w) for cell, w in zip(r, widths, strict=True)
-        ).rstrip()[:width]
-        for r in [header, *rows]
-    ]
+    lines = _aligned([header, *rows], width, floors=((7, 20), (0, 16), (1, 12)))
+    if any(len(line) > width for line in lines):
+        # too narrow for the parameters: one line per policy under the table instead
+        table = _aligned([r[:7] for r in [header, *rows]], width, ((0, 16), (1, 12)))
+        lines = [shorten(line, width) for line in table]
+        lines.append("parameters (differences from the defaults):")
+        notes = dict.fromkeys(f"  {r[1]}: {r[7]}" for r in rows)
+        lines += [shorten(note, width) for note in notes]
     if any(0 < row.get("n_seeds", 0) < FEW_SEEDS for row in summary.get("results", [])):
         lines.append(
             f"(the {level:.0%} CI of fewer than {FEW_SEEDS} seeds is a rough interval)"
         )
     return lines
+
+
+def _aligned(
+    rows: list[list[str]], width: int, floors: tuple[tuple[int, int], ...]
+) -> list[str]:
+    """Left-aligned columns two spaces apart; (column, floor) give up width in turn."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for column, floor in floors:
+        excess = sum(widths) + 2 * (len(widths) - 1) - width
+        if excess > 0:
+            widths[column] = max(widths[column] - excess, min(floor, widths[column]))
+    return [
+        "  ".join(
+            shorten(c, w).ljust(w) for c, w in zip(r, widths, strict=True)
+        ).rstrip()
+        for r in rows
+    ]
 
 
 def claims_lines(
