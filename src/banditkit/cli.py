@@ -533,7 +533,7 @@ def datasets(
             files = verify(n)
         except Exception as exc:
             bad += 1
-            typer.echo(f"{n}: FAILED ({exc})")
+            typer.echo(f"{n:<14} FAILED    ({exc})")
             continue
         files = list(files or [])
         states = [getattr(f, "state", "ok") for f in files]
