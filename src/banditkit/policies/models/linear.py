@@ -183,6 +183,7 @@ class GLMModel:
         )
         self.theta = np.zeros(d)
         self._chol: np.ndarray | None = None
+        self._n_fit: int | None = 0  # rows theta was fitted on (None: unknown, all rows)
 
     @property
     def n_params(self) -> int:
@@ -208,6 +209,7 @@ class GLMModel:
             )
         self.theta = fit.theta
         self._chol = None
+        self._n_fit = int(X.shape[0])
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """The linear predictor x^T theta (monotone in the expected reward)."""
@@ -236,11 +238,12 @@ class GLMModel:
     ) -> np.ndarray:
         """Theta + scale * N(0, H^-1), H the regularised NLL Hessian at theta (Laplace).
 
-        H is built on the rows of ``history`` at the first draw after a ``fit`` and
-        kept until the next ``fit``.
+        H is built on the rows of ``history`` that the last ``fit`` used (none before the
+        first: H = lam I), so a policy refitted every k rounds, or restored between two
+        refits, draws from the same posterior.
         """
         if self._chol is None:
-            X = rows_of(history)[0]
+            X = rows_of(history)[0][: self._n_fit]
             h = glm_hessian(X, self.theta, link=self.link, lam=self.lam)
             self._chol = np.linalg.cholesky(h)
         z = rng.standard_normal(self.theta.shape[0])
@@ -249,10 +252,13 @@ class GLMModel:
         )
 
     def state_dict(self) -> dict[str, Any]:
-        """Arrays only (the history belongs to the policy)."""
-        return {"theta": self.theta.copy()}
+        """Arrays only (the history belongs to the policy): theta and the rows it fitted."""
+        n_fit = -1 if self._n_fit is None else self._n_fit
+        return {"theta": self.theta.copy(), "n_fit": np.asarray(n_fit, dtype=np.int64)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict`."""
+        """Restore from :meth:`state_dict` (states without ``n_fit``: H on every row)."""
         self.theta = np.asarray(state["theta"], dtype=float).copy()
         self._chol = None
+        n_fit = int(np.asarray(state.get("n_fit", -1)))
+        self._n_fit = None if n_fit < 0 else n_fit
