@@ -183,7 +183,9 @@ class GLMModel:
         )
         self.theta = np.zeros(d)
         self._chol: np.ndarray | None = None
-        self._n_fit: int | None = 0  # rows theta was fitted on (None: unknown, all rows)
+        self._n_fit: int | None = (
+            0  # rows theta was fitted on (None: unknown, all rows)
+        )
 
     @property
     def n_params(self) -> int:
