@@ -32,8 +32,8 @@ POLICIES: list[tuple[str, dict[str, Any], int]] = [
     ("eps-greedy", {}, 120),
     ("linucb", {}, 120),
     ("lints", {}, 120),
-    ("glm-ucb", {}, 120),
-    ("glm-ts", {}, 120),
+    ("glm-ucb", {"update_every": 1}, 120),  # the default before it became 10
+    ("glm-ts", {"update_every": 1}, 120),
     ("logistic-ucb1", {}, 120),
     ("ada-ofu-ecolog", {}, 120),
     ("neural-ucb", {"lr": 0.001}, 60),

@@ -20,7 +20,11 @@ from banditkit.experiments.summaries import collect
 
 GOLDEN = np.load(Path(__file__).parent / "data" / "records_golden.npz")
 
-POLICIES = [("linucb", {"nu": 0.5}), ("glm-ucb", {}), ("eps-greedy", {"epsilon": 0.1})]
+POLICIES = [
+    ("linucb", {"nu": 0.5}),
+    ("glm-ucb", {"update_every": 1}),
+    ("eps-greedy", {"epsilon": 0.1}),
+]
 POLICIES += [("random", {})]
 CONFIG = {
     "name": "golden",

@@ -1,13 +1,14 @@
-"""The ``banditkit`` command (DESIGN.md section 6).
+"""The ``banditkit`` command (docs/architecture.md section 6).
 
     banditkit run CONFIG.yaml --out DIR [--jobs N] [--backend auto|serial|process|ray]
                                         [--address A] [--seeds N] [--horizon T]
-    banditkit reproduce PAPER [--figure ID] [--quick] --out DIR
+    banditkit reproduce PAPER [--figure ID] [--quick] [--seeds N] [--horizon T] --out DIR
     banditkit tune CONFIG.yaml --out DIR
     banditkit plot DIR
     banditkit list [policies|envs|datasets|papers|metrics]
     banditkit datasets [list|verify|path] [NAME]
     banditkit bench [--quick] --out DIR
+    banditkit --version
 
 Exit status: 0 success; 1 some runs (or benchmarks, or dataset checks) failed, with their
 errors recorded; 2 invalid input (config, option, unwritable ``--out``, a dataset that is
@@ -118,6 +119,29 @@ def _load_imports(imports: list[str] | None) -> None:
         raise _invalid(exc) from None
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from banditkit import __version__
+
+        typer.echo(f"banditkit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print banditkit's version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Nonlinear contextual bandits: run, tune and reproduce experiments."""
+
+
 def _error(message: str) -> None:
     typer.echo(f"error: {message}", err=True)
 
@@ -145,12 +169,15 @@ def _input_errors() -> tuple[type[BaseException], ...]:
 
 
 def _report_experiment(result: Any, out: Path) -> None:
-    from banditkit.experiments.reports import claims_table, results_table
+    from banditkit.experiments.reports import claims_lines, results_lines
 
-    typer.echo(results_table(result.summary))
+    # fits a 100-column terminal; summary.json has every number and parameter
+    for line in results_lines(result.summary):
+        typer.echo(line)
     if result.summary.get("claims"):
         typer.echo("")
-        typer.echo(claims_table(result.summary["claims"]))
+        for line in claims_lines(result.summary["claims"], str(out / "summary.json")):
+            typer.echo(line)
     typer.echo("")
     typer.echo(
         f"{result.n_runs} runs: {result.computed - len(result.failed)} computed, "
@@ -159,7 +186,9 @@ def _report_experiment(result: Any, out: Path) -> None:
     typer.echo(f"summary: {out / 'summary.json'}")
     pngs = [p for p in result.figures if p.suffix == ".png"]
     if pngs:
-        typer.echo(f"figures: {', '.join(str(p) for p in pngs)}")
+        typer.echo(f"figures: {pngs[0].parent}")
+        for png in pngs:
+            typer.echo(f"  {png.name}")
     _report_failures(result.failed, out)
 
 
@@ -237,11 +266,31 @@ def reproduce(
     ] = False,
     progress: ProgressOption = ProgressMode.auto,
     imports: ImportOption = None,
+    seeds: Annotated[
+        int | None,
+        typer.Option(
+            "--seeds",
+            min=1,
+            help="Use seeds 0..N-1 in every figure (after --quick, which it overrides).",
+        ),
+    ] = None,
+    horizon: Annotated[
+        int | None,
+        typer.Option(
+            "--horizon",
+            min=1,
+            help="Horizon of every figure (after --quick, which it overrides).",
+        ),
+    ] = None,
 ) -> None:
-    """Reproduce a paper's figures and tables; writes DIR/report.md with its claims."""
+    """Reproduce a paper's figures and tables; writes DIR/report.md with its claims.
+
+    --quick takes each figure's quick seeds and horizon; --seeds and --horizon, given
+    with or without it, replace those.
+    """
     _load_imports(imports)
     from banditkit.experiments.papers import reproduce as run_paper
-    from banditkit.experiments.reports import claims_table
+    from banditkit.experiments.reports import claims_lines
 
     try:
         result = run_paper(
@@ -253,6 +302,8 @@ def reproduce(
             jobs=jobs,
             address=address,
             progress=progress.value,
+            seeds=seeds,
+            horizon=horizon,
         )
     except _input_errors() as exc:
         raise _invalid(exc) from None
@@ -261,7 +312,9 @@ def reproduce(
         raise typer.Exit(EXIT_INTERRUPTED) from None
     claims = result.summary.get("claims", [])
     if claims:
-        typer.echo(claims_table(claims))
+        # fits a 100-column terminal; report.md has the statements and evidence in full
+        for line in claims_lines(claims, str(result.report)):
+            typer.echo(line)
         passed = sum(c["passed"] for c in claims)
         typer.echo(f"\nclaims: {passed} of {len(claims)} PASS")
     typer.echo(f"report: {result.report}")
@@ -272,6 +325,36 @@ def reproduce(
         raise typer.Exit(EXIT_FAILED)
     if strict and not result.claims_passed:
         raise typer.Exit(EXIT_CLAIMS)
+
+
+def _report_tuning(result: Any) -> None:
+    """The grid's scores, the chosen values and a warning per optimum on a grid edge."""
+    from banditkit.experiments.reports import TERMINAL_WIDTH, shorten
+
+    for env, per_policy in result.tuned.items():
+        for label, params in per_policy.items():
+            typer.echo(
+                f"{env} / {label}: {', '.join(f'{k}={v}' for k, v in params.items())}"
+            )
+            rows = [
+                s for s in result.scores if s["env"] == env and s["policy"] == label
+            ]
+            if rows:
+                typer.echo("    mean final regret  grid point  (* chosen)")
+            for score in rows:
+                mark = "*" if score["params"] == params else " "
+                point = ", ".join(f"{k}={v}" for k, v in score["params"].items())
+                value = score["final_regret_mean"]
+                text = "n/a" if value is None else f"{value:.4g}"
+                typer.echo(shorten(f"  {mark} {text:>17}  {point}", TERMINAL_WIDTH))
+            for name in result.on_edge.get(env, {}).get(label, []):
+                typer.echo(
+                    shorten(
+                        f"  warning: {name}={params[name]} is on the edge of its grid: extend "
+                        f"the grid of {name}.",
+                        TERMINAL_WIDTH,
+                    )
+                )
 
 
 @app.command()
@@ -315,11 +398,9 @@ def tune(
     except KeyboardInterrupt:
         _error(f"interrupted; finished runs are kept in {out}: re-run to resume.")
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    for env, per_policy in result.tuned.items():
-        for label, params in per_policy.items():
-            chosen = ", ".join(f"{k}={v}" for k, v in params.items())
-            typer.echo(f"{env} / {label}: {chosen}")
-    typer.echo(f"tuned: {result.tuned_path}  (use it with `tuned: <path>` in a config)")
+    _report_tuning(result)
+    typer.echo(f"tuned: {result.tuned_path}")
+    typer.echo("(use it from a config with `tuned: <path>`)")
     _report_failures(result.failed, out)
     if not result.ok:
         raise typer.Exit(EXIT_FAILED)
@@ -463,11 +544,12 @@ def datasets(
             for n in names:
                 typer.echo(n)
             return
-        for st in status():
-            if st.name in names:
-                state = "available" if st.available else "missing"
-                have, total = st.files_present
-                typer.echo(f"{st.name:<14} {state:<9} files {have}/{total}  {st.path}")
+        by_name = {st.name: st for st in status()}
+        for n in names:  # the same datasets, in the same order, as `datasets verify`
+            st = by_name[n]
+            state = "available" if st.available else "missing"
+            have, total = st.files_present
+            typer.echo(f"{st.name:<14} {state:<9} files {have}/{total}  {st.path}")
         return
     verify = getattr(ds, "verify_dataset", None)
     if verify is None:
@@ -479,14 +561,20 @@ def datasets(
             files = verify(n)
         except Exception as exc:
             bad += 1
-            typer.echo(f"{n}: FAILED ({exc})")
+            typer.echo(f"{n:<14} FAILED    ({exc})")
             continue
-        states = [getattr(f, "state", "ok") for f in files] if files else []
-        mismatched = [f for f in files or [] if getattr(f, "verified", None) is False]
+        files = list(files or [])
+        states = [getattr(f, "state", "ok") for f in files]
+        mismatched = [f for f in files if getattr(f, "verified", None) is False]
         bad += bool(mismatched)
+        # "files" counts required files present / known, as `datasets list` does; the
+        # states count every file checked, optional description files included
+        required = [f for f in files if not getattr(f, "optional", False)]
+        present = sum(bool(getattr(f, "present", True)) for f in required)
         summary = ", ".join(f"{s} {states.count(s)}" for s in dict.fromkeys(states))
         typer.echo(
-            f"{n}: {'MISMATCH' if mismatched else 'ok'} ({summary or 'embedded'})"
+            f"{n:<14} {'MISMATCH' if mismatched else 'ok':<9} files "
+            f"{present}/{len(required)}  ({summary or 'embedded'})"
         )
         for f in mismatched:
             typer.echo(f"  checksum mismatch: {f.path}")

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 import banditkit as bk
 from banditkit.glm import fit_glm
@@ -30,3 +31,16 @@ def test_glm_ts_laplace_covariance():
     cov = np.cov(draws.T)
     target = 0.49 * np.linalg.inv(h)
     assert np.abs(cov - target).max() < 0.05 * np.abs(target).max()
+
+
+@pytest.mark.parametrize("name", ["glm-ucb", "glm-ts"])
+def test_glm_default_refits_every_10_rounds(name):
+    """The default cadence refits after every 10th observation (update_every=1 opts out)."""
+    env = bk.make_env("logistic", h="h1", d=4, n_arms=3)
+    policy = bk.make_policy(name, seed=0)
+    bk.simulate(policy, env, 55, seed=0)
+    assert policy.update_every == 10
+    assert policy.n_updates == 5
+    every_round = bk.make_policy(name, update_every=1, seed=0)
+    bk.simulate(every_round, env, 55, seed=0)
+    assert every_round.n_updates == 55

@@ -208,8 +208,14 @@ def reproduce(
     address: str | None = None,
     progress: str | Progress | None = "auto",
     command: str | None = None,
+    seeds: int | list[int] | None = None,
+    horizon: int | None = None,
 ) -> ReproduceResult:
     """Run the configs of ``paper`` (all, or the one with id ``figure``) and write a report.
+
+    ``seeds`` and ``horizon`` override every selected config as ``run --seeds/--horizon``
+    do; with ``quick`` they apply after it (``quick`` first shortens each config, then an
+    explicit ``seeds`` or ``horizon`` replaces that part of it).
 
     Raises:
         ConfigError: Unknown paper or figure, or an invalid config (nothing is written).
@@ -229,7 +235,8 @@ def reproduce(
             )
         ids = {figure: ids[figure]}
     resolved: dict[str, ResolvedExperiment] = {
-        fid: prepare_experiment(path, quick=quick) for fid, path in ids.items()
+        fid: prepare_experiment(path, quick=quick, seeds=seeds, horizon=horizon)
+        for fid, path in ids.items()
     }
     out = Path(out)
     top = RunStore(out)
@@ -267,6 +274,8 @@ def reproduce(
             ["banditkit reproduce", str(paper)]
             + ([f"--figure {figure}"] if figure else [])
             + (["--quick"] if quick else [])
+            + ([f"--seeds {seeds}"] if seeds is not None else [])
+            + ([f"--horizon {horizon}"] if horizon is not None else [])
             + [f"--out {out}"]
         )
         summary, report = build_report(out, str(paper), command=cmd, quick=quick)

@@ -18,6 +18,9 @@ horizon; the horizon used is recorded in ``source``.
       logistic-h1:
         LinUCB: {nu: 0.1}
     source: {config: ..., tuning_seeds: [...], horizon: ..., criterion: ..., grid: ...}
+    on_grid_edge:               # env label -> policy label -> parameters chosen at an end
+      logistic-h1:              # of a numeric grid axis with more than 2 values (the
+        LinUCB: [nu]            # optimum may lie outside: extend the grid); {} if none
 
 A config uses it with ``tuned: path/to/tuned.yaml`` (relative to the config): for each
 (environment, policy) listed, the tuned values override the policy's parameters on that
@@ -49,7 +52,7 @@ from banditkit.experiments.schema import (
 )
 from banditkit.experiments.store import atomic_write_text
 
-__all__ = ["TuneResult", "candidate_label", "tune", "tuning_seeds"]
+__all__ = ["TuneResult", "candidate_label", "grid_edges", "tune", "tuning_seeds"]
 
 CRITERION = "lowest mean final cumulative regret over the tuning seeds"
 
@@ -63,6 +66,8 @@ class TuneResult:
     tuned_path: Path
     failed: dict[str, str] = field(default_factory=dict)
     scores: list[dict[str, Any]] = field(default_factory=list)
+    on_edge: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    """env label -> policy label -> the parameters chosen on their grid axis's edge."""
 
     @property
     def ok(self) -> bool:
@@ -103,6 +108,28 @@ def candidate_label(label: str, params: Mapping[str, Any]) -> str:
         'linucb[nu=0.1,lam=1.0]'
     """
     return f"{label}[{','.join(f'{k}={v}' for k, v in params.items())}]"
+
+
+def grid_edges(grid: Mapping[str, list[Any]], point: Mapping[str, Any]) -> list[str]:
+    """The parameters of ``point`` at the smallest or largest value of their grid axis.
+
+    Only numeric axes with more than 2 values count (with 2 values every choice is an end):
+    an optimum there may lie beyond the grid, which should then be extended.
+
+    Example:
+        >>> grid = {"nu": [0.1, 1, 10], "lam": [1, 10], "link": ["a", "b", "c"]}
+        >>> grid_edges(grid, {"nu": 10, "lam": 1, "link": "c"})
+        ['nu']
+    """
+    edges = []
+    for name, values in grid.items():
+        numeric = [
+            v for v in values if isinstance(v, int | float) and not isinstance(v, bool)
+        ]
+        on_end = numeric and point.get(name) in (min(numeric), max(numeric))
+        if len(values) > 2 and len(numeric) == len(values) and on_end:
+            edges.append(name)
+    return edges
 
 
 def _grid_points(grid: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
@@ -218,6 +245,21 @@ def tune(
         env: {label: plain(point) for label, (_, point) in per.items()}
         for env, per in best.items()
     }
+    grids = {
+        p.label: cfg.grid.get(p.label, cfg.grid.get(p.name)) or {}
+        for p in base.policies
+    }
+    on_edge = {
+        env: edges
+        for env, per in tuned.items()
+        if (
+            edges := {
+                label: found
+                for label, point in per.items()
+                if (found := grid_edges(grids[label], point))
+            }
+        )
+    }
     document = {
         "tuned": tuned,
         "source": {
@@ -230,6 +272,7 @@ def tune(
             "banditkit_version": result.summary.get("banditkit_version"),
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
         },
+        "on_grid_edge": on_edge,
     }
     header = (
         "# Written by `banditkit tune`; use it from a config with `tuned: <this file>`.\n"
@@ -239,4 +282,4 @@ def tune(
     atomic_write_text(
         path, header + yaml.safe_dump(document, sort_keys=False, width=100)
     )
-    return TuneResult(Path(out), tuned, path, result.failed, scores)
+    return TuneResult(Path(out), tuned, path, result.failed, scores, on_edge)

@@ -183,6 +183,9 @@ class GLMModel:
         )
         self.theta = np.zeros(d)
         self._chol: np.ndarray | None = None
+        self._n_fit: int | None = (
+            0  # rows theta was fitted on (None: unknown, all rows)
+        )
 
     @property
     def n_params(self) -> int:
@@ -208,6 +211,7 @@ class GLMModel:
             )
         self.theta = fit.theta
         self._chol = None
+        self._n_fit = int(X.shape[0])
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """The linear predictor x^T theta (monotone in the expected reward)."""
@@ -236,12 +240,18 @@ class GLMModel:
     ) -> np.ndarray:
         """Theta + scale * N(0, H^-1), H the regularised NLL Hessian at theta (Laplace).
 
-        H is built on the rows of ``history`` at the first draw after a ``fit`` and
-        kept until the next ``fit``.
+        H is built on the rows of ``history`` that the last ``fit`` used (none before the
+        first: H = lam I), so a policy refitted every k rounds, or restored between two
+        refits, draws from the same posterior.
         """
         if self._chol is None:
-            X, _, w = rows_of(history)  # the weights of the fit (inverse variances)
-            h = glm_hessian(X, self.theta, link=self.link, lam=self.lam, weights=w)
+            X, _, w = rows_of(
+                history
+            )  # the rows and weights (inverse variances) fitted
+            n = self._n_fit
+            h = glm_hessian(
+                X[:n], self.theta, link=self.link, lam=self.lam, weights=w[:n]
+            )
             self._chol = np.linalg.cholesky(h)
         z = rng.standard_normal(self.theta.shape[0])
         return self.theta + scale * scipy.linalg.solve_triangular(
@@ -249,10 +259,13 @@ class GLMModel:
         )
 
     def state_dict(self) -> dict[str, Any]:
-        """Arrays only (the history belongs to the policy)."""
-        return {"theta": self.theta.copy()}
+        """Arrays only (the history belongs to the policy): theta and the rows it fitted."""
+        n_fit = -1 if self._n_fit is None else self._n_fit
+        return {"theta": self.theta.copy(), "n_fit": np.asarray(n_fit, dtype=np.int64)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict`."""
+        """Restore from :meth:`state_dict` (states without ``n_fit``: H on every row)."""
         self.theta = np.asarray(state["theta"], dtype=float).copy()
         self._chol = None
+        n_fit = int(np.asarray(state.get("n_fit", -1)))
+        self._n_fit = None if n_fit < 0 else n_fit

@@ -62,8 +62,8 @@ class NeuralModel:
     Notes:
         Assumption: float64 throughout. The per-round cost is dominated by the
         (K, p) gradient block, which float32 would halve, but the Grams keep float64
-        (specs/logistic.md Sec. 7.28) and a float32 block would be copied to float64
-        on every round; float64 keeps ``.numpy()`` a free view.
+        (their log-determinants and rank-1 updates need it), so a float32 block would be
+        copied to float64 on every round; float64 keeps ``.numpy()`` a free view.
     """
 
     #: The latent returned by ``evaluate`` is f(x; theta) itself.
