@@ -134,7 +134,7 @@ def default_scale(name: str) -> str:
     """The scaling ``scale="auto"`` resolves to for dataset ``name``.
 
     Per-feature min-max to [-1, 1] for tabular data, one global min-max for images
-    (x / 127.5 - 1 on pixels) [Bae2025 spec 7.9].
+    (x / 127.5 - 1 on pixels): our reading of the min-max to [-1, 1] of [Bae2025, App. A].
 
     Example:
         >>> default_scale("mnist"), default_scale("magic")

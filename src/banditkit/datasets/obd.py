@@ -1,7 +1,7 @@
 """The Open Bandit Dataset (OBD) [Saito2020]: the logged events and their features.
 
 :func:`load_obd` reads one log (behaviour policy x campaign) with its ``item_context.csv``;
-:func:`obd_features` builds the feature blocks of [Bae2025, App. J.1] (spec 4.4):
+:func:`obd_features` builds the feature blocks of [Bae2025, App. J.1]:
 
     user     categorical user columns one-hot encoded, truncated SVD to ``user_dim`` (16)
     item     item_context.csv: numeric columns min-max to [-1, 1], categorical columns one-hot,
@@ -10,7 +10,7 @@
     affinity log1p of the user-item affinity, min-max scaled to [-1, 1] over the whole log
 
 SVD and scalers are fitted on the full log, deterministically (``random_state=0``), before
-any replay [Bae2025 spec 4.4].
+any replay (our choice; [Bae2025, App. J.1] does not say).
 
 Two variants: the 10,000-row sample of each log (shipped in the obp package, checksummed, at
 ``<data home>/obd/{policy}/{campaign}/``) and the complete dataset, which a user extracts from
@@ -301,6 +301,6 @@ def obd_features(log: OBDLog, *, user_dim: int = 16, item_dim: int = 8) -> OBDFe
     ).tocsr()
     item = _svd(item_matrix, item_dim, "item_dim")
     position = _minmax(log.position.astype(np.float64))
-    # Assumption [Bae2025 spec 4.4]: log1p (affinities are click counts >= 0).
+    # [Bae2025, App. J.1] says "log-transformed"; we use log1p (affinities are counts >= 0).
     affinity = _minmax(np.log1p(np.maximum(log.affinity, 0.0)).astype(np.float32))
     return OBDFeatures(user=user, item=item, position=position, affinity=affinity)

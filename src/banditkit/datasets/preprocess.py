@@ -1,25 +1,31 @@
 """Feature preprocessing shared by the dataset loaders.
 
-Scalings (``scale_features``), following the specs' options:
+Scalings (``scale_features``), covering the papers' preprocessing and common alternatives:
 
     minmax         per feature: 2 (x_j - min_j) / (max_j - min_j) - 1, constant columns -> 0
-                   [Bae2025 spec 4.3, 7.9: default for tabular data]
+                   [Bae2025, App. A; our default for tabular data]
     minmax-global  one min and max for the whole array (images: x / 127.5 - 1 on 0..255)
     minmax-row     per sample: 2 (x - min(x)) / (max(x) - min(x)) - 1 (the paper's literal formula)
     l2             each row divided by its L2 norm [Zhou2020, Sec. 7.2]
     zscore         per feature: (x_j - mean_j) / std_j, constant columns -> 0
-    zscore-l2      zscore, then l2 [ensemble spec 4.4 option; dueling spec 4.2 option]
+    zscore-l2      zscore, then l2 (an option for Covertype's raw scales: [Sun2025, App. F.2]
+                   and [Oh2025, App. E.1.2] do not state a scaling)
     none           unchanged
 
 Categorical columns (``encode_categorical``):
 
-    random   each (column, symbol) pair gets a seeded value from Unif(-1, 1) [Bae2025 spec 4.3]
+    random   each (column, symbol) pair gets a seeded value from Unif(-1, 1) [Bae2025, App. A]
     onehot   one indicator per symbol seen (sorted); a missing value gives an all-zero block
-    ordinal  the symbol's index in sorted order; a missing value gives -1 [ensemble spec 4.4]
+    ordinal  the symbol's index in sorted order; a missing value gives -1 (one column per
+             attribute, as the d = 22 and 14 of mushroom and adult in [Sun2025, App. F.2])
 
 References:
     [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
     [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based exploration.
+    [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
+        nonlinear contextual bandits. arXiv:2510.10730.
+    [Oh2025] Y. Oh, J. Park, T. Paik. Neural variance-aware dueling bandits with deep
+        representation and shallow exploration. arXiv:2506.01250.
 """
 
 from __future__ import annotations
@@ -125,7 +131,8 @@ def encode_categorical(
         missing: The symbol marking a missing value (None: no missing values).
         seed: Seed of the random values ("random" only); the same seed gives the same map.
         missing_as_symbol: Treat ``missing`` as an ordinary symbol (mushroom's "?" for
-            stalk-root, [Bae2025 spec 4.3]) instead of a missing value.
+            stalk-root: [Bae2025, App. A] gives every character a value) instead of a
+            missing value.
 
     Returns:
         The encoded matrix (n, c) for "random"/"ordinal" or (n, total symbols) for "onehot",
@@ -159,7 +166,7 @@ def encode_categorical(
             names.append(f"c{j}")
         elif encoding == "random":
             # One draw per (column, symbol) in sorted order, so a map depends only on the
-            # seed and the symbols present [Bae2025 spec 4.3, Assumption: per-column maps].
+            # seed and the symbols present [Bae2025, App. A]; one map per column is our choice.
             values = rng.uniform(-1.0, 1.0, size=len(levels))
             columns.append(
                 np.where(codes >= 0, values[np.maximum(codes, 0)], 0.0)[:, None]
@@ -179,7 +186,8 @@ def encode_categorical(
 def downsample_images(images: np.ndarray, size: int) -> np.ndarray:
     """Average-pool square images (n, s, s) to (n, size, size); ``size`` must divide s.
 
-    MNIST's 28 x 28 becomes 14 x 14 (196 features, [Bae2025 spec 7.10] default) or 7 x 7 (49).
+    MNIST's 28 x 28 becomes 14 x 14 (196 features, the default: [Bae2025, App. A] says both
+    "7 x 7" and "196-dimensional", and we follow the 196) or 7 x 7 (49).
 
     Example:
         >>> downsample_images(np.arange(16.0).reshape(1, 4, 4), 2).tolist()

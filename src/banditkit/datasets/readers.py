@@ -53,7 +53,7 @@ def read_table(
 def to_float(frame: pd.DataFrame) -> np.ndarray:
     """Numeric matrix of a frame; entries that are not numbers (missing, "?") become 0.
 
-    [Bae2025 spec 4.3]: "cast to float, missing -> 0".
+    As [Bae2025, App. J] for magic and phoneme: cast to float, missing -> 0.
     """
     out = frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=np.float64)
     return np.nan_to_num(out, nan=0.0)

@@ -535,7 +535,7 @@ DATASETS: dict[str, DatasetInfo] = {
         rows=5404,
         features=5,
         classes=2,
-        notes="Substitution [Bae2025 spec 7.12]: the paper names 'Connectionist Bench (Nettalk "
+        notes="Substitution: [Bae2025, App. J] names 'Connectionist Bench (Nettalk "
         "Corpus)'; banditkit uses the widely used KEEL/OpenML phoneme table (5,404 x 5, K = 2).",
     ),
     "obd": DatasetInfo(

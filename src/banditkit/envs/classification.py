@@ -6,9 +6,9 @@ one per class. With the "block" (disjoint) encoding arm k is
     x^(k) = [0, ..., 0, x, 0, ..., 0]  in R^{d K}   (x in block k),
 
 and with "onehot-id" it is [x, e_k] in R^{d + K}. The reward is 1 if the chosen arm is the true
-class, else 0 (deterministic), so the regret of a round is 1 - reward [Bae2025 spec 4.3].
+class, else 0 (deterministic), so the regret of a round is 1 - reward [Bae2025, Sec. 7].
 
-Row sampling [Bae2025 spec 4.2, Assumption]: ``pool`` rows are drawn without replacement from the
+Row sampling (our reading of [Bae2025, App. A]): ``pool`` rows are drawn without replacement from the
 dataset once per run (instance stream); each round shows one pool row, drawn uniformly with
 replacement (``shuffle=False``, the neural-bandit protocol) or by walking through a fresh random
 permutation of the pool on every pass (``shuffle=True``: every row once before any repeats).
@@ -117,7 +117,7 @@ class DatasetEnv(Environment):
             raises ValueError).
         data_seed: Seed of random preprocessing (mushroom's random category values). None
             draws it from the run's instance stream, so each run (seed) gets its own map
-            [Bae2025 spec 4.3: "seeded per run"].
+            (our choice; [Bae2025, App. A] draws the values at random without saying when).
         data, label_column, features: The user's table instead of ``dataset`` (see
             ``banditkit.datasets.table_dataset``).
     """
@@ -269,7 +269,7 @@ class DatasetEnv(Environment):
 
 @ENVIRONMENTS.register("classification")
 class ClassificationEnv(DatasetEnv, ContextualEnvironment):
-    """K-class classification as a K-armed contextual bandit [Bae2025 spec 4.3].
+    """K-class classification as a K-armed contextual bandit [Bae2025, Sec. 7, App. A].
 
     Reward 1 for the arm of the true class, else 0; regret 1 - reward. ``oracle`` plays the
     true class (zero regret); uniform play has expected regret (K - 1) / K per round on

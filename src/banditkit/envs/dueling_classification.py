@@ -1,26 +1,29 @@
-"""Classification datasets as contextual dueling bandits [Oh2025, App. E.1.2] (dueling spec 4.2).
+"""Classification datasets as contextual dueling bandits [Oh2025, App. E.1.2].
 
 Each round one labelled row (x, y) is shown as K arms (one per class, block encoding by
 default: d = K * d0). The learner picks an ordered pair (i, j) and observes o = 1 if arm i
-won the duel, else 0. The utility of arm k is u_k = 1[k = y] (Reconstruction, spec 4.2), and
+won the duel, else 0. The utility of arm k is u_k = 1[k = y] (our reconstruction; [Oh2025,
+App. E.1.2] calls u_k the true utility of category k without giving its values), and
 the preference is
 
     btl            P(i beats j) = sigmoid(u_i - u_j)      (Magic, Covertype: the correct arm
                                                           beats a wrong one w.p. 0.731)
     deterministic  P(i beats j) = 1 if u_i > u_j, 0 if u_i < u_j, 1/2 on ties
                                                           (Statlog/shuttle: "P = 1 for i > j",
-                                                          read as u_i > u_j, spec P12)
+                                                          read as u_i > u_j, our reading of
+                                                          [Oh2025, App. E.1.2])
 
 ``preference="auto"`` picks "deterministic" for shuttle and "btl" for every other dataset.
 The outcome is o = 1[xi < P(i beats j)] with xi ~ Unif(0, 1) drawn once per round before the
 action is known (common random numbers), so a duel of an arm against itself, or of two wrong
-classes, is a fair coin (spec P10).
+classes, is a fair coin (our choice; the paper's "P = 1 for i > j" leaves ties open).
 
-Regret is the paper's average regret r = (2 u* - u_i - u_j) / 2 in {0, 1/2, 1} (spec 1.4);
+Regret is the paper's average regret r = (2 u* - u_i - u_j) / 2 in {0, 1/2, 1} [Oh2025, Sec. 3.1];
 the reward is the mean utility (u_i + u_j) / 2. Weak regret u* - max(u_i, u_j) is available
 from :meth:`DuelingClassificationEnv.regrets`.
 
-Contexts default to rows scaled to unit L2 norm (spec 4.2: "normalise v to unit L2 norm"),
+Contexts default to rows scaled to unit L2 norm (our choice, as the paper's synthetic contexts
+[Oh2025, App. E.1.1]; it does not state a scaling for the real-world data),
 drawn uniformly with replacement.
 
 References:
@@ -47,7 +50,7 @@ _DETERMINISTIC_DATASETS = ("shuttle",)
 
 @ENVIRONMENTS.register("dueling-classification")
 class DuelingClassificationEnv(DatasetEnv, DuelingEnvironment):
-    """K-class classification as a K-armed contextual dueling bandit (dueling spec 4.2).
+    """K-class classification as a K-armed contextual dueling bandit [Oh2025, App. E.1.2].
 
     Args:
         dataset: A name from ``banditkit.datasets.list_datasets("classification")``
@@ -144,7 +147,10 @@ class DuelingClassificationEnv(DatasetEnv, DuelingEnvironment):
         return (self._label, self._label)
 
     def regrets(self, action: tuple[int, int]) -> dict[str, float]:
-        """Average, weak and strong regret of a pair in the current round (spec 1.4)."""
+        """Average, weak and strong regret of a pair in the current round.
+
+        Average and weak regret as defined in [Oh2025, Sec. 3.1].
+        """
         u = self.utilities()
         best, u1, u2 = u.max(), u[action[0]], u[action[1]]
         return {

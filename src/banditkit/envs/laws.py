@@ -1,6 +1,7 @@
 """Context laws: how the feature vectors of synthetic environments are drawn.
 
-    uniform       every coordinate i.i.d. Unif(-1, 1)          [Bae2025, spec 4.1, Assumption]
+    uniform       every coordinate i.i.d. Unif(-1, 1)          (our reading of [Bae2025, Sec. 7],
+                  which draws the parameters from Unif(-1, 1) but gives no law for x)
     normal        every coordinate i.i.d. N(0, 1)
     unit-sphere   N(0, I_d) normalised to unit L2 norm         [Zhou2020, Sec. 7.1]
     unit-ball     uniform in the unit L2 ball: a unit-sphere direction times the radius

@@ -5,11 +5,12 @@ order (or in log order); an event counts only if the policy picks the logged act
 :class:`LogReplayEnv` (``log-replay``) replays the user's table of (context, action, reward);
 :class:`OBDReplayEnv` (``obd-replay``) the Open Bandit Dataset as below.
 
-Open Bandit Dataset replay [Bae2025, App. J.1] (logistic spec 4.4). Each logged event of the uniform-random log becomes one candidate round:
+Open Bandit Dataset replay [Bae2025, App. J.1]. Each logged event of the uniform-random log becomes one candidate round:
 
 1. Candidates (K = 5): the logged item plus the K - 1 other items with the highest user-item
    affinity for that event (ties broken at random), shown in a random order so that the
-   position in the list does not reveal the logged item [spec 4.4, Assumption].
+   position in the list does not reveal the logged item (our choice: [Bae2025, App. J.1]
+   does not say how candidates are ordered or ties broken).
 2. Arm features (d = user_dim + item_dim + 1 + 1 + user_dim = 42 by default):
 
        [user embedding (16), item embedding (8), position, affinity, user embedding * affinity]
