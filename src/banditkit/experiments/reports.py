@@ -152,10 +152,24 @@ def _aligned(
             widths[column] = max(widths[column] - excess, min(floor, widths[column]))
     return [
         "  ".join(
-            shorten(c, w).ljust(w) for c, w in zip(r, widths, strict=True)
+            (_shorten_middle(c, w) if i < 2 else shorten(c, w)).ljust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
         ).rstrip()
         for r in rows
     ]
+
+
+def _shorten_middle(text: str, width: int) -> str:
+    """A label cut in its middle, so both ends stay: ``classifi…-digits``.
+
+    Example:
+        >>> _shorten_middle("classification-digits", 16)
+        'classifi…-digits'
+    """
+    if len(text) <= width or width < 5:
+        return shorten(text, width)
+    tail = (width - 1) // 2
+    return text[: width - 1 - tail] + "…" + text[-tail:]
 
 
 def claims_lines(
