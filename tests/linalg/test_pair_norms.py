@@ -99,3 +99,15 @@ def test_diagonal_gram_equals_full_gram_along_the_axes() -> None:
 def test_all_grams_answer_the_protocol() -> None:
     for build in BUILDERS.values():
         assert isinstance(build(2, np.random.default_rng(7)), GramLike)
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_repeated_rows_in_any_order_match_block_of_differences(name: str) -> None:
+    rng = np.random.default_rng(8)
+    gram = BUILDERS[name](5, rng)
+    distinct = rng.standard_normal((4, 5))
+    Z = distinct[[2, 0, 2, 3, 1, 0, 3]]
+    got = gram.pair_norms(Z)
+    np.testing.assert_allclose(got, _brute(gram, Z), rtol=1e-10, atol=0.0)
+    np.testing.assert_array_equal(got, got.T)
+    assert got[0, 2] == 0.0 and got[1, 5] == 0.0 and got[3, 6] == 0.0

@@ -71,7 +71,7 @@ def pair_norms_from_cross(
     so the K^2 norms cost one (K, K) cross product instead of K^2 quadratic forms of
     the differences. G is symmetrised, so the result is exactly symmetric; negative
     values from cancellation are clipped to 0 and the diagonal is set to 0. Equal rows
-    are merged first (``numpy.unique``), so two equal arms are exactly 0 apart.
+    are merged first (by their bytes), so two equal arms are exactly 0 apart.
 
     Args:
         Z: Rows z_k, float64 shape (K, p), not checked.
@@ -80,14 +80,19 @@ def pair_norms_from_cross(
     Returns:
         Pairwise norms, shape (K, K).
     """
-    rows, index = np.unique(Z, axis=0, return_inverse=True)
-    index = index.reshape(-1)
+    # index[k] = position of row k among the distinct rows (by its bytes, O(K p)).
+    seen: dict[bytes, int] = {}
+    index = np.array(
+        [seen.setdefault(row.tobytes(), len(seen)) for row in Z], dtype=np.intp
+    )
+    distinct = len(seen) == Z.shape[0]
+    rows = Z if distinct else Z[np.unique(index, return_index=True)[1]]
     G = cross(rows)
     G = 0.5 * (G + G.T)
     q = np.diagonal(G)
     dist = np.sqrt(np.maximum(q[:, None] + q[None, :] - 2.0 * G, 0.0))
     np.fill_diagonal(dist, 0.0)
-    return dist[np.ix_(index, index)]
+    return dist if distinct else dist[np.ix_(index, index)]
 
 
 def diagonal_cross(inv_diag: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
