@@ -152,6 +152,18 @@ def test_pair_scores_are_norms_of_feature_differences():
     assert OptimisticPair(diagonal=False).select(mean, width, None) in {(0, 1), (1, 0)}
 
 
+def test_pair_scores_apply_the_feature_scale_once_with_a_diagonal_gram():
+    model = RidgeModel(3, 1.0)
+    design = DiagonalGram(3, 1.0)
+    design.update(np.array([1.0, 2.0, 0.5]), 2.0)
+    scorer = Scorer(model, design, nu=1.5, feature_scale=0.25)
+    arms = np.random.default_rng(0).standard_normal((4, 3))
+    _, width = scorer.pair_scores(arms)
+    diffs = 0.25 * (arms[:, None, :] - arms[None, :, :]).reshape(16, 3)
+    expected = 1.5 * np.sqrt((diffs**2) @ (1.0 / design.diagonal)).reshape(4, 4)
+    np.testing.assert_allclose(width, expected, rtol=1e-10, atol=0.0)
+
+
 def test_rules_on_hand_numbers():
     rng = np.random.default_rng(0)
     mean, width = np.array([0.5, 0.2, 0.0]), np.array([0.0, 0.5, 0.1])

@@ -3,7 +3,7 @@
     Gram                    full V = lam * I + sum w x x^T with V^-1, L, log det V
     DiagonalGram            diag(V) only, for d in the tens of thousands
     ShiftedGram             ridge * I + sum w z z^T with a ridge that may change every round
-    GramLike                the interface all three answer (norms, update, logdet, solve, ...)
+    GramLike                the interface all three answer (norms, pair_norms, update, logdet, ...)
     make_gram               a Gram or DiagonalGram by name ("full", "diagonal")
     EffectiveDimension      d_eff = logdet(I + a sum z z^T), diagonal or exact
     weighted_norms          sqrt(x_k^T A_inv x_k) for all rows at once

@@ -32,6 +32,7 @@ from ._common import (
     frozen,
     sample_shape,
 )
+from .rank1 import diagonal_cross, pair_norms_from_cross
 
 __all__ = ["DiagonalGram"]
 
@@ -164,6 +165,25 @@ class DiagonalGram:
     def norms_unchecked(self, X: np.ndarray) -> np.ndarray:
         """:meth:`norms` for features built by a model: float64 (K, d), no checks."""
         return np.sqrt((X * X) @ (1.0 / self._diagonal))
+
+    def pair_norms(self, Z: Any) -> np.ndarray:
+        """Return ||z_i - z_j||_{D^-1} for all pairs of the K rows of Z, shape (K, K).
+
+        sqrt(max(q_i + q_j - 2 G_ij, 0)) with G = (Z / D_jj) Z^T and q = diag(G), in
+        O(K^2 d). Symmetric, with an exactly zero diagonal; equal rows are exactly 0
+        apart.
+
+        Args:
+            Z: Rows z_k, shape (K, d).
+
+        Raises:
+            ValueError: On a wrong shape or NaN or inf in Z.
+        """
+        return self.pair_norms_unchecked(check_rows("Z", Z, self._d))
+
+    def pair_norms_unchecked(self, Z: np.ndarray) -> np.ndarray:
+        """:meth:`pair_norms` for features built by a model: float64 (K, d), no checks."""
+        return pair_norms_from_cross(Z, diagonal_cross(1.0 / self._diagonal))
 
     def set_ridge(self, lam: float) -> None:
         """Replace lam * I by lam' * I in diag(V), in O(d).

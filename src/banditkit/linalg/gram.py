@@ -39,7 +39,7 @@ from ._common import (
     frozen,
     sample_shape,
 )
-from .rank1 import cholesky_update, weighted_norms_unchecked
+from .rank1 import cholesky_update, pair_norms_from_cross, weighted_norms_unchecked
 
 __all__ = ["Gram"]
 
@@ -256,6 +256,27 @@ class Gram:
     def norms_unchecked(self, X: np.ndarray) -> np.ndarray:
         """:meth:`norms` for features built by a model: float64 (K, d), no checks."""
         return weighted_norms_unchecked(X, self._inverse)
+
+    def pair_norms(self, Z: Any) -> np.ndarray:
+        """Return ||z_i - z_j||_{V^-1} for all pairs of the K rows of Z, shape (K, K).
+
+        Computed as sqrt(max(q_i + q_j - 2 G_ij, 0)) with G = Z V^-1 Z^T and
+        q = diag(G), in O(K d^2 + K^2 d) rather than O(K^2 d^2) for the K^2
+        differences. Symmetric, with an exactly zero diagonal; equal rows are exactly
+        0 apart.
+
+        Args:
+            Z: Rows z_k, shape (K, d).
+
+        Raises:
+            ValueError: On a wrong shape or NaN or inf in Z.
+        """
+        return self.pair_norms_unchecked(check_rows("Z", Z, self._d))
+
+    def pair_norms_unchecked(self, Z: np.ndarray) -> np.ndarray:
+        """:meth:`pair_norms` for features built by a model: float64 (K, d), no checks."""
+        inverse = self._inverse
+        return pair_norms_from_cross(Z, lambda U: (U @ inverse) @ U.T)
 
     def set_ridge(self, lam: float) -> None:
         """Replace lam * I by lam' * I in V and refactorise in O(d^3).

@@ -57,6 +57,14 @@ class GramLike(Protocol):
         """``norms`` for float64 features built by a model (no checks)."""
         ...
 
+    def pair_norms(self, Z: Any) -> np.ndarray:
+        """||z_i - z_j||_{A^-1} for all pairs of rows of Z (K, d), shape (K, K) (validated)."""
+        ...
+
+    def pair_norms_unchecked(self, Z: np.ndarray) -> np.ndarray:
+        """``pair_norms`` for float64 features built by a model (no checks)."""
+        ...
+
     def solve(self, b: Any) -> np.ndarray:
         """A^-1 b for b (d,) or (d, n)."""
         ...

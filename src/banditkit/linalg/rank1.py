@@ -1,4 +1,4 @@
-"""Stateless kernels: weighted norms and the rank-1 Cholesky update.
+"""Stateless kernels: weighted norms, pairwise norms and the rank-1 Cholesky update.
 
 References:
     [Gill1974] P. E. Gill, G. H. Golub, W. Murray, M. A. Saunders. Methods for
@@ -8,6 +8,7 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -56,6 +57,51 @@ def weighted_norms_unchecked(X: np.ndarray, A_inv: np.ndarray) -> np.ndarray:
     # q_k = x_k^T A_inv x_k for all k at once: (K, d) @ (d, d), then a row-wise dot.
     q = np.einsum("kd,kd->k", X @ A_inv, X)
     return np.sqrt(np.maximum(q, 0.0))
+
+
+def pair_norms_from_cross(
+    Z: np.ndarray, cross: Callable[[np.ndarray], np.ndarray]
+) -> np.ndarray:
+    """Return ||z_i - z_j||_{A^-1} for all pairs of rows of Z, shape (K, K).
+
+    With G = Z A^-1 Z^T (``cross(Z)``, a (K, K) matrix) and q = diag(G),
+
+        ||z_i - z_j||^2_{A^-1} = q_i + q_j - 2 G_ij,
+
+    so the K^2 norms cost one (K, K) cross product instead of K^2 quadratic forms of
+    the differences. G is symmetrised, so the result is exactly symmetric; negative
+    values from cancellation are clipped to 0 and the diagonal is set to 0. Equal rows
+    are merged first (by their bytes), so two equal arms are exactly 0 apart.
+
+    Args:
+        Z: Rows z_k, float64 shape (K, p), not checked.
+        cross: Maps rows U (n, p) to U A^-1 U^T (n, n).
+
+    Returns:
+        Pairwise norms, shape (K, K).
+    """
+    # index[k] = position of row k among the distinct rows (by its bytes, O(K p)).
+    seen: dict[bytes, int] = {}
+    index = np.array(
+        [seen.setdefault(row.tobytes(), len(seen)) for row in Z], dtype=np.intp
+    )
+    distinct = len(seen) == Z.shape[0]
+    rows = Z if distinct else Z[np.unique(index, return_index=True)[1]]
+    G = cross(rows)
+    G = 0.5 * (G + G.T)
+    q = np.diagonal(G)
+    dist = np.sqrt(np.maximum(q[:, None] + q[None, :] - 2.0 * G, 0.0))
+    np.fill_diagonal(dist, 0.0)
+    return dist if distinct else dist[np.ix_(index, index)]
+
+
+def diagonal_cross(inv_diag: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """The ``cross`` of a diagonal A^-1 = diag(inv_diag): U -> (U * inv_diag) U^T."""
+
+    def cross(U: np.ndarray) -> np.ndarray:
+        return (U * inv_diag) @ U.T
+
+    return cross
 
 
 def cholesky_rank1_update(L: Any, x: Any) -> np.ndarray:

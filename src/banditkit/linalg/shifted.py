@@ -21,6 +21,7 @@ import numpy as np
 from banditkit.core.validation import check_choice, check_int, check_scalar
 
 from ._common import check_rhs, check_rows, check_vector, check_weight
+from .rank1 import diagonal_cross, pair_norms_from_cross
 
 __all__ = ["GRAMS", "ShiftedGram"]
 
@@ -131,6 +132,33 @@ class ShiftedGram:
         evals, U = self._eigen()
         P = Z @ U
         return np.sqrt((P * P) @ (1.0 / (evals + self.ridge)))
+
+    def pair_norms(self, Z: Any) -> np.ndarray:
+        """||z_i - z_j||_{A^-1} for all pairs of the rows of Z (K, p), shape (K, K).
+
+        sqrt(max(q_i + q_j - 2 G_ij, 0)) with G = Z A^-1 Z^T and q = diag(G); in the
+        full case G = (P / (e + ridge)) P^T with P = Z U, O(K p^2 + K^2 p).
+        Symmetric, with an exactly zero diagonal; equal rows are exactly 0 apart.
+
+        Raises:
+            ValueError: On a wrong shape or NaN or inf in Z.
+        """
+        return self.pair_norms_unchecked(check_rows("Z", Z, self._d))
+
+    def pair_norms_unchecked(self, Z: np.ndarray) -> np.ndarray:
+        """:meth:`pair_norms` for features built by a model (no checks)."""
+        if self.is_diagonal:
+            return pair_norms_from_cross(
+                Z, diagonal_cross(1.0 / (self.ridge + self.sum))
+            )
+        evals, U = self._eigen()
+        inv = 1.0 / (evals + self.ridge)
+
+        def cross(rows: np.ndarray) -> np.ndarray:
+            P = rows @ U
+            return (P * inv) @ P.T
+
+        return pair_norms_from_cross(Z, cross)
 
     def solve(self, b: Any) -> np.ndarray:
         """A^-1 b for b of shape (p,) or (p, n)."""

@@ -107,11 +107,11 @@ class Scorer:
         """
         latent, feats = self.model.evaluate(arms)
         self._cache = (arms, latent, feats)
-        K = feats.shape[0]
-        z = self.feature_scale * feats
-        diffs = (z[:, None, :] - z[None, :, :]).reshape(K * K, -1)
-        norms = self.design.norms_unchecked(diffs).reshape(K, K)
-        return self.mean(latent), (self.nu * self.radius(self.d_eff)) * norms
+        # ||scale (z_k - z_k')|| = |scale| ||z_k - z_k'||: the scale enters once, on
+        # the (K, K) result, and the norms come from Z A^-1 Z^T in O(K p^2 + K^2 p).
+        norms = self.design.pair_norms_unchecked(feats)  # feats come from the model
+        factor = self.nu * self.radius(self.d_eff) * abs(self.feature_scale)
+        return self.mean(latent), factor * norms
 
     def played(self, arms: np.ndarray, k: int) -> tuple[float, np.ndarray]:
         """The latent and the unscaled features z(x_k) of arm k as scored.
