@@ -528,8 +528,7 @@ def datasets(
         ),
     ] = None,
 ) -> None:
-    """List datasets, verify their files' checksums, print where they are read from, or
-    download them (`banditkit datasets fetch NAME... | --all`)."""
+    """List datasets, verify their checksums, print their paths, or fetch (download) them."""
     from banditkit import datasets as ds
 
     known = ds.list_datasets()

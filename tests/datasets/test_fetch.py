@@ -129,7 +129,15 @@ def test_every_dataset_of_the_logistic_paper_is_found() -> None:
         for path in paper_configs(paper_dir("logistic"))
         for n in config_datasets(load_config(path))
     }
-    assert needed == {"banknote", "magic", "mnist", "mushroom", "phoneme", "shuttle", "obd"}
+    assert needed == {
+        "banknote",
+        "magic",
+        "mnist",
+        "mushroom",
+        "phoneme",
+        "shuttle",
+        "obd",
+    }
 
 
 def test_reproduce_with_an_empty_data_home_fails_fast_naming_everything(
@@ -142,10 +150,10 @@ def test_reproduce_with_an_empty_data_home_fails_fast_naming_everything(
     }
     env.pop("BANDITKIT_MIRROR", None)
     (tmp_path / "empty").mkdir()
+    command = [sys.executable, "-m", "banditkit", "reproduce", "logistic", "--quick"]
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "banditkit", "reproduce", "logistic", "--quick"]
-        + ["--out", str(tmp_path / "out")],
+        [*command, "--out", str(tmp_path / "out")],
         capture_output=True,
         text=True,
         env=env,
@@ -158,5 +166,8 @@ def test_reproduce_with_an_empty_data_home_fails_fast_naming_everything(
     assert "Traceback" not in output
     for name in ("mnist", "mushroom", "shuttle", "magic", "banknote", "phoneme", "obd"):
         assert name in output
-    assert "banditkit datasets fetch mnist mushroom shuttle magic banknote phoneme obd" in output
+    assert (
+        "banditkit datasets fetch mnist mushroom shuttle magic banknote phoneme obd"
+        in output
+    )
     assert not (tmp_path / "out").exists()

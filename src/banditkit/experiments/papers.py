@@ -33,13 +33,13 @@ from banditkit.core.validation import suggest
 from banditkit.datasets import require_datasets
 from banditkit.experiments.progress import Progress, make_progress
 from banditkit.experiments.reports import FigureSection, render_report
+from banditkit.experiments.resolve import config_datasets
 from banditkit.experiments.runner import (
     ExperimentResult,
     execute_experiment,
     prepare_experiment,
     redraw,
 )
-from banditkit.experiments.resolve import config_datasets
 from banditkit.experiments.runs import ResolvedExperiment
 from banditkit.experiments.schema import ConfigError, load_config, read_yaml
 from banditkit.experiments.store import CorruptFileError, RunStore, read_json_object
