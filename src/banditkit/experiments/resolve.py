@@ -63,7 +63,7 @@ def config_datasets(cfg: ExperimentConfig) -> list[str]:
     known = set(list_datasets())
     out: list[str] = []
     for spec in cfg.envs:
-        cls = ENVIRONMENTS.get(spec.name)
+        cls = ENVIRONMENTS.get(spec.name) if spec.name in ENVIRONMENTS else None
         names = list(getattr(cls, "required_datasets", ()))
         value = spec.params.get("dataset")
         if isinstance(value, str):
