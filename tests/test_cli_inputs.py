@@ -66,7 +66,14 @@ def test_missing_dataset_exits_2_with_two_lines(tmp_path):
         str(out),
         env={"BANDITKIT_DATA": str(empty), "BANDITKIT_OFFLINE": "1"},
     )
-    _refused(result, out, "dataset 'mushroom'", str(empty), "BANDITKIT_DATA")
+    _refused(
+        result,
+        out,
+        "missing dataset mushroom",
+        "banditkit datasets fetch mushroom",
+        str(empty),
+        "BANDITKIT_DATA",
+    )
     assert len(result.stderr.strip().splitlines()) <= 2
 
 

@@ -6,7 +6,7 @@
     banditkit tune CONFIG.yaml --out DIR
     banditkit plot DIR
     banditkit list [policies|envs|datasets|papers|metrics]
-    banditkit datasets [list|verify|path] [NAME]
+    banditkit datasets [list|verify|path|fetch] [NAME...] [--all] [--mirror URL]
     banditkit bench [--quick] --out DIR
     banditkit --version
 
@@ -505,35 +505,73 @@ def list_(
 @app.command()
 def datasets(
     action: Annotated[
-        str, typer.Argument(help="list (availability), verify (checksums) or path.")
+        str,
+        typer.Argument(
+            help="list (availability), verify (checksums), path, or fetch (download)."
+        ),
     ] = "list",
     name: Annotated[
-        str | None, typer.Argument(help="One dataset (default: all, or the data home).")
+        list[str] | None,
+        typer.Argument(
+            help="Dataset(s) (default: all, or the data home; fetch: several, or --all)."
+        ),
+    ] = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="fetch: every dataset of the registry.")
+    ] = False,
+    mirror: Annotated[
+        str | None,
+        typer.Option(
+            "--mirror",
+            help="fetch: base URL laid out like the data home that replaces the official "
+            "sources (default: $BANDITKIT_MIRROR), e.g. file:///srv/datasets.",
+        ),
     ] = None,
 ) -> None:
-    """List datasets, verify their files' checksums, or print where they are read from."""
+    """List datasets, verify their checksums, print their paths, or fetch (download) them."""
     from banditkit import datasets as ds
 
     known = ds.list_datasets()
-    if action not in ("list", "verify", "path"):
-        _error(f"unknown action {action!r}; choose list, verify or path.")
+    if action not in ("list", "verify", "path", "fetch"):
+        _error(f"unknown action {action!r}; choose list, verify, path or fetch.")
         raise typer.Exit(EXIT_INVALID)
-    if name is not None and name not in known:
-        from banditkit.core.validation import suggest
+    for n in name or []:
+        if n not in known:
+            from banditkit.core.validation import suggest
 
-        _error(
-            f"unknown dataset {name!r}.{suggest(name, known)} Known: {', '.join(known)}."
-        )
+            _error(
+                f"unknown dataset {n!r}.{suggest(n, known)} Known: {', '.join(known)}."
+            )
+            raise typer.Exit(EXIT_INVALID)
+    if action == "fetch":
+        if bool(name) == all_:
+            _error("fetch: name one or more datasets, or give --all (not both).")
+            raise typer.Exit(EXIT_INVALID)
+        failed: dict[str, str] = {}
+        for n in name or known:  # one failure does not stop the other datasets
+            try:
+                ds.fetch(n, mirror=mirror, echo=typer.echo)
+            except (ds.DatasetNotFoundError, ds.ChecksumError, PermissionError) as exc:
+                failed[n] = (str(exc).splitlines() or ["the download failed"])[0]
+        if failed:
+            first = next(iter(failed.values()))
+            more = f"\n  (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+            _error(f"could not fetch {', '.join(failed)}: {first}{more}")
+            raise typer.Exit(EXIT_INVALID)
+        return
+    if name is not None and len(name) > 1:
+        _error(f"{action}: one dataset at most (got {len(name)}).")
         raise typer.Exit(EXIT_INVALID)
-    names = [name] if name else known
+    name_ = name[0] if name else None
+    names = [name_] if name_ else known
     if action == "path":
         fn = getattr(ds, "dataset_path", None)
         home = getattr(ds, "data_home", None)
-        if name is None and home is not None:
+        if name_ is None and home is not None:
             typer.echo(str(home()))
         elif fn is not None:
             for n in names:
-                typer.echo(f"{n}  {fn(n)}" if name is None else str(fn(n)))
+                typer.echo(f"{n}  {fn(n)}" if name_ is None else str(fn(n)))
         else:
             _error("dataset paths are not available in this version.")
             raise typer.Exit(EXIT_INVALID)

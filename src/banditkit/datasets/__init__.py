@@ -20,6 +20,8 @@ Entry points:
     verify_dataset(name)      for ``banditkit datasets verify``
     dataset_path(name)        for ``banditkit datasets path``
     fetch_dataset(name)       download what is missing
+    fetch(names, mirror=...)  ``banditkit datasets fetch``: download and verify, file by file
+    require_datasets(names)   one error naming every missing dataset and the fetch command
 """
 
 from __future__ import annotations
@@ -32,6 +34,13 @@ from typing import Any
 import numpy as np
 
 from banditkit.core.validation import check_choice, check_int
+from banditkit.datasets.fetching import (
+    MissingDatasetsError,
+    fetch,
+    fetch_command,
+    missing_datasets,
+    require_datasets,
+)
 from banditkit.datasets.loaders import LOADERS, OPTIONS, Source
 from banditkit.datasets.obd import OBDFeatures, OBDLog, load_obd, obd_features
 from banditkit.datasets.preprocess import (
@@ -66,6 +75,7 @@ __all__ = [
     "DatasetNotFoundError",
     "DatasetStatus",
     "FileStatus",
+    "MissingDatasetsError",
     "OBDFeatures",
     "OBDLog",
     "clear_cache",
@@ -76,12 +86,16 @@ __all__ = [
     "default_scale",
     "downsample_images",
     "encode_categorical",
+    "fetch",
+    "fetch_command",
     "fetch_dataset",
     "list_datasets",
     "load_dataset",
     "load_obd",
+    "missing_datasets",
     "obd_features",
     "read_frame",
+    "require_datasets",
     "scale_features",
     "table_dataset",
     "verify_dataset",

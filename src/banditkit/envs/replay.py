@@ -199,6 +199,8 @@ class OBDReplayEnv(ReplayEnv):
             plot=("reward", "average_reward"),
         ),
     )
+    #: Registry datasets every instance reads (checked before an experiment's first run).
+    required_datasets: ClassVar[tuple[str, ...]] = ("obd",)
 
     def __init__(
         self,

@@ -30,8 +30,10 @@ from typing import Any
 import yaml
 
 from banditkit.core.validation import suggest
+from banditkit.datasets import require_datasets
 from banditkit.experiments.progress import Progress, make_progress
 from banditkit.experiments.reports import FigureSection, render_report
+from banditkit.experiments.resolve import config_datasets
 from banditkit.experiments.runner import (
     ExperimentResult,
     execute_experiment,
@@ -219,6 +221,8 @@ def reproduce(
 
     Raises:
         ConfigError: Unknown paper or figure, or an invalid config (nothing is written).
+        MissingDatasetsError: Naming every dataset that some selected figure needs and the
+            data home lacks (nothing is written).
         OutputDirError: If ``out`` cannot be written.
     """
     folder = paper_dir(paper)
@@ -234,6 +238,10 @@ def reproduce(
                 field="--figure",
             )
         ids = {figure: ids[figure]}
+    # every figure's datasets, checked before any figure is resolved: one error lists them all
+    require_datasets(
+        [n for path in ids.values() for n in config_datasets(load_config(path))]
+    )
     resolved: dict[str, ResolvedExperiment] = {
         fid: prepare_experiment(path, quick=quick, seeds=seeds, horizon=horizon)
         for fid, path in ids.items()

@@ -44,10 +44,32 @@ __all__ = [
     "PolicyEntry",
     "ResolvedExperiment",
     "RunSpec",
+    "config_datasets",
     "plain",
     "resolve",
     "run_id",
 ]
+
+
+def config_datasets(cfg: ExperimentConfig) -> list[str]:
+    """The registry datasets the environments of ``cfg`` read, in config order.
+
+    A built-in dataset is named by an environment's ``dataset`` parameter (``classification``,
+    ``dueling-classification``) or by its class attribute ``required_datasets``
+    (``obd-replay``: "obd"). Nothing is built, so this is cheap and reads no file.
+    """
+    from banditkit.datasets import list_datasets
+
+    known = set(list_datasets())
+    out: list[str] = []
+    for spec in cfg.envs:
+        cls = ENVIRONMENTS.get(spec.name) if spec.name in ENVIRONMENTS else None
+        names = list(getattr(cls, "required_datasets", ()))
+        value = spec.params.get("dataset")
+        if isinstance(value, str):
+            names.append(value)
+        out += [n for n in names if n in known and n not in out]
+    return out
 
 
 def _with_paths(
@@ -255,6 +277,8 @@ def resolve(
 
     Raises:
         ConfigError: Naming the file, the field and the problem.
+        MissingDatasetsError: Naming every built-in dataset the environments need that is
+            not in the data home, and the command that fetches them (nothing is built).
 
     Example:
         >>> r = resolve({"name": "x", "horizon": 5, "seeds": 2,
@@ -268,6 +292,10 @@ def resolve(
     source = source or "<config>"
     cfg = load_config(config, source=source)
     base = Path(base_dir) if base_dir is not None else None
+    if envs is None:
+        from banditkit.datasets import require_datasets
+
+        require_datasets(config_datasets(cfg))
 
     envs, policies = _build_entries(cfg, source, base, envs)
     _check_grid(cfg, policies, source)
