@@ -185,20 +185,6 @@ class OBDReplayEnv(ReplayEnv):
         (5, 42)
     """
 
-    records: ClassVar[tuple[Record, ...]] = (
-        Record(
-            "regret",
-            description="always 0: a log has no counterfactual outcomes",
-            running_mean=True,
-        ),
-        Record(
-            "reward",
-            description="click of the accepted event (1 or 0)",
-            running_mean=True,
-            higher_is_better=True,
-            plot=("reward", "average_reward"),
-        ),
-    )
     #: Registry datasets every instance reads (checked before an experiment's first run).
     required_datasets: ClassVar[tuple[str, ...]] = ("obd",)
 

@@ -34,8 +34,8 @@ from banditkit.experiments.schema import (
     ExperimentConfig,
     PolicySpec,
     load_config,
-    read_yaml,
 )
+from banditkit.experiments.tuned import check_tuned_used, load_tuned
 
 __all__ = [
     "RUN_ID_FORMAT",
@@ -149,78 +149,6 @@ def _unique_labels(labels: list[str], what: str, source: str) -> None:
                 field=f"{what}[{i}]",
             )
         seen.add(label)
-
-
-TunedKeys = list[tuple[str, set[tuple[str, str]]]]
-"""Per ``tuned:`` source (a file, or the inline mapping): its (env label, policy label) pairs."""
-
-
-def _load_tuned(
-    tuned: Any, base_dir: Path | None, source: str
-) -> tuple[dict[str, dict[str, dict[str, Any]]], list[dict[str, Any]], TunedKeys]:
-    """Read ``tuned:`` (file path(s) or an inline mapping) into one mapping + provenance."""
-    if tuned is None:
-        return {}, [], []
-    if isinstance(tuned, Mapping):
-        inline = {e: {p: dict(v) for p, v in ps.items()} for e, ps in tuned.items()}
-        pairs = {(e, p) for e, ps in inline.items() for p in ps}
-        return inline, [], [("the inline `tuned:` mapping", pairs)]
-    paths = [tuned] if isinstance(tuned, str) else list(tuned)
-    merged: dict[str, dict[str, dict[str, Any]]] = {}
-    provenance: list[dict[str, Any]] = []
-    keys: TunedKeys = []
-    for raw in paths:
-        path = Path(raw)
-        if not path.is_absolute() and base_dir is not None:
-            path = base_dir / path
-        if not path.is_file():
-            raise ConfigError(
-                f"tuned-parameter file {str(path)!r} not found (write it with "
-                "`banditkit tune CONFIG --out DIR`, then point `tuned:` at DIR/tuned.yaml)",
-                source=source,
-                field="tuned",
-            )
-        data = read_yaml(path)
-        body = data.get("tuned") if isinstance(data, Mapping) else None
-        if not isinstance(body, Mapping) or not all(
-            isinstance(v, Mapping) and all(isinstance(p, Mapping) for p in v.values())
-            for v in body.values()
-        ):
-            raise ConfigError(
-                "expected a `tuned:` mapping {env label: {policy label: {param: value}}}, "
-                "as written by `banditkit tune`",
-                source=str(path),
-                field="tuned",
-            )
-        pairs = set()
-        for env_label, per_policy in body.items():
-            for label, params in per_policy.items():
-                merged.setdefault(str(env_label), {})[str(label)] = dict(params)
-                pairs.add((str(env_label), str(label)))
-        provenance.append({"file": str(raw), **dict(data.get("source") or {})})
-        keys.append((f"tuned-parameter file {str(path)!r}", pairs))
-    return merged, provenance, keys
-
-
-def _check_tuned_used(
-    keys: TunedKeys, wanted: set[tuple[str, str]], source: str
-) -> None:
-    """Each ``tuned:`` source must give values for at least one (environment, policy)."""
-
-    def show(pairs: set[tuple[str, str]]) -> str:
-        listed = [f"{e} / {p}" for e, p in sorted(pairs)]
-        more = f" and {len(listed) - 6} more" if len(listed) > 6 else ""
-        return ", ".join(listed[:6]) + more
-
-    for where, pairs in keys:
-        if pairs and not pairs & wanted:
-            raise ConfigError(
-                f"{where} matches no policy of this config: its values are "
-                f"for {show(pairs)}, but this config looks up {show(wanted)} (env label / "
-                "policy label; map environment labels with `tuned_envs:`)",
-                source=source,
-                field="tuned",
-            )
 
 
 def _check_env_keys(
@@ -383,7 +311,7 @@ def _build_cells(
     source: str,
 ) -> tuple[list[Cell], dict[str, dict[str, dict[str, Any]]], list[dict[str, Any]]]:
     """The cells with their effective parameters, the tuned values applied, provenance."""
-    tuned_all, provenance, tuned_keys = _load_tuned(cfg.tuned, base, source)
+    tuned_all, provenance, tuned_keys = load_tuned(cfg.tuned, base, source)
     if cfg.tuned_envs and provenance:
         provenance = [
             {**entry, "tuned_envs": dict(cfg.tuned_envs)} for entry in provenance
@@ -401,7 +329,7 @@ def _build_cells(
                     source=source,
                     field=f"tuned_envs.{label}",
                 )
-    _check_tuned_used(
+    check_tuned_used(
         tuned_keys,
         {
             (cfg.tuned_envs.get(e.label, e.label), p.label)
