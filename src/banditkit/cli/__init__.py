@@ -1,0 +1,30 @@
+"""The ``banditkit`` command (docs/architecture.md section 6).
+
+    banditkit run CONFIG.yaml --out DIR [--jobs N] [--backend auto|serial|process|ray]
+                                        [--address A] [--seeds N] [--horizon T]
+    banditkit reproduce PAPER [--figure ID] [--quick] [--seeds N] [--horizon T] --out DIR
+    banditkit tune CONFIG.yaml --out DIR
+    banditkit plot DIR
+    banditkit list [policies|envs|datasets|papers|metrics]
+    banditkit datasets [list|verify|path|fetch] [NAME...] [--all] [--mirror URL]
+    banditkit bench [--quick] --out DIR
+    banditkit --version
+
+Exit status: 0 success; 1 some runs (or benchmarks, or dataset checks) failed, with their
+errors recorded; 2 invalid input (config, option, unwritable ``--out``, a dataset that is
+missing and cannot be downloaded), with nothing written; 130 interrupted (finished runs are kept: re-run to resume). ``reproduce`` exits 0
+when claims FAIL (they are results, reported in report.md) unless ``--strict`` is given, in
+which case a FAIL gives 3.
+"""
+
+from __future__ import annotations
+
+from banditkit.cli import data, experiments  # noqa: F401 - registers the commands
+from banditkit.cli.common import app
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Entry point of the ``banditkit`` console script."""
+    app()

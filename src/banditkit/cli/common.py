@@ -1,0 +1,183 @@
+"""The ``banditkit`` app, its exit codes, shared options and error reporting."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+app = typer.Typer(
+    name="banditkit",
+    help="Nonlinear contextual bandits: run, tune and reproduce experiments.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+EXIT_FAILED = 1
+EXIT_INVALID = 2
+EXIT_CLAIMS = 3
+EXIT_INTERRUPTED = 130
+
+
+class Backend(str, Enum):
+    """Where runs are computed."""
+
+    auto = "auto"
+    serial = "serial"
+    process = "process"
+    ray = "ray"
+
+
+class ProgressMode(str, Enum):
+    """How progress is shown."""
+
+    auto = "auto"
+    bar = "bar"
+    log = "log"
+    none = "none"
+
+
+OutOption = Annotated[
+    Path,
+    typer.Option(
+        "--out",
+        "-o",
+        help="Output directory; reusing it resumes (finished runs are kept).",
+    ),
+]
+JobsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs", "-j", min=1, help="Parallel workers [default: CPUs available]."
+    ),
+]
+BackendOption = Annotated[
+    Backend,
+    typer.Option(
+        "--backend",
+        "-b",
+        help="serial, process (a local process pool) or ray; auto: process when --jobs > 1 "
+        "and more than one run is left, else serial.",
+    ),
+]
+AddressOption = Annotated[
+    str | None,
+    typer.Option(
+        "--address",
+        help="Ray cluster address for --backend ray ('auto', 'ray://head:10001'); "
+        "default: start a local Ray with --jobs CPUs.",
+    ),
+]
+ProgressOption = Annotated[
+    ProgressMode,
+    typer.Option(
+        "--progress",
+        help="auto: a progress bar on a terminal, plain log lines otherwise.",
+    ),
+]
+ImportOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--import",
+        help="Module or .py file registering your own policies or environments "
+        "(repeatable; see docs/own-policy.md).",
+    ),
+]
+
+
+def _load_imports(imports: list[str] | None) -> None:
+    """Import the ``--import`` plugins; a bad one exits with status 2."""
+    if not imports:
+        return
+    from banditkit.plugins import PluginError, import_plugins
+
+    try:
+        import_plugins(imports)
+    except PluginError as exc:
+        raise _invalid(exc) from None
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from banditkit import __version__
+
+        typer.echo(f"banditkit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print banditkit's version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Nonlinear contextual bandits: run, tune and reproduce experiments."""
+
+
+def _error(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+
+
+def _invalid(exc: BaseException) -> typer.Exit:
+    from banditkit.datasets.storage import DatasetNotFoundError, data_home
+
+    if isinstance(exc, DatasetNotFoundError):
+        # The full message lists every file and URL; two lines are enough here.
+        first = str(exc).splitlines()[0] if str(exc) else "a dataset is missing"
+        _error(
+            f"{first}\n  its files go under {data_home()} (`banditkit datasets list` "
+            "shows which are missing); set BANDITKIT_DATA to read them from elsewhere."
+        )
+    else:
+        _error(str(exc))
+    return typer.Exit(EXIT_INVALID)
+
+
+def _input_errors() -> tuple[type[BaseException], ...]:
+    from banditkit.datasets.storage import DatasetNotFoundError
+    from banditkit.experiments import ConfigError, OutputDirError
+
+    return (ConfigError, OutputDirError, DatasetNotFoundError)
+
+
+def _report_experiment(result: Any, out: Path) -> None:
+    from banditkit.experiments.reports import claims_lines, results_lines
+
+    # fits a 100-column terminal; summary.json has every number and parameter
+    for line in results_lines(result.summary):
+        typer.echo(line)
+    if result.summary.get("claims"):
+        typer.echo("")
+        for line in claims_lines(result.summary["claims"], str(out / "summary.json")):
+            typer.echo(line)
+    typer.echo("")
+    typer.echo(
+        f"{result.n_runs} runs: {result.computed - len(result.failed)} computed, "
+        f"{result.skipped} already finished, {len(result.failed)} failed."
+    )
+    typer.echo(f"summary: {out / 'summary.json'}")
+    pngs = [p for p in result.figures if p.suffix == ".png"]
+    if pngs:
+        typer.echo(f"figures: {pngs[0].parent}")
+        for png in pngs:
+            typer.echo(f"  {png.name}")
+    _report_failures(result.failed, out)
+
+
+def _report_failures(failed: dict[str, str], out: Path) -> None:
+    for run_id, message in failed.items():
+        typer.echo(
+            f"FAILED {run_id}: {message} (traceback in {out / 'runs' / (run_id + '.error.json')})",
+            err=True,
+        )
+    if failed:
+        typer.echo("re-run the same command to retry the failed runs only.", err=True)

@@ -1,0 +1,195 @@
+"""The data commands: datasets (list, verify, path, fetch) and evaluate (off-policy)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from banditkit.cli.common import (
+    EXIT_FAILED,
+    EXIT_INVALID,
+    _error,
+    _invalid,
+    app,
+)
+
+
+@app.command()
+def datasets(
+    action: Annotated[
+        str,
+        typer.Argument(
+            help="list (availability), verify (checksums), path, or fetch (download)."
+        ),
+    ] = "list",
+    name: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Dataset(s) (default: all, or the data home; fetch: several, or --all)."
+        ),
+    ] = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="fetch: every dataset of the registry.")
+    ] = False,
+    mirror: Annotated[
+        str | None,
+        typer.Option(
+            "--mirror",
+            help="fetch: base URL laid out like the data home that replaces the official "
+            "sources (default: $BANDITKIT_MIRROR), e.g. file:///srv/datasets.",
+        ),
+    ] = None,
+) -> None:
+    """List datasets, verify their checksums, print their paths, or fetch (download) them."""
+    from banditkit import datasets as ds
+
+    known = ds.list_datasets()
+    if action not in ("list", "verify", "path", "fetch"):
+        _error(f"unknown action {action!r}; choose list, verify, path or fetch.")
+        raise typer.Exit(EXIT_INVALID)
+    for n in name or []:
+        if n not in known:
+            from banditkit.core.validation import suggest
+
+            _error(
+                f"unknown dataset {n!r}.{suggest(n, known)} Known: {', '.join(known)}."
+            )
+            raise typer.Exit(EXIT_INVALID)
+    if action == "fetch":
+        if bool(name) == all_:
+            _error("fetch: name one or more datasets, or give --all (not both).")
+            raise typer.Exit(EXIT_INVALID)
+        failed: dict[str, str] = {}
+        for n in name or known:  # one failure does not stop the other datasets
+            try:
+                ds.fetch(n, mirror=mirror, echo=typer.echo)
+            except (ds.DatasetNotFoundError, ds.ChecksumError, PermissionError) as exc:
+                failed[n] = (str(exc).splitlines() or ["the download failed"])[0]
+        if failed:
+            first = next(iter(failed.values()))
+            more = f"\n  (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+            _error(f"could not fetch {', '.join(failed)}: {first}{more}")
+            raise typer.Exit(EXIT_INVALID)
+        return
+    if name is not None and len(name) > 1:
+        _error(f"{action}: one dataset at most (got {len(name)}).")
+        raise typer.Exit(EXIT_INVALID)
+    name_ = name[0] if name else None
+    names = [name_] if name_ else known
+    if action == "path":
+        fn = getattr(ds, "dataset_path", None)
+        home = getattr(ds, "data_home", None)
+        if name_ is None and home is not None:
+            typer.echo(str(home()))
+        elif fn is not None:
+            for n in names:
+                typer.echo(f"{n}  {fn(n)}" if name_ is None else str(fn(n)))
+        else:
+            _error("dataset paths are not available in this version.")
+            raise typer.Exit(EXIT_INVALID)
+        return
+    if action == "list":
+        status = getattr(ds, "dataset_status", None)
+        if status is None:
+            for n in names:
+                typer.echo(n)
+            return
+        by_name = {st.name: st for st in status()}
+        for n in names:  # the same datasets, in the same order, as `datasets verify`
+            st = by_name[n]
+            state = "available" if st.available else "missing"
+            have, total = st.files_present
+            typer.echo(f"{st.name:<14} {state:<9} files {have}/{total}  {st.path}")
+        return
+    verify = getattr(ds, "verify_dataset", None)
+    if verify is None:
+        _error("dataset verification is not available in this version.")
+        raise typer.Exit(EXIT_INVALID)
+    bad = 0
+    for n in names:
+        try:
+            files = verify(n)
+        except Exception as exc:
+            bad += 1
+            typer.echo(f"{n:<14} FAILED    ({exc})")
+            continue
+        files = list(files or [])
+        states = [getattr(f, "state", "ok") for f in files]
+        mismatched = [f for f in files if getattr(f, "verified", None) is False]
+        bad += bool(mismatched)
+        # "files" counts required files present / known, as `datasets list` does; the
+        # states count every file checked, optional description files included
+        required = [f for f in files if not getattr(f, "optional", False)]
+        present = sum(bool(getattr(f, "present", True)) for f in required)
+        summary = ", ".join(f"{s} {states.count(s)}" for s in dict.fromkeys(states))
+        typer.echo(
+            f"{n:<14} {'MISMATCH' if mismatched else 'ok':<9} files "
+            f"{present}/{len(required)}  ({summary or 'embedded'})"
+        )
+        for f in mismatched:
+            typer.echo(f"  checksum mismatch: {f.path}")
+    if bad:
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command()
+def evaluate(
+    log: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A CSV or Parquet log; the Open Bandit Dataset when left out."
+        ),
+    ] = None,
+    target: Annotated[
+        str,
+        typer.Option(
+            "--target", help='"uniform" or a .npy file of (n, K) action probabilities.'
+        ),
+    ] = "uniform",
+    campaign: Annotated[
+        str, typer.Option("--campaign", help="OBD campaign: all, men or women.")
+    ] = "all",
+    reward: Annotated[str, typer.Option("--reward", help="Reward column.")] = "reward",
+    action: Annotated[str, typer.Option("--action", help="Action column.")] = "action",
+    propensity: Annotated[
+        str, typer.Option("--propensity", help="Logged propensity column.")
+    ] = "propensity",
+    features: Annotated[
+        list[str] | None,
+        typer.Option("--feature", help="Feature column of the reward model (repeat)."),
+    ] = None,
+    methods: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--method", help="ips, snips, dm or dr (repeat; default ips snips dr)."
+        ),
+    ] = None,
+    level: Annotated[
+        float, typer.Option("--level", min=0.5, max=0.999, help="Interval coverage.")
+    ] = 0.95,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Cross-fitting seed.")] = 0,
+) -> None:
+    """Off-policy evaluation of a target policy on a logged bandit dataset (docs/ope.md)."""
+    from banditkit.ope import evaluate_command
+
+    try:
+        table = evaluate_command(
+            log=log,
+            campaign=campaign,
+            target=target,
+            reward=reward,
+            action=action,
+            propensity=propensity,
+            features=features,
+            methods=tuple(methods) if methods else ("ips", "snips", "dr"),
+            level=level,
+            seed=seed,
+        )
+    except (
+        ValueError,
+        OSError,
+    ) as exc:  # a bad log, target or column: the user's to fix
+        raise _invalid(exc) from None
+    typer.echo(table)

@@ -1,0 +1,367 @@
+"""The experiment commands: run, reproduce, tune, plot, list, bench."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from banditkit.cli.common import (
+    EXIT_CLAIMS,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    AddressOption,
+    Backend,
+    BackendOption,
+    ImportOption,
+    JobsOption,
+    OutOption,
+    ProgressMode,
+    ProgressOption,
+    _error,
+    _input_errors,
+    _invalid,
+    _load_imports,
+    _report_experiment,
+    _report_failures,
+    app,
+)
+
+
+@app.command()
+def run(
+    config: Annotated[Path, typer.Argument(help="Experiment config (YAML).")],
+    out: OutOption,
+    jobs: JobsOption = None,
+    backend: BackendOption = Backend.auto,
+    address: AddressOption = None,
+    seeds: Annotated[
+        int | None, typer.Option("--seeds", min=1, help="Use seeds 0..N-1 instead.")
+    ] = None,
+    horizon: Annotated[
+        int | None, typer.Option("--horizon", min=1, help="Override the horizon.")
+    ] = None,
+    progress: ProgressOption = ProgressMode.auto,
+    imports: ImportOption = None,
+) -> None:
+    """Run an experiment: every environment x policy x seed, into DIR (resumable)."""
+    _load_imports(imports)
+    from banditkit.experiments import run_experiment
+
+    try:
+        result = run_experiment(
+            config,
+            out,
+            backend=backend.value,
+            jobs=jobs,
+            address=address,
+            seeds=seeds,
+            horizon=horizon,
+            progress=progress.value,
+        )
+    except _input_errors() as exc:
+        raise _invalid(exc) from None
+    except KeyboardInterrupt:
+        _error(f"interrupted; finished runs are kept in {out}: re-run to resume.")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    _report_experiment(result, out)
+    if not result.ok:
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command()
+def reproduce(
+    paper: Annotated[
+        str,
+        typer.Argument(help="Paper name (see `banditkit list papers`) or a folder."),
+    ],
+    out: OutOption,
+    figure: Annotated[
+        str | None,
+        typer.Option("--figure", "-f", help="Only the figure/table with this id."),
+    ] = None,
+    quick: Annotated[
+        bool,
+        typer.Option("--quick", help="Fewer seeds and shorter horizons (minutes)."),
+    ] = False,
+    jobs: JobsOption = None,
+    backend: BackendOption = Backend.auto,
+    address: AddressOption = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit with status 3 when a claim FAILs.")
+    ] = False,
+    progress: ProgressOption = ProgressMode.auto,
+    imports: ImportOption = None,
+    seeds: Annotated[
+        int | None,
+        typer.Option(
+            "--seeds",
+            min=1,
+            help="Use seeds 0..N-1 in every figure (after --quick, which it overrides).",
+        ),
+    ] = None,
+    horizon: Annotated[
+        int | None,
+        typer.Option(
+            "--horizon",
+            min=1,
+            help="Horizon of every figure (after --quick, which it overrides).",
+        ),
+    ] = None,
+) -> None:
+    """Reproduce a paper's figures and tables; writes DIR/report.md with its claims.
+
+    --quick takes each figure's quick seeds and horizon; --seeds and --horizon, given
+    with or without it, replace those.
+    """
+    _load_imports(imports)
+    from banditkit.experiments.papers import reproduce as run_paper
+    from banditkit.experiments.reports import claims_lines
+
+    try:
+        result = run_paper(
+            paper,
+            out,
+            figure=figure,
+            quick=quick,
+            backend=backend.value,
+            jobs=jobs,
+            address=address,
+            progress=progress.value,
+            seeds=seeds,
+            horizon=horizon,
+        )
+    except _input_errors() as exc:
+        raise _invalid(exc) from None
+    except KeyboardInterrupt:
+        _error(f"interrupted; finished runs are kept in {out}: re-run to resume.")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    claims = result.summary.get("claims", [])
+    if claims:
+        # fits a 100-column terminal; report.md has the statements and evidence in full
+        for line in claims_lines(claims, str(result.report)):
+            typer.echo(line)
+        passed = sum(c["passed"] for c in claims)
+        typer.echo(f"\nclaims: {passed} of {len(claims)} PASS")
+    typer.echo(f"report: {result.report}")
+    typer.echo(f"summary: {out / 'summary.json'}")
+    for fid, res in result.figures.items():
+        _report_failures(res.failed, out / fid)
+    if not result.ok:
+        raise typer.Exit(EXIT_FAILED)
+    if strict and not result.claims_passed:
+        raise typer.Exit(EXIT_CLAIMS)
+
+
+def _report_tuning(result: Any) -> None:
+    """The grid's scores, the chosen values and a warning per optimum on a grid edge."""
+    from banditkit.experiments.reports import TERMINAL_WIDTH, shorten
+
+    for env, per_policy in result.tuned.items():
+        for label, params in per_policy.items():
+            typer.echo(
+                f"{env} / {label}: {', '.join(f'{k}={v}' for k, v in params.items())}"
+            )
+            rows = [
+                s for s in result.scores if s["env"] == env and s["policy"] == label
+            ]
+            if rows:
+                typer.echo("    mean final regret  grid point  (* chosen)")
+            for score in rows:
+                mark = "*" if score["params"] == params else " "
+                point = ", ".join(f"{k}={v}" for k, v in score["params"].items())
+                value = score["final_regret_mean"]
+                text = "n/a" if value is None else f"{value:.4g}"
+                typer.echo(shorten(f"  {mark} {text:>17}  {point}", TERMINAL_WIDTH))
+            for name in result.on_edge.get(env, {}).get(label, []):
+                typer.echo(
+                    shorten(
+                        f"  warning: {name}={params[name]} is on the edge of its grid: extend "
+                        f"the grid of {name}.",
+                        TERMINAL_WIDTH,
+                    )
+                )
+
+
+@app.command()
+def tune(
+    config: Annotated[
+        Path, typer.Argument(help="Experiment config with a `grid:` section.")
+    ],
+    out: OutOption,
+    jobs: JobsOption = None,
+    backend: BackendOption = Backend.auto,
+    address: AddressOption = None,
+    seeds: Annotated[
+        int | None,
+        typer.Option(
+            "--seeds", min=1, help="Number of tuning seeds (from tuning.seed_offset)."
+        ),
+    ] = None,
+    horizon: Annotated[
+        int | None, typer.Option("--horizon", min=1, help="Horizon of the tuning runs.")
+    ] = None,
+    progress: ProgressOption = ProgressMode.auto,
+    imports: ImportOption = None,
+) -> None:
+    """Grid-search `grid:` on tuning seeds; writes DIR/tuned.yaml for configs to use."""
+    _load_imports(imports)
+    from banditkit.experiments.tuning import tune as run_tune
+
+    try:
+        result = run_tune(
+            config,
+            out,
+            backend=backend.value,
+            jobs=jobs,
+            address=address,
+            seeds=seeds,
+            horizon=horizon,
+            progress=progress.value,
+        )
+    except _input_errors() as exc:
+        raise _invalid(exc) from None
+    except KeyboardInterrupt:
+        _error(f"interrupted; finished runs are kept in {out}: re-run to resume.")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    _report_tuning(result)
+    typer.echo(f"tuned: {result.tuned_path}")
+    typer.echo("(use it from a config with `tuned: <path>`)")
+    _report_failures(result.failed, out)
+    if not result.ok:
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command()
+def plot(
+    directory: Annotated[
+        Path, typer.Argument(help="Output directory of run or reproduce.")
+    ],
+    imports: ImportOption = None,
+) -> None:
+    """(Re)draw figures, summary.json (and report.md) from the stored runs of DIR."""
+    _load_imports(imports)
+    import yaml
+
+    from banditkit.experiments.papers import build_report
+    from banditkit.experiments.runner import redraw
+
+    config_path = directory / "config.yaml"
+    if not config_path.is_file():
+        _error(
+            f"{config_path}: not found; is {directory} an output of `banditkit run`?"
+        )
+        raise typer.Exit(EXIT_INVALID)
+    try:
+        doc = yaml.safe_load(config_path.read_text())
+        if isinstance(doc, dict) and isinstance(doc.get("figures"), dict):
+            written = []
+            for fid in doc["figures"]:
+                if (directory / fid / "config.yaml").is_file():
+                    written += redraw(directory / fid)
+            _, report = build_report(
+                directory,
+                str(doc.get("paper", directory.name)),
+                command=f"banditkit plot {directory}",
+                quick=bool(doc.get("quick")),
+            )
+            typer.echo(f"report: {report}")
+        else:
+            written = redraw(directory)
+    except _input_errors() as exc:
+        raise _invalid(exc) from None
+    for path in written:
+        if path.suffix == ".png":
+            typer.echo(str(path))
+
+
+def _families(names: list[str], registry: Any) -> list[str]:
+    width = max((len(n) for n in names), default=0)
+    return [f"{n:<{width}}  {registry.get(n).family}" for n in names]
+
+
+@app.command("list")
+def list_(
+    what: Annotated[
+        str | None,
+        typer.Argument(
+            help="policies, envs, datasets, papers or metrics (default: all)."
+        ),
+    ] = None,
+) -> None:
+    """List registered policies, environments, datasets, papers or metrics."""
+    import banditkit
+    from banditkit.core import ENVIRONMENTS, POLICIES
+    from banditkit.experiments import METRICS
+    from banditkit.experiments.papers import list_papers
+
+    sections = {
+        "policies": lambda: _families(banditkit.list_policies(), POLICIES),
+        "envs": lambda: _families(banditkit.list_envs(), ENVIRONMENTS),
+        "datasets": lambda: list(banditkit.list_datasets()),
+        "papers": list_papers,
+        # declared by the registered environments' records, plus registered figures
+        "metrics": lambda: sorted(
+            {
+                m
+                for name in ENVIRONMENTS.names()
+                for r in ENVIRONMENTS.get(name).declared_records()
+                for m in r.metrics
+            }
+            | set(METRICS)
+        ),
+    }
+    if what is not None and what not in sections:
+        from banditkit.core.validation import suggest
+
+        _error(
+            f"unknown list {what!r}.{suggest(what, list(sections))} Choose: "
+            f"{', '.join(sections)}."
+        )
+        raise typer.Exit(EXIT_INVALID)
+    for name, lines in sections.items():
+        if what is not None and name != what:
+            continue
+        if what is None:
+            typer.echo(f"{name}:")
+        for line in lines():
+            typer.echo(f"  {line}" if what is None else line)
+
+
+@app.command()
+def bench(
+    out: OutOption,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Small sizes (seconds).")
+    ] = False,
+    directory: Annotated[
+        Path, typer.Option("--dir", help="Folder of benchmark scripts.")
+    ] = Path("benchmarks"),
+    only: Annotated[
+        list[str] | None,
+        typer.Option("--only", help="Run only these benchmarks (file stems)."),
+    ] = None,
+) -> None:
+    """Run the speed benchmarks: every benchmarks/*.py with a main(quick, out) function.
+
+    Each script's ``main(quick: bool, out: Path)`` writes what it likes under
+    ``DIR/<script>/`` and may return a JSON-able dict; DIR/bench.json collects the returns,
+    wall times and errors.
+    """
+    from banditkit.experiments.bench import discover, run_benchmarks
+
+    scripts = discover(directory, only)
+    if not scripts:
+        _error(f"no benchmark scripts (*.py with main(quick, out)) in {directory}.")
+        raise typer.Exit(EXIT_INVALID)
+    try:
+        document = run_benchmarks(
+            scripts, out, quick=quick, log=lambda line: typer.echo(line, err=True)
+        )
+    except _input_errors() as exc:
+        raise _invalid(exc) from None
+    typer.echo(f"bench: {out / 'bench.json'}")
+    if any(e["status"] != "ok" for e in document["benchmarks"].values()):
+        raise typer.Exit(EXIT_FAILED)
