@@ -19,7 +19,11 @@ which case a FAIL gives 3.
 
 from __future__ import annotations
 
-from banditkit.cli import data, experiments  # noqa: F401 - registers the commands
+# importing the command modules registers their commands, in this order in --help
+from banditkit.cli import experiments  # noqa: F401
+
+# isort: split
+from banditkit.cli import data  # noqa: F401
 from banditkit.cli.common import app
 
 __all__ = ["app", "main"]
