@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
+
+T = TypeVar("T")
 
 app = typer.Typer(
     name="banditkit",
@@ -147,6 +150,21 @@ def _input_errors() -> tuple[type[BaseException], ...]:
     from banditkit.experiments import ConfigError, OutputDirError
 
     return (ConfigError, OutputDirError, DatasetNotFoundError)
+
+
+def _guarded(out: Path, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``call(*args, **kwargs)`` for a command writing into ``out``.
+
+    A user's error exits 2 with its message; Ctrl-C exits 130 saying the finished runs
+    in ``out`` are kept.
+    """
+    try:
+        return call(*args, **kwargs)
+    except _input_errors() as exc:
+        raise _invalid(exc) from None
+    except KeyboardInterrupt:
+        _error(f"interrupted; finished runs are kept in {out}: re-run to resume.")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
 def _report_experiment(result: Any, out: Path) -> None:

@@ -10,7 +10,6 @@ import typer
 from banditkit.cli.common import (
     EXIT_CLAIMS,
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_INVALID,
     AddressOption,
     Backend,
@@ -21,6 +20,7 @@ from banditkit.cli.common import (
     ProgressMode,
     ProgressOption,
     _error,
+    _guarded,
     _input_errors,
     _invalid,
     _load_imports,
@@ -50,22 +50,18 @@ def run(
     _load_imports(imports)
     from banditkit.experiments import run_experiment
 
-    try:
-        result = run_experiment(
-            config,
-            out,
-            backend=backend.value,
-            jobs=jobs,
-            address=address,
-            seeds=seeds,
-            horizon=horizon,
-            progress=progress.value,
-        )
-    except _input_errors() as exc:
-        raise _invalid(exc) from None
-    except KeyboardInterrupt:
-        _error(f"interrupted; finished runs are kept in {out}: re-run to resume.")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+    result = _guarded(
+        out,
+        run_experiment,
+        config,
+        out,
+        backend=backend.value,
+        jobs=jobs,
+        address=address,
+        seeds=seeds,
+        horizon=horizon,
+        progress=progress.value,
+    )
     _report_experiment(result, out)
     if not result.ok:
         raise typer.Exit(EXIT_FAILED)
@@ -120,24 +116,20 @@ def reproduce(
     from banditkit.experiments.papers import reproduce as run_paper
     from banditkit.experiments.reports import claims_lines
 
-    try:
-        result = run_paper(
-            paper,
-            out,
-            figure=figure,
-            quick=quick,
-            backend=backend.value,
-            jobs=jobs,
-            address=address,
-            progress=progress.value,
-            seeds=seeds,
-            horizon=horizon,
-        )
-    except _input_errors() as exc:
-        raise _invalid(exc) from None
-    except KeyboardInterrupt:
-        _error(f"interrupted; finished runs are kept in {out}: re-run to resume.")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+    result = _guarded(
+        out,
+        run_paper,
+        paper,
+        out,
+        figure=figure,
+        quick=quick,
+        backend=backend.value,
+        jobs=jobs,
+        address=address,
+        progress=progress.value,
+        seeds=seeds,
+        horizon=horizon,
+    )
     claims = result.summary.get("claims", [])
     if claims:
         # fits a 100-column terminal; report.md has the statements and evidence in full
@@ -210,22 +202,18 @@ def tune(
     _load_imports(imports)
     from banditkit.experiments.tuning import tune as run_tune
 
-    try:
-        result = run_tune(
-            config,
-            out,
-            backend=backend.value,
-            jobs=jobs,
-            address=address,
-            seeds=seeds,
-            horizon=horizon,
-            progress=progress.value,
-        )
-    except _input_errors() as exc:
-        raise _invalid(exc) from None
-    except KeyboardInterrupt:
-        _error(f"interrupted; finished runs are kept in {out}: re-run to resume.")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+    result = _guarded(
+        out,
+        run_tune,
+        config,
+        out,
+        backend=backend.value,
+        jobs=jobs,
+        address=address,
+        seeds=seeds,
+        horizon=horizon,
+        progress=progress.value,
+    )
     _report_tuning(result)
     typer.echo(f"tuned: {result.tuned_path}")
     typer.echo("(use it from a config with `tuned: <path>`)")
