@@ -85,8 +85,9 @@ def test_lp_agrees_with_dinkelbach(case):
     lp = optimal_assortment(u, r, capacity=k, method="lp")
     _check(lp, u, r, k)
     exact = optimal_assortment(u, r, capacity=k, method="dinkelbach")
-    # HiGHS works to absolute tolerances of ~1e-9 on revenues scaled to max 1
-    assert lp.revenue == pytest.approx(exact.revenue, rel=1e-9, abs=1e-9 * r.max())
+    # HiGHS stops at its optimality tolerance (1e-7): on a near-tie (two weights e^u that
+    # differ by 6e-8) it may return the other item, worth 1.5e-8 less in relative terms
+    assert lp.revenue == pytest.approx(exact.revenue, rel=1e-7, abs=1e-7 * r.max())
 
 
 def test_dinkelbach_rss_and_lp_agree_on_larger_instances():
