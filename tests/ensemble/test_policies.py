@@ -121,7 +121,7 @@ def test_anytime_policy_restarts_at_phase_ends():
     assert policy.sigma == pytest.approx(0.02 * np.log(40))
     with pytest.raises(ValueError, match="anytime"):
         LinES(anytime={"base": 2.0})
-    with pytest.raises(ValueError, match="anytime.base"):
+    with pytest.raises(ValueError, match=r"anytime\.base"):
         LinES(anytime={"t0": 10, "base": 1.0})
 
 

@@ -57,7 +57,7 @@ class RidgeEnsemble:
         >>> h.append(np.array([1.0, 0.0]), 1.0, np.array([0.0, 1.0, -1.0]))
         >>> model = RidgeEnsemble(2, 1.0, 3)
         >>> model.fit(h)
-        >>> model.predict(np.eye(2))[:, 0].tolist()  # (1 + Z^j) / 2
+        >>> model.predict(np.eye(2))[:, 0].round(12).tolist()  # (1 + Z^j) / 2
         [0.5, 1.0, 0.0]
     """
 
