@@ -160,3 +160,18 @@ def test_neural_phe_redraws_every_round_and_stores_nothing():
     policy = NeuralPHE(width=4, steps=2, warmup=2, seed=0)
     _play(policy, rng.standard_normal((3, 2)), 6, rng)
     assert policy.history.Z.shape == (6, 0) and policy.n_updates == 5
+
+
+def test_glm_baselines_accept_real_rewards_when_asked():
+    from banditkit.policies import GLMTS, GLMUCB
+
+    ctx = Context(arms=np.eye(3))
+    with pytest.raises(ValueError, match="feedback"):
+        GLMUCB().update(ctx, 0, -0.3)
+    for cls in (GLMUCB, GLMTS):
+        policy = cls(rewards="real", update_every=1)
+        policy.update(ctx, 0, -0.3)
+        policy.update(ctx, 1, 1.4)
+        assert policy.model.theta[1] > 0 > policy.model.theta[0]
+    with pytest.raises(ValueError, match="rewards"):
+        GLMUCB(rewards="binary")

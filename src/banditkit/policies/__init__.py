@@ -19,7 +19,7 @@ from banditkit.policies.baseline import (
     RandomPolicy,
 )
 from banditkit.policies.classic import KLUCB, UCB1, BernoulliTS
-from banditkit.policies.ensemble import GLMES, LinES, NeuralES, NeuralPHE
+from banditkit.policies.ensemble import GLMES, GLMFPL, LinES, NeuralES, NeuralPHE
 from banditkit.policies.glm import GLMTS, GLMUCB
 from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
 from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
@@ -34,6 +34,7 @@ from banditkit.policies.neurallog import (
 
 __all__ = [
     "GLMES",
+    "GLMFPL",
     "GLMTS",
     "GLMUCB",
     "KLUCB",

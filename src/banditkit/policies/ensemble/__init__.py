@@ -7,7 +7,7 @@ Lin-ES, GLM-ES, Neural-ES, their anytime (doubling-trick) variants, and Neural-P
     warmup     G-optimal design rounding (Algorithms 2-3), warm-up plans
     anytime    doubling schedule T_i = floor(T0 b^i), per-phase (m_i, sigma_R,i), l(T0, b)
     base       EnsemblePolicy, the loop of Algorithm 1 with anytime restarts
-    policies   lin-es, glm-es, neural-es, neural-phe (registered)
+    policies   lin-es, glm-es, neural-es, neural-phe, glm-fpl (registered)
 
 References:
     [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
@@ -28,11 +28,18 @@ from banditkit.policies.ensemble.members import (
     NeuralEnsemble,
     RidgeEnsemble,
 )
-from banditkit.policies.ensemble.policies import GLMES, LinES, NeuralES, NeuralPHE
+from banditkit.policies.ensemble.policies import (
+    GLMES,
+    GLMFPL,
+    LinES,
+    NeuralES,
+    NeuralPHE,
+)
 from banditkit.policies.ensemble.warmup import design_plan, round_design
 
 __all__ = [
     "GLMES",
+    "GLMFPL",
     "GOLDEN_BASE",
     "EnsemblePolicy",
     "GLMEnsemble",

@@ -32,7 +32,7 @@ from banditkit.policies.ensemble.members import (
     RidgeEnsemble,
 )
 
-__all__ = ["GLMES", "LinES", "NeuralES", "NeuralPHE"]
+__all__ = ["GLMES", "GLMFPL", "LinES", "NeuralES", "NeuralPHE"]
 
 REDUCTIONS = ("mean", "sum")
 
@@ -387,5 +387,65 @@ class NeuralPHE(_NeuralEnsemblePolicy):
 
     def _refit(self) -> None:
         # Theta(t) fresh draws every round [Jia2022]: nothing is stored.
+        z = self.rng.normal(0.0, self.sigma, (self.history.n, 1))
+        self.model.fit_grouped(*self.history.grouped_with(z))
+
+
+@POLICIES.register("glm-fpl")
+class GLMFPL(GLMES):
+    """GLM-FPL (GLM perturbed-history exploration) [Kveton2020, Alg. 2].
+
+    Every round redraw Z_l ~ N(0, sigma_r^2) for **all** l < t (never stored), fit one
+    GLM on {(x_l, y_l + Z_l)} with the GLM-ES solver, and play argmax_k x_k^T theta:
+    ensemble sampling with fresh perturbations, Theta(t) draws per round. Same warm-up,
+    solver and arguments as ``glm-es`` except ``m`` and ``anytime`` (one model).
+
+    Symbols: sigma_r = a (the perturbation scale of [Kveton2020]).
+
+    References:
+        [Kveton2020] B. Kveton, M. Zaheer, C. Szepesvari, L. Li, M. Ghavamzadeh,
+            C. Boutilier. Randomized exploration in generalized linear bandits.
+            AISTATS 2020.
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> GLMFPL(warmup=2, steps=5).act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    fresh_perturbations = True
+    contract_params = {"warmup": 4, "steps": 5}  # noqa: RUF012
+
+    def __init__(
+        self,
+        *,
+        lam: float = 1.0,
+        sigma_r: float = 0.1,
+        warmup: int = 500,
+        warmup_strategy: str = "design",
+        link: str = "logistic",
+        solver: str = "gd",
+        steps: int = 100,
+        lr: float = 0.01,
+        reduction: str = "mean",
+        update_every: int = 1,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(
+            m=1,
+            lam=lam,
+            sigma_r=sigma_r,
+            warmup=warmup,
+            warmup_strategy=warmup_strategy,
+            link=link,
+            solver=solver,
+            steps=steps,
+            lr=lr,
+            reduction=reduction,
+            update_every=update_every,
+            seed=seed,
+        )
+
+    def _refit(self) -> None:
         z = self.rng.normal(0.0, self.sigma, (self.history.n, 1))
         self.model.fit_grouped(*self.history.grouped_with(z))
