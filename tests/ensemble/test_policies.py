@@ -175,3 +175,14 @@ def test_glm_baselines_accept_real_rewards_when_asked():
         assert policy.model.theta[1] > 0 > policy.model.theta[0]
     with pytest.raises(ValueError, match="rewards"):
         GLMUCB(rewards="binary")
+
+
+def test_theory_parameters_match_the_stated_magnitudes():
+    from banditkit.policies.ensemble import theory_params
+
+    glm = theory_params("glm", d=20, n_arms=50, horizon=10_000, delta=0.05)
+    assert glm["p"] == pytest.approx(0.1587, abs=1e-4)
+    assert 1.47e5 <= glm["m"] <= 1.48e5 and glm["lam"] == 20.0  # about 317.8 x 463.5
+    neural = theory_params("neural", d=20, n_arms=50, horizon=10_000, delta=0.05)
+    assert 8 / neural["p"] ** 2 == pytest.approx(2971, rel=1e-3)
+    assert neural["m"] > 1e6

@@ -8,6 +8,7 @@ Lin-ES, GLM-ES, Neural-ES, their anytime (doubling-trick) variants, and Neural-P
     anytime    doubling schedule T_i = floor(T0 b^i), per-phase (m_i, sigma_R,i), l(T0, b)
     base       EnsemblePolicy, the loop of Algorithm 1 with anytime restarts
     policies   lin-es, glm-es, neural-es, neural-phe, glm-fpl (registered)
+    theory     the ensemble sizes and lambda of Thms 5.5 and 5.11 (documentation)
 
 References:
     [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
@@ -35,6 +36,7 @@ from banditkit.policies.ensemble.policies import (
     NeuralES,
     NeuralPHE,
 )
+from banditkit.policies.ensemble.theory import theory_params
 from banditkit.policies.ensemble.warmup import design_plan, round_design
 
 __all__ = [
@@ -55,4 +57,5 @@ __all__ = [
     "phase_lengths",
     "phase_parameters",
     "round_design",
+    "theory_params",
 ]
