@@ -1,10 +1,11 @@
-"""Environments: synthetic (linear, logistic) and classification bandits.
+"""Environments: synthetic (linear, logistic, nonlinear) and classification bandits.
 
 Importing this package registers every environment in ``banditkit.core.ENVIRONMENTS``.
 """
 
 from banditkit.envs.classification import ClassificationEnv, DatasetEnv, encode_arms
 from banditkit.envs.dueling_classification import DuelingClassificationEnv
+from banditkit.envs.ensemble import NonlinearEnv
 from banditkit.envs.latent import LATENT_FUNCTIONS, make_latent
 from banditkit.envs.laws import LAWS, sample_contexts
 from banditkit.envs.replay import LogReplayEnv, OBDReplayEnv, ReplayEnv
@@ -19,6 +20,7 @@ __all__ = [
     "LinearEnv",
     "LogReplayEnv",
     "LogisticEnv",
+    "NonlinearEnv",
     "OBDReplayEnv",
     "ReplayEnv",
     "SyntheticEnv",

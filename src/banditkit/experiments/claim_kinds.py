@@ -14,6 +14,9 @@ A claim is one entry of a config's ``claims:`` list. Its ``kind`` picks the chec
                           among the k best of all policies (or of ``among``) by ``metric``
     equal                 each of ``policies`` has the same per-seed final ``metric`` on every
                           environment of ``envs`` (within ``tolerance``; an invariance)
+    within-band           final regret(policy) <= mean + width * std of the best policy of
+                          ``among`` (the one with the lowest mean final regret): inside its
+                          band or below it
 
 Metrics (``metric``): any metric the environments declare (``core.records``: ``regret`` is
 R(t), ``average_regret`` R(t)/t, ``weak_regret``, ``reward``, ``n_updates``, ...), at the final
@@ -49,6 +52,7 @@ __all__ = [
     "Sublinear",
     "TopK",
     "ValueBelow",
+    "WithinBand",
     "declared_metric",
     "named",
     "parse_claim",
@@ -149,6 +153,24 @@ class LowestFinalRegret(_ClaimBase):
 
     def _default_text(self) -> str:
         return f"{self.policy} has the lowest final regret"
+
+
+class WithinBand(_ClaimBase):
+    """final regret(policy) <= mean + width * std of the best of ``among`` (or below)."""
+
+    kind: Literal["within-band"]
+    among: list[str] = Field(min_length=1, description="The baselines compared.")
+    width: float = Field(default=1.0, ge=0, description="Band half-width in stds.")
+
+    def policies(self) -> list[str]:
+        """Policy labels this claim refers to."""
+        return [self.policy, *self.among]
+
+    def _default_text(self) -> str:
+        return (
+            f"final regret of {self.policy} is within {self.width:g} std of the best of "
+            f"{', '.join(self.among)}, or below"
+        )
 
 
 def _at_field() -> Any:
@@ -309,7 +331,8 @@ Claim = Annotated[
     | ValueBelow
     | Sublinear
     | TopK
-    | Equal,
+    | Equal
+    | WithinBand,
     Field(discriminator="kind"),
 ]
 """Any claim; the ``kind`` field selects the check."""

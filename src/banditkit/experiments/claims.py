@@ -31,6 +31,7 @@ from banditkit.experiments.claim_kinds import (
     Sublinear,
     TopK,
     ValueBelow,
+    WithinBand,
     declared_metric,
     named,
     parse_claim,
@@ -48,6 +49,7 @@ __all__ = [
     "Sublinear",
     "TopK",
     "ValueBelow",
+    "WithinBand",
     "declared_metric",
     "evaluate_claim",
     "evaluate_claims",
@@ -181,6 +183,8 @@ def _check_one(
         )
     if isinstance(claim, TopK):
         return _check_top_k(claim, env, rows)
+    if isinstance(claim, WithinBand):
+        return _check_within_band(claim, env, rows)
     raise TypeError(f"not a claim: {claim!r}")  # pragma: no cover
 
 
@@ -218,6 +222,32 @@ def _check_top_k(
     )
     evidence = f"{placed} (needs {claim.require} <= {claim.k}); best: {shown}"
     return passed, evidence, values
+
+
+def _check_within_band(
+    claim: WithinBand, env: str, rows: Sequence[Mapping[str, Any]]
+) -> tuple[bool, str, dict[str, float]]:
+    mine = _value(_row(rows, env, claim.policy), "final_regret_mean")
+    means = {
+        lab: _value(_row(rows, env, lab), "final_regret_mean") for lab in claim.among
+    }
+    finite = {lab: v for lab, v in means.items() if not math.isnan(v)}
+    if not finite or math.isnan(mine):
+        return (
+            False,
+            f"{claim.policy} {mine:.4g}; no baseline result",
+            {claim.policy: mine},
+        )
+    best = min(finite, key=lambda lab: finite[lab])
+    std = _value(_row(rows, env, best), "final_regret_std")
+    std = 0.0 if math.isnan(std) else std
+    bound = finite[best] + claim.width * std
+    passed = mine <= bound
+    evidence = (
+        f"{claim.policy} {mine:.4g} vs best {best} {finite[best]:.4g} + "
+        f"{claim.width:g} x std {std:.4g} = {bound:.4g}"
+    )
+    return passed, evidence, {claim.policy: mine, best: finite[best], "bound": bound}
 
 
 def _per_seed(

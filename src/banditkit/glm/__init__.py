@@ -2,6 +2,7 @@
 
 links   Link, IdentityLink, LogisticLink, ProbitLink, LINKS, get_link
 mle     GLMFit, fit_glm, fit_glm_constrained, glm_hessian
+stacked fit_glm_stacked (M members at once, grouped rows; GD or Newton)
 """
 
 from banditkit.glm.links import (
@@ -13,6 +14,7 @@ from banditkit.glm.links import (
     get_link,
 )
 from banditkit.glm.mle import GLMFit, fit_glm, fit_glm_constrained, glm_hessian
+from banditkit.glm.stacked import fit_glm_stacked
 
 __all__ = [
     "LINKS",
@@ -23,6 +25,7 @@ __all__ = [
     "ProbitLink",
     "fit_glm",
     "fit_glm_constrained",
+    "fit_glm_stacked",
     "get_link",
     "glm_hessian",
 ]

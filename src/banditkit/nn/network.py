@@ -66,7 +66,7 @@ __all__ = [
 
 ACTIVATIONS = ("relu", "sigmoid")
 INITS = ("mirrored", "mirrored-blockdiag", "standard")
-METHODS = ("auto", "closed-form", "torch.func")
+METHODS = ("auto", "closed-form", "torch.func", "backprop")
 
 #: Parameters of a stack of M networks: name -> tensor (M, ...).
 Params = dict[str, torch.Tensor]
@@ -314,8 +314,10 @@ class StackedMLP:
             params: The stack (M, ...).
             X: Rows (N, d), shared by the members.
             method: "auto" (closed form for depth 2, else torch.func), "closed-form"
-                (module docstring; depth 2 only) or "torch.func" (``torch.func.vjp``
-                of ``forward``). Neither keeps an autograd graph.
+                (module docstring; depth 2 only), "torch.func" (``torch.func.vjp``
+                of ``forward``) or "backprop" (an explicit reverse pass, layer by
+                layer with batched products, any depth; ``_backprop_vjp``). None
+                keeps an autograd graph.
             workspace: None, or a dict the caller keeps across calls (the trainer
                 does): the closed form then reuses its hidden blocks instead of
                 allocating them, and the next call with the same dict overwrites what
@@ -331,6 +333,8 @@ class StackedMLP:
             method = check_choice("method", method, METHODS)
         if method == "closed-form" and self.depth != 2:
             raise ValueError(f"method='closed-form' needs depth 2; got {self.depth}.")
+        if method == "backprop":
+            return self._backprop_vjp(params, X)
         if self.depth != 2 or method == "torch.func":
             detached = {k: p.detach() for k, p in params.items()}
             f, pull = torch.func.vjp(lambda p: self.forward(p, X), detached)[:2]
@@ -341,6 +345,64 @@ class StackedMLP:
 
             return f.detach(), vjp_func
         return depth2_forward_vjp(params, X, self.activation, self.out_scale, workspace)
+
+    def _backprop_vjp(
+        self, params: Params, X: torch.Tensor
+    ) -> tuple[torch.Tensor, VJP]:
+        """F and its vjp by an explicit reverse pass (any depth, batched over members).
+
+        Forward h_0 = X, h_{i+1} = a(W_{i+1} h_i + b_{i+1}), f = s (W_L h_{L-1} + b_L);
+        backward from g = s v: dW_L = g^T h_{L-1}, delta_{L-1} = g W_L, then per layer
+        delta_i *= a'(.), dW_i = delta_i^T h_{i-1}, db_i = sum_n delta_i,
+        delta_{i-1} = delta_i W_i. The same numbers as "torch.func" up to rounding, with
+        a few batched products per layer instead of a traced graph (faster for small
+        networks, where the per-operation overhead dominates).
+        """
+        last = self.depth - 1
+        with torch.no_grad():
+            hidden = [X]
+            for i in range(last):
+                hidden.append(self._act(self._affine(params, i, hidden[-1])))
+            head = params[f"layers.{last}.weight"]  # (M, 1, width)
+            f = stack_mv(hidden[-1], head[:, 0])
+            head_bias = params.get(f"layers.{last}.bias")
+            if head_bias is not None:
+                f = f + head_bias
+            f = f * self.out_scale
+
+        def vjp_func(v: torch.Tensor) -> Params:
+            with torch.no_grad():
+                g = v * self.out_scale  # (M, N)
+                grads: Params = {
+                    f"layers.{last}.weight": torch.einsum("mn,mnw->mw", g, hidden[-1])[
+                        :, None, :
+                    ]
+                }
+                if self.bias:
+                    grads[f"layers.{last}.bias"] = g.sum(1, keepdim=True)
+                delta = g[:, :, None] * head  # (M, N, width)
+                for i in range(last - 1, -1, -1):
+                    h = hidden[i + 1]
+                    slope = (
+                        (h > 0).to(h.dtype)
+                        if self.activation == "relu"
+                        else h * (1 - h)
+                    )
+                    delta = delta * slope
+                    below = hidden[i]
+                    if below.ndim == 2:  # the shared input X (N, d)
+                        grads[f"layers.{i}.weight"] = torch.einsum(
+                            "mnw,nd->mwd", delta, below
+                        )
+                    else:
+                        grads[f"layers.{i}.weight"] = delta.mT @ below
+                    if self.bias:
+                        grads[f"layers.{i}.bias"] = delta.sum(1)
+                    if i > 0:
+                        delta = delta @ params[f"layers.{i}.weight"]
+                return {name: grads[name] for name in params}
+
+        return f, vjp_func
 
     def check_params(self, params: Any, name: str = "params") -> int:
         """Return M after checking that ``params`` has every shape of ``shapes``.

@@ -19,6 +19,7 @@ from banditkit.policies.baseline import (
     RandomPolicy,
 )
 from banditkit.policies.classic import KLUCB, UCB1, BernoulliTS
+from banditkit.policies.ensemble import GLMES, GLMFPL, LinES, NeuralES, NeuralPHE
 from banditkit.policies.glm import GLMTS, GLMUCB
 from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
 from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
@@ -32,6 +33,8 @@ from banditkit.policies.neurallog import (
 )
 
 __all__ = [
+    "GLMES",
+    "GLMFPL",
     "GLMTS",
     "GLMUCB",
     "KLUCB",
@@ -42,13 +45,16 @@ __all__ = [
     "BernoulliTS",
     "DuelingOracle",
     "EpsGreedy",
+    "LinES",
     "LinTS",
     "LinUCB",
     "LogisticUCB1",
+    "NeuralES",
     "NeuralLogTS1",
     "NeuralLogTS2",
     "NeuralLogUCB1",
     "NeuralLogUCB2",
+    "NeuralPHE",
     "NeuralTS",
     "NeuralUCB",
     "Oracle",

@@ -1,0 +1,61 @@
+"""Ensemble sampling for nonlinear contextual bandits [Sun2025].
+
+Lin-ES, GLM-ES, Neural-ES, their anytime (doubling-trick) variants, and Neural-PHE:
+
+    history    PerturbedHistory: shared rows, stored per-member perturbations, grouped view
+    members    RidgeEnsemble, GLMEnsemble, NeuralEnsemble: M members fitted as one stack
+    warmup     G-optimal design rounding (Algorithms 2-3), warm-up plans
+    anytime    doubling schedule T_i = floor(T0 b^i), per-phase (m_i, sigma_R,i), l(T0, b)
+    base       EnsemblePolicy, the loop of Algorithm 1 with anytime restarts
+    policies   lin-es, glm-es, neural-es, neural-phe, glm-fpl (registered)
+    theory     the ensemble sizes and lambda of Thms 5.5 and 5.11 (documentation)
+
+References:
+    [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
+        nonlinear contextual bandits. arXiv:2510.10730.
+"""
+
+from banditkit.policies.ensemble.anytime import (
+    GOLDEN_BASE,
+    doubling_factor,
+    phase_ends,
+    phase_lengths,
+    phase_parameters,
+)
+from banditkit.policies.ensemble.base import EnsemblePolicy
+from banditkit.policies.ensemble.history import PerturbedHistory
+from banditkit.policies.ensemble.members import (
+    GLMEnsemble,
+    NeuralEnsemble,
+    RidgeEnsemble,
+)
+from banditkit.policies.ensemble.policies import (
+    GLMES,
+    GLMFPL,
+    LinES,
+    NeuralES,
+    NeuralPHE,
+)
+from banditkit.policies.ensemble.theory import theory_params
+from banditkit.policies.ensemble.warmup import design_plan, round_design
+
+__all__ = [
+    "GLMES",
+    "GLMFPL",
+    "GOLDEN_BASE",
+    "EnsemblePolicy",
+    "GLMEnsemble",
+    "LinES",
+    "NeuralES",
+    "NeuralEnsemble",
+    "NeuralPHE",
+    "PerturbedHistory",
+    "RidgeEnsemble",
+    "design_plan",
+    "doubling_factor",
+    "phase_ends",
+    "phase_lengths",
+    "phase_parameters",
+    "round_design",
+    "theory_params",
+]

@@ -1,0 +1,321 @@
+"""Ensemble models: M members fitted together on a ``PerturbedHistory`` [Sun2025, Sec. 4].
+
+Every member j minimises the same regularised loss on its own perturbed targets
+y_l + Z_l^j; the members are stacked and fitted in one vectorised computation:
+
+    RidgeEnsemble    theta^j = V^-1 sum_l x_l (y_l + Z_l^j), V = lam I + sum_l x_l x_l^T:
+                     one Gram V shared by all members (rank-1 updates) and a (d, M) matrix
+                     B of the stacked right-hand sides (Lin-ES)
+    GLMEnsemble      theta^j = argmin (lam/2)||theta||^2 + sum_l [b(x_l^T theta)
+                     - (y_l + Z_l^j) x_l^T theta]  [Sun2025, Eq. 4.3], by
+                     ``glm.fit_glm_stacked`` on the (d, M) stack (GD or Newton) (GLM-ES)
+    NeuralEnsemble   theta^j = J GD steps on (1/2) sum_l (f(x_l; theta) - y_l - Z_l^j)^2
+                     + (lam N / 2) ||theta - theta_0||^2  [Sun2025, Eq. C.2], by
+                     ``nn.fit`` on an ``nn.StackedMLP`` of M members that all start from
+                     the same theta_0 (Neural-ES)
+
+Each has ``members``, ``fit(history)`` (warm-started), ``predict(X)`` (M, K),
+``predict_member(X, j)`` (K,) and ``state_dict`` / ``load_state_dict``. The GLM and
+neural members read the history grouped by distinct rows (``PerturbedHistory.grouped``):
+the same objective and gradient, computed over the distinct rows only.
+
+References:
+    [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
+        nonlinear contextual bandits. arXiv:2510.10730.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from banditkit.glm import fit_glm_stacked, get_link
+from banditkit.linalg import Gram
+from banditkit.policies.ensemble.history import PerturbedHistory
+
+if TYPE_CHECKING:
+    import torch
+else:
+    from banditkit.core.lazy import lazy_import
+
+    torch = lazy_import("torch")
+
+__all__ = ["GLMEnsemble", "NeuralEnsemble", "RidgeEnsemble"]
+
+
+class RidgeEnsemble:
+    """M ridge regressions on perturbed targets, sharing one Gram (Lin-ES).
+
+    Args:
+        d: Feature dimension.
+        lam: Ridge weight, V_0 = lam I.
+        members: M.
+
+    Example:
+        >>> h = PerturbedHistory(2, 3)
+        >>> h.append(np.array([1.0, 0.0]), 1.0, np.array([0.0, 1.0, -1.0]))
+        >>> model = RidgeEnsemble(2, 1.0, 3)
+        >>> model.fit(h)
+        >>> model.predict(np.eye(2))[:, 0].round(12).tolist()  # (1 + Z^j) / 2
+        [0.5, 1.0, 0.0]
+    """
+
+    linearised = False
+
+    def __init__(self, d: int, lam: float, members: int) -> None:
+        self.members = members
+        self.gram = Gram(d, lam)
+        self.B = np.zeros((d, members))
+        self._seen = 0
+        self._theta: np.ndarray | None = None
+
+    def fit(self, history: PerturbedHistory) -> None:
+        """Absorb the new rows: V += x x^T (rank-1), B += x (y + Z)^T."""
+        X, y, Z = history.X, history.y, history.Z
+        for i in range(self._seen, history.n):
+            self.gram.update(X[i])
+            self.B += np.outer(X[i], y[i] + Z[i])
+        if history.n > self._seen:
+            self._theta = None
+        self._seen = history.n
+
+    @property
+    def theta(self) -> np.ndarray:
+        """All members, V^-1 B, (d, M) (one batched solve, cached)."""
+        if self._theta is None:
+            self._theta = self.gram.solve(self.B)
+        return self._theta
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """x^T theta^j for every member and arm, (M, K)."""
+        return np.asarray((X @ self.theta).T)
+
+    def predict_member(self, X: np.ndarray, j: int) -> np.ndarray:
+        """x^T theta^j of member j, (K,)."""
+        if self._theta is None:  # one solve for the member in play
+            return np.asarray(X @ self.gram.solve(self.B[:, j]))
+        return np.asarray(X @ self._theta[:, j])
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays and scalars only."""
+        return {"gram": self.gram.state_dict(), "B": self.B.copy(), "seen": self._seen}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict`."""
+        self.gram = Gram.from_state_dict(state["gram"])
+        self.B = np.asarray(state["B"], dtype=float).reshape(self.B.shape).copy()
+        self._seen = int(state["seen"])
+        self._theta = None
+
+
+class GLMEnsemble:
+    """M regularised GLM fits on perturbed targets, as one (d, M) stack (GLM-ES).
+
+    Args:
+        d: Feature dimension.
+        lam: Ridge weight lambda of the NLL.
+        members: M.
+        link: The known link ("logistic", "probit" or "identity").
+        solver: "gd" (``steps`` steps of size ``lr``, the paper's practical solver) or
+            "newton" (to convergence, the exact minimiser of Eq. 4.3).
+        steps: GD steps per fit.
+        lr: GD step size.
+        reduction: "mean" (GD on the objective / n) or "sum".
+
+    Example:
+        >>> h = PerturbedHistory(1, 2)
+        >>> for _ in range(5):
+        ...     h.append(np.array([1.0]), 1.0, np.array([0.0, 0.0]))
+        >>> model = GLMEnsemble(1, 1.0, 2, solver="newton")
+        >>> model.fit(h)
+        >>> bool(model.theta[0, 0] > 0) and bool(model.theta[0, 0] == model.theta[0, 1])
+        True
+    """
+
+    linearised = False
+
+    def __init__(
+        self,
+        d: int,
+        lam: float,
+        members: int,
+        *,
+        link: str = "logistic",
+        solver: str = "gd",
+        steps: int = 100,
+        lr: float = 0.01,
+        reduction: str = "mean",
+    ) -> None:
+        self.members = members
+        self.lam = lam
+        self.link = get_link(link)
+        self.solver, self.steps, self.lr, self.reduction = solver, steps, lr, reduction
+        self.theta = np.zeros((d, members))
+
+    def fit(self, history: PerturbedHistory, *, steps: int | None = None) -> None:
+        """Refit every member, warm-started at the current stack."""
+        self.fit_grouped(*history.grouped(), steps=steps)
+
+    def fit_grouped(
+        self,
+        X: np.ndarray,
+        counts: np.ndarray,
+        sums: np.ndarray,
+        *,
+        steps: int | None = None,
+    ) -> None:
+        """Refit on distinct rows X, counts c and target sums S (U, M)."""
+        self.theta = fit_glm_stacked(
+            X,
+            counts,
+            sums,
+            self.theta,
+            lam=self.lam,
+            link=self.link,
+            solver=self.solver,
+            steps=self.steps if steps is None else steps,
+            lr=self.lr,
+            reduction=self.reduction,
+        )
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Linear predictors x^T theta^j, (M, K) (the link is increasing)."""
+        return np.asarray((X @ self.theta).T)
+
+    def predict_member(self, X: np.ndarray, j: int) -> np.ndarray:
+        """x^T theta^j of member j, (K,)."""
+        return np.asarray(X @ self.theta[:, j])
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays only."""
+        return {"theta": self.theta.copy()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict`."""
+        self.theta = np.asarray(state["theta"], dtype=float).reshape(self.theta.shape)
+
+
+class NeuralEnsemble:
+    """M networks of the same architecture and the same theta_0, fitted as one stack.
+
+    The network is ``nn.StackedMLP(d, width=N, depth=L)``: bias-free, output scaled by
+    sqrt(N), mirrored initialisation (f(x; theta_0) = 0 for every x) [Sun2025, Sec. 4.3].
+    Member j's loss is (1/2) sum_l (f(x_l; theta) - y_l - Z_l^j)^2 + (lam N / 2)
+    ||theta - theta_0||^2; on distinct rows this is the weighted squared loss
+    (1/2) sum_u c_u (f(x_u; theta) - S_uj / c_u)^2 (the same gradient). ``reduction="mean"``
+    takes the GD steps on the objective divided by n, the number of observations.
+
+    Args:
+        d: Input dimension.
+        members: M.
+        width: N, hidden units per layer (even).
+        depth: L, number of linear layers (>= 2).
+        lam: lambda; the penalty weight is lam * N.
+        steps: GD steps J per fit.
+        lr: GD step size eta.
+        reduction: "mean" or "sum".
+        generator: Draws theta_0 (one network, copied to every member).
+    """
+
+    linearised = False
+
+    def __init__(
+        self,
+        d: int,
+        members: int,
+        *,
+        width: int,
+        depth: int,
+        lam: float,
+        steps: int,
+        lr: float,
+        reduction: str,
+        generator: torch.Generator,
+    ) -> None:
+        from banditkit import nn
+
+        self.members = members
+        self.net = nn.StackedMLP(d, width=width, depth=depth)
+        self.params0 = self.net.init(1, generator)
+        self.params = {
+            k: v.expand(members, *v.shape[1:]).clone() for k, v in self.params0.items()
+        }
+        self.penalty = nn.L2Penalty(lam * width, self.params0)
+        self.steps, self.lr, self.reduction = steps, lr, reduction
+        # Depth 2: the trainer's closed form; deeper: the explicit reverse pass.
+        self.method = "auto" if depth == 2 else "backprop"
+
+    def fit(self, history: PerturbedHistory, *, steps: int | None = None) -> None:
+        """J GD steps for every member at once, warm-started."""
+        self.fit_grouped(*history.grouped(), steps=steps)
+
+    def fit_grouped(
+        self,
+        X: np.ndarray,
+        counts: np.ndarray,
+        sums: np.ndarray,
+        *,
+        steps: int | None = None,
+    ) -> None:
+        """J GD steps on distinct rows X, counts c and target sums S (U, M)."""
+        from banditkit import nn
+
+        n = float(counts.sum())
+        rows = nn.Rows(
+            torch.from_numpy(X),
+            torch.from_numpy(np.ascontiguousarray((sums / counts[:, None]).T)),
+            torch.from_numpy(counts),
+        )
+        # GD on J / n with step lr is GD on J with step lr / n (n counts repeats).
+        lr = self.lr / max(n, 1.0) if self.reduction == "mean" else self.lr
+        result = nn.fit(
+            self.net,
+            self.params,
+            rows,
+            nn.MSE(),
+            penalties=[self.penalty],
+            lr=lr,
+            steps=self.steps if steps is None else steps,
+            reduction="sum",
+            method=self.method,
+        )
+        self.params = result.params
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """f(x; theta^j) for every member and arm, (M, K)."""
+        with torch.no_grad():
+            return (
+                self.net.forward(self.params, torch.tensor(X, dtype=torch.float64))
+                .numpy()
+                .copy()
+            )
+
+    def predict_member(self, X: np.ndarray, j: int) -> np.ndarray:
+        """f(x; theta^j) of member j, (K,)."""
+        one = {k: v[j : j + 1] for k, v in self.params.items()}
+        with torch.no_grad():
+            return (
+                self.net.forward(one, torch.tensor(X, dtype=torch.float64))[0]
+                .numpy()
+                .copy()
+            )
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays only: params.<name> and params0.<name>."""
+        out = {f"params.{k}": v.numpy().copy() for k, v in self.params.items()}
+        out.update({f"params0.{k}": v.numpy().copy() for k, v in self.params0.items()})
+        return out
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict`."""
+        from banditkit import nn
+
+        for k in self.params:
+            self.params[k] = torch.tensor(
+                np.asarray(state[f"params.{k}"]), dtype=torch.float64
+            )
+            self.params0[k] = torch.tensor(
+                np.asarray(state[f"params0.{k}"]), dtype=torch.float64
+            )
+        self.penalty = nn.L2Penalty(self.penalty.lam, self.params0)

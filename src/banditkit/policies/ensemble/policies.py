@@ -1,0 +1,451 @@
+"""Lin-ES, GLM-ES, Neural-ES and Neural-PHE: ensemble sampling and perturbed history.
+
+    lin-es      ridge members, shared Gram, stacked right-hand sides     [Sun2025, Sec. 7.2]
+    glm-es      GLM members, GD (or Newton) on the (d, m) stack          [Sun2025, Eq. 4.3]
+    neural-es   ReLU networks from one theta_0, fitted as a stack        [Sun2025, Eq. 4.4]
+    neural-phe  one network, all perturbations redrawn every round       [Jia2022]
+
+Every policy takes ``anytime = {t0, base}`` (all but Neural-PHE) for the doubling-trick
+variant of [Sun2025, Sec. 6] (``policies.ensemble.base``).
+
+References:
+    [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
+        nonlinear contextual bandits. arXiv:2510.10730.
+    [Jia2022] Y. Jia, W. Zhang, D. Zhou, Q. Gu, H. Wang. Learning neural contextual bandits
+        through perturbed rewards. ICLR 2022.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np  # noqa: F401 - the doctests use np
+
+from banditkit.core import POLICIES
+from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.glm import LINKS
+from banditkit.glm.stacked import STACKED_SOLVERS
+from banditkit.policies.ensemble.base import EnsemblePolicy
+from banditkit.policies.ensemble.members import (
+    GLMEnsemble,
+    NeuralEnsemble,
+    RidgeEnsemble,
+)
+
+__all__ = ["GLMES", "GLMFPL", "LinES", "NeuralES", "NeuralPHE"]
+
+REDUCTIONS = ("mean", "sum")
+
+
+@POLICIES.register("lin-es")
+class LinES(EnsemblePolicy):
+    """Linear ensemble sampling (Lin-ES) [Sun2025, Sec. 7.2; Alg. 1 with mu(s) = s].
+
+        theta^j = V^-1 sum_l x_l (y_l + Z_l^j),  V = lam I + sum_l x_l x_l^T,
+        Z_l^j ~ N(0, sigma_r^2) stored;  a_t = argmax_k x_k^T theta^{j_t},  j_t ~ U{1..m}
+
+    Symbols: m = m, lam = lambda, sigma_r = sigma_R.
+
+    Args:
+        m: Ensemble size (paper: 25).
+        lam: Ridge weight lambda, > 0.
+        sigma_r: Standard deviation sigma_R of the reward perturbations, >= 0.
+        warmup: Warm-up rounds before the first fit (paper: none).
+        warmup_strategy: "round-robin", "random" or "design".
+        anytime: None, or {t0, base[, m_scale, sigma_scale]}: the doubling trick.
+        perturb_warmup: Also perturb the warm-up rewards (True, as in the analysis).
+        update_every: Refit every this many rounds (1: the paper).
+        seed: Seed of the policy's own stream (members, perturbations, ties).
+
+    Notes:
+        Assumption: no prior perturbation of the regulariser (the paper describes none).
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> LinES(m=3).act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    def __init__(
+        self,
+        *,
+        m: int = 25,
+        lam: float = 1.0,
+        sigma_r: float = 0.1,
+        warmup: int = 0,
+        warmup_strategy: str = "round-robin",
+        anytime: dict[str, Any] | None = None,
+        perturb_warmup: bool = True,
+        update_every: int = 1,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(seed=seed)
+        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self._set_common(
+            m=m,
+            sigma_r=sigma_r,
+            warmup=warmup,
+            warmup_strategy=warmup_strategy,
+            anytime=anytime,
+            perturb_warmup=perturb_warmup,
+            update_every=update_every,
+        )
+
+    def _make_model(self, members: int, *, restoring: bool = False) -> RidgeEnsemble:
+        assert self.d is not None
+        return RidgeEnsemble(self.d, self.lam, members)
+
+
+@POLICIES.register("glm-es")
+class GLMES(EnsemblePolicy):
+    """GLM ensemble sampling (GLM-ES) [Sun2025, Sec. 4.2, Eq. 4.3, Algs. 1-3].
+
+        theta^j = argmin_theta (lam/2)||theta||^2 + sum_l [ b(x_l^T theta) - (y_l + Z_l^j) x_l^T theta ]
+        a_t = argmax_k x_k^T theta^{j_t}   (mu increasing)
+
+    after a warm-up of ``warmup`` pulls from a G-optimal design (Algorithm 2) rounded by
+    Algorithm 3 (``policies.ensemble.warmup``). Practical solver [Sun2025, Sec. 7.2]:
+    ``steps`` GD steps of size ``lr``, warm-started, every round, all members at once.
+
+    Symbols: m = m, lam = lambda, sigma_r = sigma_R, warmup = tau, steps = J, lr = eta.
+
+    Args:
+        m: Ensemble size (paper: 10).
+        lam: Ridge weight lambda, > 0.
+        sigma_r: Perturbation standard deviation sigma_R, >= 0.
+        warmup: tau, warm-up pulls (paper: 500).
+        warmup_strategy: "design" (Algorithm 2; falls back to uniform pulls when the arm
+            set changes between rounds), "round-robin" or "random".
+        link: The known link: "logistic" (default), "probit" or "identity".
+        solver: "gd" (the paper's practical solver) or "newton" (exact minimiser).
+        steps: GD steps per refit.
+        lr: GD step size.
+        reduction: "mean" (GD on the objective / n; default) or "sum" (the paper's sum,
+            unstable with lr = 0.01 once t is in the hundreds).
+        anytime: None, or {t0, base[, m_scale, sigma_scale]}.
+        perturb_warmup: Perturb the warm-up rewards too (True).
+        update_every: Refit every this many rounds.
+        design_a: The a of Algorithm 3's r(a), in (0, 1).
+        rounding: "paper" (Algorithm 3 on the design's support) or "pukelsheim".
+        enforce_min_pulls: Apply Algorithm 3's line 13 (may lengthen the warm-up).
+        seed: Seed of the policy's own stream.
+
+    Notes:
+        Deviation: the rewards are real (the loss is defined for any real target), so
+        Gaussian-noise rewards and perturbed targets outside [0, 1] are accepted.
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> GLMES(m=2, warmup=2, steps=5).act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    contract_params = {"m": 3, "warmup": 4, "steps": 5}  # noqa: RUF012
+
+    def __init__(
+        self,
+        *,
+        m: int = 10,
+        lam: float = 1.0,
+        sigma_r: float = 0.1,
+        warmup: int = 500,
+        warmup_strategy: str = "design",
+        link: str = "logistic",
+        solver: str = "gd",
+        steps: int = 100,
+        lr: float = 0.01,
+        reduction: str = "mean",
+        anytime: dict[str, Any] | None = None,
+        perturb_warmup: bool = True,
+        update_every: int = 1,
+        design_a: float = 0.5,
+        rounding: str = "paper",
+        enforce_min_pulls: bool = False,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(seed=seed)
+        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self.link = check_choice("link", link, list(LINKS))
+        self.solver = check_choice("solver", solver, STACKED_SOLVERS)
+        self.steps = check_int("steps", steps, low=1)
+        self.lr = check_scalar("lr", lr, low=0.0, low_open=True)
+        self.reduction = check_choice("reduction", reduction, REDUCTIONS)
+        self._set_common(
+            m=m,
+            sigma_r=sigma_r,
+            warmup=warmup,
+            warmup_strategy=warmup_strategy,
+            anytime=anytime,
+            perturb_warmup=perturb_warmup,
+            update_every=update_every,
+            design_a=design_a,
+            rounding=rounding,
+            enforce_min_pulls=enforce_min_pulls,
+        )
+
+    def _make_model(self, members: int, *, restoring: bool = False) -> GLMEnsemble:
+        assert self.d is not None
+        return GLMEnsemble(
+            self.d,
+            self.lam,
+            members,
+            link=self.link,
+            solver=self.solver,
+            steps=self.steps,
+            lr=self.lr,
+            reduction=self.reduction,
+        )
+
+
+class _NeuralEnsemblePolicy(EnsemblePolicy):
+    """Network hyper-parameters shared by Neural-ES and Neural-PHE."""
+
+    contract_params = {"m": 3, "width": 4, "steps": 3, "warmup": 3}  # noqa: RUF012
+    width: int
+    depth: int
+    lam: float
+    steps: int
+    lr: float
+    reduction: str
+
+    def _set_network(
+        self,
+        *,
+        lam: float,
+        width: int,
+        depth: int,
+        steps: int,
+        lr: float,
+        reduction: str,
+    ) -> None:
+        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        width = check_int("width", width, low=2)
+        if width % 2:
+            raise ValueError(f"width must be an even int >= 2; got {width!r}.")
+        self.width = width
+        self.depth = check_int("depth", depth, low=2)
+        self.steps = check_int("steps", steps, low=1)
+        self.lr = check_scalar("lr", lr, low=0.0, low_open=True)
+        self.reduction = check_choice("reduction", reduction, REDUCTIONS)
+
+    def _make_model(self, members: int, *, restoring: bool = False) -> NeuralEnsemble:
+        from banditkit.nn import make_generator
+
+        assert self.d is not None
+        if restoring:  # theta_0 and theta come from the state: leave self.rng alone
+            import torch
+
+            generator = torch.Generator().manual_seed(0)
+        else:
+            generator = make_generator(self.rng)
+        return NeuralEnsemble(
+            self.d,
+            members,
+            width=self.width,
+            depth=self.depth,
+            lam=self.lam,
+            steps=self.steps,
+            lr=self.lr,
+            reduction=self.reduction,
+            generator=generator,
+        )
+
+
+@POLICIES.register("neural-es")
+class NeuralES(_NeuralEnsemblePolicy):
+    """Neural ensemble sampling (Neural-ES) [Sun2025, Sec. 4.3, Eq. 4.4, Alg. 1].
+
+        theta^j = J GD steps on (1/2) sum_l (f(x_l; theta) - y_l - Z_l^j)^2
+                  + (lam N / 2) ||theta - theta_0||^2,   same theta_0 for every member
+        a_t = argmax_k f(x_k; theta^{j_t})
+
+    f(x; theta) = sqrt(N) W_L relu(... relu(W_1 x)), bias-free, mirrored initialisation
+    (``nn.StackedMLP``); the m members are one stacked network trained by one ``nn.fit``.
+
+    Symbols: m = m, N = width, L = depth, lam = lambda, sigma_r = sigma_R, steps = J,
+    lr = eta.
+
+    Args:
+        m: Ensemble size (paper: 10).
+        lam: lambda; the penalty weight is lam * width.
+        sigma_r: Perturbation standard deviation sigma_R, >= 0.
+        width: N, hidden units per layer, even (paper: 20).
+        depth: L, linear layers (paper: 3).
+        steps: GD steps J per refit (paper: 100).
+        lr: GD step size eta (paper: 0.01).
+        reduction: "mean" (GD on the objective / n; default) or "sum".
+        warmup: Warm-up rounds (paper: 50, each of the K = 50 arms once).
+        warmup_strategy: "round-robin" (default: each arm in turn), "random" or "design".
+        anytime: None, or {t0, base[, m_scale, sigma_scale]}.
+        perturb_warmup: Perturb the warm-up rewards too (True).
+        update_every: Refit every this many rounds.
+        seed: Seed of the policy's own stream (theta_0, members, perturbations, ties).
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> NeuralES(m=2, width=4, steps=2, warmup=0).act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    def __init__(
+        self,
+        *,
+        m: int = 10,
+        lam: float = 1.0,
+        sigma_r: float = 0.1,
+        width: int = 20,
+        depth: int = 3,
+        steps: int = 100,
+        lr: float = 0.01,
+        reduction: str = "mean",
+        warmup: int = 50,
+        warmup_strategy: str = "round-robin",
+        anytime: dict[str, Any] | None = None,
+        perturb_warmup: bool = True,
+        update_every: int = 1,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(seed=seed)
+        self._set_network(
+            lam=lam, width=width, depth=depth, steps=steps, lr=lr, reduction=reduction
+        )
+        self._set_common(
+            m=m,
+            sigma_r=sigma_r,
+            warmup=warmup,
+            warmup_strategy=warmup_strategy,
+            anytime=anytime,
+            perturb_warmup=perturb_warmup,
+            update_every=update_every,
+        )
+
+
+@POLICIES.register("neural-phe")
+class NeuralPHE(_NeuralEnsemblePolicy):
+    """Neural perturbed-history exploration (NPR / Neural-PHE) [Jia2022, Alg. 1].
+
+    Every round redraw gamma_l ~ N(0, sigma_r^2) for **all** l <= t (never stored) and
+    take J GD steps of one network on
+
+        (1/2) sum_l (f(x_l; theta) - y_l - gamma_l)^2 + (lam N / 2) ||theta - theta_0||^2,
+
+    then play a_t = argmax_k f(x_k; theta) (no sampling at decision time). Same network,
+    optimiser and warm-up as ``neural-es`` [Sun2025, Sec. 7.2].
+
+    Symbols: sigma_r = nu (the perturbation scale), N = width, L = depth, steps = J.
+
+    Args:
+        sigma_r: Perturbation standard deviation, >= 0 (0.1 as Neural-ES).
+        lam: lambda; the penalty weight is lam * width.
+        width: N, even.
+        depth: L.
+        steps: GD steps per refit.
+        lr: GD step size.
+        reduction: "mean" or "sum".
+        warmup: Warm-up rounds.
+        warmup_strategy: "round-robin", "random" or "design".
+        update_every: Refit every this many rounds.
+        seed: Seed of the policy's own stream.
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> NeuralPHE(width=4, steps=2, warmup=0).act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    fresh_perturbations = True
+    contract_params = {"width": 4, "steps": 3, "warmup": 3}  # noqa: RUF012
+
+    def __init__(
+        self,
+        *,
+        sigma_r: float = 0.1,
+        lam: float = 1.0,
+        width: int = 20,
+        depth: int = 3,
+        steps: int = 100,
+        lr: float = 0.01,
+        reduction: str = "mean",
+        warmup: int = 50,
+        warmup_strategy: str = "round-robin",
+        update_every: int = 1,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(seed=seed)
+        self._set_network(
+            lam=lam, width=width, depth=depth, steps=steps, lr=lr, reduction=reduction
+        )
+        self._set_common(
+            m=1,
+            sigma_r=sigma_r,
+            warmup=warmup,
+            warmup_strategy=warmup_strategy,
+            anytime=None,
+            perturb_warmup=True,
+            update_every=update_every,
+        )
+
+    def _refit(self) -> None:
+        # Theta(t) fresh draws every round [Jia2022]: nothing is stored.
+        z = self.rng.normal(0.0, self.sigma, (self.history.n, 1))
+        self.model.fit_grouped(*self.history.grouped_with(z))
+
+
+@POLICIES.register("glm-fpl")
+class GLMFPL(GLMES):
+    """GLM-FPL (GLM perturbed-history exploration) [Kveton2020, Alg. 2].
+
+    Every round redraw Z_l ~ N(0, sigma_r^2) for **all** l < t (never stored), fit one
+    GLM on {(x_l, y_l + Z_l)} with the GLM-ES solver, and play argmax_k x_k^T theta:
+    ensemble sampling with fresh perturbations, Theta(t) draws per round. Same warm-up,
+    solver and arguments as ``glm-es`` except ``m`` and ``anytime`` (one model).
+
+    Symbols: sigma_r = a (the perturbation scale of [Kveton2020]).
+
+    References:
+        [Kveton2020] B. Kveton, M. Zaheer, C. Szepesvari, L. Li, M. Ghavamzadeh,
+            C. Boutilier. Randomized exploration in generalized linear bandits.
+            AISTATS 2020.
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> GLMFPL(warmup=2, steps=5).act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    fresh_perturbations = True
+    contract_params = {"warmup": 4, "steps": 5}  # noqa: RUF012
+
+    def __init__(
+        self,
+        *,
+        lam: float = 1.0,
+        sigma_r: float = 0.1,
+        warmup: int = 500,
+        warmup_strategy: str = "design",
+        link: str = "logistic",
+        solver: str = "gd",
+        steps: int = 100,
+        lr: float = 0.01,
+        reduction: str = "mean",
+        update_every: int = 1,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(
+            m=1,
+            lam=lam,
+            sigma_r=sigma_r,
+            warmup=warmup,
+            warmup_strategy=warmup_strategy,
+            link=link,
+            solver=solver,
+            steps=steps,
+            lr=lr,
+            reduction=reduction,
+            update_every=update_every,
+            seed=seed,
+        )
+
+    def _refit(self) -> None:
+        z = self.rng.normal(0.0, self.sigma, (self.history.n, 1))
+        self.model.fit_grouped(*self.history.grouped_with(z))
