@@ -49,6 +49,7 @@ def run(
     """Run an experiment: every environment x policy x seed, into DIR (resumable)."""
     _load_imports(imports)
     from banditkit.experiments import run_experiment
+    from banditkit.experiments.runner import default_jobs
 
     result = _guarded(
         out,
@@ -56,11 +57,12 @@ def run(
         config,
         out,
         backend=backend.value,
-        jobs=jobs,
+        jobs=default_jobs() if jobs is None else jobs,
         address=address,
         seeds=seeds,
         horizon=horizon,
         progress=progress.value,
+        check=False,  # failed runs are reported below, then exit 1
     )
     _report_experiment(result, out)
     if not result.ok:
