@@ -26,19 +26,19 @@ $(BIN)/.installed: pyproject.toml Makefile
 setup: $(BIN)/.installed
 
 demo: setup
-	$(BIN)/banditkit run examples/demo.yaml --out results/demo
+	$(BIN)/banditkit run src/banditkit/examples/demo.yaml --out results/demo
 
 test: setup
 	BANDITKIT_DATA=$${BANDITKIT_DATA:-$(SHARED_DATA)} OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 	  $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup
-	$(BIN)/ruff check src tests benchmarks examples conftest.py
-	$(BIN)/ruff format --check src tests benchmarks examples conftest.py
+	$(BIN)/ruff check src tests conftest.py
+	$(BIN)/ruff format --check src tests conftest.py
 
 format: setup
-	$(BIN)/ruff format src tests benchmarks examples conftest.py
-	$(BIN)/ruff check --fix src tests benchmarks examples conftest.py
+	$(BIN)/ruff format src tests conftest.py
+	$(BIN)/ruff check --fix src tests conftest.py
 
 typecheck: setup
 	$(BIN)/mypy
