@@ -87,7 +87,7 @@ def run_once(
     environment = bk.make_env(env, **env_params)
     agent = bk.make_policy(policy, seed=seed, **policy_params)
     started = time.perf_counter()
-    run = simulate(agent, environment, horizon=horizon, seed=seed)
+    run = simulate(agent, environment, horizon=horizon, seed=seed, progress=False)
     return time.perf_counter() - started, run
 
 

@@ -243,10 +243,11 @@ def _report_experiment(result: Any, out: Path) -> None:
 
 
 def _report_failures(failed: dict[str, str], out: Path) -> None:
+    from banditkit.experiments.reports import TERMINAL_WIDTH, shorten
+
+    if failed:
+        typer.echo(f"tracebacks: {out / 'runs'}/<run id>.error.json", err=True)
     for run_id, message in failed.items():
-        typer.echo(
-            f"FAILED {run_id}: {message} (traceback in {out / 'runs' / (run_id + '.error.json')})",
-            err=True,
-        )
+        typer.echo(shorten(f"FAILED {run_id}: {message}", TERMINAL_WIDTH), err=True)
     if failed:
         typer.echo("re-run the same command to retry the failed runs only.", err=True)

@@ -156,9 +156,8 @@ def _report_tuning(result: Any) -> None:
 
     for env, per_policy in result.tuned.items():
         for label, params in per_policy.items():
-            typer.echo(
-                f"{env} / {label}: {', '.join(f'{k}={v}' for k, v in params.items())}"
-            )
+            chosen = ", ".join(f"{k}={v}" for k, v in params.items())
+            typer.echo(shorten(f"{env} / {label}: {chosen}", TERMINAL_WIDTH))
             rows = [
                 s for s in result.scores if s["env"] == env and s["policy"] == label
             ]

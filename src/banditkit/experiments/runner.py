@@ -15,6 +15,7 @@ or missing ones are computed.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 from collections.abc import Mapping
@@ -25,7 +26,7 @@ from typing import Any
 from banditkit.core.errors import RunsFailedError
 from banditkit.experiments.backends import BACKENDS, make_backend
 from banditkit.experiments.claims import evaluate_claims
-from banditkit.experiments.progress import Progress, make_progress
+from banditkit.experiments.progress import Progress, RunKind, make_progress
 from banditkit.experiments.resolve import ResolvedExperiment, RunSpec, resolve
 from banditkit.experiments.schema import (
     ConfigError,
@@ -123,6 +124,16 @@ def summary_with_claims(
     return summary
 
 
+def run_kind(spec: RunSpec) -> RunKind:
+    """The kind of a run for the ETA: everything but the seed, then coarser levels."""
+    full = json.dumps(
+        [spec.env_name, spec.env_params, spec.policy_name, spec.policy_params],
+        sort_keys=True,
+        default=str,
+    )
+    return ((full, (spec.env_name, spec.policy_name), spec.policy_name), spec.horizon)
+
+
 def _unique(specs: list[RunSpec]) -> list[RunSpec]:
     seen: set[str] = set()
     out = []
@@ -177,6 +188,10 @@ def execute_experiment(
         runner = make_backend(backend, jobs, address)
         failed: dict[str, str] = {}
         reporter.start(title or resolved.config.name, len(todo), len(specs) - len(todo))
+        plan = getattr(reporter, "plan", None)
+        measured = getattr(reporter, "measured", None)
+        if plan is not None:
+            plan([run_kind(s) for s in todo], 1 if backend == "serial" else jobs)
         records = runner.map(todo)
         try:
             for record in records:
@@ -190,6 +205,9 @@ def execute_experiment(
                     store.write_error(
                         record.run_id, {**record.meta, "traceback": record.error}
                     )
+                if measured is not None:
+                    seconds = record.meta.get("wall_seconds") if record.ok else None
+                    measured(run_kind(record.spec), seconds)
                 reporter.advance(record.spec.describe(), record.ok)
         finally:
             records.close()
