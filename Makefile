@@ -8,7 +8,7 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 SHARED_DATA ?= $(abspath ../shared/datasets)
 PYTEST_ARGS ?= -n 2
 
-.PHONY: setup demo test lint format typecheck clean
+.PHONY: setup demo test lint format typecheck package clean
 
 $(BIN)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ format: setup
 
 typecheck: setup
 	$(BIN)/mypy
+
+# build the sdist and the wheel, install the wheel into a fresh environment, use it (offline)
+package: setup
+	PYTHON=$(BIN)/python .ci/check_package
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache src/*.egg-info
