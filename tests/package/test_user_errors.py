@@ -203,3 +203,10 @@ def test_save_policy_refuses_what_it_cannot_bring_back(tmp_path: Path) -> None:
         assert isinstance(bk.load_policy(tmp_path / "fresh.bk"), _Forgetful)
     finally:
         POLICIES.unregister("test-forgetful")
+
+
+def test_command_line_names_ignore_case() -> None:
+    listed = runner.invoke(app, ["list", "Policies"])
+    assert listed.exit_code == 0 and "linucb" in listed.output
+    path = runner.invoke(app, ["datasets", "path", "MNIST"])
+    assert path.exit_code == 0 and "mnist" in path.output

@@ -303,6 +303,8 @@ def list_(
             | set(METRICS)
         ),
     }
+    if what is not None:
+        what = what.casefold()
     if what is not None and what not in sections:
         from banditkit.core.validation import suggest
 
