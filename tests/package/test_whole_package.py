@@ -111,3 +111,24 @@ def test_examples_are_listed_and_written_out(tmp_path: Path, monkeypatch) -> Non
     assert unknown.exit_code == 2 and "Did you mean 'demo" in unknown.output
     path = write_example("quickstart", tmp_path / "sub" / "qs.py")
     assert path.name == "qs.py" and "def main" in path.read_text()
+
+
+def test_ci_builds_installs_and_uses_the_package() -> None:
+    """.ci/run ends with `make package`, which runs .ci/check_package (valid bash)."""
+    import subprocess
+
+    script = ROOT / ".ci" / "check_package"
+    assert subprocess.run(["bash", "-n", str(script)], check=False).returncode == 0
+    text = script.read_text()
+    for step in (
+        "build_sdist",
+        "pip wheel",
+        "venv",
+        '"$bk" --help',
+        "examples demo.yaml",
+        "bench --quick",
+        "reproduce logistic",
+    ):
+        assert step in text, step
+    assert "make package" in (ROOT / ".ci" / "run").read_text()
+    assert ".ci/check_package" in (ROOT / "Makefile").read_text()
