@@ -8,7 +8,7 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 SHARED_DATA ?= $(abspath ../shared/datasets)
 PYTEST_ARGS ?= -n 2
 
-.PHONY: setup demo test lint format typecheck clean
+.PHONY: setup demo test lint format typecheck package clean
 
 $(BIN)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -26,22 +26,26 @@ $(BIN)/.installed: pyproject.toml Makefile
 setup: $(BIN)/.installed
 
 demo: setup
-	$(BIN)/banditkit run examples/demo.yaml --out results/demo
+	$(BIN)/banditkit run src/banditkit/examples/demo.yaml --out results/demo
 
 test: setup
 	BANDITKIT_DATA=$${BANDITKIT_DATA:-$(SHARED_DATA)} OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 	  $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup
-	$(BIN)/ruff check src tests benchmarks examples conftest.py
-	$(BIN)/ruff format --check src tests benchmarks examples conftest.py
+	$(BIN)/ruff check src tests conftest.py
+	$(BIN)/ruff format --check src tests conftest.py
 
 format: setup
-	$(BIN)/ruff format src tests benchmarks examples conftest.py
-	$(BIN)/ruff check --fix src tests benchmarks examples conftest.py
+	$(BIN)/ruff format src tests conftest.py
+	$(BIN)/ruff check --fix src tests conftest.py
 
 typecheck: setup
 	$(BIN)/mypy
+
+# build the sdist and the wheel, install the wheel into a fresh environment, use it (offline)
+package: setup
+	PYTHON=$(BIN)/python .ci/check_package
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache src/*.egg-info

@@ -15,6 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from banditkit import assortment as assortment
 from banditkit import envs as envs
+from banditkit import errors as errors
 from banditkit import ope as ope
 from banditkit import policies as policies
 from banditkit.core import (

@@ -31,6 +31,7 @@ import os
 from collections.abc import Iterable, Sequence
 
 from banditkit.core import ENVIRONMENTS, POLICIES
+from banditkit.core.errors import BanditkitError
 from banditkit.core.registry import (
     IMPORTS_VARIABLE,
     Registry,
@@ -49,7 +50,7 @@ ENTRY_POINT_GROUPS = {"policy": "banditkit.policies", "environment": "banditkit.
 """Entry-point group of each registry."""
 
 
-class PluginError(ValueError):
+class PluginError(BanditkitError, ValueError):
     """A plugin could not be imported, or registered nothing."""
 
 

@@ -352,7 +352,8 @@ def test_the_own_data_example_runs(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("BANDITKIT_EXAMPLE_QUICK", "1")
     namespace = runpy.run_path(
-        os.fspath(ROOT / "examples" / "own_data.py"), run_name="__main__"
+        os.fspath(ROOT / "src" / "banditkit" / "examples" / "own_data.py"),
+        run_name="__main__",
     )
     assert namespace["result"].ok
     assert 0.0 <= namespace["replayed"] <= 1.0

@@ -9,6 +9,7 @@ import pytest
 
 import banditkit as bk
 import banditkit.core
+from banditkit.errors import RunsFailedError
 from banditkit.experiments import ConfigError, OutputDirError, run_experiment
 from banditkit.experiments.store import COLUMNS
 from tests.experiments.helpers import snapshot, tiny, write_yaml
@@ -98,8 +99,15 @@ def test_failing_run_is_recorded_and_retried_alone(tmp_path, monkeypatch):
 
     monkeypatch.setattr(banditkit.core, "simulate", flaky)
     out = tmp_path / "out"
-    res = _run(tiny(), out)
+    with pytest.raises(RunsFailedError) as info:
+        _run(tiny(), out)
+    # the error lists the failed runs and says how to retry them; it carries the result
+    message = str(info.value)
+    res = info.value.result
+    assert set(info.value.failed) == set(res.failed)
+    assert all(rid in message for rid in res.failed) and "re-run" in message
     assert not res.ok and len(res.failed) == 2  # LinUCB seed 1 on both envs
+    assert _run(tiny(), tmp_path / "again", check=False).ok is False
     assert all("deliberate failure" in msg for msg in res.failed.values())
     for run_id in res.failed:
         error = json.loads((out / "runs" / f"{run_id}.error.json").read_text())

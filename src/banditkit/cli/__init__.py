@@ -7,12 +7,15 @@
     banditkit plot DIR
     banditkit list [policies|envs|datasets|papers|metrics]
     banditkit datasets [list|verify|path|fetch] [NAME...] [--all] [--mirror URL]
-    banditkit bench [--quick] --out DIR
-    banditkit --version
+    banditkit bench [--quick] [--only NAME] [--rerun] --out DIR
+    banditkit examples [NAME] [--out PATH] [--force]
+    banditkit [--debug] --version
 
 Exit status: 0 success; 1 some runs (or benchmarks, or dataset checks) failed, with their
-errors recorded; 2 invalid input (config, option, unwritable ``--out``, a dataset that is
-missing and cannot be downloaded), with nothing written; 130 interrupted (finished runs are kept: re-run to resume). ``reproduce`` exits 0
+errors recorded; 2 invalid input (any ``banditkit.errors.BanditkitError``: config, option,
+unknown name, unwritable ``--out``, a missing dataset), with nothing written and no traceback
+(``--debug`` or ``BANDITKIT_DEBUG=1`` shows it); 130 interrupted (finished runs are kept:
+re-run to resume). ``reproduce`` exits 0
 when claims FAIL (they are results, reported in report.md) unless ``--strict`` is given, in
 which case a FAIL gives 3.
 """

@@ -2,14 +2,52 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+from typer.core import TyperGroup
+
+from banditkit.core.errors import BanditkitError
 
 T = TypeVar("T")
+
+DEBUG_VARIABLE = "BANDITKIT_DEBUG"
+"""Environment variable: ``1`` shows the traceback of a user's error (as ``--debug``)."""
+
+_debug = False
+
+
+def debugging() -> bool:
+    """True when ``--debug`` was given or ``BANDITKIT_DEBUG`` is set to a true value."""
+    value = os.environ.get(DEBUG_VARIABLE, "").strip().lower()
+    return _debug or value not in ("", "0", "false", "no", "off")
+
+
+class _Guarded(TyperGroup):
+    """The command group, reporting a user's error in one place.
+
+    A ``banditkit.errors.BanditkitError`` raised by any command ends as its message on
+    stderr and the error's exit code (2, or 1 for failed runs), without a traceback unless
+    debugging; Ctrl-C exits 130. Bugs keep their traceback.
+    """
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BanditkitError as exc:
+            if debugging():
+                raise
+            raise _invalid(exc) from None
+        except KeyboardInterrupt:
+            if debugging():
+                raise
+            _error("interrupted.")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+
 
 app = typer.Typer(
     name="banditkit",
@@ -17,6 +55,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=_Guarded,
 )
 
 EXIT_FAILED = 1
@@ -122,8 +161,17 @@ def _main(
             help="Print banditkit's version and exit.",
         ),
     ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug",
+            help="Show the traceback of an error in your input (also BANDITKIT_DEBUG=1).",
+        ),
+    ] = False,
 ) -> None:
     """Nonlinear contextual bandits: run, tune and reproduce experiments."""
+    global _debug
+    _debug = debug
 
 
 def _error(message: str) -> None:
@@ -131,6 +179,7 @@ def _error(message: str) -> None:
 
 
 def _invalid(exc: BaseException) -> typer.Exit:
+    """Print a user's error (two lines for a missing file); its exit code, 2 by default."""
     from banditkit.datasets.storage import DatasetNotFoundError, data_home
 
     if isinstance(exc, DatasetNotFoundError):
@@ -142,14 +191,12 @@ def _invalid(exc: BaseException) -> typer.Exit:
         )
     else:
         _error(str(exc))
-    return typer.Exit(EXIT_INVALID)
+    return typer.Exit(getattr(exc, "exit_code", EXIT_INVALID))
 
 
 def _input_errors() -> tuple[type[BaseException], ...]:
-    from banditkit.datasets.storage import DatasetNotFoundError
-    from banditkit.experiments import ConfigError, OutputDirError
-
-    return (ConfigError, OutputDirError, DatasetNotFoundError)
+    """The errors a command reports as a user's (every ``BanditkitError``)."""
+    return (BanditkitError,)
 
 
 def _guarded(out: Path, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -161,8 +208,12 @@ def _guarded(out: Path, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     try:
         return call(*args, **kwargs)
     except _input_errors() as exc:
+        if debugging():
+            raise
         raise _invalid(exc) from None
     except KeyboardInterrupt:
+        if debugging():
+            raise
         _error(f"interrupted; finished runs are kept in {out}: re-run to resume.")
         raise typer.Exit(EXIT_INTERRUPTED) from None
 
@@ -192,10 +243,11 @@ def _report_experiment(result: Any, out: Path) -> None:
 
 
 def _report_failures(failed: dict[str, str], out: Path) -> None:
+    from banditkit.experiments.reports import TERMINAL_WIDTH, shorten
+
+    if failed:
+        typer.echo(f"tracebacks: {out / 'runs'}/<run id>.error.json", err=True)
     for run_id, message in failed.items():
-        typer.echo(
-            f"FAILED {run_id}: {message} (traceback in {out / 'runs' / (run_id + '.error.json')})",
-            err=True,
-        )
+        typer.echo(shorten(f"FAILED {run_id}: {message}", TERMINAL_WIDTH), err=True)
     if failed:
         typer.echo("re-run the same command to retry the failed runs only.", err=True)

@@ -49,7 +49,10 @@ def datasets(
     if action not in ("list", "verify", "path", "fetch"):
         _error(f"unknown action {action!r}; choose list, verify, path or fetch.")
         raise typer.Exit(EXIT_INVALID)
-    for n in name or []:
+    # "MNIST" is mnist: names are matched ignoring case
+    folded = {k.casefold(): k for k in known}
+    name = [folded.get(n.casefold(), n) for n in name or []]
+    for n in name:
         if n not in known:
             from banditkit.core.validation import suggest
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -49,6 +50,7 @@ def run(
     """Run an experiment: every environment x policy x seed, into DIR (resumable)."""
     _load_imports(imports)
     from banditkit.experiments import run_experiment
+    from banditkit.experiments.runner import default_jobs
 
     result = _guarded(
         out,
@@ -56,11 +58,12 @@ def run(
         config,
         out,
         backend=backend.value,
-        jobs=jobs,
+        jobs=default_jobs() if jobs is None else jobs,
         address=address,
         seeds=seeds,
         horizon=horizon,
         progress=progress.value,
+        check=False,  # failed runs are reported below, then exit 1
     )
     _report_experiment(result, out)
     if not result.ok:
@@ -153,9 +156,8 @@ def _report_tuning(result: Any) -> None:
 
     for env, per_policy in result.tuned.items():
         for label, params in per_policy.items():
-            typer.echo(
-                f"{env} / {label}: {', '.join(f'{k}={v}' for k, v in params.items())}"
-            )
+            chosen = ", ".join(f"{k}={v}" for k, v in params.items())
+            typer.echo(shorten(f"{env} / {label}: {chosen}", TERMINAL_WIDTH))
             rows = [
                 s for s in result.scores if s["env"] == env and s["policy"] == label
             ]
@@ -301,6 +303,8 @@ def list_(
             | set(METRICS)
         ),
     }
+    if what is not None:
+        what = what.casefold()
     if what is not None and what not in sections:
         from banditkit.core.validation import suggest
 
@@ -320,36 +324,91 @@ def list_(
 
 @app.command()
 def bench(
-    out: OutOption,
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Output directory; reusing it resumes (benchmarks already ok are kept).",
+        ),
+    ],
     quick: Annotated[
         bool, typer.Option("--quick", help="Small sizes (seconds).")
     ] = False,
     directory: Annotated[
-        Path, typer.Option("--dir", help="Folder of benchmark scripts.")
-    ] = Path("benchmarks"),
+        Path | None,
+        typer.Option(
+            "--dir",
+            help="Folder of your own benchmark scripts [default: the shipped benchmarks].",
+        ),
+    ] = None,
     only: Annotated[
         list[str] | None,
-        typer.Option("--only", help="Run only these benchmarks (file stems)."),
+        typer.Option("--only", help="Run only these benchmarks (repeatable)."),
     ] = None,
+    rerun: Annotated[
+        bool,
+        typer.Option("--rerun", help="Compute every benchmark again, even those kept."),
+    ] = False,
 ) -> None:
-    """Run the speed benchmarks: every benchmarks/*.py with a main(quick, out) function.
+    """Run the speed benchmarks shipped in banditkit.benchmarks (or the scripts of --dir).
 
-    Each script's ``main(quick: bool, out: Path)`` writes what it likes under
-    ``DIR/<script>/`` and may return a JSON-able dict; DIR/bench.json collects the returns,
-    wall times and errors.
+    Each benchmark's ``main(quick: bool, out: Path)`` writes what it likes under
+    ``DIR/<name>/`` and may return a JSON-able dict; DIR/bench.json collects the returns,
+    wall times and errors. Re-running into the same DIR keeps the benchmarks already ok.
     """
     from banditkit.experiments.bench import discover, run_benchmarks
 
-    scripts = discover(directory, only)
-    if not scripts:
+    benchmarks = discover(directory, only)
+    if not benchmarks:
         _error(f"no benchmark scripts (*.py with main(quick, out)) in {directory}.")
         raise typer.Exit(EXIT_INVALID)
-    try:
-        document = run_benchmarks(
-            scripts, out, quick=quick, log=lambda line: typer.echo(line, err=True)
-        )
-    except _input_errors() as exc:
-        raise _invalid(exc) from None
+    document = _guarded(
+        out,
+        run_benchmarks,
+        benchmarks,
+        out,
+        quick=quick,
+        rerun=rerun,
+        log=lambda line: typer.echo(line, err=True),
+    )
     typer.echo(f"bench: {out / 'bench.json'}")
     if any(e["status"] != "ok" for e in document["benchmarks"].values()):
         raise typer.Exit(EXIT_FAILED)
+
+
+@app.command()
+def examples(
+    name: Annotated[
+        str | None,
+        typer.Argument(help="Example to write out (e.g. demo.yaml); none: list them."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="File or folder to write it to [default: here]."
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite an existing file.")
+    ] = False,
+) -> None:
+    """List the shipped examples, or write one out as a starting point."""
+    from banditkit.experiments.examples import list_examples, run_command, write_example
+
+    if name is None:
+        shown = list_examples()
+        width = max(len(e.name) for e in shown)
+        for e in shown:
+            typer.echo(f"{e.name:<{width}}  {_fit(e.description, 98 - width)}")
+        typer.echo("\nbanditkit examples NAME [--out PATH] writes one out.")
+        return
+    path = write_example(name, out, overwrite=force)
+    typer.echo(f"wrote {path}")
+    relative = os.path.relpath(path)
+    typer.echo(f"run it: {run_command(path).replace(path.name, relative, 1)}")
+
+
+def _fit(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters (an ellipsis marks the cut)."""
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"

@@ -5,8 +5,9 @@ A class registers itself with a decorator::
     @POLICIES.register("linucb")
     class LinUCB(Policy): ...
 
-and users build instances by name (``make_policy("linucb", nu=0.5)``). An unknown name raises a
-``ValueError`` that lists the closest known names.
+and users build instances by name (``make_policy("linucb", nu=0.5)``). Names are matched
+ignoring case and ``_`` versus ``-`` ("LinUCB", "Neural_UCB"); an unknown name raises an
+``UnknownNameError`` (a ``ValueError``) that lists the closest known names.
 
 Plugins (docs/own-policy.md): a registry with an entry-point ``group`` also holds the classes
 that installed distributions declare under that group, and every registry holds those of the
@@ -30,6 +31,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 
+from banditkit.core.errors import UnknownNameError
 from banditkit.core.validation import suggest
 
 __all__ = ["IMPORTS_VARIABLE", "Registry", "import_module", "imports_from_environment"]
@@ -189,19 +191,36 @@ class Registry(Generic[T]):
                     f"{type(exc).__name__}: {exc}"
                 )
 
+    def canonical(self, name: str) -> str:
+        """The registered spelling of ``name`` ("LinUCB" -> "linucb").
+
+        ``name`` itself if registered, else the one registered name equal to it ignoring
+        case and ``_`` versus ``-``, else ``name`` unchanged.
+        """
+        if not isinstance(name, str) or name in self._entries:
+            return name
+        self.discover()
+        if name in self._entries:
+            return name
+        matches = [n for n in self._entries if _fold(n) == _fold(name)]
+        return matches[0] if len(matches) == 1 else name
+
     def get(self, name: str) -> T:
-        """Return the entry registered as ``name``; unknown names list close matches."""
+        """Return the entry registered as ``name`` (matched as :meth:`canonical` does).
+
+        Raises:
+            UnknownNameError: For an unknown name, listing close matches.
+        """
         if not isinstance(name, str):
             raise TypeError(f"{self.kind} name must be a string; got {name!r}.")
-        if name not in self._entries:
-            self.discover()
+        name = self.canonical(name)
         try:
             return self._entries[name]
         except KeyError:
             if name in self._broken:
-                raise ValueError(self._broken[name]) from None
+                raise UnknownNameError(self._broken[name]) from None
             known = sorted(self._entries)
-            raise ValueError(
+            raise UnknownNameError(
                 f"unknown {self.kind} {name!r}.{suggest(name, known)} "
                 f"Known {self.kind} names: {', '.join(known)}."
             ) from None
@@ -233,6 +252,7 @@ class Registry(Generic[T]):
     def __contains__(self, name: object) -> bool:
         if name not in self._entries and isinstance(name, str):
             self.discover()
+            name = self.canonical(name)
         return name in self._entries
 
     def __iter__(self) -> Iterator[str]:
@@ -240,6 +260,11 @@ class Registry(Generic[T]):
 
     def __len__(self) -> int:
         return len(self.names())
+
+
+def _fold(name: str) -> str:
+    """``name`` for a match ignoring case and ``_`` versus ``-``."""
+    return name.casefold().replace("_", "-")
 
 
 def _origin(obj: object) -> str:

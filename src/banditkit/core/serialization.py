@@ -27,12 +27,18 @@ from typing import Any
 
 import numpy as np
 
-from banditkit.core.errors import DamagedFileError
+from banditkit.core.errors import BanditkitError, DamagedFileError
 from banditkit.core.files import atomic_write
 from banditkit.core.policy import Policy
 from banditkit.core.registry import Registry
 
-__all__ = ["POLICY_FORMAT_VERSION", "PolicyFileError", "load_policy", "save_policy"]
+__all__ = [
+    "POLICY_FORMAT_VERSION",
+    "PolicyFileError",
+    "UnsavablePolicyError",
+    "load_policy",
+    "save_policy",
+]
 
 POLICY_FORMAT = "banditkit-policy"
 POLICY_FORMAT_VERSION = 1
@@ -44,6 +50,85 @@ _HEADER = "__banditkit__"
 
 class PolicyFileError(DamagedFileError):
     """A policy file cannot be loaded (truncated, foreign, newer or edited)."""
+
+
+class UnsavablePolicyError(BanditkitError, ValueError):
+    """A policy that a file could not bring back as it is (not saved; the message says why)."""
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two attribute values are equal (arrays by content; unknown objects: False)."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+        )
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, np.random.Generator) and isinstance(b, np.random.Generator):
+        return _same(a.bit_generator.state, b.bit_generator.state)
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+#: Attributes describing the last round only (not needed to continue).
+_TRANSIENT = frozenset({"last_propensity"})
+
+
+def _check_savable(policy: Policy, registry: Registry[type[Policy]]) -> None:
+    """Refuse a policy that :func:`load_policy` would not bring back as it is.
+
+    The file names the policy by its registry name and holds ``state_dict()``, so the
+    class must be registered under that name, and a class that keeps learned state must
+    save it (``_state`` / ``_load_state``). For a class using the default (empty) ``_state``
+    the check rebuilds the policy from its file's content and compares every attribute.
+    """
+    cls = type(policy)
+    name = policy.registry_name or cls.__name__
+    if name not in registry or registry.get(name) is not cls:
+        raise UnsavablePolicyError(
+            f"cannot save a {cls.__name__}: load_policy rebuilds a policy by its registry "
+            "name and this class is not registered under one"
+            + (
+                f" (its parent's, {name!r}, would load another class)"
+                if name in registry
+                else ""
+            )
+            + "; register it with @POLICIES.register('my-name') (docs/own-policy.md)."
+        )
+    if policy.d is None or any(
+        "_state" in vars(k) for k in cls.__mro__ if k is not Policy and k is not object
+    ):
+        return
+    try:
+        clone = cls(**policy.get_params())
+        clone.load_state_dict(policy.state_dict())
+    except Exception as exc:
+        raise UnsavablePolicyError(
+            f"cannot save {name!r}: rebuilding it from its parameters and state fails "
+            f"({type(exc).__name__}: {exc})."
+        ) from None
+    mine, theirs = vars(policy), vars(clone)
+    lost = sorted(
+        k
+        for k in mine
+        if k not in _TRANSIENT and (k not in theirs or not _same(mine[k], theirs[k]))
+    )
+    if lost:
+        raise UnsavablePolicyError(
+            f"cannot save {name!r}: its attributes {', '.join(lost)} hold learned state "
+            "that its state_dict() leaves out, so a loaded copy would not continue "
+            "identically; override _state() and _load_state() to save and restore them "
+            "(docs/own-policy.md)."
+        )
 
 
 def _split(obj: Any, arrays: dict[str, np.ndarray]) -> Any:
@@ -80,11 +165,24 @@ def _digest(skeleton: str, arrays: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
-def save_policy(policy: Policy, path: str | os.PathLike[str]) -> None:
+def save_policy(
+    policy: Policy,
+    path: str | os.PathLike[str],
+    registry: Registry[type[Policy]] | None = None,
+) -> None:
     """Write ``policy.state_dict()`` to ``path`` atomically (temporary file, then rename).
 
     The file gets the umask mode (like any file the user creates) and carries a header with
     the format version and a digest of its content (see the module docstring).
+
+    A policy that :func:`load_policy` could not bring back to continue identically is
+    refused before anything is written: a class not registered (in ``registry``, default
+    ``POLICIES``) under its ``registry_name``, or one keeping learned state in attributes
+    that its ``state_dict()`` leaves out (checked for classes without their own
+    ``_state``).
+
+    Raises:
+        UnsavablePolicyError: For such a policy; the message names the attributes.
 
     Example:
         >>> import banditkit as bk, tempfile, os
@@ -93,6 +191,11 @@ def save_policy(policy: Policy, path: str | os.PathLike[str]) -> None:
         >>> bk.save_policy(p, f); bk.load_policy(f).seed
         3
     """
+    if registry is None:
+        from banditkit.core import POLICIES
+
+        registry = POLICIES
+    _check_savable(policy, registry)
     arrays: dict[str, np.ndarray] = {}
     state = policy.state_dict()
     skeleton = json.dumps(_split(state, arrays))

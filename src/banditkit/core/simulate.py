@@ -12,6 +12,7 @@ import numpy as np
 from banditkit.core.environment import Environment
 from banditkit.core.policy import Policy
 from banditkit.core.records import Record
+from banditkit.core.roundbar import RoundBar
 from banditkit.core.validation import check_int
 
 __all__ = ["RunResult", "simulate"]
@@ -128,6 +129,7 @@ def simulate(
     seed: int = 0,
     *,
     callback: Callable[[int], None] | None = None,
+    progress: bool | None = None,
 ) -> RunResult:
     """Run ``policy`` on ``env`` for ``horizon`` rounds and record every round.
 
@@ -142,6 +144,9 @@ def simulate(
         horizon: Number of (accepted) rounds, >= 1.
         seed: Seed of the environment's instance, context and noise streams.
         callback: Called with the number of recorded rounds after each one (progress bars).
+        progress: A bar over the rounds on standard error: None (default) when that is a
+            terminal and the run has lasted 2 s, True at once, False never
+            (``banditkit.core.roundbar``). It does not change the results.
 
     Returns:
         A :class:`RunResult`.
@@ -177,40 +182,47 @@ def simulate(
     actions: list[Any] = []
     clock, nan = time.perf_counter, float("nan")
     n, events = 0, 0
-    while n < horizon:
-        ctx = env.context()
-        if ctx is None:
-            break
-        events += 1
-        t0 = clock()
-        action = policy.act(ctx)
-        t1 = clock()
-        step = env.step(action)
-        if not step.accepted:
-            continue
-        t2 = clock()
-        policy.update(ctx, action, step.feedback)
-        t3 = clock()
-        propensity = policy.last_propensity
-        row: tuple[float, ...] = (
-            step.regret,
-            step.reward,
-            t1 - t0,
-            t3 - t2,
-            policy.n_updates,
-            events,
-            nan if propensity is None else propensity,
-        )
-        values = step.values
-        if names or values is not None:
-            if values is None or values.keys() != expected:
-                _values_error(values, names, env)
-            row += tuple(values[k] for k in names)
-        rows[n] = row
-        actions.append(action)
-        n += 1
-        if callback is not None:
-            callback(n)
+    bar = RoundBar(
+        horizon, progress, label=policy.registry_name or type(policy).__name__
+    )
+    try:
+        while n < horizon:
+            ctx = env.context()
+            if ctx is None:
+                break
+            events += 1
+            t0 = clock()
+            action = policy.act(ctx)
+            t1 = clock()
+            step = env.step(action)
+            if not step.accepted:
+                continue
+            t2 = clock()
+            policy.update(ctx, action, step.feedback)
+            t3 = clock()
+            propensity = policy.last_propensity
+            row: tuple[float, ...] = (
+                step.regret,
+                step.reward,
+                t1 - t0,
+                t3 - t2,
+                policy.n_updates,
+                events,
+                nan if propensity is None else propensity,
+            )
+            values = step.values
+            if names or values is not None:
+                if values is None or values.keys() != expected:
+                    _values_error(values, names, env)
+                row += tuple(values[k] for k in names)
+            rows[n] = row
+            actions.append(action)
+            n += 1
+            if callback is not None:
+                callback(n)
+            bar.tick(n)
+    finally:
+        bar.close()
     rows = rows[:n]
     dtypes = {r.name: r.numpy_dtype for r in records}
     return RunResult(

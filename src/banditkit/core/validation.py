@@ -119,11 +119,21 @@ def check_int(
 def suggest(name: str, known: Iterable[str], n: int = 3) -> str:
     """Return ``" Did you mean 'a', 'b'?"`` for the closest known names, or ``""``.
 
+    Names are compared ignoring case.
+
     Example:
         >>> suggest("linucbb", ["linucb", "random"])
         " Did you mean 'linucb'?"
+        >>> suggest("MNIST", ["mnist", "shuttle"])
+        " Did you mean 'mnist'?"
     """
-    close = difflib.get_close_matches(name, list(known), n=n, cutoff=0.5)
+    by_folded: dict[str, str] = {}
+    for k in known:
+        by_folded.setdefault(k.casefold(), k)
+    folded = difflib.get_close_matches(
+        name.casefold(), list(by_folded), n=n, cutoff=0.5
+    )
+    close = [by_folded[f] for f in folded]
     if not close:
         return ""
     return " Did you mean " + ", ".join(repr(c) for c in close) + "?"

@@ -29,14 +29,20 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from banditkit.core.validation import check_choice, check_int
 from banditkit.datasets.registry import dataset_info
 from banditkit.datasets.storage import DatasetNotFoundError, data_home, require_files
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    from banditkit.core.lazy import lazy_import
+
+    pd = lazy_import("pandas")  # imported at first use (banditkit.core.lazy)
 
 __all__ = [
     "BEHAVIOR_POLICIES",

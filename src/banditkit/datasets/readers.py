@@ -11,10 +11,16 @@ from __future__ import annotations
 import gzip
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    from banditkit.core.lazy import lazy_import
+
+    pd = lazy_import("pandas")  # imported at first use (banditkit.core.lazy)
 
 __all__ = ["read_idx", "read_keel", "read_table", "to_float"]
 

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from banditkit.core.errors import DatasetError
 from banditkit.datasets.download import download_file, unlzw
 from banditkit.datasets.download import extract_member as _extract_member
 from banditkit.datasets.download import fetch_bytes as _fetch_bytes
@@ -50,11 +51,11 @@ ENV_OFFLINE = "BANDITKIT_OFFLINE"
 _CHUNK = 1 << 20
 
 
-class DatasetNotFoundError(FileNotFoundError):
+class DatasetNotFoundError(DatasetError, FileNotFoundError):
     """A dataset file is absent and could not be downloaded."""
 
 
-class ChecksumError(ValueError):
+class ChecksumError(DatasetError, ValueError):
     """A dataset file does not match any of its reference checksums."""
 
 

@@ -18,15 +18,22 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.special import expit
 
 from banditkit.core import ENVIRONMENTS, Context, ContextualEnvironment, Step
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.envs.latent import LATENT_FUNCTIONS, LatentFn, check_theta, make_latent
 from banditkit.envs.laws import LAWS, sample_contexts
+
+if TYPE_CHECKING:
+    import scipy.special as special
+else:
+    from banditkit.core.lazy import lazy_import
+
+    special = lazy_import("scipy.special")  # slow to import: at first use
 
 __all__ = ["LinearEnv", "LogisticEnv", "SyntheticEnv"]
 
@@ -236,7 +243,7 @@ class LogisticEnv(SyntheticEnv):
 
     def mean(self, x: np.ndarray) -> np.ndarray:
         """mu(h(x)) for each row."""
-        return np.asarray(expit(self._latent(x)))
+        return np.asarray(special.expit(self._latent(x)))
 
     def _draw_noise(self) -> None:
         self._u = float(self.noise_rng.random())

@@ -20,6 +20,7 @@ import os
 import traceback
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from banditkit.experiments.execute import (
@@ -34,6 +35,12 @@ from banditkit.experiments.runs import RunSpec
 __all__ = ["BACKENDS", "failed_record", "make_backend"]
 
 BACKENDS = ("serial", "process", "ray")
+
+_BROKEN_POOL_HINT = (
+    "a worker process died before computing this run; when runs are started from a "
+    'script with jobs > 1, the call must sit under `if __name__ == "__main__":` '
+    "(workers re-import the script), or use jobs=1"
+)
 
 
 def failed_record(spec: RunSpec, message: str) -> RunRecord:
@@ -102,6 +109,13 @@ class ProcessBackend:
                     spec = futures[future]
                     try:
                         yield future.result()
+                    except BrokenProcessPool:
+                        yield failed_record(
+                            spec,
+                            "worker process failed:\n"
+                            + traceback.format_exc()
+                            + _BROKEN_POOL_HINT,
+                        )
                     except Exception:
                         yield failed_record(
                             spec, "worker process failed:\n" + traceback.format_exc()

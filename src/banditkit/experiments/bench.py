@@ -1,15 +1,20 @@
-"""``banditkit bench``: run the speed benchmarks of ``benchmarks/`` and collect their output.
+"""``banditkit bench``: run the speed benchmarks and collect their output; resumable.
 
-A benchmark is a script ``benchmarks/<name>.py`` (names starting with "_" are skipped) that
-defines ``main(quick: bool, out: Path)``. Each runs in this process with its own folder
-``DIR/<name>/`` and may return a JSON-able dict; ``DIR/bench.json`` collects the returns, wall
-times and errors::
+A benchmark is a module of ``banditkit.benchmarks`` (shipped with the package), or a script
+``<dir>/<name>.py`` of a folder given with ``--dir`` (names starting with "_" are skipped),
+that defines ``main(quick: bool, out: Path)``. Each runs in this process with its own folder
+``DIR/<name>/`` and may return a JSON-able dict; ``DIR/bench.json`` collects the returns,
+wall times and errors, and is rewritten after each benchmark::
 
     {"quick": true, "benchmarks": {"<name>": {"status": "ok", "result": {...}, "seconds": 1.2}}}
+
+Running again into the same ``DIR`` (same ``quick``) keeps the benchmarks already ``ok`` there
+and computes the others (failed or new ones); ``rerun=True`` computes everything.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import time
@@ -18,40 +23,93 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from banditkit.core.errors import UnknownNameError
+from banditkit.core.validation import suggest
 from banditkit.experiments.store import RunStore
 
-__all__ = ["discover", "run_benchmarks"]
+__all__ = ["Benchmark", "discover", "run_benchmarks"]
+
+#: A benchmark: a script path, or the name of a module of ``banditkit.benchmarks``.
+Benchmark = Path | str
 
 
-def discover(directory: str | Path, only: Sequence[str] | None = None) -> list[Path]:
-    """Benchmark scripts of ``directory`` (sorted), optionally only the stems in ``only``."""
-    scripts = sorted(
-        p for p in Path(directory).glob("*.py") if not p.name.startswith("_")
-    )
+def _name(item: Benchmark) -> str:
+    return item.stem if isinstance(item, Path) else item
+
+
+def discover(
+    directory: str | Path | None = None, only: Sequence[str] | None = None
+) -> list[Benchmark]:
+    """The benchmarks to run, sorted: the shipped ones, or the scripts of ``directory``.
+
+    Args:
+        directory: A folder of benchmark scripts; None for ``banditkit.benchmarks``.
+        only: Keep only these names (module names or script stems).
+
+    Raises:
+        UnknownNameError: If a name of ``only`` is not a benchmark (close matches listed).
+    """
+    items: list[Benchmark]
+    if directory is None:
+        from banditkit.benchmarks import names
+
+        items = list(names())
+    else:
+        items = sorted(
+            p for p in Path(directory).glob("*.py") if not p.name.startswith("_")
+        )
     if only:
-        scripts = [p for p in scripts if p.stem in only]
-    return scripts
+        known = [_name(i) for i in items]
+        for name in only:
+            if name not in known:
+                raise UnknownNameError(
+                    f"unknown benchmark {name!r}.{suggest(name, known)} "
+                    f"Benchmarks: {', '.join(known) or 'none'}."
+                )
+        items = [i for i in items if _name(i) in only]
+    return items
 
 
-def _load(path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location(f"banditkit_bench_{path.stem}", path)
+def _load(item: Benchmark) -> Any:
+    if isinstance(item, str):
+        return importlib.import_module(f"banditkit.benchmarks.{item}")
+    spec = importlib.util.spec_from_file_location(f"banditkit_bench_{item.stem}", item)
     if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
+        raise ImportError(f"cannot import {item}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
+def _finished(path: Path, quick: bool) -> dict[str, Any]:
+    """The ``ok`` entries of an earlier ``bench.json`` of the same mode ({} if none)."""
+    try:
+        document = json.loads(path.read_text())
+        entries = document["benchmarks"]
+        if document.get("quick") != quick or not isinstance(entries, dict):
+            return {}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return {
+        k: v
+        for k, v in entries.items()
+        if isinstance(v, dict) and v.get("status") == "ok"
+    }
+
+
 def run_benchmarks(
-    scripts: Sequence[Path],
+    benchmarks: Sequence[Benchmark],
     out: str | Path,
     *,
     quick: bool = False,
+    rerun: bool = False,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Run each script's ``main(quick=..., out=DIR/<name>)``; write and return bench.json.
+    """Run each benchmark's ``main(quick=..., out=DIR/<name>)``; write and return bench.json.
 
-    A script without ``main`` is skipped; one that raises is recorded with its traceback.
+    A benchmark without ``main`` is skipped; one that raises is recorded with its
+    traceback. Benchmarks already ``ok`` in ``DIR/bench.json`` (same ``quick``) are kept
+    and not run again, unless ``rerun``.
 
     Raises:
         OutputDirError: If ``out`` cannot be written.
@@ -59,30 +117,46 @@ def run_benchmarks(
     out = Path(out)
     store = RunStore(out)
     store.prepare(subdirs=False)
-    results: dict[str, Any] = {}
-    for path in scripts:
-        started = time.perf_counter()
-        try:
-            main_fn = getattr(_load(path), "main", None)
-            if main_fn is None:
+    with store.lock():
+        earlier = {} if rerun else _finished(out / "bench.json", quick)
+        results: dict[str, Any] = {}
+        for item in benchmarks:
+            name = _name(item)
+            if name in earlier:
+                results[name] = earlier[name]
+                if log is not None:
+                    log(
+                        f"{name}: kept from {out / 'bench.json'} (--rerun computes it again)"
+                    )
                 continue
-            target = out / path.stem
-            target.mkdir(parents=True, exist_ok=True)
-            entry: dict[str, Any] = {
-                "status": "ok",
-                "result": main_fn(quick=quick, out=target),
-            }
-        except Exception as exc:
-            entry = {
-                "status": "failed",
-                "error": f"{type(exc).__name__}: {exc}",
-                "traceback": traceback.format_exc(),
-            }
-        entry["seconds"] = time.perf_counter() - started
-        results[path.stem] = entry
-        if log is not None:
-            log(f"{path.stem}: {entry['status']} ({entry['seconds']:.1f} s)")
-    document = json.loads(
+            started = time.perf_counter()
+            try:
+                main_fn = getattr(_load(item), "main", None)
+                if main_fn is None:
+                    continue
+                target = out / name
+                target.mkdir(parents=True, exist_ok=True)
+                entry: dict[str, Any] = {
+                    "status": "ok",
+                    "result": main_fn(quick=quick, out=target),
+                }
+            except Exception as exc:
+                entry = {
+                    "status": "failed",
+                    "error": f"{type(exc).__name__}: {exc}",
+                    "traceback": traceback.format_exc(),
+                }
+            entry["seconds"] = time.perf_counter() - started
+            results[name] = entry
+            _write(store, quick, {**earlier, **results})
+            if log is not None:
+                log(f"{name}: {entry['status']} ({entry['seconds']:.1f} s)")
+        document = _write(store, quick, {**earlier, **results})
+    return document
+
+
+def _write(store: RunStore, quick: bool, results: dict[str, Any]) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(
         json.dumps({"quick": quick, "benchmarks": results}, default=str)
     )
     store.write_json("bench.json", document)

@@ -194,7 +194,7 @@ def compute_run(spec: RunSpec) -> RunRecord:
         with single_threaded():
             env = make_env(spec.env_name, **spec.env_params)
             policy = make_policy(spec.policy_name, **spec.policy_params, seed=spec.seed)
-            result = simulate(policy, env, spec.horizon, seed=spec.seed)
+            result = simulate(policy, env, spec.horizon, seed=spec.seed, progress=False)
     except Exception as exc:
         meta["wall_seconds"] = time.perf_counter() - clock
         meta["status"] = "failed"

@@ -97,6 +97,9 @@ def paper_dir(paper: str | Path) -> Path:
     if packaged.is_dir():
         return packaged
     known = list_papers()
+    folded = [k for k in known if k.casefold() == str(paper).casefold()]
+    if len(folded) == 1:  # "Logistic" -> "logistic"
+        return PAPERS_DIR / folded[0]
     raise ConfigError(
         f"unknown paper {str(paper)!r}.{suggest(str(paper), known)} "
         f"Packaged papers: {', '.join(known) or 'none'}; or give a folder of configs."

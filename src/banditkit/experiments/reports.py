@@ -199,8 +199,20 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _param_cell(row: Mapping[str, Any]) -> str:
+    """The non-default parameters of a result row ("defaults" when there are none)."""
+    params = row.get("params", {})
+    changed = _non_default(row["policy"], params)
+    if not changed:
+        return "defaults" if params else "-"
+    return _params(changed)
+
+
 def results_table(summary: Mapping[str, Any]) -> str:
     """The results of a ``summary.json`` as a Markdown table.
+
+    The parameters column shows the differences from the policy's defaults ("defaults" when
+    none, "-" for a policy not registered here); summary.json has every parameter.
 
     Example:
         >>> print(results_table({"ci_level": 0.9, "results": [{"env": "e", "label": "a",
@@ -221,7 +233,7 @@ def results_table(summary: Mapping[str, Any]) -> str:
         seeds = f"{row['n_seeds']}" + (f" ({failed} failed)" if failed else "")
         lines.append(
             f"| {_cell(row['env'])} | {_cell(row.get('label', row['policy']))} "
-            f"| {_cell(_params(row.get('params', {})))} | {seeds} "
+            f"| {_cell(_param_cell(row))} | {seeds} "
             f"| {_num(row['final_regret_mean'])} ± {_num(row['final_regret_std'], 3)} "
             f"| [{_num(lo)}, {_num(hi)}] | {_num(row['seconds_mean'], 3)} "
             f"| {_num(row['n_updates_mean'])} |"

@@ -15,15 +15,18 @@ or missing ones are computed.
 
 from __future__ import annotations
 
+import json
+import multiprocessing
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from banditkit.core.errors import RunsFailedError
 from banditkit.experiments.backends import BACKENDS, make_backend
 from banditkit.experiments.claims import evaluate_claims
-from banditkit.experiments.progress import Progress, make_progress
+from banditkit.experiments.progress import Progress, RunKind, make_progress
 from banditkit.experiments.resolve import ResolvedExperiment, RunSpec, resolve
 from banditkit.experiments.schema import (
     ConfigError,
@@ -41,6 +44,7 @@ from banditkit.experiments.summaries import (
 
 __all__ = [
     "ExperimentResult",
+    "default_jobs",
     "execute_experiment",
     "prepare_experiment",
     "run_experiment",
@@ -120,6 +124,16 @@ def summary_with_claims(
     return summary
 
 
+def run_kind(spec: RunSpec) -> RunKind:
+    """The kind of a run for the ETA: everything but the seed, then coarser levels."""
+    full = json.dumps(
+        [spec.env_name, spec.env_params, spec.policy_name, spec.policy_params],
+        sort_keys=True,
+        default=str,
+    )
+    return ((full, (spec.env_name, spec.policy_name), spec.policy_name), spec.horizon)
+
+
 def _unique(specs: list[RunSpec]) -> list[RunSpec]:
     seen: set[str] = set()
     out = []
@@ -147,6 +161,14 @@ def execute_experiment(
     Raises:
         OutputDirError: If ``out`` cannot be written or another process uses it.
     """
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        # A spawned worker re-importing the user's script, which calls us at module level:
+        # fail at once (waiting for the driver's lock would hang both).
+        raise RuntimeError(
+            "banditkit was asked to run an experiment while a worker process was starting: "
+            'the script calling it needs `if __name__ == "__main__":` around the call '
+            "(workers re-import the script), or use jobs=1."
+        )
     if backend not in (*BACKENDS, "auto"):
         raise ValueError(
             f"backend must be one of auto, {', '.join(BACKENDS)}; got {backend!r}."
@@ -166,6 +188,10 @@ def execute_experiment(
         runner = make_backend(backend, jobs, address)
         failed: dict[str, str] = {}
         reporter.start(title or resolved.config.name, len(todo), len(specs) - len(todo))
+        plan = getattr(reporter, "plan", None)
+        measured = getattr(reporter, "measured", None)
+        if plan is not None:
+            plan([run_kind(s) for s in todo], 1 if backend == "serial" else jobs)
         records = runner.map(todo)
         try:
             for record in records:
@@ -179,6 +205,9 @@ def execute_experiment(
                     store.write_error(
                         record.run_id, {**record.meta, "traceback": record.error}
                     )
+                if measured is not None:
+                    seconds = record.meta.get("wall_seconds") if record.ok else None
+                    measured(run_kind(record.spec), seconds)
                 reporter.advance(record.spec.describe(), record.ok)
         finally:
             records.close()
@@ -214,28 +243,42 @@ def run_experiment(
     quick: bool = False,
     progress: str | Progress | None = "auto",
     figures: bool = True,
+    check: bool = True,
 ) -> ExperimentResult:
     """Run the experiment of ``config`` into ``out``; the Python side of ``banditkit run``.
+
+    Runs are computed one after the other in this process unless ``jobs`` > 1 (or
+    ``backend="process"``/``"ray"``) is asked for, so a plain script calling this needs no
+    ``if __name__ == "__main__":`` guard. Worker processes are started with ``spawn`` (safe
+    with PyTorch and threads), which re-imports the calling script in each worker: a script
+    asking for ``jobs`` > 1 must put the call under that guard (docs/experiments.md).
 
     Args:
         config: A YAML path, a mapping or an :class:`ExperimentConfig`.
         out: Output directory; reusing it resumes (finished runs are skipped).
         backend: "serial", "process", "ray" or "auto" (process when ``jobs`` > 1 and more
             than one run is left, else serial).
-        jobs: Parallel workers (default: the CPUs available).
+        jobs: Parallel workers (default 1: serial; the command line's default is the CPUs
+            available).
         address: Ray cluster address for ``backend="ray"`` (None: local Ray).
         seeds: Override the config's seeds (a count or a list).
         horizon: Override the config's horizon.
         quick: Use the config's ``quick:`` settings.
         progress: "auto", "bar", "log", "none" or a :class:`Progress` object.
         figures: Draw figures.
+        check: Raise :class:`~banditkit.errors.RunsFailedError` when some runs failed
+            (after storing and summarising the others); False returns the result with
+            ``result.ok`` False instead.
 
     Returns:
-        An :class:`ExperimentResult`; ``result.ok`` is False when some runs failed.
+        An :class:`ExperimentResult`.
 
     Raises:
         ConfigError: For an invalid config (nothing is written).
         OutputDirError: If ``out`` cannot be written.
+        MissingDatasetsError: If datasets the config needs are missing (all are listed).
+        RunsFailedError: If ``check`` and some runs failed; it lists them, and re-running
+            the same call retries those only. Its ``result`` is the experiment's result.
 
     Example:
         >>> import tempfile, banditkit as bk
@@ -247,15 +290,18 @@ def run_experiment(
         (True, 4, [2, 2])
     """
     resolved = prepare_experiment(config, seeds=seeds, horizon=horizon, quick=quick)
-    return execute_experiment(
+    result = execute_experiment(
         resolved,
         out,
         backend=backend,
-        jobs=jobs,
+        jobs=1 if jobs is None else jobs,
         address=address,
         progress=progress,
         figures=figures,
     )
+    if check and not result.ok:
+        raise RunsFailedError(result.failed, out, result)
+    return result
 
 
 def redraw(out: str | Path) -> list[Path]:

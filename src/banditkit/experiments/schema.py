@@ -59,6 +59,8 @@ from pydantic import (
     model_validator,
 )
 
+from banditkit.core import ENVIRONMENTS, POLICIES
+from banditkit.core.errors import BanditkitError
 from banditkit.experiments.claim_kinds import Claim
 from banditkit.experiments.yaml_io import strict_load
 
@@ -83,7 +85,7 @@ QUICK_HORIZON = 500
 """What ``--quick`` uses when a config has no ``quick:`` section (at most these)."""
 
 
-class ConfigError(ValueError):
+class ConfigError(BanditkitError, ValueError):
     """An invalid experiment config; the message names the file, the field and the problem."""
 
     def __init__(
@@ -131,9 +133,21 @@ class _Entry(BaseModel):
 class EnvSpec(_Entry):
     """One environment: registry name, optional label, parameters."""
 
+    @field_validator("name")
+    @classmethod
+    def _canonical(cls, name: str) -> str:
+        # "Logistic" -> "logistic": the registered spelling, so run ids do not depend on case
+        return ENVIRONMENTS.canonical(name)
+
 
 class PolicySpec(_Entry):
     """One policy: registry name, optional label, hyper-parameters (no ``seed``)."""
+
+    @field_validator("name")
+    @classmethod
+    def _canonical(cls, name: str) -> str:
+        # "LinUCB" -> "linucb": the registered spelling, so run ids do not depend on case
+        return POLICIES.canonical(name)
 
     @model_validator(mode="after")
     def _no_seed(self) -> PolicySpec:

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.core.environment import ContextualEnvironment
-from banditkit.core.errors import DamagedFileError
+from banditkit.core.errors import BanditkitError, DamagedFileError
 from banditkit.core.files import atomic_write_bytes, atomic_write_text
 from banditkit.core.records import Record
 
@@ -134,7 +134,7 @@ LOCK_POLL_SECONDS = 0.2
 _log = logging.getLogger("banditkit")
 
 
-class OutputDirError(OSError):
+class OutputDirError(BanditkitError, OSError):
     """The output directory cannot be used (not writable, or in use by another process)."""
 
 

@@ -29,12 +29,18 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.special import expit, log_ndtr, ndtr
 
 from banditkit.core.validation import check_choice
+
+if TYPE_CHECKING:
+    import scipy.special as special
+else:
+    from banditkit.core.lazy import lazy_import
+
+    special = lazy_import("scipy.special")  # slow to import: at first use
 
 __all__ = [
     "LINKS",
@@ -162,12 +168,12 @@ class LogisticLink(Link):
 
     def mean(self, z: np.ndarray) -> np.ndarray:
         """Return 1 / (1 + exp(-z))."""
-        return np.asarray(expit(_as_float(z)))
+        return np.asarray(special.expit(_as_float(z)))
 
     def deriv(self, z: np.ndarray) -> np.ndarray:
         """Return mu(z) (1 - mu(z)), as expit(z) expit(-z) to keep the tails exact."""
         z = _as_float(z)
-        return np.asarray(expit(z) * expit(-z))
+        return np.asarray(special.expit(z) * special.expit(-z))
 
     def deriv2(self, z: np.ndarray) -> np.ndarray:
         """Return mu'(z) (1 - 2 mu(z)), using 1 - 2 mu(z) = -tanh(z / 2)."""
@@ -215,7 +221,7 @@ def _inverse_mills(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     near = ~far
     zn = z[near]
     with np.errstate(under="ignore"):
-        r[near] = np.exp(-0.5 * zn * zn - _LOG_SQRT_2PI - log_ndtr(zn))
+        r[near] = np.exp(-0.5 * zn * zn - _LOG_SQRT_2PI - special.log_ndtr(zn))
     s[near] = zn + r[near]
     s[far] = _mills_shift_cf(-z[far])
     r[far] = s[far] - z[far]
@@ -247,7 +253,7 @@ class ProbitLink(Link):
 
     def mean(self, z: np.ndarray) -> np.ndarray:
         """Return Phi(z)."""
-        return np.asarray(ndtr(_as_float(z)))
+        return np.asarray(special.ndtr(_as_float(z)))
 
     def deriv(self, z: np.ndarray) -> np.ndarray:
         """Return phi(z) = exp(-z^2 / 2) / sqrt(2 pi)."""
@@ -264,7 +270,7 @@ class ProbitLink(Link):
         """Return -[y log Phi(z) + (1 - y) log Phi(-z)]."""
         z = _as_float(z)
         y = _as_float(y)
-        return -(y * log_ndtr(z) + (1.0 - y) * log_ndtr(-z))
+        return -(y * special.log_ndtr(z) + (1.0 - y) * special.log_ndtr(-z))
 
     def nll_grad(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Return -y r(z) + (1 - y) r(-z)."""

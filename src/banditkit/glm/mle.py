@@ -24,14 +24,19 @@ References:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from scipy.optimize import brentq
 
 from banditkit.core.validation import check_finite_array, check_int, check_scalar
 from banditkit.glm.links import Link, get_link
+
+if TYPE_CHECKING:
+    import scipy.linalg as sla
+else:
+    from banditkit.core.lazy import lazy_import
+
+    sla = lazy_import("scipy.linalg")  # slow to import: at first use
 
 __all__ = ["GLMFit", "fit_glm", "fit_glm_constrained", "glm_hessian"]
 
@@ -169,12 +174,12 @@ def _check_vector(name: str, value: Any, d: int) -> np.ndarray:
 def _newton_direction(H: np.ndarray, g: np.ndarray, lam: float) -> np.ndarray:
     """Return -H^-1 g by Cholesky; raise _SingularHessianError if lam = 0 and H ~ 0."""
     try:
-        factor = cho_factor(H, lower=True, check_finite=False)
+        factor = sla.cho_factor(H, lower=True, check_finite=False)
         if lam == 0.0:
             pivots = np.abs(np.diag(factor[0]))
             if pivots.min() ** 2 <= _SINGULAR_RTOL * pivots.max() ** 2:
-                raise LinAlgError("numerically singular")
-    except LinAlgError as exc:
+                raise np.linalg.LinAlgError("numerically singular")
+    except np.linalg.LinAlgError as exc:
         if lam == 0.0:
             raise _SingularHessianError(
                 "The Hessian of the objective is singular at lam=0, so the MLE is not "
@@ -182,8 +187,8 @@ def _newton_direction(H: np.ndarray, g: np.ndarray, lam: float) -> np.ndarray:
             ) from exc
         # Positive definite in exact arithmetic (lam > 0): retry with a small ridge.
         H = H + _JITTER * max(float(np.trace(H)) / H.shape[0], lam) * np.eye(len(H))
-        factor = cho_factor(H, lower=True, check_finite=False)
-    return -cho_solve(factor, g, check_finite=False)
+        factor = sla.cho_factor(H, lower=True, check_finite=False)
+    return -sla.cho_solve(factor, g, check_finite=False)
 
 
 def _newton(
@@ -431,6 +436,8 @@ def fit_glm_constrained(
             return GLMFit(fit.theta, total_iter, fit.converged, objective)
 
     # 3. Root of ||theta(mu) - center|| = radius by Brent's method.
+    from scipy.optimize import brentq  # imported here: scipy.optimize is slow to import
+
     mu_star, info = brentq(
         excess,
         mu_lo,

@@ -29,14 +29,20 @@ References:
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.linalg import cho_solve, cholesky, solve_triangular
 
 from banditkit.core.validation import check_arms, check_choice, check_int, check_scalar
 
 from ._common import check_weights
+
+if TYPE_CHECKING:
+    import scipy.linalg as sla
+else:
+    from banditkit.core.lazy import lazy_import
+
+    sla = lazy_import("scipy.linalg")  # slow to import: at first use
 
 __all__ = ["g_optimal_design", "max_leverage"]
 
@@ -191,7 +197,7 @@ def _row_space(X: np.ndarray) -> np.ndarray:
 
 def _exact_leverages(Z: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Return A^-1 and the leverages z_i^T A^-1 z_i for A = Z^T diag(pi) Z."""
-    chol = cholesky((Z.T * pi) @ Z, lower=True)
-    W = solve_triangular(chol, Z.T, lower=True)  # columns L^-1 z_i
-    A_inv = cho_solve((chol, True), np.eye(Z.shape[1]))
+    chol = sla.cholesky((Z.T * pi) @ Z, lower=True)
+    W = sla.solve_triangular(chol, Z.T, lower=True)  # columns L^-1 z_i
+    A_inv = sla.cho_solve((chol, True), np.eye(Z.shape[1]))
     return A_inv, np.sum(W * W, axis=0)

@@ -20,10 +20,9 @@ References:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.linalg import cho_solve, solve_triangular
 
 from banditkit.core.validation import check_int, check_scalar
 
@@ -40,6 +39,13 @@ from ._common import (
     sample_shape,
 )
 from .rank1 import cholesky_update, pair_norms_from_cross, weighted_norms_unchecked
+
+if TYPE_CHECKING:
+    import scipy.linalg as sla
+else:
+    from banditkit.core.lazy import lazy_import
+
+    sla = lazy_import("scipy.linalg")  # slow to import: at first use
 
 __all__ = ["Gram"]
 
@@ -162,7 +168,7 @@ class Gram:
         if self._pending:
             chol = self._cholesky
             for root_w_x in self._pending:
-                p = solve_triangular(chol, root_w_x, lower=True, check_finite=False)
+                p = sla.solve_triangular(chol, root_w_x, lower=True, check_finite=False)
                 chol = cholesky_update(chol, root_w_x, p)
             self._cholesky = frozen(chol)
             self._pending = []
@@ -234,7 +240,7 @@ class Gram:
         """Recompute L, V^-1 and log det V from V in O(d^3)."""
         matrix = 0.5 * (self._matrix + self._matrix.T)
         chol = np.linalg.cholesky(matrix)
-        inverse = cho_solve((chol, True), np.eye(self._d), check_finite=False)
+        inverse = sla.cho_solve((chol, True), np.eye(self._d), check_finite=False)
         self._matrix = frozen(matrix)
         self._cholesky = frozen(np.asfortranarray(chol))
         self._pending = []
@@ -299,7 +305,7 @@ class Gram:
             Solution with the shape of b.
         """
         b = check_rhs("b", b, self._d)
-        return cho_solve((self._factor(), True), b, check_finite=False)
+        return sla.cho_solve((self._factor(), True), b, check_finite=False)
 
     def sample_normal(
         self, rng: np.random.Generator, size: int | None = None
@@ -316,7 +322,7 @@ class Gram:
             Shape (d,) if size is None, else (size, d).
         """
         z = check_rng(rng).standard_normal(sample_shape(size, self._d))
-        draws = solve_triangular(
+        draws = sla.solve_triangular(
             self._factor(), z.T, lower=True, trans="T", check_finite=False
         )
         return np.asarray(draws.T)

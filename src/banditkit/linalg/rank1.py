@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.linalg import solve_triangular
 
 from banditkit.core.validation import check_finite_array
 
 from ._common import check_vector
+
+if TYPE_CHECKING:
+    import scipy.linalg as sla
+else:
+    from banditkit.core.lazy import lazy_import
+
+    sla = lazy_import("scipy.linalg")  # slow to import: at first use
 
 __all__ = ["cholesky_rank1_update", "weighted_norms"]
 
@@ -148,7 +154,7 @@ def cholesky_rank1_update(L: Any, x: Any) -> np.ndarray:
         raise ValueError("L must have a positive diagonal (a Cholesky factor).")
     x = check_vector("x", x, d)
     L = np.tril(L)
-    return cholesky_update(L, x, solve_triangular(L, x, lower=True))
+    return cholesky_update(L, x, sla.solve_triangular(L, x, lower=True))
 
 
 # Assumption: crossover measured with NumPy 2.4 on x86-64. Below it the closed form is

@@ -32,13 +32,19 @@ References:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.special import ndtri
 
 from banditkit.core.validation import check_finite_array, check_scalar
 from banditkit.ope.reward_model import cross_fit
+
+if TYPE_CHECKING:
+    import scipy.special as special
+else:
+    from banditkit.core.lazy import lazy_import
+
+    special = lazy_import("scipy.special")  # slow to import: at first use
 
 __all__ = [
     "Estimate",
@@ -173,7 +179,7 @@ def _from_terms(value: float, terms: np.ndarray, method: str, level: float) -> E
     """The estimate ``value`` with the normal interval of the mean of ``terms``."""
     n = terms.shape[0]
     se = float(np.std(terms, ddof=1) / np.sqrt(n))
-    half = float(ndtri(0.5 + level / 2.0)) * se
+    half = float(special.ndtri(0.5 + level / 2.0)) * se
     return Estimate(
         value=float(value),
         ci=(float(value - half), float(value + half)),

@@ -25,15 +25,21 @@ References:
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from scipy.special import xlogy
 
 from banditkit.core import POLICIES, Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
 from banditkit.policies.selection import argmax_random_tie
+
+if TYPE_CHECKING:
+    import scipy.special as special
+else:
+    from banditkit.core.lazy import lazy_import
+
+    special = lazy_import("scipy.special")  # slow to import: at first use
 
 __all__ = ["KLUCB", "UCB1", "BernoulliTS", "bernoulli_kl", "kl_ucb_index"]
 
@@ -50,7 +56,10 @@ def bernoulli_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """
     p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
     return np.asarray(
-        xlogy(p, p) - xlogy(p, q) + xlogy(1 - p, 1 - p) - xlogy(1 - p, 1 - q)
+        special.xlogy(p, p)
+        - special.xlogy(p, q)
+        + special.xlogy(1 - p, 1 - p)
+        - special.xlogy(1 - p, 1 - q)
     )
 
 

@@ -20,9 +20,9 @@ References:
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from banditkit.core import POLICIES
 from banditkit.core.validation import check_choice, check_int, check_scalar
@@ -30,6 +30,9 @@ from banditkit.glm import LogisticLink
 from banditkit.linalg import GRAMS
 from banditkit.policies.models import GLMModel
 from banditkit.policies.scored import R_LOGISTIC, ScoredPolicy
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["AdaOFUECOLog", "LinearLogisticPolicy", "LogisticUCB1"]
 
@@ -58,6 +61,7 @@ class LinearLogisticPolicy(ScoredPolicy):
     """
 
     reward_kind = "binary"  # Bernoulli likelihood: BCE on rewards in [0, 1]
+    needs_torch = False  # a GLM: no network, so no torch generator
     contract_params = {"update_every": 3}  # noqa: RUF012 - read-only (banditkit.testing)
 
     def __init__(

@@ -19,16 +19,17 @@ References:
 from __future__ import annotations
 
 import math
-
-import torch
+from typing import TYPE_CHECKING
 
 from banditkit.core import POLICIES
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm import LogisticLink
 from banditkit.linalg import GRAMS
-from banditkit.nn import Trainer
 from banditkit.policies.models import NeuralModel
 from banditkit.policies.scored import ScoredPolicy
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["LOSS_REDUCTIONS", "NeuralScoredPolicy", "NeuralTS", "NeuralUCB"]
 
@@ -159,6 +160,9 @@ class NeuralUCB(NeuralScoredPolicy):
         )
 
     def _make_model(self, d: int, generator: torch.Generator) -> NeuralModel:
+        # PyTorch is imported here, not when the registry is built
+        from banditkit.nn import Trainer
+
         assert self.lr is not None
         # [Zhou2020, Alg. 1]: sum (f - r)^2 / 2 + m lam ||theta - theta_0||^2 / 2
         trainer = Trainer(

@@ -37,19 +37,23 @@ References:
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from banditkit.core import POLICIES
 from banditkit.core.validation import check_choice, check_scalar
 from banditkit.glm import LogisticLink
 from banditkit.linalg import GramLike, ShiftedGram, make_gram
-from banditkit.nn import Trainer
 from banditkit.policies import theory
 from banditkit.policies.models import NeuralModel, TangentModel
 from banditkit.policies.neural import LOSS_REDUCTIONS, NeuralScoredPolicy
 from banditkit.policies.scored import R_LOGISTIC
+
+if TYPE_CHECKING:
+    import torch
+
+    from banditkit.nn import Trainer
 
 __all__ = [
     "NCBFUCB",
@@ -283,6 +287,9 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         )
 
     def _trainer(self, n: int) -> Trainer:
+        # PyTorch is imported here, not when the registry is built
+        from banditkit.nn import Trainer
+
         if self._theory:
             # [Bae2025, Alg. 1, TrainNN]: (m lam_t / 2) ||theta - theta_0||^2
             lam = self.width * self._lam_now

@@ -23,21 +23,22 @@ References:
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
-import torch
 
 from banditkit.core import Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.glm import Link, LogisticLink
 from banditkit.linalg import EffectiveDimension, GramLike, make_gram
-from banditkit.nn import make_generator
 from banditkit.policies.history import History
 from banditkit.policies.models import Model
 from banditkit.policies.schedules import Periodic
 from banditkit.policies.scorer import Scorer
 from banditkit.policies.selection import Optimistic, Rule, Sampled
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["R_LOGISTIC", "ScoredPolicy"]
 
@@ -72,6 +73,9 @@ class ScoredPolicy(ContextualPolicy):
     """
 
     sampling: ClassVar[bool] = False
+    #: False when ``_make_model`` builds no network (a GLM): its ``generator`` is then None
+    #: and PyTorch is never imported; the seed's one draw from ``rng`` is made either way.
+    needs_torch: ClassVar[bool] = True
     weighted: ClassVar[bool] = False
     #: The link of the reward model; its slope mu' weights A when ``weighted``.
     link: ClassVar[Link] = LogisticLink()
@@ -120,7 +124,16 @@ class ScoredPolicy(ContextualPolicy):
     # ------------------------------------------------------------------ parts
     def _setup(self, ctx: Context) -> None:
         assert self.d is not None
-        self._build(self.d, make_generator(self.rng))
+        # One integer from the policy's stream seeds the network (nn.make_generator's draw).
+        self._build(self.d, self._generator(int(self.rng.integers(0, 2**63 - 1))))
+
+    def _generator(self, seed: int) -> torch.Generator:
+        """A torch generator seeded with ``seed``; None when the class ``needs_torch`` not."""
+        if not self.needs_torch:
+            return cast("torch.Generator", None)
+        import torch
+
+        return torch.Generator().manual_seed(seed)
 
     def _build(self, d: int, generator: torch.Generator) -> None:
         """Compose the parts: history, scorer (model + uncertainty), rule, schedule."""
@@ -198,7 +211,7 @@ class ScoredPolicy(ContextualPolicy):
     def _load_state(self, state: dict[str, Any]) -> None:
         assert self.d is not None
         # theta_0 and theta come from the state: leave self.rng (already restored) alone.
-        self._build(self.d, torch.Generator().manual_seed(0))
+        self._build(self.d, self._generator(0))
         self.history.load_state_dict(state["history"])
         self.schedule.load_state_dict(state["schedule"])
         self.scorer.load_state_dict(state)

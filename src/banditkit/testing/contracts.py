@@ -223,14 +223,14 @@ def check_reproducible(case: PolicyCase) -> None:
     assert_same_state(first, second)
 
 
-def _load(path: Path, cls: type[Policy]) -> Policy:
-    """``load_policy`` through the registry, or a one-entry registry for a user class."""
+def _registry(cls: type[Policy]) -> Registry[type[Policy]]:
+    """The policy registry, or a one-entry registry for an unregistered user class."""
     name = cls.registry_name
     if name and name in POLICIES and POLICIES.get(name) is cls:
-        return load_policy(path)
+        return POLICIES
     registry: Registry[type[Policy]] = Registry("policy")
     registry.register(name or cls.__name__)(cls)
-    return load_policy(path, registry)
+    return registry
 
 
 def check_save_restore(case: PolicyCase, *, rounds: int = 7) -> None:
@@ -247,8 +247,9 @@ def check_save_restore(case: PolicyCase, *, rounds: int = 7) -> None:
     play(half, env, rounds)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "policy.bk"
-        save_policy(half, path)
-        restored = _load(path, case.policy_class)
+        registry = _registry(case.policy_class)
+        save_policy(half, path, registry)
+        restored = load_policy(path, registry)
     expect(type(restored) is type(half), f"{case}: load_policy built {type(restored)}.")
     for attr in ("t", "n_updates", "horizon", "d"):
         expect(

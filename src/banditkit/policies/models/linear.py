@@ -22,15 +22,21 @@ References:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.linalg
 
 from banditkit.core.validation import check_scalar
 from banditkit.glm import fit_glm, fit_glm_constrained, get_link, glm_hessian
 from banditkit.linalg import Gram
 from banditkit.policies.history import History, PairHistory
+
+if TYPE_CHECKING:
+    import scipy.linalg as sla
+else:
+    from banditkit.core.lazy import lazy_import
+
+    sla = lazy_import("scipy.linalg")  # slow to import: at first use
 
 __all__ = ["GLMModel", "RidgeModel", "rows_of"]
 
@@ -254,9 +260,7 @@ class GLMModel:
             )
             self._chol = np.linalg.cholesky(h)
         z = rng.standard_normal(self.theta.shape[0])
-        return self.theta + scale * scipy.linalg.solve_triangular(
-            self._chol.T, z, lower=False
-        )
+        return self.theta + scale * sla.solve_triangular(self._chol.T, z, lower=False)
 
     def state_dict(self) -> dict[str, Any]:
         """Arrays only (the history belongs to the policy): theta and the rows it fitted."""

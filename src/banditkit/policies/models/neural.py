@@ -19,26 +19,23 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
-from banditkit.nn import (
-    MLP,
-    BradleyTerry,
-    L2Penalty,
-    Trainer,
-    fit,
-    flat_params,
-    forward_and_grads,
-    forward_and_sq_norms,
-    set_flat_params,
-    stack_params,
-)
-from banditkit.nn.train import _init_center
 from banditkit.policies.history import History, PairHistory, SetHistory
 from banditkit.policies.models.neural_linear import observations_of
+
+if TYPE_CHECKING:
+    import torch
+
+    from banditkit import nn
+    from banditkit.nn import Trainer
+else:
+    from banditkit.core.lazy import lazy_import
+
+    torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
+    nn = lazy_import("banditkit.nn")
 
 __all__ = ["NeuralModel", "TangentModel"]
 
@@ -79,7 +76,7 @@ class NeuralModel:
         trainer: Trainer,
         generator: torch.Generator,
     ) -> None:
-        self.mlp = MLP(d, width=width, depth=depth, generator=generator)
+        self.mlp = nn.MLP(d, width=width, depth=depth, generator=generator)
         self.trainer = trainer
 
     @property
@@ -89,7 +86,7 @@ class NeuralModel:
 
     def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return f(x_k; theta) (K,) and g(x_k; theta) (K, p) for the rows of X."""
-        f, G = forward_and_grads(self.mlp, torch.from_numpy(np.array(X)))
+        f, G = nn.forward_and_grads(self.mlp, torch.from_numpy(np.array(X)))
         return f.numpy(), G.numpy()
 
     def predict(self, X: np.ndarray) -> np.ndarray:
@@ -105,7 +102,7 @@ class NeuralModel:
         The squared widths of a diagonal Gram without the (K, p) gradient block
         (``nn.forward_and_sq_norms``); X comes validated from the policy's context.
         """
-        f, q = forward_and_sq_norms(
+        f, q = nn.forward_and_sq_norms(
             self.mlp,
             torch.from_numpy(np.array(X, dtype=np.float64)),
             torch.from_numpy(inv_diag),
@@ -174,7 +171,7 @@ class NeuralModel:
             )
         if not (
             math.isfinite(objective[-1])
-            and bool(torch.isfinite(flat_params(self.mlp)).all())
+            and bool(torch.isfinite(nn.flat_params(self.mlp)).all())
         ):
             raise FloatingPointError(
                 f"training diverged on {history.n} observations: the objective "
@@ -185,14 +182,16 @@ class NeuralModel:
 
     def _fit_pairs(self, history: PairHistory) -> list[float]:
         """BTL on the duels: ``nn.fit`` in place with the trainer's settings."""
+        from banditkit.nn.train import _init_center
+
         trainer = self.trainer
         center = _init_center(self.mlp) if trainer.center == "init" else None
-        result = fit(
+        result = nn.fit(
             self.mlp.network,
-            stack_params(self.mlp),  # views: trained in place
+            nn.stack_params(self.mlp),  # views: trained in place
             observations_of(history, weighted=trainer.loss == "weighted-bce"),
-            BradleyTerry(),
-            penalties=[L2Penalty(trainer.lam, center)] if trainer.lam > 0.0 else [],
+            nn.BradleyTerry(),
+            penalties=[nn.L2Penalty(trainer.lam, center)] if trainer.lam > 0.0 else [],
             optimizer=trainer.optimizer,
             lr=trainer.lr,
             steps=trainer.steps,
@@ -204,13 +203,13 @@ class NeuralModel:
     def state_dict(self) -> dict[str, Any]:
         """Arrays only: theta and theta_0 (the history belongs to the policy)."""
         return {
-            "theta": flat_params(self.mlp).numpy().copy(),
+            "theta": nn.flat_params(self.mlp).numpy().copy(),
             "theta0": self.mlp.theta0.numpy().copy(),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict`."""
-        set_flat_params(self.mlp, torch.as_tensor(np.asarray(state["theta"])))
+        nn.set_flat_params(self.mlp, torch.as_tensor(np.asarray(state["theta"])))
         self.mlp.theta0.copy_(torch.as_tensor(np.asarray(state["theta0"])))
 
 
@@ -257,7 +256,7 @@ class TangentModel(NeuralModel):
     def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return the latent (K,) and g(x_k; theta_0) (K, p)."""
         Xt = torch.from_numpy(np.array(X, dtype=np.float64))
-        _, G0 = forward_and_grads(self.mlp0, Xt)
+        _, G0 = nn.forward_and_grads(self.mlp0, Xt)
         feats = G0.numpy()
         if self.linearised:
             return feats @ self._shift, feats
@@ -277,13 +276,13 @@ class TangentModel(NeuralModel):
 
     def fit(self, history: History | PairHistory | SetHistory) -> None:
         """TrainNN [Bae2025, Alg. 1]: restart at theta_0, then the trainer's GD steps."""
-        set_flat_params(self.mlp, self.mlp.theta0)
+        nn.set_flat_params(self.mlp, self.mlp.theta0)
         super().fit(history)
-        self._shift = (flat_params(self.mlp) - self.mlp.theta0).numpy().copy()
+        self._shift = (nn.flat_params(self.mlp) - self.mlp.theta0).numpy().copy()
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict` (theta_0 also resets the frozen copy)."""
         super().load_state_dict(state)
-        set_flat_params(self.mlp0, self.mlp.theta0)
+        nn.set_flat_params(self.mlp0, self.mlp.theta0)
         self.mlp0.theta0.copy_(self.mlp.theta0)
-        self._shift = (flat_params(self.mlp) - self.mlp.theta0).numpy().copy()
+        self._shift = (nn.flat_params(self.mlp) - self.mlp.theta0).numpy().copy()

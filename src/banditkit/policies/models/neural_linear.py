@@ -25,36 +25,32 @@ References:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.nn import (
-    BCE,
-    MNL,
-    MSE,
-    BradleyTerry,
-    L2Penalty,
-    Loss,
-    NeuralLinear,
-    Pairs,
-    Params,
-    Rows,
-    Sets,
-    fit,
-)
 from banditkit.policies.history import History, PairHistory, SetHistory
+
+if TYPE_CHECKING:
+    import torch
+
+    from banditkit import nn
+    from banditkit.nn import L2Penalty, Pairs, Params, Rows, Sets
+else:
+    from banditkit.core.lazy import lazy_import
+
+    torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
+    nn = lazy_import("banditkit.nn")
 
 __all__ = ["NeuralLinearModel", "observations_of"]
 
-#: The loss of each name and the history it reads.
-LOSSES: dict[str, tuple[Loss, type]] = {
-    "mse": (MSE(), History),
-    "bce": (BCE(), History),
-    "btl": (BradleyTerry(), PairHistory),
-    "mnl": (MNL(), SetHistory),
+#: The ``banditkit.nn`` loss of each name (its class name) and the history it reads.
+LOSSES: dict[str, tuple[str, type]] = {
+    "mse": ("MSE", History),
+    "bce": ("BCE", History),
+    "btl": ("BradleyTerry", PairHistory),
+    "mnl": ("MNL", SetHistory),
 }
 CENTERS = ("init", "zero")
 PENALISED = ("all", "head")
@@ -83,10 +79,10 @@ def observations_of(
     """
     w = history.w if weighted else None
     if isinstance(history, History):
-        return Rows(history.X, history.y, w)
+        return nn.Rows(history.X, history.y, w)
     if isinstance(history, PairHistory):
         n = history.n
-        return Pairs(
+        return nn.Pairs(
             np.concatenate([history.X1, history.X2]),
             np.arange(n),
             np.arange(n, 2 * n),
@@ -97,7 +93,7 @@ def observations_of(
         sizes = history.sizes
         slots = np.arange(int(sizes.max()))[None, :]
         items = np.where(slots < sizes[:, None], history.offsets[:-1, None] + slots, -1)
-        return Sets(history.items, items, history.choice, w)
+        return nn.Sets(history.items, items, history.choice, w)
     raise TypeError(
         "history must be a History, a PairHistory or a SetHistory; "
         f"got {type(history).__name__}."
@@ -169,7 +165,7 @@ class NeuralLinearModel:
         reduction: str = "mean",
         generator: torch.Generator,
     ) -> None:
-        self.net = NeuralLinear(
+        self.net = nn.NeuralLinear(
             check_int("d", d, low=1),
             width=width,
             depth=check_int("depth", depth, low=2),
@@ -196,7 +192,7 @@ class NeuralLinearModel:
             return []
         names = self.net.head_names if self.penalised == "head" else None
         center = self.params0 if self.center == "init" else None
-        return [L2Penalty(self.lam, center, names)]
+        return [nn.L2Penalty(self.lam, center, names)]
 
     def _evaluate(self, X: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
         """phi(x_k) (K, width) and f(x_k) (K,) of one member, as ``net.forward``."""
@@ -242,7 +238,7 @@ class NeuralLinearModel:
             TypeError: If the history is not the kind ``loss`` reads.
             FloatingPointError: If training diverged (non-finite J or parameters).
         """
-        loss, kind = LOSSES[self.loss]
+        loss_name, kind = LOSSES[self.loss]
         if not isinstance(history, kind):
             raise TypeError(
                 f"loss={self.loss!r} reads a {kind.__name__}; "
@@ -250,11 +246,11 @@ class NeuralLinearModel:
             )
         if history.n == 0:
             return []
-        result = fit(
+        result = nn.fit(
             self.net,
             self.params,
             observations_of(history),
-            loss,
+            getattr(nn, loss_name)(),
             penalties=self.penalties(),
             optimizer=self.optimizer,
             lr=self.lr,

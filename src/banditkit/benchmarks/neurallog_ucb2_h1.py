@@ -11,12 +11,10 @@ the bandit loop (``simulate``) with one BLAS and one PyTorch thread.
 from __future__ import annotations
 
 import statistics
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import host, run_once, single_threaded, write_outputs
+from banditkit.benchmarks._common import host, run_once, single_threaded, write_outputs
 
 BAR_SECONDS = 2.0
 POLICY = "neurallog-ucb2"

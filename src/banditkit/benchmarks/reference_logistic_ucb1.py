@@ -15,12 +15,15 @@ theoretical scale rather than tuned down on the test workload.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import LOGISTIC_TASK, Reference, Workload, compare_to_reference
+from banditkit.benchmarks._common import (
+    LOGISTIC_TASK,
+    Reference,
+    Workload,
+    compare_to_reference,
+)
 
 WORKLOAD = Workload(
     name="reference_logistic_ucb1",

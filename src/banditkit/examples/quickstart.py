@@ -1,6 +1,7 @@
 """Quick tour: the policies available so far on digits and on the logistic h1 bandit.
 
-Run with ``.venv/bin/python examples/quickstart.py``; prints final regret (mean over seeds) and
+Write it out with ``banditkit examples quickstart.py`` and run it with ``python quickstart.py``;
+prints final regret (mean over seeds) and
 the seconds spent inside each policy.
 """
 

@@ -13,12 +13,10 @@ Gram as in the reference; HYPERPARAMETERS_NOTE below says how the rest were chos
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Reference, Workload, compare_to_reference
+from banditkit.benchmarks._common import Reference, Workload, compare_to_reference
 
 # Chosen on seeds 0-2 (T = 2000, machine loaded, times per run): width 100, diagonal Gram,
 # lr 0.01, lam 1 throughout;

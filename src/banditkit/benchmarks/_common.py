@@ -3,8 +3,8 @@
 A reference workload runs one banditkit policy on one environment for several seeds, times
 the bandit loop (the wall time of ``simulate``, one BLAS and one PyTorch thread), and
 compares the mean time and the mean final regret with the numbers measured for the public
-reference code (issue 5). Each benchmark script imports this module through
-:func:`load_common` and calls :func:`compare_to_reference` from its ``main``.
+reference code. Each benchmark module imports it and calls :func:`compare_to_reference`
+from its ``main``.
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ import banditkit as bk
 from banditkit.core.simulate import RunResult, simulate
 from banditkit.experiments.execute import single_threaded
 
-# ../shared/datasets next to the repository, as the tests use it
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 SPEEDUP_BAR = 10.0
 
 #: The logistic task of the Logistic-UCB-1 / ada-OFU-ECOLog reference runs (issue 5): d = 20,
@@ -42,12 +40,6 @@ LOGISTIC_TASK = {
     "law": "unit-ball",
     "theta": 4.0 / math.sqrt(LOGISTIC_TASK_D),
 }
-
-
-def use_shared_data() -> None:
-    """Point BANDITKIT_DATA at the shared dataset folder unless the user chose one."""
-    if "BANDITKIT_DATA" not in os.environ and DATA_DIR.is_dir():
-        os.environ["BANDITKIT_DATA"] = str(DATA_DIR)
 
 
 @dataclass(frozen=True)
@@ -95,7 +87,7 @@ def run_once(
     environment = bk.make_env(env, **env_params)
     agent = bk.make_policy(policy, seed=seed, **policy_params)
     started = time.perf_counter()
-    run = simulate(agent, environment, horizon=horizon, seed=seed)
+    run = simulate(agent, environment, horizon=horizon, seed=seed, progress=False)
     return time.perf_counter() - started, run
 
 
@@ -148,7 +140,6 @@ def compare_to_reference(
         reference, ``speedup`` (reference seconds / our mean seconds), ``faster_10x`` and
         ``regret_ok`` (our mean final regret <= the reference's).
     """
-    use_shared_data()
     n_seeds = quick_seeds if quick else seeds
     horizon = quick_horizon if (quick and quick_horizon) else workload.horizon
     seconds: list[float] = []

@@ -29,10 +29,8 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import host, single_threaded, write_outputs
-
 from banditkit.assortment import optimal_assortment, revenue_ordered_assortment
+from banditkit.benchmarks._common import host, single_threaded, write_outputs
 
 N_ITEMS, CAPACITY, RSS_ITEMS, RSS_CAPACITY = 1000, 50, 200, 10
 BAR_MS = 10.0

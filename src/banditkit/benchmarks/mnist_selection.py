@@ -12,18 +12,15 @@ for comparison, NeuralUCB and NeuralTS, all with m = 20 and the diagonal Gram.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (
+from banditkit.benchmarks._common import (
     host,
     run_once,
     single_threaded,
-    use_shared_data,
     write_outputs,
 )
 
@@ -40,7 +37,6 @@ POLICIES: dict[str, dict[str, Any]] = {
 
 def main(quick: bool, out: Path) -> dict[str, Any]:
     """Median act latency after the warm-up, per policy (quick: 100 + 50 rounds, 1 seed)."""
-    use_shared_data()
     warmup, measured = (100, 50) if quick else (WARMUP, MEASURED)
     rows: dict[str, Any] = {}
     with single_threaded():

@@ -1,7 +1,7 @@
 """Your own data: a classification bandit from a table, an experiment config, a logged replay.
 
-Run with ``.venv/bin/python examples/own_data.py`` (about a minute; the test suite runs it
-with ``BANDITKIT_EXAMPLE_QUICK=1``). It writes its files under ``own-data-example/`` in the
+Write it out with ``banditkit examples own_data.py`` and run it with ``python own_data.py``
+(about a minute; the test suite runs it with ``BANDITKIT_EXAMPLE_QUICK=1``). It writes its files under ``own-data-example/`` in the
 working directory: a table ``animals.csv``, a config ``animals.yaml`` and its results, and
 a log ``log.parquet``. See docs/own-data.md.
 """

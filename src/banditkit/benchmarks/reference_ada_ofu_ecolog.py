@@ -15,12 +15,15 @@ gram="diagonal" is about 25% faster (mean regret 72) if the time bar ever needs 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import LOGISTIC_TASK, Reference, Workload, compare_to_reference
+from banditkit.benchmarks._common import (
+    LOGISTIC_TASK,
+    Reference,
+    Workload,
+    compare_to_reference,
+)
 
 WORKLOAD = Workload(
     name="reference_ada_ofu_ecolog",

@@ -36,9 +36,7 @@ from typing import Any
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import host, single_threaded, write_outputs
-
+from banditkit.benchmarks._common import host, single_threaded, write_outputs
 from banditkit.nn import BCE, L2Penalty, Rows, StackedMLP, fit
 
 D, WIDTH, DEPTH, N_ROWS, STEPS, MEMBERS = 20, 50, 2, 2000, 100, 10
@@ -76,7 +74,9 @@ def _gemm_gflops(repeats: int) -> dict[str, float]:
     }
 
 
-def _bare_loop(X: torch.Tensor, y: torch.Tensor, params: dict[str, torch.Tensor]):
+def _bare_loop(
+    X: torch.Tensor, y: torch.Tensor, params: dict[str, torch.Tensor]
+) -> tuple[torch.Tensor, torch.Tensor]:
     """One member by autograd and manual SGD: the reference a user would write."""
     w1 = params["layers.0.weight"][0].clone().requires_grad_(True)
     w2 = params["layers.1.weight"][0].clone().requires_grad_(True)
