@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import math
 
-from scipy.stats import norm
-
 from banditkit.core.validation import check_choice, check_int, check_scalar
 
 __all__ = ["P_GLM", "P_NEURAL", "theory_params"]
 
 #: 1 - Phi(1), the optimism probability of a Gaussian perturbation [Sun2025, Lemma A.6].
-P_GLM = float(norm.sf(1.0))
+P_GLM = 0.5 * math.erfc(1.0 / math.sqrt(2.0))  # Phi(-1), the standard normal tail at 1
 #: (4 e sqrt(pi))^-1, the neural optimism probability [Sun2025, Lemma C.7].
 P_NEURAL = 1.0 / (4.0 * math.e * math.sqrt(math.pi))
 
