@@ -30,15 +30,32 @@ from banditkit.policies.neurallog import (
     NeuralLogUCB1,
     NeuralLogUCB2,
 )
+from banditkit.policies.rare import (
+    BGLE,
+    BLCE,
+    BLCEG,
+    RSOFUL,
+    BatchLearning,
+    BatchLinUCBDG,
+    BGLinCB,
+    SoftBatch,
+)
 
 __all__ = [
+    "BGLE",
+    "BLCE",
+    "BLCEG",
     "GLMTS",
     "GLMUCB",
     "KLUCB",
     "NCBFUCB",
+    "RSOFUL",
     "UCB1",
     "AdaOFUECOLog",
     "AssortmentOracle",
+    "BGLinCB",
+    "BatchLearning",
+    "BatchLinUCBDG",
     "BernoulliTS",
     "DuelingOracle",
     "EpsGreedy",
@@ -55,4 +72,5 @@ __all__ = [
     "RandomAssortment",
     "RandomDuel",
     "RandomPolicy",
+    "SoftBatch",
 ]
