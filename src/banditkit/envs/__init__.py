@@ -7,6 +7,7 @@ from banditkit.envs.classification import ClassificationEnv, DatasetEnv, encode_
 from banditkit.envs.dueling_classification import DuelingClassificationEnv
 from banditkit.envs.latent import LATENT_FUNCTIONS, make_latent
 from banditkit.envs.laws import LAWS, sample_contexts
+from banditkit.envs.rare import RareLinearEnv, RareLogisticEnv
 from banditkit.envs.replay import LogReplayEnv, OBDReplayEnv, ReplayEnv
 from banditkit.envs.synthetic import LinearEnv, LogisticEnv, SyntheticEnv
 
@@ -20,6 +21,8 @@ __all__ = [
     "LogReplayEnv",
     "LogisticEnv",
     "OBDReplayEnv",
+    "RareLinearEnv",
+    "RareLogisticEnv",
     "ReplayEnv",
     "SyntheticEnv",
     "encode_arms",
