@@ -1,5 +1,6 @@
 """Update grids of the rare-update policies: exact end points, B, phases, validation."""
 
+import itertools
 import math
 
 import numpy as np
@@ -73,7 +74,7 @@ def test_grids_at_ten_thousand_match_the_worked_example():
 def test_grid_end_points_equal_the_formulas(name, T):
     grid = update_grid(name, T)
     assert grid == _formula(name, T)
-    assert grid[-1] == T and all(b > a for a, b in zip(grid, grid[1:], strict=False))
+    assert grid[-1] == T and all(b > a for a, b in itertools.pairwise(grid))
     # B = O(log log T): the bounds of the proofs
     bound = 3 * loglog(T) + (5 if name == "bgle" else 1)
     assert len(grid) <= bound
