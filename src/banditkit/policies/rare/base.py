@@ -48,8 +48,11 @@ __all__ = [
 
 
 def quad_norms(X: np.ndarray, inverse: np.ndarray) -> np.ndarray:
-    """x_k^T A^-1 x_k for every row (squared ||x_k||_{A^-1}), shape (K,)."""
-    return np.einsum("ij,jk,ik->i", X, inverse, X)
+    """x_k^T A^-1 x_k for every row (squared ||x_k||_{A^-1}), shape (K,).
+
+    One (K, d) x (d, d) product through BLAS, then row-wise dots: O(K d^2).
+    """
+    return np.einsum("ij,ij->i", X @ inverse, X)
 
 
 def cascade(
@@ -66,6 +69,10 @@ def cascade(
         eps_k   = max_{y in A^(k-1)} ||y||_{V_k^-1} * beta(|A^(k-1)|)
         A^(k)   = {x in A^(k-1) : <theta_k, x^(k) - x> <= 2 eps_k}
 
+    The means <x, theta_k> and squared norms ||x||^2_{V_k^-1} of every arm at every level
+    come from two matrix products (K x d by d x m and d x m d), so the cascade itself is
+    O(K m) of masking; the cost is the O(K d^2 m) of those products.
+
     Args:
         arms: (K, d).
         thetas: theta_k, each (d,).
@@ -75,14 +82,23 @@ def cascade(
     Returns:
         Indices of the surviving arms, increasing (the best arm of every level survives).
     """
-    idx = np.arange(arms.shape[0])
-    for theta, inverse in zip(thetas, inverses, strict=True):
-        S = arms[idx]
-        scores = S @ theta
-        u = math.sqrt(max(float(np.max(quad_norms(S, inverse))), 0.0))
-        eps = u * beta(idx.size)
-        idx = idx[scores.max() - scores <= 2.0 * eps]
-    return idx
+    m = len(thetas)
+    K, d = arms.shape
+    if m == 0:
+        return np.arange(K)
+    scores = np.asarray(thetas) @ arms.T  # (m, K): row k holds <x, theta_k>
+    stacked = np.asarray(inverses).transpose(1, 0, 2).reshape(d, m * d)
+    sq = np.einsum("kmd,kd->mk", (arms @ stacked).reshape(K, m, d), arms)  # (m, K)
+    alive = np.ones(K, dtype=bool)
+    n = K
+    top, neg_inf = np.maximum.reduce, -np.inf
+    for k in range(m):
+        s = scores[k]
+        best = top(s, where=alive, initial=neg_inf)
+        u = math.sqrt(max(float(top(sq[k], where=alive, initial=0.0)), 0.0))
+        alive &= best - s <= 2.0 * u * beta(n)
+        n = int(np.count_nonzero(alive))
+    return np.flatnonzero(alive)
 
 
 def ucb_cascade(
