@@ -59,7 +59,7 @@ def _mu_dot(z: np.ndarray | float) -> Any:
 class _LogisticGrid(GridPolicy):
     """Logistic rewards in [0, 1], the constrained per-interval MLE, its warm start."""
 
-    reward_kind: ClassVar[str] = "binary"
+    reward_kind = "binary"
 
     def __init__(
         self,
