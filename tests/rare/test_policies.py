@@ -241,3 +241,28 @@ def test_b_glincb_stays_in_warm_up_at_the_paper_scale():
     q.begin(200)
     q.act(Context(arms=np.eye(2)))
     assert q.update_times[0] == 20 and q.update_times[-1] == 200
+
+
+@pytest.mark.parametrize("cls", [BLCE, BLCEG, BGLE])
+def test_no_estimate_changes_inside_an_interval(cls):
+    policy = cls()
+    rng = np.random.default_rng(8)
+    T = 150
+    policy.begin(T)
+    snapshots = []
+    for _ in range(T):
+        ctx = Context(arms=_arms(rng, 6, 3))
+        a = policy.act(ctx)
+        policy.update(ctx, a, float(rng.random() < 0.5))
+        snapshots.append([th.copy() for th in policy.thetas])
+    changes = [
+        t + 1
+        for t in range(1, T)
+        if len(snapshots[t]) != len(snapshots[t - 1])
+        or any(
+            not np.array_equal(a, b)
+            for a, b in zip(snapshots[t], snapshots[t - 1], strict=False)
+        )
+    ]
+    assert changes == list(policy.update_times)  # only at the grid's end points
+    assert policy.n_updates == len(policy.update_times)
