@@ -266,3 +266,18 @@ def test_no_estimate_changes_inside_an_interval(cls):
     ]
     assert changes == list(policy.update_times)  # only at the grid's end points
     assert policy.n_updates == len(policy.update_times)
+
+
+def test_past_the_horizon_the_policy_is_greedy_and_frozen():
+    policy = BLCE()
+    theta = np.array([1.0, 0.0, 0.0])
+    _drive(policy, 40, 5, 3, theta, noise=0.1)
+    frozen = [th.copy() for th in policy.thetas]
+    rng = np.random.default_rng(9)
+    for _ in range(5):
+        ctx = Context(arms=_arms(rng, 5, 3))
+        a = policy.act(ctx)
+        assert a == int(np.argmax(ctx.arms @ frozen[-1]))
+        policy.update(ctx, a, 1.0)
+    assert policy.n_updates == len(policy.update_times)
+    assert all(np.array_equal(a, b) for a, b in zip(policy.thetas, frozen, strict=True))

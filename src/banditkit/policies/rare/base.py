@@ -12,8 +12,8 @@ Parts: the interval buffer is a row ``History``, H a ``linalg.Gram`` (rank-1 inv
 updates), the refit times a ``schedules.Grid``; the elimination cascade and the
 near-G-optimal draw are the functions of this module.
 
-Rounds after T_B = T (a policy played past its horizon) keep the last estimates and play
-greedily on the cascade of all B estimates, with no further update.
+Rounds after T_B = T (a policy played past its horizon) play greedily with the last
+estimate, with no further update.
 
 References:
     [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
@@ -240,6 +240,9 @@ class GridPolicy(ContextualPolicy):
     # ------------------------------------------------------------------ the loop
     def _act(self, ctx: Context) -> Action:
         t = self.t + 1
+        if t > self.update_times[-1] and self.thetas:
+            # Past the horizon: greedy with the last estimate, no more updates.
+            return int(np.argmax(ctx.arms @ self.thetas[-1]))
         ell = interval_of(self.update_times, t)
         start = 0 if ell == 1 else self.update_times[ell - 2]
         return self._choose(ctx, ell, t - start)
