@@ -123,6 +123,8 @@ def test_declared_reward_kind_matches_the_loss(name):
         "neurallog-ts2",
         "kl-ucb",
         "bernoulli-ts",
+        "bgle",
+        "b-glincb",
     }
     expected = "binary" if name in binary else "real"
     assert bk.make_policy(name).reward_kind == expected

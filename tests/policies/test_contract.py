@@ -136,6 +136,14 @@ TUNED = {
     "ncbf-ucb": {"nu": 0.1, "width": 8, "update_every": 5, "steps": 10, "lr": 0.1},
     "logistic-ucb1": {"nu": 0.1, "update_every": 5},
     "ada-ofu-ecolog": {"nu": 0.1, "update_every": 5},
+    # rare-update family: theory constants explore too long for T = 400 (docs/rare.md)
+    "blce": {"c": 0.1},
+    "blce-g": {"c": 0.1},
+    "bgle": {"c": 0.1},
+    "batchlinucb-dg": {"nu": 0.1},
+    "batch-learning": {"nu": 0.1},
+    "softbatch": {"explore": 0.0},
+    "b-glincb": {"warmup": 30, "nu": 0.05},
 }
 # Non-contextual references (uses_features = False) cannot beat uniform play on fresh arms.
 LEARNERS = [

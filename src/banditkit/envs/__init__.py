@@ -8,6 +8,7 @@ from banditkit.envs.dueling_classification import DuelingClassificationEnv
 from banditkit.envs.ensemble import NonlinearEnv
 from banditkit.envs.latent import LATENT_FUNCTIONS, make_latent
 from banditkit.envs.laws import LAWS, sample_contexts
+from banditkit.envs.rare import RareLinearEnv, RareLogisticEnv
 from banditkit.envs.replay import LogReplayEnv, OBDReplayEnv, ReplayEnv
 from banditkit.envs.synthetic import LinearEnv, LogisticEnv, SyntheticEnv
 
@@ -22,6 +23,8 @@ __all__ = [
     "LogisticEnv",
     "NonlinearEnv",
     "OBDReplayEnv",
+    "RareLinearEnv",
+    "RareLogisticEnv",
     "ReplayEnv",
     "SyntheticEnv",
     "encode_arms",

@@ -31,17 +31,34 @@ from banditkit.policies.neurallog import (
     NeuralLogUCB1,
     NeuralLogUCB2,
 )
+from banditkit.policies.rare import (
+    BGLE,
+    BLCE,
+    BLCEG,
+    RSOFUL,
+    BatchLearning,
+    BatchLinUCBDG,
+    BGLinCB,
+    SoftBatch,
+)
 
 __all__ = [
     "GLMES",
     "GLMFPL",
+    "BGLE",
+    "BLCE",
+    "BLCEG",
     "GLMTS",
     "GLMUCB",
     "KLUCB",
     "NCBFUCB",
+    "RSOFUL",
     "UCB1",
     "AdaOFUECOLog",
     "AssortmentOracle",
+    "BGLinCB",
+    "BatchLearning",
+    "BatchLinUCBDG",
     "BernoulliTS",
     "DuelingOracle",
     "EpsGreedy",
@@ -61,4 +78,5 @@ __all__ = [
     "RandomAssortment",
     "RandomDuel",
     "RandomPolicy",
+    "SoftBatch",
 ]

@@ -1,0 +1,47 @@
+"""Linear contextual bandits with rare parameter updates [Yu2026] and the batched baselines.
+
+    grids        the static update grids (``update_grid``), computed from T before the run
+    base         the grid policy, the elimination cascades, the near-G-optimal draw
+    blce         BLCE-G (``blce-g``) and BLCE (``blce``)
+    bgle         BGLE (``bgle``) and B-GLinCB (``b-glincb``), logistic rewards
+    baselines    RS-OFUL (``rs-oful``), BatchLinUCB-DG (``batchlinucb-dg``), BatchLearning
+                 (``batch-learning``), SoftBatch (``softbatch``)
+
+References:
+    [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
+        with rare parameter updates. arXiv:2606.00984.
+"""
+
+from banditkit.policies.rare.baselines import (
+    RSOFUL,
+    BatchLearning,
+    BatchLinUCBDG,
+    SoftBatch,
+)
+from banditkit.policies.rare.bgle import BGLE, BGLinCB, bglincb_warmup
+from banditkit.policies.rare.blce import BLCE, BLCEG, phase_counts
+from banditkit.policies.rare.grids import (
+    GRIDS,
+    check_grid,
+    loglog,
+    phase_scale,
+    update_grid,
+)
+
+__all__ = [
+    "BGLE",
+    "BLCE",
+    "BLCEG",
+    "GRIDS",
+    "RSOFUL",
+    "BGLinCB",
+    "BatchLearning",
+    "BatchLinUCBDG",
+    "SoftBatch",
+    "bglincb_warmup",
+    "check_grid",
+    "loglog",
+    "phase_counts",
+    "phase_scale",
+    "update_grid",
+]

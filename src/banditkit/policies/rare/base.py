@@ -1,0 +1,309 @@
+"""Shared machinery of the grid policies with rare parameter updates [Yu2026, Sec. 2, 6].
+
+A grid policy plays intervals (T_{l-1}, T_l] of a static grid fixed by the horizon before
+round 1 (:mod:`~banditkit.policies.rare.grids`). Inside an interval it may keep reward-free
+state that changes with the contexts and actions (a Gram matrix H of the interval's pulled
+arms, updated by Sherman-Morrison after every pull); the rewards of the interval are only
+read at its end T_l, where the interval's own estimate (theta_l, V_l^-1) is computed from that
+interval's data alone (not pooled) and H is reset to lam * I [Yu2026, Alg. 1 l.10/22]. Each
+estimate counts as one parameter update (``n_updates``), so a run of T rounds makes exactly B.
+
+Parts: the interval buffer is a row ``History``, H a ``linalg.Gram`` (rank-1 inverse
+updates), the refit times a ``schedules.Grid``; the elimination cascade and the
+near-G-optimal draw are the functions of this module.
+
+Rounds after T_B = T (a policy played past its horizon) play greedily with the last
+estimate, with no further update.
+
+References:
+    [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
+        with rare parameter updates. arXiv:2606.00984.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from banditkit.core import Context, ContextualPolicy
+from banditkit.core.types import Action, Feedback
+from banditkit.core.validation import check_scalar
+from banditkit.linalg import Gram, g_optimal_design
+from banditkit.policies.history import History
+from banditkit.policies.rare.grids import check_grid, interval_of, update_grid
+from banditkit.policies.schedules import Grid
+
+__all__ = [
+    "GridPolicy",
+    "blce_widths",
+    "cascade",
+    "near_g_draw",
+    "quad_norms",
+    "ucb_cascade",
+]
+
+
+def quad_norms(X: np.ndarray, inverse: np.ndarray) -> np.ndarray:
+    """x_k^T A^-1 x_k for every row (squared ||x_k||_{A^-1}), shape (K,).
+
+    One (K, d) x (d, d) product through BLAS, then row-wise dots: O(K d^2).
+    """
+    return np.einsum("ij,ij->i", X @ inverse, X)
+
+
+def cascade(
+    arms: np.ndarray,
+    thetas: Sequence[np.ndarray],
+    inverses: Sequence[np.ndarray],
+    beta: Callable[[int], float],
+) -> np.ndarray:
+    """Nested elimination with past estimates [Yu2026, Alg. 1 l.13-14, Alg. 2 l.10-11].
+
+    Starting from A^(0) = all arms, for each level k (in order)
+
+        x^(k)   = argmax_{x in A^(k-1)} <x, theta_k>
+        eps_k   = max_{y in A^(k-1)} ||y||_{V_k^-1} * beta(|A^(k-1)|)
+        A^(k)   = {x in A^(k-1) : <theta_k, x^(k) - x> <= 2 eps_k}
+
+    The means <x, theta_k> and squared norms ||x||^2_{V_k^-1} of every arm at every level
+    come from two matrix products (K x d by d x m and d x m d), so the cascade itself is
+    O(K m) of masking; the cost is the O(K d^2 m) of those products.
+
+    Args:
+        arms: (K, d).
+        thetas: theta_k, each (d,).
+        inverses: V_k^-1, each (d, d).
+        beta: The confidence multiplier as a function of the current set size.
+
+    Returns:
+        Indices of the surviving arms, increasing (the best arm of every level survives).
+    """
+    m = len(thetas)
+    K, d = arms.shape
+    if m == 0:
+        return np.arange(K)
+    scores = np.asarray(thetas) @ arms.T  # (m, K): row k holds <x, theta_k>
+    stacked = np.asarray(inverses).transpose(1, 0, 2).reshape(d, m * d)
+    sq = np.einsum("kmd,kd->mk", (arms @ stacked).reshape(K, m, d), arms)  # (m, K)
+    alive = np.ones(K, dtype=bool)
+    n = K
+    top, neg_inf = np.maximum.reduce, -np.inf
+    for k in range(m):
+        s = scores[k]
+        best = top(s, where=alive, initial=neg_inf)
+        u = math.sqrt(max(float(top(sq[k], where=alive, initial=0.0)), 0.0))
+        alive &= best - s <= 2.0 * u * beta(n)
+        n = int(np.count_nonzero(alive))
+    return np.flatnonzero(alive)
+
+
+def ucb_cascade(
+    arms: np.ndarray,
+    thetas: Sequence[np.ndarray],
+    inverses: Sequence[np.ndarray],
+    beta: Callable[[int], float],
+) -> np.ndarray:
+    """Elimination by confidence bounds: keep x with UCB_k(x) >= max_y LCB_k(y), per level.
+
+    UCB_k(x) = <theta_k, x> + beta ||x||_{V_k^-1}, LCB_k the same with a minus: the
+    elimination of the strictly batched baselines [Ruan2021, Alg. 2; Zhang2025, Alg. 1].
+    The arm with the largest LCB always survives. Returns the surviving indices.
+    """
+    idx = np.arange(arms.shape[0])
+    for theta, inverse in zip(thetas, inverses, strict=True):
+        S = arms[idx]
+        mean = S @ theta
+        width = beta(idx.size) * np.sqrt(np.maximum(quad_norms(S, inverse), 0.0))
+        idx = idx[mean + width >= np.max(mean - width)]
+    return idx
+
+
+def near_g_draw(arms: np.ndarray, rng: np.random.Generator) -> int:
+    """Draw a row index from a near-G-optimal design of the rows [Yu2026, Sec. 6.2].
+
+    The design (``linalg.g_optimal_design`` with factor 2: max leverage <= 2 rank, Frank-Wolfe
+    / Khachiyan from uniform weights, rank-deficient sets on their span) is recomputed on
+    every call, since the arm set changes every round. One uniform draw per call.
+    """
+    if arms.shape[0] == 1:
+        rng.random()  # one draw per call, whatever the set size
+        return 0
+    pi = g_optimal_design(arms, factor=2.0)
+    cdf = np.cumsum(pi)
+    return int(
+        min(
+            np.searchsorted(cdf, rng.random() * cdf[-1], side="right"),
+            arms.shape[0] - 1,
+        )
+    )
+
+
+def blce_widths(
+    d: int, n_intervals: int, horizon: int, lam: float
+) -> Callable[[int], float]:
+    """min(beta_1(n), beta_2) of Lemma 3 with delta = 2 / T [Yu2026, Sec. 6.2, eps_{t,k}].
+
+        beta_1(n) = sqrt(2 ln(n (B - 1) T^2)) + sqrt(lam)
+        beta_2    = 2 sqrt(ln(2^(6d-5) pi d (B - 1)^2 T^2 / 15^(d-1))) + 2 sqrt(lam)
+
+    beta_2 is evaluated in log space and needs d >= 2 (Lemma 2); for d = 1 only beta_1 is
+    used. With B = 1 (no elimination ever happens inside the grid) B - 1 is taken as 1.
+
+    Example:
+        >>> round(blce_widths(5, 8, 10_000, math.log(5 * 10_000))(1000), 2)
+        10.68
+    """
+    b1 = max(n_intervals - 1, 1)
+    root = math.sqrt(lam)
+    if d >= 2:
+        log_arg = (
+            (6 * d - 5) * math.log(2.0)
+            + math.log(math.pi * d)
+            + 2.0 * math.log(b1)
+            + 2.0 * math.log(horizon)
+            - (d - 1) * math.log(15.0)
+        )
+        beta2 = 2.0 * math.sqrt(max(log_arg, 0.0)) + 2.0 * root
+    else:
+        beta2 = math.inf
+    log_bt2 = math.log(b1) + 2.0 * math.log(horizon)
+
+    def beta(n: int) -> float:
+        return min(math.sqrt(2.0 * (math.log(max(n, 1)) + log_bt2)) + root, beta2)
+
+    return beta
+
+
+class GridPolicy(ContextualPolicy):
+    """A policy refitted only at the end points of a static grid, from each interval's data.
+
+    Subclasses set ``grid_name`` (the default grid, computed from the horizon), implement
+    ``_choose(ctx, ell, offset)`` and ``_estimate()`` (the interval's estimate from
+    ``self.buffer``), and may override ``_gram_weight`` (the weight of a pull in H).
+
+    Args:
+        grid: None (the algorithm's grid for the horizon) or the interval end points
+            T_1 < ... (validated at the first round; completed with T).
+        seed: Seed of the policy's own stream.
+
+    Attributes:
+        update_times: The end points T_1..T_B in use (after the first round).
+    """
+
+    requires_horizon: ClassVar[bool] = True
+    grid_name: ClassVar[str] = "blce"
+
+    def __init__(self, *, grid: Sequence[int] | None = None, seed: int = 0) -> None:
+        super().__init__(seed=seed)
+        self.grid = None if grid is None else list(check_grid(grid))
+
+    # ------------------------------------------------------------------ setup
+    def _begin(self) -> None:
+        if self.horizon is not None and self.grid is not None:
+            check_grid(self.grid, self.horizon)
+
+    def _setup(self, ctx: Context) -> None:
+        assert self.horizon is not None
+        if self.grid is None:
+            self.update_times = self._default_grid()
+        else:
+            self.update_times = check_grid(self.grid, self.horizon)
+        self.schedule = Grid(self.update_times)
+        self._build()
+
+    def _default_grid(self) -> tuple[int, ...]:
+        """The algorithm's own grid for the horizon (``update_grid(grid_name, T)``)."""
+        assert self.horizon is not None
+        return update_grid(self.grid_name, self.horizon)
+
+    def _build(self) -> None:
+        assert self.d is not None
+        self.buffer = History(self.d)
+        self.H = Gram(self.d, self.lam_value)
+        self.thetas: list[np.ndarray] = []
+        self.inverses: list[np.ndarray] = []
+
+    @property
+    def n_intervals(self) -> int:
+        """B, the number of intervals (and of parameter updates over the horizon)."""
+        return len(self.update_times)
+
+    @property
+    @abstractmethod
+    def lam_value(self) -> float:
+        """The ridge lam of H = lam I + sum x x^T (resolved from the horizon)."""
+
+    # ------------------------------------------------------------------ the loop
+    def _act(self, ctx: Context) -> Action:
+        t = self.t + 1
+        if t > self.update_times[-1] and self.thetas:
+            # Past the horizon: greedy with the last estimate, no more updates.
+            return int(np.argmax(ctx.arms @ self.thetas[-1]))
+        ell = interval_of(self.update_times, t)
+        start = 0 if ell == 1 else self.update_times[ell - 2]
+        return self._choose(ctx, ell, t - start)
+
+    @abstractmethod
+    def _choose(self, ctx: Context, ell: int, offset: int) -> int:
+        """The arm of round ``offset`` (1-based) of interval ``ell``."""
+
+    def _gram_weight(self, x: np.ndarray) -> float:
+        """Weight of a pull in the within-interval Gram H (1 for the linear algorithms)."""
+        return 1.0
+
+    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        assert isinstance(action, int)
+        x = ctx.arms[action]
+        t = self.t + 1
+        if t > self.update_times[-1]:
+            return  # past the horizon: no more updates
+        # Reward-free state: H <- H + w x x^T by Sherman-Morrison; the reward only goes
+        # into the interval buffer, read at the interval's end.
+        self.H.update(x, self._gram_weight(x))
+        self.buffer.append(x, float(feedback))
+        if self.schedule.due(t):
+            theta, inverse = self._estimate()
+            self.thetas.append(theta)
+            self.inverses.append(inverse)
+            self._n_updates += 1
+            self.buffer = History(self.d or 1)
+            self.H = Gram(self.H.d, self.lam_value)
+
+    @abstractmethod
+    def _estimate(self) -> tuple[np.ndarray, np.ndarray]:
+        """(theta_l, V_l^-1) from the interval's buffer and H."""
+
+    def _ridge_estimate(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-interval ridge: V = lam I + X^T X recomputed exactly, theta = V^-1 X^T r."""
+        X, r = self.buffer.X, self.buffer.y
+        V = self.lam_value * np.eye(X.shape[1]) + X.T @ X
+        theta = np.linalg.solve(V, X.T @ r)
+        inverse = np.linalg.inv(V)
+        return theta, 0.5 * (inverse + inverse.T)
+
+    # ------------------------------------------------------------------ state
+    def _state(self) -> dict[str, Any]:
+        d = self.d or 1
+        return {
+            "buffer": self.buffer.state_dict(),
+            "H": self.H.state_dict(),
+            "thetas": np.array(self.thetas).reshape(-1, d),
+            "inverses": np.array(self.inverses).reshape(-1, d, d),
+        }
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        assert self.horizon is not None
+        self._setup(Context(arms=np.zeros((1, self.d or 1))))
+        self.buffer.load_state_dict(state["buffer"])
+        self.H = Gram.from_state_dict(state["H"])
+        self.thetas = [np.array(v) for v in np.asarray(state["thetas"])]
+        self.inverses = [np.array(v) for v in np.asarray(state["inverses"])]
+
+
+def check_rate(c: float) -> float:
+    """The within-interval allocation rate c, in (0, 1)."""
+    return check_scalar("c", c, low=0.0, high=1.0, low_open=True, high_open=True)

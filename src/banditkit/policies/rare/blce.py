@@ -1,0 +1,200 @@
+"""BLCE-G and BLCE: linear contextual bandits with O(log log T) parameter updates [Yu2026].
+
+Both play the static grid of their algorithm box, keep one ridge estimate per finished
+interval (that interval's data only), and in every round of interval l >= 2 shrink the arm
+set by the nested cascade of the l - 1 past estimates [Yu2026, Alg. 1 l.13-14] with the
+widths eps_{t,k} = max_y ||y||_{V_k^-1} * min(beta_1(|A^(k-1)|), beta_2) of Lemma 3
+(delta = 2/T). Inside an interval they are context adaptive: the uncertainty rule
+argmax_x ||x||_{H_{t-1}^-1} reads the running within-interval Gram H, updated after every
+pull by Sherman-Morrison without rewards.
+
+With N_l = T^(1 - 2^-l) / log2 log2 T and c the allocation rate:
+
+    BLCE-G (Alg. 1)  lam = ln(d T)
+        interval 1:  ceil(c sqrt(T) / L) rounds x ~ pi_G'(A_t), then argmax ||x||_{H^-1}
+        l >= 2:      ceil(c^2 N_l) rounds x ~ pi_G'(A^(l-1)), ceil(c (1 - c) N_l) rounds
+                     argmax ||x||_{H^-1}, the rest greedy argmax <x, theta_{l-1}>
+    BLCE (Alg. 2)    lam = 1
+        interval 1:  argmax ||x||_{H^-1}
+        l >= 2:      ceil(c N_l) rounds argmax ||x||_{H^-1}, the rest greedy
+
+pi_G' is the near-G-optimal design (max leverage <= 2 rank, ``linalg.g_optimal_design``).
+Ties go to the first index (reproducible runs).
+
+References:
+    [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
+        with rare parameter updates. arXiv:2606.00984.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from banditkit.core import POLICIES, Context
+from banditkit.core.validation import check_scalar
+from banditkit.policies.rare.base import (
+    GridPolicy,
+    blce_widths,
+    cascade,
+    check_rate,
+    near_g_draw,
+    quad_norms,
+)
+from banditkit.policies.rare.grids import phase_scale
+
+__all__ = ["BLCE", "BLCEG"]
+
+
+class _Eliminating(GridPolicy):
+    """BLCE-G / BLCE: cascade, phases of the current interval, per-interval ridge."""
+
+    #: Phase names of the rounds, for diagnostics ("design", "uncertainty", "greedy").
+    PHASES: ClassVar[tuple[str, ...]] = ("design", "uncertainty", "greedy")
+
+    def __init__(
+        self,
+        *,
+        c: float = 0.5,
+        lam: float | None = None,
+        grid: Sequence[int] | None = None,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(grid=grid, seed=seed)
+        self.c = check_rate(c)
+        self.lam = (
+            None if lam is None else check_scalar("lam", lam, low=0.0, low_open=True)
+        )
+        self.last_phase = ""
+        self.last_survivors = 0
+
+    def _build(self) -> None:
+        assert self.d is not None and self.horizon is not None
+        self._beta = blce_widths(self.d, self.n_intervals, self.horizon, self.lam_value)
+        super()._build()
+
+    def _phase_lengths(self, ell: int) -> tuple[int, int]:
+        """(G-design rounds, uncertainty rounds) of interval ell; the rest is greedy."""
+        raise NotImplementedError
+
+    def _choose(self, ctx: Context, ell: int, offset: int) -> int:
+        arms = ctx.arms
+        if ell == 1:
+            alive = np.arange(arms.shape[0])
+        else:
+            alive = cascade(arms, self.thetas, self.inverses, self._beta)
+        self.last_survivors = int(alive.size)
+        S = arms[alive]
+        n_design, n_uncertain = self._phase_lengths(ell)
+        if offset <= n_design:
+            self.last_phase = "design"
+            return int(alive[near_g_draw(S, self.rng)])
+        if offset <= n_design + n_uncertain:
+            self.last_phase = "uncertainty"
+            return int(alive[int(np.argmax(quad_norms(S, self.H.inverse)))])
+        self.last_phase = "greedy"
+        return int(alive[int(np.argmax(S @ self.thetas[-1]))])
+
+    def _estimate(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._ridge_estimate()
+
+
+@POLICIES.register("blce-g")
+class BLCEG(_Eliminating):
+    """BLCE-G [Yu2026, Alg. 1]: elimination cascade + near-G-optimal design + uncertainty.
+
+    Phases of interval l >= 2: c^2 : c(1 - c) : (1 - c) of N_l (G-design, uncertainty,
+    greedy); interval 1: c : (1 - c) of sqrt(T) / L (G-design, uncertainty). The grid is
+    T_1 = ceil(sqrt(T)/L) + 1, T_l = min(T_{l-1} + ceil(T^(1-2^-l)/L) + 2, T). Regret
+    O(sqrt(dT) (sqrt(log KT) ^ sqrt(d + log T)) sqrt(log d log log T)) [Thm 1].
+
+    Args:
+        c: Allocation rate in (0, 1); the paper's default 0.5.
+        lam: Ridge of H and V_l; None is the paper's ln(d T).
+        grid: None (the grid above) or the interval end points.
+        seed: Seed of the design draws.
+
+    Example:
+        >>> p = BLCEG(); p.begin(100)
+        >>> p.act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    grid_name: ClassVar[str] = "blce-g"
+
+    @property
+    def lam_value(self) -> float:
+        """lam, or ln(d T) [Alg. 1 l.3] (at least 1, for the tiny d T < e)."""
+        assert self.d is not None and self.horizon is not None
+        if self.lam is not None:
+            return self.lam
+        return max(math.log(self.d * self.horizon), 1.0)
+
+    def _phase_lengths(self, ell: int) -> tuple[int, int]:
+        assert self.horizon is not None
+        c = self.c
+        if ell == 1:
+            return math.ceil(c * phase_scale("blce-g", self.horizon, 1)), self.horizon
+        N = phase_scale("blce-g", self.horizon, ell)
+        return math.ceil(c * c * N), math.ceil(c * (1.0 - c) * N)
+
+
+@POLICIES.register("blce")
+class BLCE(_Eliminating):
+    """BLCE [Yu2026, Alg. 2]: elimination cascade + uncertainty exploration, no G-design.
+
+    Interval 1 is pure uncertainty exploration; interval l >= 2 explores (argmax
+    ||x||_{H^-1} on the surviving set) for ceil(c N_l) rounds, then plays greedily. The grid
+    is T_1 = ceil(sqrt(T)/L), T_l = min(T_{l-1} + ceil(T^(1-2^-l)/L) + 1, T); lam = 1.
+    Regret O(sqrt(dT) (sqrt(log KT) ^ sqrt(d + log T)) sqrt(log T log log T)) [Thm 2], time
+    O(K d^2 T log log T).
+
+    Args:
+        c: Allocation rate in (0, 1); the paper's default 0.5.
+        lam: Ridge of H and V_l; None is the paper's 1.
+        grid: None (the grid above) or the interval end points.
+        seed: Seed of the policy's stream (BLCE itself draws nothing).
+
+    Example:
+        >>> p = BLCE(); p.begin(100)
+        >>> p.act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    grid_name: ClassVar[str] = "blce"
+
+    @property
+    def lam_value(self) -> float:
+        """lam, or 1 [Alg. 2 l.3]."""
+        return self.lam if self.lam is not None else 1.0
+
+    def _phase_lengths(self, ell: int) -> tuple[int, int]:
+        assert self.horizon is not None
+        if ell == 1:
+            return 0, self.horizon
+        return 0, math.ceil(self.c * phase_scale("blce", self.horizon, ell))
+
+
+def phase_counts(policy: Any, horizon: int) -> dict[str, int]:
+    """Rounds per phase over a run of ``horizon`` rounds (deterministic; for reports).
+
+    Example:
+        >>> p = BLCE(); p.begin(10_000); _ = p.act(Context(arms=np.eye(2)))
+        >>> phase_counts(p, 10_000)
+        {'design': 0, 'uncertainty': 5271, 'greedy': 4729}
+    """
+    counts = {"design": 0, "uncertainty": 0, "greedy": 0}
+    start = 0
+    for ell, end in enumerate(policy.update_times, 1):
+        length = end - start
+        n_design, n_uncertain = policy._phase_lengths(ell)
+        design = min(n_design, length)
+        uncertain = min(n_uncertain, length - design)
+        counts["design"] += design
+        counts["uncertainty"] += uncertain
+        counts["greedy"] += length - design - uncertain
+        start = end
+    return counts
