@@ -7,6 +7,7 @@ from banditkit.envs.classification import ClassificationEnv, DatasetEnv, encode_
 from banditkit.envs.dueling_classification import DuelingClassificationEnv
 from banditkit.envs.latent import LATENT_FUNCTIONS, make_latent
 from banditkit.envs.laws import LAWS, sample_contexts
+from banditkit.envs.mnl import MNLEnv
 from banditkit.envs.replay import LogReplayEnv, OBDReplayEnv, ReplayEnv
 from banditkit.envs.synthetic import LinearEnv, LogisticEnv, SyntheticEnv
 
@@ -19,6 +20,7 @@ __all__ = [
     "LinearEnv",
     "LogReplayEnv",
     "LogisticEnv",
+    "MNLEnv",
     "OBDReplayEnv",
     "ReplayEnv",
     "SyntheticEnv",

@@ -2,6 +2,7 @@
 
 links   Link, IdentityLink, LogisticLink, ProbitLink, LINKS, get_link
 mle     GLMFit, fit_glm, fit_glm_constrained, glm_hessian
+mnl     MNLSets, MNLFit, fit_mnl, mnl_objective (multinomial logit, linear utilities)
 """
 
 from banditkit.glm.links import (
@@ -13,6 +14,7 @@ from banditkit.glm.links import (
     get_link,
 )
 from banditkit.glm.mle import GLMFit, fit_glm, fit_glm_constrained, glm_hessian
+from banditkit.glm.mnl import MNLFit, MNLSets, fit_mnl, mnl_objective
 
 __all__ = [
     "LINKS",
@@ -20,9 +22,13 @@ __all__ = [
     "IdentityLink",
     "Link",
     "LogisticLink",
+    "MNLFit",
+    "MNLSets",
     "ProbitLink",
     "fit_glm",
     "fit_glm_constrained",
+    "fit_mnl",
     "get_link",
     "glm_hessian",
+    "mnl_objective",
 ]

@@ -22,6 +22,7 @@ from banditkit.policies.classic import KLUCB, UCB1, BernoulliTS
 from banditkit.policies.glm import GLMTS, GLMUCB
 from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
 from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
+from banditkit.policies.mnl import ONLMNL, TSMNL, UCBMNL, EpsGreedyMNL, OFUMNLPlus
 from banditkit.policies.neural import NeuralTS, NeuralUCB
 from banditkit.policies.neurallog import (
     NCBFUCB,
@@ -36,12 +37,16 @@ __all__ = [
     "GLMUCB",
     "KLUCB",
     "NCBFUCB",
+    "ONLMNL",
+    "TSMNL",
     "UCB1",
+    "UCBMNL",
     "AdaOFUECOLog",
     "AssortmentOracle",
     "BernoulliTS",
     "DuelingOracle",
     "EpsGreedy",
+    "EpsGreedyMNL",
     "LinTS",
     "LinUCB",
     "LogisticUCB1",
@@ -51,6 +56,7 @@ __all__ = [
     "NeuralLogUCB2",
     "NeuralTS",
     "NeuralUCB",
+    "OFUMNLPlus",
     "Oracle",
     "RandomAssortment",
     "RandomDuel",
