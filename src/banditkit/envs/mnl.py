@@ -54,7 +54,9 @@ class MNLChoiceEnv(AssortmentEnvironment):
     Subclasses draw the round's features in ``_features`` and define ``utility(X)``.
     """
 
-    def __init__(self, *, n_items: int, capacity: int, revenues: str = "uniform") -> None:
+    def __init__(
+        self, *, n_items: int, capacity: int, revenues: str = "uniform"
+    ) -> None:
         super().__init__()
         self.n_items = check_int("n_items", n_items, low=1)
         self.capacity = check_int("capacity", capacity, low=1)
@@ -74,7 +76,7 @@ class MNLChoiceEnv(AssortmentEnvironment):
         X = self._features()
         self._u = self.utility(X)
         if self.revenues == "item":
-            self._r = self.context_rng.uniform(0.1, 1.0, size=X.shape[0])
+            self._r = np.asarray(self.context_rng.uniform(0.1, 1.0, size=X.shape[0]))
         self._draw = float(self.noise_rng.random())
         self._best: tuple[int, ...] | None = None
         return Context(arms=X, revenues=self._r, max_size=self.capacity)
@@ -107,7 +109,9 @@ class MNLChoiceEnv(AssortmentEnvironment):
         chosen = action[pick] if pick < len(action) else -1
         revenue = self.expected_revenue(action)
         best = self.expected_revenue(self.best_action())  # type: ignore[arg-type]
-        reward = 0.0 if chosen < 0 else 1.0 if self._r is None else float(self._r[chosen])
+        reward = (
+            0.0 if chosen < 0 else 1.0 if self._r is None else float(self._r[chosen])
+        )
         return Step(
             feedback=chosen,
             reward=reward,
