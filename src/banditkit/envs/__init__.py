@@ -8,6 +8,7 @@ from banditkit.envs.dueling_classification import DuelingClassificationEnv
 from banditkit.envs.latent import LATENT_FUNCTIONS, make_latent
 from banditkit.envs.laws import LAWS, sample_contexts
 from banditkit.envs.mnl import MNLEnv
+from banditkit.envs.mnl_text import TextMNLEnv
 from banditkit.envs.replay import LogReplayEnv, OBDReplayEnv, ReplayEnv
 from banditkit.envs.synthetic import LinearEnv, LogisticEnv, SyntheticEnv
 
@@ -24,6 +25,7 @@ __all__ = [
     "OBDReplayEnv",
     "ReplayEnv",
     "SyntheticEnv",
+    "TextMNLEnv",
     "encode_arms",
     "make_latent",
     "sample_contexts",

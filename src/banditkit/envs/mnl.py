@@ -72,9 +72,13 @@ class MNLChoiceEnv(AssortmentEnvironment):
     def _features(self) -> np.ndarray:
         raise NotImplementedError
 
+    def _round_utilities(self, X: np.ndarray) -> np.ndarray:
+        """The true utilities of the round's items (``utility(X)`` by default)."""
+        return self.utility(X)
+
     def _next_context(self) -> Context:
         X = self._features()
-        self._u = self.utility(X)
+        self._u = self._round_utilities(X)
         if self.revenues == "item":
             self._r = np.asarray(self.context_rng.uniform(0.1, 1.0, size=X.shape[0]))
         self._draw = float(self.noise_rng.random())
