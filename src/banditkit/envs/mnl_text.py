@@ -146,7 +146,7 @@ def text_utilities(
         raise ValueError("corpus has too small a vocabulary for a truncated SVD.")
     X = TruncatedSVD(n_components=k, random_state=0).fit_transform(tfidf)
     order = np.random.default_rng(0).permutation(len(texts))
-    n_train = int(round(train_fraction * len(texts)))
+    n_train = round(train_fraction * len(texts))
     if not 1 <= n_train < len(texts):
         raise ValueError(
             f"train_fraction {train_fraction} leaves no training or no held-out text "
@@ -240,7 +240,7 @@ class TextMNLEnv(MNLChoiceEnv):
 
     @property
     def label(self) -> str:
-        """ "mnl-text-<corpus name>"."""
+        """For example "mnl-text-aclImdb"."""
         return f"mnl-text-{Path(self.corpus or _default_corpus()).stem}"
 
     def _reset(self) -> None:
