@@ -114,3 +114,53 @@ def test_fit_mnl_validates():
         fit_mnl(sets, lam=-1.0)
     with pytest.raises(ValueError, match="offset"):
         fit_mnl(sets._replace(offset=np.zeros((2, 2))), lam=1.0)
+
+
+def test_set_buffer_grows_and_restores():
+    from banditkit.glm.mnl import MNLSetBuffer
+
+    rng = np.random.default_rng(5)
+    buf, sizes = MNLSetBuffer(3), [2, 1, 4, 3] * 5
+    for k in sizes:
+        buf.append(
+            rng.normal(size=(k, 3)), rng.normal(size=k), int(rng.integers(-1, k))
+        )
+    sets = buf.sets
+    assert sets.Z.shape == (20, 4, 3) and sets.mask.sum(axis=1).tolist() == sizes
+    assert np.all(sets.Z[~sets.mask] == 0)
+    copy = MNLSetBuffer(3)
+    copy.load_state_dict(buf.state_dict())
+    for a, b in zip(copy.sets, sets):
+        np.testing.assert_array_equal(a, b)
+    copy.append(np.ones((5, 3)), np.zeros(5), 4)
+    assert copy.sets.Z.shape == (21, 5, 3) and buf.sets.Z.shape == (20, 4, 3)
+
+
+def test_a_lagged_hessian_reaches_the_same_optimum():
+    rng = np.random.default_rng(6)
+    sets = random_sets(rng, n=100, p=5, scale=1.5)
+    exact = fit_mnl(sets, lam=2.0)
+    stale = fit_mnl(
+        sets, lam=2.0, w0=exact.w + 0.3, return_hessian=True
+    )  # H at a far point
+    lagged = fit_mnl(sets, lam=2.0, w0=exact.w + 0.05, hessian=stale.hessian)
+    assert lagged.grad_norm <= 2e-6
+    np.testing.assert_allclose(lagged.w, exact.w, atol=1e-6)
+    # a useless matrix (a huge multiple of I) still converges: the exact Hessian takes over
+    slow = fit_mnl(sets, lam=2.0, w0=exact.w + 0.05, hessian=1e6 * np.eye(5))
+    np.testing.assert_allclose(slow.w, exact.w, atol=1e-6)
+
+
+@pytest.mark.parametrize("solver", ["newton", "lagged"])
+def test_onl_mnl_solvers_agree(solver):
+    import banditkit as bk
+
+    env = bk.make_env("mnl", d=2, n_items=6, capacity=2)
+    runs = {}
+    for s in ("newton", solver):
+        policy = bk.make_policy(
+            "onl-mnl", width=2, t0=5, pilot_steps=20, solver=s, seed=0
+        )
+        bk.simulate(policy, env, horizon=40, seed=0)
+        runs[s] = policy.net.w
+    np.testing.assert_allclose(runs[solver], runs["newton"], atol=1e-6)

@@ -163,7 +163,7 @@ def test_ucb_mnl_mle_and_selection_are_exact():
     env = bk.make_env("mnl", d=3, n_items=7, capacity=3, revenues="item")
     policy = bk.make_policy("ucb-mnl", schedule="per-round", alpha_scale=0.01)
     ctx = play(policy, env, 25)
-    X, mask, choice = policy.sets.padded()
+    X, _, mask, choice = policy.sets.sets
 
     def loss(theta):
         total = 0.5 * float(theta @ theta)

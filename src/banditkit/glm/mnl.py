@@ -28,8 +28,16 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from scipy.linalg.blas import dsyrk
 
-__all__ = ["MNLFit", "MNLSets", "fit_mnl", "mnl_objective"]
+__all__ = [
+    "MNLFit",
+    "MNLSetBuffer",
+    "MNLSets",
+    "fit_mnl",
+    "mnl_objective",
+    "set_hessian",
+]
 
 
 class MNLSets(NamedTuple):
@@ -45,12 +53,78 @@ class MNLSets(NamedTuple):
     choice: np.ndarray
 
 
+class MNLSetBuffer:
+    """Padded sets that grow by appending, read as :class:`MNLSets` views without copying.
+
+    Rows double when full (amortised O(1) appends); the width grows to the largest set.
+
+    Args:
+        p: Feature dimension.
+
+    Example:
+        >>> buf = MNLSetBuffer(2)
+        >>> buf.append(np.ones((2, 2)), np.zeros(2), choice=-1)
+        >>> buf.append(np.ones((1, 2)), np.zeros(1), choice=0)
+        >>> buf.sets.mask.tolist(), buf.sets.choice.tolist()
+        ([[True, True], [True, False]], [-1, 0])
+    """
+
+    def __init__(self, p: int) -> None:
+        self.p = int(p)
+        self.n = 0
+        self._alloc(8, 1)
+
+    def _alloc(self, rows: int, width: int) -> None:
+        old = getattr(self, "_Z", None)
+        Z, offset = np.zeros((rows, width, self.p)), np.zeros((rows, width))
+        mask, choice = np.zeros((rows, width), bool), np.full(rows, -1, np.int64)
+        if old is not None:
+            n, w = self.n, self._Z.shape[1]
+            Z[:n, :w], offset[:n, :w] = self._Z[:n], self._offset[:n]
+            mask[:n, :w], choice[:n] = self._mask[:n], self._choice[:n]
+        self._Z, self._offset, self._mask, self._choice = Z, offset, mask, choice
+
+    def append(self, Z: np.ndarray, offset: np.ndarray, choice: int) -> None:
+        """Add one set: features (k, p), offsets (k,), chosen slot in [0, k) or -1."""
+        k = Z.shape[0]
+        rows, width = self._Z.shape[:2]
+        if self.n == rows or k > width:
+            self._alloc(2 * rows if self.n == rows else rows, max(width, k))
+        i = self.n
+        self._Z[i, :k], self._offset[i, :k], self._mask[i, :k] = Z, offset, True
+        self._choice[i] = choice
+        self.n += 1
+
+    @property
+    def sets(self) -> MNLSets:
+        """The first n sets (views)."""
+        n = self.n
+        return MNLSets(self._Z[:n], self._offset[:n], self._mask[:n], self._choice[:n])
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """The sets as arrays (copies)."""
+        return {k: v.copy() for k, v in self.sets._asdict().items()}
+
+    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
+        """Restore :meth:`state_dict`."""
+        Z = np.asarray(state["Z"], dtype=float)
+        self.n = 0
+        self._Z = None  # type: ignore[assignment]
+        self._alloc(max(8, Z.shape[0]), max(1, Z.shape[1]))
+        n, w = Z.shape[0], Z.shape[1]
+        self._Z[:n, :w], self._offset[:n, :w] = Z, state["offset"]
+        self._mask[:n, :w], self._choice[:n] = state["mask"], state["choice"]
+        self.n = n
+
+
 class MNLFit(NamedTuple):
-    """Result of :func:`fit_mnl`: the estimate, Newton iterations, final gradient norm."""
+    """Result of :func:`fit_mnl`: the estimate, iterations, final gradient norm, and (with
+    ``return_hessian``) a Hessian of L for the next warm start."""
 
     w: np.ndarray
     iterations: int
     grad_norm: float
+    hessian: np.ndarray | None = None
 
 
 def _probs(sets: MNLSets, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -101,11 +175,20 @@ def mnl_objective(
     return value, grad, _hessian(sets, p, lam)
 
 
+def set_hessian(sets: MNLSets, w: np.ndarray) -> np.ndarray:
+    """The data part of the Hessian, sum_s [sum_i p_si z_si z_si^T - q_s q_s^T], at w."""
+    return _hessian(sets, _probs(sets, w)[0], 0.0)
+
+
 def _hessian(sets: MNLSets, p: np.ndarray, lam: float) -> np.ndarray:
     n, width, dim = sets.Z.shape
     A = (sets.Z * np.sqrt(p)[:, :, None]).reshape(n * width, dim)
     Q = np.einsum("nsp,ns->np", sets.Z, p)
-    H = A.T @ A - Q.T @ Q
+    # A^T A - Q^T Q + lam I by two symmetric rank-k updates (BLAS syrk, half the work)
+    # A.T and Q.T are Fortran-ordered views: no copy before BLAS
+    H = dsyrk(1.0, A.T, lower=1)
+    H = dsyrk(-1.0, Q.T, beta=1.0, c=H, lower=1, overwrite_c=1)
+    H = np.tril(H) + np.tril(H, -1).T
     H[np.diag_indices(dim)] += lam
     return H
 
@@ -128,6 +211,9 @@ def fit_mnl(
     w0: np.ndarray | None = None,
     tol: float = 1e-6,
     max_iter: int = 50,
+    hessian: np.ndarray | None = None,
+    refresh: float = 0.25,
+    return_hessian: bool = False,
 ) -> MNLFit:
     """Minimise L(w) by damped Newton with backtracking, warm-started at ``w0``.
 
@@ -136,6 +222,11 @@ def fit_mnl(
     lam > 0 the objective is strictly convex and Newton converges quadratically near the
     optimum; a warm start from the previous round's estimate usually needs one step.
 
+    With ``hessian`` (a lagged Hessian, e.g. the previous round's plus the new set's), the
+    iterations use that matrix instead of rebuilding the O(n S p^2) Hessian, until a step
+    reduces the gradient norm by less than the factor ``refresh``; from then on the exact
+    Hessian is used. The stopping rule is the same, so the result meets the same tolerance.
+
     Args:
         sets: The padded sets.
         lam: Ridge lam > 0 (lam = 0 is accepted when the data alone make L strictly convex).
@@ -143,9 +234,14 @@ def fit_mnl(
         w0: Starting point (p,); None is the centre.
         tol: Stop when ``||grad L||_2 <= tol * max(1, lam)``.
         max_iter: Most Newton iterations.
+        hessian: A positive-definite approximation of the Hessian to start with, or None.
+        refresh: Switch to the exact Hessian when a lagged step leaves more than this
+            fraction of the gradient norm.
+        return_hessian: Also return the Hessian at the returned point, or the lagged one
+            if it still converged fast (to warm-start the next call).
 
     Returns:
-        ``MNLFit(w, iterations, grad_norm)``.
+        ``MNLFit(w, iterations, grad_norm, hessian)``.
 
     Raises:
         ValueError: If lam < 0, or the shapes disagree.
@@ -171,16 +267,21 @@ def fit_mnl(
     threshold = tol * max(1.0, lam)
     value, grad, p = _value_grad(sets, w, lam, c)
     gnorm = float(np.linalg.norm(grad))
+    H = None if hessian is None else np.asarray(hessian, dtype=float)
+    lagged = H is not None
     it = 0
     while gnorm > threshold and it < max_iter:
-        H = _hessian(sets, p, lam)
+        if not lagged:
+            H = _hessian(sets, p, lam)
+        assert H is not None
         try:
             step = -np.linalg.solve(H, grad)
-        except (
-            np.linalg.LinAlgError
-        ):  # pragma: no cover - lam > 0 keeps H positive definite
+        except np.linalg.LinAlgError:  # pragma: no cover - lam > 0 keeps H PD
             step = -grad
         slope = float(grad @ step)
+        if lagged and slope >= 0:  # a stale matrix that gives no descent: Newton now
+            lagged = False
+            continue
         a = 1.0
         while True:
             cand = w + a * step
@@ -188,7 +289,13 @@ def fit_mnl(
             if new_value <= value + 1e-4 * a * slope or a < 1e-10:
                 break
             a *= 0.5
-        w, value, grad, p = cand, new_value, new_grad, new_p
-        gnorm = float(np.linalg.norm(grad))
+        new_gnorm = float(np.linalg.norm(new_grad))
+        if lagged and new_gnorm > refresh * gnorm:
+            lagged = (
+                False  # the lagged matrix converges too slowly: Newton from here on
+            )
+        w, value, grad, p, gnorm = cand, new_value, new_grad, new_p, new_gnorm
         it += 1
-    return MNLFit(w, it, gnorm)
+    if return_hessian and H is None:
+        H = _hessian(sets, p, lam)
+    return MNLFit(w, it, gnorm, H if return_hessian else None)

@@ -43,9 +43,8 @@ from banditkit.core import POLICIES
 from banditkit.core.policy import AssortmentPolicy
 from banditkit.core.types import Action, Context, Feedback
 from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.glm.mnl import MNLSets, fit_mnl
+from banditkit.glm.mnl import MNLSetBuffer, fit_mnl
 from banditkit.linalg import Gram
-from banditkit.policies.history import SetHistory
 from banditkit.policies.mnl.common import (
     capacity_of,
     default_kappa,
@@ -56,12 +55,6 @@ from banditkit.policies.mnl.common import (
 __all__ = ["TSMNL", "UCBMNL", "OFUMNLPlus", "set_hessian"]
 
 SCHEDULES = ("fixed", "per-round")
-
-
-def padded_sets(history: SetHistory) -> MNLSets:
-    """The history's sets as ``glm.mnl.MNLSets`` with zero offsets."""
-    X, mask, choice = history.padded()
-    return MNLSets(X, np.zeros(mask.shape), mask, choice)
 
 
 def set_hessian(X: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -100,7 +93,7 @@ class _LinearMLE(AssortmentPolicy):
         d = int(self.d)  # type: ignore[arg-type]
         self.theta = np.zeros(d)
         self.gram = Gram(d, self.lam)
-        self.sets = SetHistory(d)
+        self.sets = MNLSetBuffer(d)
 
     def alpha(self, t: int, capacity: int) -> float:
         """alpha_t = alpha_scale / (2 kappa) sqrt(2 d log(1 + t/d) + 2 log t) [Oh2021, Thm 1]."""
@@ -116,10 +109,10 @@ class _LinearMLE(AssortmentPolicy):
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, tuple) and isinstance(feedback, int)
         X = ctx.arms[list(action)]
-        self.sets.append(X, slot_of(action, feedback))
+        self.sets.append(X, np.zeros(len(action)), slot_of(action, feedback))
         for x in X:
             self.gram.update(x)
-        self.theta = fit_mnl(padded_sets(self.sets), lam=self.lam, w0=self.theta).w
+        self.theta = fit_mnl(self.sets.sets, lam=self.lam, w0=self.theta).w
         self._n_updates += 1
 
     def _state(self) -> dict[str, Any]:

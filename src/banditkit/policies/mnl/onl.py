@@ -42,7 +42,7 @@ from banditkit.core import POLICIES
 from banditkit.core.policy import AssortmentPolicy
 from banditkit.core.types import Action, Context, Feedback
 from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.glm.mnl import MNLSets, fit_mnl
+from banditkit.glm.mnl import MNLSetBuffer, MNLSets, fit_mnl, set_hessian
 from banditkit.linalg import Gram
 from banditkit.policies.history import SetHistory
 from banditkit.policies.mnl.common import (
@@ -57,6 +57,7 @@ from banditkit.policies.mnl.common import (
 __all__ = ["ONLMNL"]
 
 BETA_SCHEDULES = ("practical", "theory")
+SOLVERS = ("newton", "lagged")
 
 
 @POLICIES.register("onl-mnl")
@@ -76,6 +77,10 @@ class ONLMNL(AssortmentPolicy):
         pilot_steps: Adam steps of the pilot fit.
         phase1: Phase-I sampler: "uniform" over all sets of at most K items, or "exactly-k".
         update_every: Re-solve Eq. (2) every this many Phase-II rounds (1: every round).
+        solver: "newton" (the exact Hessian at every iteration) or "lagged" (start from the
+            previous solve's Hessian plus the new set's, switch to the exact Hessian when a
+            step leaves more than a quarter of the gradient, rebuild it after a solve of
+            more than 2 steps; ``glm.fit_mnl``). Both stop at the same gradient tolerance.
         tol: Newton stops when ||grad l_t|| <= tol * max(1, lam).
         seed: Seed of the policy's stream (initialisation, Phase I).
 
@@ -109,6 +114,7 @@ class ONLMNL(AssortmentPolicy):
         pilot_steps: int = 2000,
         phase1: str = "uniform",
         update_every: int = 1,
+        solver: str = "lagged",
         tol: float = 1e-6,
         seed: int = 0,
     ) -> None:
@@ -125,6 +131,7 @@ class ONLMNL(AssortmentPolicy):
         self.pilot_steps = check_int("pilot_steps", pilot_steps, low=1)
         self.phase1 = check_choice("phase1", phase1, PHASE1_SAMPLERS)
         self.update_every = check_int("update_every", update_every, low=1)
+        self.solver = check_choice("solver", solver, SOLVERS)
         self.tol = check_scalar("tol", tol, low=0.0, low_open=True)
 
     # ------------------------------------------------------------------ state
@@ -135,9 +142,12 @@ class ONLMNL(AssortmentPolicy):
         self.d_w = p
         self.lam = self.lam_scale * p * math.sqrt(float(self.horizon or 1))
         self.pilot = SetHistory(d)  # Phase-I sets, raw features
-        # Phase-II sets: [g_si, f_{w_s}(x_si) - g_si^T w_s] per offered item
-        self.linear = SetHistory(p + 1)
+        # Phase-II sets: features g_si, offsets f_{w_s}(x_si) - g_si^T w_s
+        self.linear = MNLSetBuffer(p)
         self.gram = Gram(p, self.lam)
+        self.hessian = self.lam * np.eye(
+            p
+        )  # lagged Hessian of Eq. (2) ("lagged" solver)
         self.w0 = self.net.w
         self.pilot_nll = 0.0
         if self.t0 == 0:
@@ -188,7 +198,7 @@ class ONLMNL(AssortmentPolicy):
             return
         w = self.net.w
         f, G = self.net.evaluate(X)
-        self.linear.append(np.column_stack([G, f - G @ w]), slot)
+        self.linear.append(G, f - G @ w, slot)
         for g in G:
             self.gram.update(g)
         if self.linear.n % self.update_every == 0:
@@ -197,9 +207,29 @@ class ONLMNL(AssortmentPolicy):
 
     def _solve(self, w: np.ndarray) -> np.ndarray:
         """w_{t+1} = argmin l_{t+1}(w), Eq. (2), by Newton from ``w``."""
-        Z, mask, choice = self.linear.padded()
-        sets = MNLSets(np.ascontiguousarray(Z[..., :-1]), Z[..., -1], mask, choice)
-        return fit_mnl(sets, lam=self.lam, center=self.w0, w0=w, tol=self.tol).w
+        sets = self.linear.sets
+        if self.solver == "newton":
+            return fit_mnl(sets, lam=self.lam, center=self.w0, w0=w, tol=self.tol).w
+        new = self.update_every  # the sets added since the last solve, at the current w
+        start = self.hessian + set_hessian(
+            MNLSets(*(a[sets.Z.shape[0] - new :] for a in sets)), w
+        )
+        fit = fit_mnl(
+            sets,
+            lam=self.lam,
+            center=self.w0,
+            w0=w,
+            tol=self.tol,
+            hessian=start,
+            return_hessian=True,
+        )
+        assert fit.hessian is not None
+        self.hessian = fit.hessian
+        if (
+            fit.iterations > 2
+        ):  # the lagged matrix has drifted: rebuild it at the estimate
+            self.hessian = set_hessian(sets, fit.w) + self.lam * np.eye(self.d_w)
+        return fit.w
 
     def _state(self) -> dict[str, Any]:
         return {
@@ -209,6 +239,7 @@ class ONLMNL(AssortmentPolicy):
             "pilot": self.pilot.state_dict(),
             "linear": self.linear.state_dict(),
             "gram": self.gram.state_dict(),
+            "hessian": self.hessian,
         }
 
     def _load_state(self, state: dict[str, Any]) -> None:
@@ -230,3 +261,4 @@ class ONLMNL(AssortmentPolicy):
         self.pilot.load_state_dict(state["pilot"])
         self.linear.load_state_dict(state["linear"])
         self.gram.load_state_dict(state["gram"])
+        self.hessian = np.asarray(state["hessian"], dtype=float).copy()
