@@ -130,7 +130,7 @@ def test_set_buffer_grows_and_restores():
     assert np.all(sets.Z[~sets.mask] == 0)
     copy = MNLSetBuffer(3)
     copy.load_state_dict(buf.state_dict())
-    for a, b in zip(copy.sets, sets):
+    for a, b in zip(copy.sets, sets, strict=True):
         np.testing.assert_array_equal(a, b)
     copy.append(np.ones((5, 3)), np.zeros(5), 4)
     assert copy.sets.Z.shape == (21, 5, 3) and buf.sets.Z.shape == (20, 4, 3)

@@ -69,16 +69,20 @@ class MNLSetBuffer:
         ([[True, True], [True, False]], [-1, 0])
     """
 
+    _Z: np.ndarray
+    _offset: np.ndarray
+    _mask: np.ndarray
+    _choice: np.ndarray
+
     def __init__(self, p: int) -> None:
         self.p = int(p)
         self.n = 0
-        self._alloc(8, 1)
+        self._alloc(8, 1, keep=False)
 
-    def _alloc(self, rows: int, width: int) -> None:
-        old = getattr(self, "_Z", None)
+    def _alloc(self, rows: int, width: int, *, keep: bool = True) -> None:
         Z, offset = np.zeros((rows, width, self.p)), np.zeros((rows, width))
         mask, choice = np.zeros((rows, width), bool), np.full(rows, -1, np.int64)
-        if old is not None:
+        if keep:
             n, w = self.n, self._Z.shape[1]
             Z[:n, :w], offset[:n, :w] = self._Z[:n], self._offset[:n]
             mask[:n, :w], choice[:n] = self._mask[:n], self._choice[:n]
@@ -109,8 +113,7 @@ class MNLSetBuffer:
         """Restore :meth:`state_dict`."""
         Z = np.asarray(state["Z"], dtype=float)
         self.n = 0
-        self._Z = None  # type: ignore[assignment]
-        self._alloc(max(8, Z.shape[0]), max(1, Z.shape[1]))
+        self._alloc(max(8, Z.shape[0]), max(1, Z.shape[1]), keep=False)
         n, w = Z.shape[0], Z.shape[1]
         self._Z[:n, :w], self._offset[:n, :w] = Z, state["offset"]
         self._mask[:n, :w], self._choice[:n] = state["mask"], state["choice"]
@@ -118,8 +121,11 @@ class MNLSetBuffer:
 
 
 class MNLFit(NamedTuple):
-    """Result of :func:`fit_mnl`: the estimate, iterations, final gradient norm, and (with
-    ``return_hessian``) a Hessian of L for the next warm start."""
+    """Result of :func:`fit_mnl`.
+
+    The estimate, the iterations, the final gradient norm and (with ``return_hessian``) a
+    Hessian of L for the next warm start.
+    """
 
     w: np.ndarray
     iterations: int
