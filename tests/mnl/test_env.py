@@ -99,3 +99,11 @@ def test_bad_parameters_name_the_argument():
     ):
         with pytest.raises(ValueError, match=next(iter(bad))):
             bk.make_env("mnl", **bad)
+
+
+def test_linear_utility_with_clipped_features():
+    env = bk.make_env("mnl", utility="linear", features="clipped-normal", d=4)
+    env.reset(0)
+    x = env.context().arms
+    assert np.abs(x).max() <= 0.5 and np.abs(env.params["theta"]).max() <= 0.5
+    np.testing.assert_allclose(env.utility(x), x @ env.params["theta"])

@@ -10,7 +10,10 @@ equal revenues, Dinkelbach's fixed point under item revenues [Hwang2025, Sec. 2.
     mnl   utility "realizable": f*(x) = a^T sigmoid(W x + b) + c, a two-layer network with
           ``width`` hidden units, every parameter U[-1, 1];
           utility "misspecified": f*(x) = cos(2 pi x^T w) - x^T w / 2, w ~ U[-1, 1]^d;
-          features "gaussian" N(0, I_d) or "uniform" U[-3, 3]^d; revenues "uniform" (all 1,
+          utility "linear": f*(x) = x^T theta, theta ~ U[-1/sqrt(d), 1/sqrt(d)]^d (the setting
+          of the public code of Lee & Oh 2024);
+          features "gaussian" N(0, I_d), "uniform" U[-3, 3]^d or "clipped-normal" (N(0, 1)
+          clipped to [-1/sqrt(d), 1/sqrt(d)], Lee & Oh's code); revenues "uniform" (all 1,
           the paper's experiments) or "item" (r_ti ~ U[0.1, 1] each round).
 
 The true parameters are drawn once per seed from the instance stream; features and
@@ -31,6 +34,7 @@ import numpy as np
 from scipy.special import expit
 
 from banditkit.assortment import optimal_assortment
+from banditkit.assortment.solvers import top_k
 from banditkit.core import ENVIRONMENTS, Context, Step
 from banditkit.core.environment import AssortmentEnvironment
 from banditkit.core.types import Action
@@ -38,8 +42,8 @@ from banditkit.core.validation import check_choice, check_int
 
 __all__ = ["MNLChoiceEnv", "MNLEnv", "sigmoid_network"]
 
-UTILITIES = ("realizable", "misspecified")
-FEATURES = ("gaussian", "uniform")
+UTILITIES = ("realizable", "misspecified", "linear")
+FEATURES = ("gaussian", "uniform", "clipped-normal")
 REVENUES = ("uniform", "item")
 
 
@@ -99,8 +103,14 @@ class MNLChoiceEnv(AssortmentEnvironment):
         if self.current is None:
             raise RuntimeError("best_action() needs a current context.")
         if self._best is None:
-            items = optimal_assortment(self._u, self._r, capacity=self.capacity).items
-            self._best = items or (int(np.argmax(self._u)),)
+            if self._r is None:  # equal revenues: the top-K utilities
+                k = min(self.capacity, self._u.size)
+                self._best = tuple(int(i) for i in top_k(self._u, k, positive=False))
+            else:
+                items = optimal_assortment(
+                    self._u, self._r, capacity=self.capacity
+                ).items
+                self._best = items or (int(np.argmax(self._u)),)
         return self._best
 
     def _step(self, ctx: Context, action: Action) -> Step:
@@ -129,8 +139,9 @@ class MNLEnv(MNLChoiceEnv):
     """The synthetic MNL environments of [Hwang2025, Sec. 4, Figs. 2-4, 6, 7] (module docstring).
 
     Args:
-        utility: "realizable" (two-layer sigmoid network) or "misspecified" (cosine).
-        features: "gaussian" (N(0, I_d)) or "uniform" (U[-3, 3]^d).
+        utility: "realizable" (two-layer sigmoid network), "misspecified" (cosine) or
+            "linear" (x^T theta).
+        features: "gaussian" (N(0, I_d)), "uniform" (U[-3, 3]^d) or "clipped-normal".
         d: Feature dimension.
         n_items: N, items shown per round.
         capacity: K, the largest assortment.
@@ -182,17 +193,26 @@ class MNLEnv(MNLChoiceEnv):
                 "a": rng.uniform(-1, 1, m),
                 "c": rng.uniform(-1, 1, 1),
             }
-        else:
+        elif self.utility_kind == "misspecified":
             self.params = {"w": rng.uniform(-1, 1, d)}
+        else:
+            bound = 1 / np.sqrt(d)
+            self.params = {"theta": rng.uniform(-bound, bound, d)}
 
     def utility(self, X: np.ndarray) -> np.ndarray:
         """True utilities f*(x) (module docstring)."""
         if self.utility_kind == "realizable":
             return sigmoid_network(self.params, X)
+        if self.utility_kind == "linear":
+            return X @ self.params["theta"]
         s = X @ self.params["w"]
         return np.cos(2 * np.pi * s) - 0.5 * s
 
     def _features(self) -> np.ndarray:
         if self.features == "gaussian":
             return self.context_rng.standard_normal((self.n_items, self.d))
+        if self.features == "clipped-normal":
+            bound = 1 / np.sqrt(self.d)
+            X = self.context_rng.standard_normal((self.n_items, self.d))
+            return np.clip(X, -bound, bound)
         return self.context_rng.uniform(-3.0, 3.0, (self.n_items, self.d))

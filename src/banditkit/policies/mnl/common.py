@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from banditkit.assortment import optimal_assortment
+from banditkit.assortment.solvers import top_k
 from banditkit.core.types import Context
 from banditkit.core.validation import check_choice
 from banditkit.policies.history import SetHistory
@@ -104,7 +105,10 @@ def offered_set(z: np.ndarray, ctx: Context) -> tuple[int, ...]:
     (``banditkit.assortment.optimal_assortment``). When no item earns anything (all revenues
     0) every set earns 0 and the item of largest z is offered.
     """
-    items = optimal_assortment(z, revenues_of(ctx), capacity=capacity_of(ctx)).items
+    revenues = revenues_of(ctx)
+    if revenues is None:  # equal revenues: the top-K utilities (ties: lower index)
+        return tuple(int(i) for i in top_k(z, capacity_of(ctx), positive=False))
+    items = optimal_assortment(z, revenues, capacity=capacity_of(ctx)).items
     return items if items else (int(np.argmax(z)),)
 
 

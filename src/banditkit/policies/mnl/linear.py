@@ -263,12 +263,12 @@ class OFUMNLPlus(AssortmentPolicy):
         return eta, self.H + lam * np.eye(self.H.shape[0])
 
     def _act(self, ctx: Context) -> Action:
-        capacity = capacity_of(ctx)
-        _, H = self._matrix(capacity)
-        L = np.linalg.cholesky(H)
-        sol = np.linalg.solve(L, ctx.arms.T)
-        width = np.sqrt((sol * sol).sum(axis=0))
-        z = ctx.arms @ self.theta + self.beta(self.t + 1, self.capacity) * width
+        _, H = self._matrix(capacity_of(ctx))
+        X = ctx.arms
+        width = np.sqrt(
+            np.maximum(np.einsum("ij,jk,ik->i", X, np.linalg.inv(H), X), 0.0)
+        )
+        z = X @ self.theta + self.beta(self.t + 1, self.capacity) * width
         return offered_set(z, ctx)
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
