@@ -2,14 +2,16 @@
 
 Phase I (t <= t0): uniformly random assortments; then the pilot estimate
 
-    w_0 = argmin_w -sum_{t <= t0} log p(i_t | X_t, S_t, w)                       (Alg. 1, l. 6)
+    w_0 = argmin_w L(w),  L(w) = -sum_{t <= t0} log p(i_t | X_t, S_t, w)      (Sec. 3.1)
 
-(the MNL NLL with the outside option, full-batch Adam: lr 1e-4, 2000 steps, [Hwang2025, G]).
+(Alg. 1, l. 5; the MNL NLL with the outside option, minimised by full-batch Adam with
+lr 1e-4 and 2000 steps [Hwang2025, G]).
 
 Phase II (t > t0): each round
 
-    w_t  = argmin_w l_t(w),  l_t(w) = -sum_{s=t0+1}^{t-1} sum_{i in S_s + {0}} y_si log p^_si(w)
-                                     + (lam / 2) ||w - w_0||^2                     (Eq. 2)
+    w_t  = argmin_w l_t(w)                                                      (Alg. 1, l. 9)
+    l_t(w) = -sum_{s=t0+1}^{t-1} sum_{i in S_s + {0}} y_si log p^_si(w)
+             + (lam / 2) ||w - w_0||^2                                                 (Eq. 2)
 
 where p^_si(w) is the MNL probability of the linearised utility
 u_si(w) = f_{w_s}(x_si) + g_si^T (w - w_s), g_si = grad_w f_{w_s}(x_si), frozen at the round's
@@ -17,10 +19,11 @@ own estimate w_s. l_t is strictly convex (a linear-utility MNL likelihood in w w
 g_si and offsets f_{w_s}(x_si) - g_si^T w_s); it is minimised exactly by damped Newton,
 warm-started at w_{t-1} (``glm.fit_mnl``). Then
 
-    V_t  = lam I + sum_{s=t0+1}^{t-1} sum_{i in S_s} g_si g_si^T               (Alg. 1, l. 13)
+    V_t  = lam I + sum_{s=t0+1}^{t-1} sum_{i in S_s} g_si g_si^T               (Alg. 1, l. 12)
     z_ti = f_{w_t}(x_ti) + sqrt(beta_t) ||grad f_{w_t}(x_ti)||_{V_t^-1} + beta_t C_h / lam
-                                                                                (Alg. 1, l. 9)
+                                                                                (Alg. 1, l. 10)
     S_t  = argmax_{|S| <= K} sum_{i in S} r_ti e^{z_ti} / (1 + sum_{j in S} e^{z_tj})
+                                                                                (Alg. 1, l. 11)
 
 with the network evaluated non-linearly at w_t and the exact assortment optimiser.
 Practical constants [Hwang2025, Sec. 4 and G]: lam = c_lam kappa^{-5/2} d_w sqrt(T) and
