@@ -202,10 +202,23 @@ def _hessian(sets: MNLSets, p: np.ndarray, lam: float) -> np.ndarray:
 def _value_grad(
     sets: MNLSets, w: np.ndarray, lam: float, c: np.ndarray
 ) -> tuple[float, np.ndarray, np.ndarray]:
-    p, lse = _probs(sets, w)
-    value = float(lse.sum() - _chosen_utility(sets, w).sum())
-    value += 0.5 * lam * float((w - c) @ (w - c))
-    grad = np.einsum("nsp,ns->p", sets.Z, p - _onehot(sets)) + lam * (w - c)
+    """L(w), grad L(w) and the item probabilities, from one pass over the utilities."""
+    n, width, dim = sets.Z.shape
+    flat = sets.Z.reshape(n * width, dim)  # a view: the buffer is C-contiguous
+    u = (flat @ w).reshape(n, width) + sets.offset
+    masked = np.where(sets.mask, u, -np.inf)
+    m = np.maximum(masked.max(axis=1, initial=0.0), 0.0)  # outside option: utility 0
+    e = np.exp(masked - m[:, None])
+    denom = np.exp(-m) + e.sum(axis=1)
+    p = e / denom[:, None]
+    chosen = np.flatnonzero(sets.choice >= 0)
+    slots = sets.choice[chosen]
+    diff = w - c
+    value = float((m + np.log(denom)).sum() - u[chosen, slots].sum())
+    value += 0.5 * lam * float(diff @ diff)
+    resid = p.copy()
+    resid[chosen, slots] -= 1.0
+    grad = resid.reshape(-1) @ flat + lam * diff
     return value, grad, p
 
 
@@ -305,3 +318,48 @@ def fit_mnl(
     if return_hessian and H is None:
         H = _hessian(sets, p, lam)
     return MNLFit(w, it, gnorm, H if return_hessian else None)
+
+
+def refit_mnl(
+    sets: MNLSets,
+    *,
+    n_new: int,
+    hessian: np.ndarray | None,
+    lam: float,
+    w0: np.ndarray,
+    center: np.ndarray | None = None,
+    tol: float = 1e-6,
+) -> MNLFit:
+    """Re-solve after ``n_new`` sets were appended, from the previous solve (lagged Newton).
+
+    Starts :func:`fit_mnl` at ``w0`` with the lagged matrix ``hessian`` plus the new sets'
+    Hessian at ``w0`` (None: exact Newton). The returned ``hessian`` is the one to pass next
+    time: the lagged matrix while it converges in at most two steps, else the exact Hessian
+    at the new estimate.
+
+    Example:
+        >>> buf = MNLSetBuffer(1)
+        >>> buf.append(np.ones((1, 1)), np.zeros(1), choice=0)
+        >>> fit = refit_mnl(buf.sets, n_new=1, hessian=None, lam=1.0, w0=np.zeros(1))
+        >>> fit.hessian.shape
+        (1, 1)
+    """
+    n = sets.Z.shape[0]
+    start = None
+    if hessian is not None:
+        new = MNLSets(*(a[n - n_new :] for a in sets))
+        start = hessian + set_hessian(new, w0)
+    fit = fit_mnl(
+        sets,
+        lam=lam,
+        center=center,
+        w0=w0,
+        tol=tol,
+        hessian=start,
+        return_hessian=True,
+    )
+    if hessian is not None and fit.iterations > 2:  # drifted: rebuild at the estimate
+        H = set_hessian(sets, fit.w)
+        H[np.diag_indices_from(H)] += lam
+        return fit._replace(hessian=H)
+    return fit

@@ -7,7 +7,8 @@ features. Shared pieces (the per-round MNL likelihood includes the outside optio
     l_s(theta) = -sum_{i in S_s + {0}} y_si log p_si(theta)
 
 * ``ucb-mnl`` [Oh2021, Alg. 1]: theta_t = argmin sum_{s<t} l_s(theta) + (lam/2)||theta||^2
-  (``glm.fit_mnl``, warm-started Newton, refit every round), V_t = lam I + sum x x^T over
+  (``glm.refit_mnl``: Newton warm-started at theta_{t-1} with the previous round's Hessian,
+  refit every round to the gradient tolerance 1e-6 max(1, lam)), V_t = lam I + sum x x^T over
   offered items, z_ti = x_ti^T theta_t + alpha_t ||x_ti||_{V_t^-1}, with
   alpha_t = alpha_scale / (2 kappa) sqrt(2 d log(1 + t/d) + 2 log t).
 * ``ts-mnl`` [Oh2019, Alg. 1]: the same estimate and Gram; M samples
@@ -43,7 +44,7 @@ from banditkit.core import POLICIES
 from banditkit.core.policy import AssortmentPolicy
 from banditkit.core.types import Action, Context, Feedback
 from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.glm.mnl import MNLSetBuffer, fit_mnl
+from banditkit.glm.mnl import MNLSetBuffer, refit_mnl
 from banditkit.linalg import Gram
 from banditkit.policies.mnl.common import (
     capacity_of,
@@ -94,6 +95,7 @@ class _LinearMLE(AssortmentPolicy):
         self.theta = np.zeros(d)
         self.gram = Gram(d, self.lam)
         self.sets = MNLSetBuffer(d)
+        self.hessian = self.lam * np.eye(d)  # lagged Hessian of the MLE (glm.refit_mnl)
 
     def alpha(self, t: int, capacity: int) -> float:
         """alpha_t = alpha_scale / (2 kappa) sqrt(2 d log(1 + t/d) + 2 log t) [Oh2021, Thm 1]."""
@@ -112,7 +114,11 @@ class _LinearMLE(AssortmentPolicy):
         self.sets.append(X, np.zeros(len(action)), slot_of(action, feedback))
         for x in X:
             self.gram.update(x)
-        self.theta = fit_mnl(self.sets.sets, lam=self.lam, w0=self.theta).w
+        fit = refit_mnl(
+            self.sets.sets, n_new=1, hessian=self.hessian, lam=self.lam, w0=self.theta
+        )
+        assert fit.hessian is not None
+        self.theta, self.hessian = fit.w, fit.hessian
         self._n_updates += 1
 
     def _state(self) -> dict[str, Any]:
@@ -120,6 +126,7 @@ class _LinearMLE(AssortmentPolicy):
             "theta": self.theta,
             "gram": self.gram.state_dict(),
             "sets": self.sets.state_dict(),
+            "hessian": self.hessian,
         }
 
     def _load_state(self, state: dict[str, Any]) -> None:
@@ -127,6 +134,7 @@ class _LinearMLE(AssortmentPolicy):
         self.theta = np.asarray(state["theta"], dtype=float).copy()
         self.gram.load_state_dict(state["gram"])
         self.sets.load_state_dict(state["sets"])
+        self.hessian = np.asarray(state["hessian"], dtype=float).copy()
 
 
 @POLICIES.register("ucb-mnl")

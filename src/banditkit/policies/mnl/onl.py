@@ -45,7 +45,7 @@ from banditkit.core import POLICIES
 from banditkit.core.policy import AssortmentPolicy
 from banditkit.core.types import Action, Context, Feedback
 from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.glm.mnl import MNLSetBuffer, MNLSets, fit_mnl, set_hessian
+from banditkit.glm.mnl import MNLSetBuffer, fit_mnl, refit_mnl
 from banditkit.linalg import Gram
 from banditkit.policies.history import SetHistory
 from banditkit.policies.mnl.common import (
@@ -213,25 +213,17 @@ class ONLMNL(AssortmentPolicy):
         sets = self.linear.sets
         if self.solver == "newton":
             return fit_mnl(sets, lam=self.lam, center=self.w0, w0=w, tol=self.tol).w
-        new = self.update_every  # the sets added since the last solve, at the current w
-        start = self.hessian + set_hessian(
-            MNLSets(*(a[sets.Z.shape[0] - new :] for a in sets)), w
-        )
-        fit = fit_mnl(
+        fit = refit_mnl(
             sets,
+            n_new=self.update_every,
+            hessian=self.hessian,
             lam=self.lam,
             center=self.w0,
             w0=w,
             tol=self.tol,
-            hessian=start,
-            return_hessian=True,
         )
         assert fit.hessian is not None
         self.hessian = fit.hessian
-        if (
-            fit.iterations > 2
-        ):  # the lagged matrix has drifted: rebuild it at the estimate
-            self.hessian = set_hessian(sets, fit.w) + self.lam * np.eye(self.d_w)
         return fit.w
 
     def _state(self) -> dict[str, Any]:
