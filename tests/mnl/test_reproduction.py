@@ -22,6 +22,16 @@ def test_every_mnl_config_resolves():
         assert exp.config.claims and exp.config.quick is not None
         labels = {p.label for p in exp.config.policies}
         assert "ONL-MNL" in labels
+    fig2 = {(c.env.label, c.policy.label): c.params for c in resolve(configs[0]).cells}
+    mis = fig2[("mnl-misspecified-gaussian", "ONL-MNL")]
+    assert (mis["width"], mis["t0"], mis["lam_scale"], mis["beta_scale"]) == (
+        15,
+        100,
+        0.002,
+        0.01,
+    )
+    assert fig2[("mnl-misspecified-gaussian", "eps-greedy-MNL")]["width"] == 15
+    assert fig2[("mnl-realizable-gaussian", "ONL-MNL")]["beta_scale"] == 0.1
 
 
 def test_an_mnl_experiment_runs_with_claims(tmp_path):
