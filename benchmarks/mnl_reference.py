@@ -10,7 +10,9 @@ banditkit's ``ofu-mnl-plus`` must be no slower, ``ucb-mnl`` and ``ts-mnl`` at le
 faster, each at equal or lower mean regret over 10 seeds.
 
 Hyper-parameters: the defaults (the constants of the reference code: alpha and beta at
-t = 1, kappa = e^-1 / (1 + K e)^2, lam = 1 for UCB/TS-MNL, M = 1 sample).
+t = 1, kappa = e^-1 / (1 + K e)^2, lam = 1 for UCB/TS-MNL, M = 1 sample). A 4-seed look
+(seeds 100-103) at UCB-MNL's alpha_scale in {1, 0.5, 0.25, 0.1} gave mean regrets 19.1,
+19.5, 16.4, 12.6; it stays at 1, the reference's constant, for a like-for-like comparison.
 
     banditkit bench --only mnl_reference --out results/bench
 """
