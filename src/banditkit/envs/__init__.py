@@ -9,6 +9,8 @@ from banditkit.envs.ensemble import NonlinearEnv
 from banditkit.envs.latent import LATENT_FUNCTIONS, make_latent
 from banditkit.envs.laws import LAWS, sample_contexts
 from banditkit.envs.rare import RareLinearEnv, RareLogisticEnv
+from banditkit.envs.mnl import MNLEnv
+from banditkit.envs.mnl_text import TextMNLEnv
 from banditkit.envs.replay import LogReplayEnv, OBDReplayEnv, ReplayEnv
 from banditkit.envs.synthetic import LinearEnv, LogisticEnv, SyntheticEnv
 
@@ -22,11 +24,13 @@ __all__ = [
     "LogReplayEnv",
     "LogisticEnv",
     "NonlinearEnv",
+    "MNLEnv",
     "OBDReplayEnv",
     "RareLinearEnv",
     "RareLogisticEnv",
     "ReplayEnv",
     "SyntheticEnv",
+    "TextMNLEnv",
     "encode_arms",
     "make_latent",
     "sample_contexts",

@@ -3,6 +3,7 @@
 links   Link, IdentityLink, LogisticLink, ProbitLink, LINKS, get_link
 mle     GLMFit, fit_glm, fit_glm_constrained, glm_hessian
 stacked fit_glm_stacked (M members at once, grouped rows; GD or Newton)
+mnl     MNLSets, MNLFit, fit_mnl, mnl_objective (multinomial logit, linear utilities)
 """
 
 from banditkit.glm.links import (
@@ -14,6 +15,7 @@ from banditkit.glm.links import (
     get_link,
 )
 from banditkit.glm.mle import GLMFit, fit_glm, fit_glm_constrained, glm_hessian
+from banditkit.glm.mnl import MNLFit, MNLSets, fit_mnl, mnl_objective
 from banditkit.glm.stacked import fit_glm_stacked
 
 __all__ = [
@@ -22,10 +24,14 @@ __all__ = [
     "IdentityLink",
     "Link",
     "LogisticLink",
+    "MNLFit",
+    "MNLSets",
     "ProbitLink",
     "fit_glm",
     "fit_glm_constrained",
     "fit_glm_stacked",
+    "fit_mnl",
     "get_link",
     "glm_hessian",
+    "mnl_objective",
 ]

@@ -23,6 +23,7 @@ from banditkit.policies.ensemble import GLMES, GLMFPL, LinES, NeuralES, NeuralPH
 from banditkit.policies.glm import GLMTS, GLMUCB
 from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
 from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
+from banditkit.policies.mnl import ONLMNL, TSMNL, UCBMNL, EpsGreedyMNL, OFUMNLPlus
 from banditkit.policies.neural import NeuralTS, NeuralUCB
 from banditkit.policies.neurallog import (
     NCBFUCB,
@@ -53,7 +54,10 @@ __all__ = [
     "KLUCB",
     "NCBFUCB",
     "RSOFUL",
+    "ONLMNL",
+    "TSMNL",
     "UCB1",
+    "UCBMNL",
     "AdaOFUECOLog",
     "AssortmentOracle",
     "BGLinCB",
@@ -63,6 +67,7 @@ __all__ = [
     "DuelingOracle",
     "EpsGreedy",
     "LinES",
+    "EpsGreedyMNL",
     "LinTS",
     "LinUCB",
     "LogisticUCB1",
@@ -74,6 +79,7 @@ __all__ = [
     "NeuralPHE",
     "NeuralTS",
     "NeuralUCB",
+    "OFUMNLPlus",
     "Oracle",
     "RandomAssortment",
     "RandomDuel",

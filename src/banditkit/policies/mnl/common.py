@@ -1,0 +1,206 @@
+"""Parts shared by the MNL assortment policies.
+
+The context's revenues and capacity, the uniform random assortment, the exact assortment step, and the sigmoid utility network.
+
+References:
+    [Hwang2025] T. Hwang, D. Kim, M. Oh. Tractable multinomial logit contextual bandits with
+        non-linear utilities. NeurIPS 2025 (arXiv 2601.06913).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from banditkit.assortment import optimal_assortment
+from banditkit.assortment.solvers import top_k
+from banditkit.core.types import Context
+from banditkit.core.validation import check_choice
+from banditkit.policies.history import SetHistory
+
+if TYPE_CHECKING:
+    import torch
+
+    from banditkit.nn import MLP
+else:
+    from banditkit.core.lazy import lazy_import
+
+    torch = lazy_import("torch")
+
+__all__ = [
+    "PHASE1_SAMPLERS",
+    "UtilityNet",
+    "capacity_of",
+    "default_kappa",
+    "offered_set",
+    "revenues_of",
+    "uniform_assortment",
+]
+
+#: Random-assortment samplers: "uniform" draws uniformly over all non-empty sets of at most
+#: K items ([Hwang2025, Alg. 1], S ~ Unif(S)); "exactly-k" draws a uniform set of min(K, N).
+PHASE1_SAMPLERS = ("uniform", "exactly-k")
+
+
+def capacity_of(ctx: Context) -> int:
+    """The capacity K of the round: ``ctx.max_size`` capped at the number of items."""
+    n = ctx.n_arms
+    return n if ctx.max_size is None else min(ctx.max_size, n)
+
+
+def revenues_of(ctx: Context) -> np.ndarray | None:
+    """The round's revenues (None: all 1), refusing negative ones with a ``ValueError``."""
+    r = ctx.revenues
+    if r is not None and (r < 0).any():
+        raise ValueError(
+            f"ctx.revenues must be >= 0 for an MNL assortment policy; got "
+            f"{float(r.min())!r} at index {int(r.argmin())}."
+        )
+    return r
+
+
+def default_kappa(capacity: int) -> float:
+    """Kappa = e^-1 / (1 + K e)^2, a lower bound on p_0 p_i.
+
+    The formula of the public OFU-MNL+ code (Lee & Oh 2024) for utilities in [-1, 1]:
+    1.73e-3 for K = 5.
+    """
+    return math.exp(-1.0) / (1.0 + capacity * math.e) ** 2
+
+
+def uniform_assortment(
+    rng: np.random.Generator, n_items: int, capacity: int, sampler: str = "uniform"
+) -> tuple[int, ...]:
+    """A random assortment, uniform over the non-empty sets of at most ``capacity`` items.
+
+    The size s is drawn with probability C(N, s) / sum_j C(N, j), then s distinct items;
+    with ``sampler="exactly-k"``, a uniform set of exactly ``min(capacity, N)`` items.
+    """
+    check_choice("sampler", sampler, PHASE1_SAMPLERS)
+    k = min(capacity, n_items)
+    if sampler == "uniform" and k > 1:
+        # log C(N, s) for s = 1..k, normalised without overflow
+        logc = np.array(
+            [
+                math.lgamma(n_items + 1)
+                - math.lgamma(s + 1)
+                - math.lgamma(n_items - s + 1)
+                for s in range(1, k + 1)
+            ]
+        )
+        p = np.exp(logc - logc.max())
+        size = 1 + int(rng.choice(k, p=p / p.sum()))
+    else:
+        size = k
+    items = rng.choice(n_items, size=size, replace=False)
+    return tuple(sorted(int(i) for i in items))
+
+
+def offered_set(z: np.ndarray, ctx: Context) -> tuple[int, ...]:
+    """The exact MNL-optimal assortment under utilities ``z`` and the round's revenues.
+
+    Top-K by z under equal revenues, Dinkelbach's fixed point otherwise
+    (``banditkit.assortment.optimal_assortment``). When no item earns anything (all revenues
+    0) every set earns 0 and the item of largest z is offered.
+    """
+    revenues = revenues_of(ctx)
+    if revenues is None:  # equal revenues: the top-K utilities (ties: lower index)
+        return tuple(int(i) for i in top_k(z, capacity_of(ctx), positive=False))
+    items = optimal_assortment(z, revenues, capacity=capacity_of(ctx)).items
+    return items if items else (int(np.argmax(z)),)
+
+
+def slot_of(action: tuple[int, ...], chosen: int) -> int:
+    """The chosen item's position in the offered set, -1 for the outside option."""
+    return -1 if chosen < 0 else action.index(chosen)
+
+
+class UtilityNet:
+    """The utility class f_w(x) = a^T sigmoid(W x + b) + c of [Hwang2025, Sec. 4].
+
+    An ``nn.MLP`` of depth 2 with sigmoid activation, biases and no output scaling
+    (torch-like "standard" initialisation from the policy's generator). Parameters are
+    flattened as W (row-major), b, a, c, the order of the module's ``parameters()``;
+    ``evaluate`` returns f and the per-item gradients in closed form (``nn.forward_and_grads``).
+
+    Args:
+        d: Item feature dimension.
+        width: Hidden units m; the parameter count is d_w = d m + 2 m + 1.
+        rng: The policy's generator (one draw seeds the initialisation).
+    """
+
+    def __init__(self, d: int, width: int, rng: np.random.Generator) -> None:
+        from banditkit.nn import MLP, make_generator
+
+        self.model: MLP = MLP(
+            d,
+            width=width,
+            depth=2,
+            activation="sigmoid",
+            init="standard",
+            scale_output=False,
+            bias=True,
+            generator=make_generator(rng),
+        )
+        self.n_params = self.model.n_params
+
+    @property
+    def w(self) -> np.ndarray:
+        """The parameters as one float64 vector (p,) (a copy)."""
+        from banditkit.nn import flat_params
+
+        return flat_params(self.model).numpy().copy()
+
+    def set_w(self, w: np.ndarray) -> None:
+        """Overwrite the parameters from a vector (p,)."""
+        from banditkit.nn import set_flat_params
+
+        set_flat_params(self.model, torch.as_tensor(np.asarray(w, dtype=float)))
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """f_w(x) for every row of X (n, d) -> (n,)."""
+        with torch.no_grad():
+            return self.model(torch.tensor(X, dtype=torch.float64)).numpy()
+
+    def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """f_w(x) (n,) and grad_w f_w(x) (n, p) for every row of X, in closed form."""
+        from banditkit.nn import forward_and_grads
+
+        f, G = forward_and_grads(
+            self.model, torch.tensor(X, dtype=torch.float64), validate=False
+        )
+        return f.numpy(), G.numpy()
+
+    def fit(self, history: SetHistory, *, lr: float, steps: int) -> float:
+        """Minimise the MNL NLL of ``history`` (outside option included) by full-batch Adam.
+
+        Warm-started from the current weights; returns the final mean NLL.
+        """
+        from banditkit.nn import MNL, fit, stack_params
+        from banditkit.policies.models.neural_linear import observations_of
+
+        if history.n == 0:
+            return float("nan")
+        obs = observations_of(history, weighted=False)
+        result = fit(
+            self.model.network,
+            stack_params(self.model),
+            obs,
+            MNL(),
+            optimizer="adam",
+            lr=lr,
+            steps=steps,
+            reduction="mean",
+            inplace=True,
+        )
+        return float(result.history[-1, 0])
+
+    def state_dict(self) -> dict[str, Any]:
+        """The parameters as one array."""
+        return {"w": self.w}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        self.set_w(np.asarray(state["w"], dtype=float))

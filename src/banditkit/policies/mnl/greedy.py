@@ -1,0 +1,121 @@
+"""epsilon-greedy-MNL [Zhang2024, Sec. 3] as run in [Hwang2025, Sec. 4 and G].
+
+The utility class is the two-layer sigmoid network of the truth (``UtilityNet``). Epochs
+have lengths 1, 2, 4, ...: after rounds t = 2^k - 1 the network is refit on the
+observations of the epoch that just ended only (the offline regression oracle: the MNL
+NLL with the outside option, full-batch Adam, lr 1e-4, 2000 steps, warm-started from the
+previous epoch's weights), and used for the whole next epoch. Each round, with
+probability eps_t the policy offers a uniformly random assortment (the sampler of ONL-MNL's
+Phase I), otherwise the exact optimum under the predicted utilities f^(x). The schedule is
+eps_1 = ``eps``, eps_{t+1} = max(``eps_min``, ``decay`` eps_t) [Hwang2025, G].
+
+References:
+    [Zhang2024] M. Zhang, H. Luo. Contextual multinomial logit bandits with general value
+        functions. NeurIPS 2024.
+    [Hwang2025] see ``policies.mnl.common``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from banditkit.core import POLICIES
+from banditkit.core.policy import AssortmentPolicy
+from banditkit.core.types import Action, Context, Feedback
+from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.policies.history import SetHistory
+from banditkit.policies.mnl.common import (
+    PHASE1_SAMPLERS,
+    UtilityNet,
+    capacity_of,
+    offered_set,
+    slot_of,
+    uniform_assortment,
+)
+
+__all__ = ["EpsGreedyMNL"]
+
+
+@POLICIES.register("eps-greedy-mnl")
+class EpsGreedyMNL(AssortmentPolicy):
+    """epsilon-greedy-MNL with epoch-wise offline refits (module docstring).
+
+    Args:
+        width: Hidden units of the utility network.
+        eps: eps_1, the first exploration probability (0.1 in the paper; 0.2 at N = 800).
+        decay: eps_{t+1} = max(eps_min, decay eps_t).
+        eps_min: The floor of eps_t.
+        lr: Adam step size of each refit.
+        steps: Adam steps of each refit.
+        sampler: The exploration sampler, as ONL-MNL's ``phase1``.
+        seed: Seed of the policy's stream.
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> policy = EpsGreedyMNL(steps=5, seed=0)
+        >>> len(policy.act(Context(arms=np.eye(4)[:, :3], max_size=2))) <= 2
+        True
+    """
+
+    contract_params: ClassVar[dict[str, Any]] = {"width": 2, "steps": 5}
+
+    def __init__(
+        self,
+        *,
+        width: int = 3,
+        eps: float = 0.1,
+        decay: float = 0.995,
+        eps_min: float = 0.001,
+        lr: float = 1e-4,
+        steps: int = 2000,
+        sampler: str = "uniform",
+        seed: int = 0,
+    ) -> None:
+        super().__init__(seed=seed)
+        self.width = check_int("width", width, low=1)
+        self.eps = check_scalar("eps", eps, low=0.0, high=1.0)
+        self.decay = check_scalar("decay", decay, low=0.0, high=1.0)
+        self.eps_min = check_scalar("eps_min", eps_min, low=0.0, high=1.0)
+        self.lr = check_scalar("lr", lr, low=0.0, low_open=True)
+        self.steps = check_int("steps", steps, low=1)
+        self.sampler = check_choice("sampler", sampler, PHASE1_SAMPLERS)
+
+    def _setup(self, ctx: Context) -> None:
+        self.net = UtilityNet(int(self.d), self.width, self.rng)  # type: ignore[arg-type]
+        self.epoch = SetHistory(int(self.d))  # type: ignore[arg-type]
+        self.nll = 0.0
+
+    def epsilon(self, t: int) -> float:
+        """eps_t for round t >= 1."""
+        return max(self.eps_min, self.eps * self.decay ** (t - 1))
+
+    def _act(self, ctx: Context) -> Action:
+        if self.rng.random() < self.epsilon(self.t + 1):
+            return uniform_assortment(
+                self.rng, ctx.n_arms, capacity_of(ctx), self.sampler
+            )
+        return offered_set(self.net.predict(ctx.arms), ctx)
+
+    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        assert isinstance(action, tuple) and isinstance(feedback, int)
+        self.epoch.append(ctx.arms[list(action)], slot_of(action, feedback))
+        t = self.t + 1
+        if (t + 1) & t == 0:  # t = 2^k - 1: the epoch of length 2^(k-1) ends
+            self.nll = self.net.fit(self.epoch, lr=self.lr, steps=self.steps)
+            self.epoch = SetHistory(int(self.d))  # type: ignore[arg-type]
+            self._n_updates += 1
+
+    def _state(self) -> dict[str, Any]:
+        return {
+            "net": self.net.state_dict(),
+            "epoch": self.epoch.state_dict(),
+            "nll": self.nll,
+        }
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        rng_state = self.rng.bit_generator.state
+        self._setup(None)  # type: ignore[arg-type]
+        self.rng.bit_generator.state = rng_state
+        self.net.load_state_dict(state["net"])
+        self.epoch.load_state_dict(state["epoch"])
+        self.nll = float(state["nll"])

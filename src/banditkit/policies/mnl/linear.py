@@ -1,0 +1,304 @@
+"""MNL bandits with linear utilities u(x) = x^T theta: UCB-MNL, TS-MNL and OFU-MNL+.
+
+The baselines of [Hwang2025, Sec. 4], which assume linear utilities and see the raw item
+features. Shared pieces (the per-round MNL likelihood includes the outside option):
+
+    p_i(theta) = e^{x_i^T theta} / (1 + sum_{j in S} e^{x_j^T theta})
+    l_s(theta) = -sum_{i in S_s + {0}} y_si log p_si(theta)
+
+* ``ucb-mnl`` [Oh2021, Alg. 1]: theta_t = argmin sum_{s<t} l_s(theta) + (lam/2)||theta||^2
+  (``glm.refit_mnl``: Newton warm-started at theta_{t-1} with the previous round's Hessian,
+  refit every round to the gradient tolerance 1e-6 max(1, lam)), V_t = lam I + sum x x^T over
+  offered items, z_ti = x_ti^T theta_t + alpha_t ||x_ti||_{V_t^-1}, with
+  alpha_t = alpha_scale / (2 kappa) sqrt(2 d log(1 + t/d) + 2 log t).
+* ``ts-mnl`` [Oh2019, Alg. 1]: the same estimate and Gram; M samples
+  theta~ ~ N(theta_t, alpha_t^2 V_t^-1) and z_ti = max_j x_ti^T theta~^(j) (M = 1, the
+  Gaussian approximation of the public code, by default).
+* ``ofu-mnl-plus`` [Lee2024, Alg. 1]: online mirror descent, O(1) per round:
+  theta_{t+1} = theta_t - M_t^-1 grad l_t(theta_t), M_t = H_t / (2 eta) + hess l_t(theta_t) / 2,
+  H_{t+1} = H_t + hess l_t(theta_{t+1}), H_1 = lam I, lam = 84 sqrt(2) eta d,
+  eta = (S + 1) + log(K + 1) / 2, z_ti = x_ti^T theta_t + beta ||x_ti||_{H_t^-1}.
+
+The assortment is the exact optimum under z (top-K under equal revenues). As in the public
+code of Lee & Oh (2024), alpha_t and beta are evaluated at t = 1 and kept (``schedule=
+"fixed"``); ``schedule="per-round"`` re-evaluates them every round.
+
+References:
+    [Oh2019] M. Oh, G. Iyengar. Thompson sampling for multinomial logit contextual bandits.
+        NeurIPS 2019.
+    [Oh2021] M. Oh, G. Iyengar. Multinomial logit contextual bandits: provable optimality
+        and practicality. AAAI 2021.
+    [Lee2024] J. Lee, M. Oh. Nearly minimax optimal regret for multinomial logistic bandit.
+        NeurIPS 2024.
+    [Hwang2025] see ``policies.mnl.common``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from banditkit.core import POLICIES
+from banditkit.core.policy import AssortmentPolicy
+from banditkit.core.types import Action, Context, Feedback
+from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.glm.mnl import MNLSetBuffer, refit_mnl
+from banditkit.linalg import Gram
+from banditkit.policies.mnl.common import (
+    capacity_of,
+    default_kappa,
+    offered_set,
+    slot_of,
+)
+
+__all__ = ["TSMNL", "UCBMNL", "OFUMNLPlus", "set_hessian"]
+
+SCHEDULES = ("fixed", "per-round")
+
+
+def set_hessian(X: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Probabilities p (S,) and Hessian sum_i p_i x_i x_i^T - q q^T of one set's NLL."""
+    u = X @ theta
+    m = max(0.0, float(u.max()))
+    e = np.exp(u - m)
+    p = e / (math.exp(-m) + e.sum())
+    q = X.T @ p
+    return p, (X * p[:, None]).T @ X - np.outer(q, q)
+
+
+class _LinearMLE(AssortmentPolicy):
+    """UCB-MNL and TS-MNL: the regularised MLE refit every round, the Gram of offered items."""
+
+    def __init__(
+        self,
+        *,
+        lam: float = 1.0,
+        alpha_scale: float = 1.0,
+        kappa: float | None = None,
+        schedule: str = "fixed",
+        seed: int = 0,
+    ) -> None:
+        super().__init__(seed=seed)
+        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self.alpha_scale = check_scalar("alpha_scale", alpha_scale, low=0.0)
+        self.kappa = (
+            None
+            if kappa is None
+            else check_scalar("kappa", kappa, low=0.0, low_open=True)
+        )
+        self.schedule = check_choice("schedule", schedule, SCHEDULES)
+
+    def _setup(self, ctx: Context) -> None:
+        d = int(self.d)  # type: ignore[arg-type]
+        self.theta = np.zeros(d)
+        self.gram = Gram(d, self.lam)
+        self.sets = MNLSetBuffer(d)
+        self.hessian = self.lam * np.eye(d)  # lagged Hessian of the MLE (glm.refit_mnl)
+
+    def alpha(self, t: int, capacity: int) -> float:
+        """alpha_t = alpha_scale / (2 kappa) sqrt(2 d log(1 + t/d) + 2 log t) [Oh2021, Thm 1]."""
+        d = int(self.d)  # type: ignore[arg-type]
+        t = 1 if self.schedule == "fixed" else max(t, 1)
+        kappa = default_kappa(capacity) if self.kappa is None else self.kappa
+        return (
+            self.alpha_scale
+            / (2 * kappa)
+            * math.sqrt(2 * d * math.log1p(t / d) + 2 * math.log(t))
+        )
+
+    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        assert isinstance(action, tuple) and isinstance(feedback, int)
+        X = ctx.arms[list(action)]
+        self.sets.append(X, np.zeros(len(action)), slot_of(action, feedback))
+        for x in X:
+            self.gram.update(x)
+        fit = refit_mnl(
+            self.sets.sets, n_new=1, hessian=self.hessian, lam=self.lam, w0=self.theta
+        )
+        assert fit.hessian is not None
+        self.theta, self.hessian = fit.w, fit.hessian
+        self._n_updates += 1
+
+    def _state(self) -> dict[str, Any]:
+        return {
+            "theta": self.theta,
+            "gram": self.gram.state_dict(),
+            "sets": self.sets.state_dict(),
+            "hessian": self.hessian,
+        }
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        self._setup(None)  # type: ignore[arg-type]
+        self.theta = np.asarray(state["theta"], dtype=float).copy()
+        self.gram.load_state_dict(state["gram"])
+        self.sets.load_state_dict(state["sets"])
+        self.hessian = np.asarray(state["hessian"], dtype=float).copy()
+
+
+@POLICIES.register("ucb-mnl")
+class UCBMNL(_LinearMLE):
+    """UCB-MNL [Oh2021]: optimistic linear utilities, the exact assortment (module docstring).
+
+    Args:
+        lam: Ridge of the MLE and of the Gram V (1, as in the public code).
+        alpha_scale: Multiplies alpha_t (1: the theory's value).
+        kappa: Lower bound on p_0 p_i; None: e^-1 / (1 + K e)^2 (``default_kappa``).
+        schedule: "fixed" (alpha at t = 1, the public code) or "per-round".
+        seed: Seed of the policy's stream (unused: the policy is deterministic).
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> UCBMNL().act(Context(arms=np.eye(4), max_size=2))
+        (0, 1)
+    """
+
+    def _act(self, ctx: Context) -> Action:
+        width = self.alpha(self.t + 1, capacity_of(ctx)) * self.gram.norms_unchecked(
+            ctx.arms
+        )
+        return offered_set(ctx.arms @ self.theta + width, ctx)
+
+
+@POLICIES.register("ts-mnl")
+class TSMNL(_LinearMLE):
+    """TS-MNL [Oh2019]: sampled linear utilities, the exact assortment (module docstring).
+
+    Args:
+        samples: M, the number of parameter draws (utility = max over them); 1 by default.
+        lam, alpha_scale, kappa, schedule, seed: As :class:`UCBMNL`.
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> len(TSMNL(seed=0).act(Context(arms=np.eye(4), max_size=2)))
+        2
+    """
+
+    def __init__(
+        self,
+        *,
+        samples: int = 1,
+        lam: float = 1.0,
+        alpha_scale: float = 1.0,
+        kappa: float | None = None,
+        schedule: str = "fixed",
+        seed: int = 0,
+    ) -> None:
+        super().__init__(
+            lam=lam,
+            alpha_scale=alpha_scale,
+            kappa=kappa,
+            schedule=schedule,
+            seed=seed,
+        )
+        self.samples = check_int("samples", samples, low=1)
+
+    def _act(self, ctx: Context) -> Action:
+        alpha = self.alpha(self.t + 1, capacity_of(ctx))
+        draws = self.theta + alpha * self.gram.sample_normal(self.rng, self.samples)
+        z = (ctx.arms @ draws.T).max(axis=1)
+        return offered_set(z, ctx)
+
+
+@POLICIES.register("ofu-mnl-plus")
+class OFUMNLPlus(AssortmentPolicy):
+    """OFU-MNL+ [Lee2024]: online mirror descent with constant cost per round.
+
+    Constants of the public code: S = 1 (norm bound), eta = (S + 1) + log(K + 1) / 2,
+    lam = 84 sqrt(2) eta d, and
+
+        beta_t = sqrt(2 eta [(3 log(1 + (K + 1) t) + 3)(17/16 lam + 2 sqrt(lam)
+                 log(2 sqrt(1 + 2t)) + 16 log^2(2 sqrt(1 + 2t))) + 2
+                 + sqrt(6) 7/6 eta d log(1 + (t + 1) / (2 lam))] + 4 lam),
+
+    at t = 1 (``schedule="fixed"``) or every round. The step uses the public code's
+    M_t = H_t / (2 eta) + hess l_t / 2 and no projection (module docstring).
+
+    Args:
+        norm_bound: S.
+        beta_scale: Multiplies beta_t (1: the theory's value).
+        schedule: "fixed" (beta at t = 1) or "per-round".
+        seed: Seed of the policy's stream (unused: the policy is deterministic).
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> OFUMNLPlus().act(Context(arms=np.eye(4), max_size=2))
+        (0, 1)
+    """
+
+    def __init__(
+        self,
+        *,
+        norm_bound: float = 1.0,
+        beta_scale: float = 1.0,
+        schedule: str = "fixed",
+        seed: int = 0,
+    ) -> None:
+        super().__init__(seed=seed)
+        self.norm_bound = check_scalar("norm_bound", norm_bound, low=0.0, low_open=True)
+        self.beta_scale = check_scalar("beta_scale", beta_scale, low=0.0)
+        self.schedule = check_choice("schedule", schedule, SCHEDULES)
+
+    def _setup(self, ctx: Context) -> None:
+        d = int(self.d)  # type: ignore[arg-type]
+        self.theta = np.zeros(d)
+        self.H = np.zeros(
+            (d, d)
+        )  # H_t - lam I; lam depends on K, known at the first act
+        self.capacity = 0
+
+    def _constants(self, capacity: int) -> tuple[float, float]:
+        eta = (self.norm_bound + 1) + math.log(capacity + 1) / 2
+        return eta, 84 * math.sqrt(2) * eta * int(self.d)  # type: ignore[arg-type]
+
+    def beta(self, t: int, capacity: int) -> float:
+        """beta_t of the public code (class docstring)."""
+        t = 1 if self.schedule == "fixed" else max(t, 1)
+        eta, lam = self._constants(capacity)
+        d = int(self.d)  # type: ignore[arg-type]
+        log2 = math.log(2 * math.sqrt(1 + 2 * t))
+        inner = (3 * math.log(1 + (capacity + 1) * t) + 3) * (
+            17 / 16 * lam + 2 * math.sqrt(lam) * log2 + 16 * log2**2
+        )
+        inner += 2 + math.sqrt(6) * 7 / 6 * eta * d * math.log(1 + (t + 1) / (2 * lam))
+        return self.beta_scale * math.sqrt(2 * eta * inner + 4 * lam)
+
+    def _matrix(self, capacity: int) -> tuple[float, np.ndarray]:
+        if self.capacity == 0:
+            self.capacity = capacity  # lam (hence H_1) fixed by the first round's K
+        eta, lam = self._constants(self.capacity)
+        return eta, self.H + lam * np.eye(self.H.shape[0])
+
+    def _act(self, ctx: Context) -> Action:
+        _, H = self._matrix(capacity_of(ctx))
+        X = ctx.arms
+        width = np.sqrt(
+            np.maximum(np.einsum("ij,jk,ik->i", X, np.linalg.inv(H), X), 0.0)
+        )
+        z = X @ self.theta + self.beta(self.t + 1, self.capacity) * width
+        return offered_set(z, ctx)
+
+    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        assert isinstance(action, tuple) and isinstance(feedback, int)
+        eta, H = self._matrix(capacity_of(ctx))
+        X = ctx.arms[list(action)]
+        y = np.zeros(len(action))
+        slot = slot_of(action, feedback)
+        if slot >= 0:
+            y[slot] = 1.0
+        p, hess = set_hessian(X, self.theta)
+        grad = X.T @ (p - y)
+        self.theta = self.theta - np.linalg.solve(H / (2 * eta) + hess / 2, grad)
+        self.H = self.H + set_hessian(X, self.theta)[1]
+        self._n_updates += 1
+
+    def _state(self) -> dict[str, Any]:
+        return {"theta": self.theta, "H": self.H, "capacity": self.capacity}
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        self.theta = np.asarray(state["theta"], dtype=float).copy()
+        self.H = np.asarray(state["H"], dtype=float).copy()
+        self.capacity = int(state["capacity"])
+
+    contract_params: ClassVar[dict[str, Any]] = {}
