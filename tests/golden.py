@@ -26,6 +26,7 @@ ENVS: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 _WIDTHS_V0: dict[str, Any] = {
+    "nu": 1.0,
     "effdim_kind": "diagonal",
     "scale_features": False,
     "bonus": "table",

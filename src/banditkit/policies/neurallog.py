@@ -98,8 +98,10 @@ class NeuralLogPolicy(NeuralScoredPolicy):
     The bonus is still multiplied by ``nu`` (1 gives the algorithm literally).
 
     Args:
-        nu: Exploration scale, >= 0 (grid-searched in the paper; 1 in theory mode is
-            the literal radius). Zero is greedy.
+        nu: Exploration scale, >= 0 (grid-searched in the paper). Zero is greedy.
+            None (default): 1 in theory mode (the literal radius); in practical mode
+            the algorithm's tuned default, 0.1 for NeuralLog-UCB-1/2 and 0.01 for
+            NeuralLog-TS-1/2 and NCBF-UCB (docs/logistic.md, section "Fidelity").
         lam: Practical mode: the fixed regulariser lam > 0 (grid-searched in the
             paper), or lam_0 of the adaptive schedule. Unused in theory mode, where
             lam_0 comes from delta, C1, depth and S.
@@ -175,6 +177,10 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         Deviation: GD on J / n by default in practical mode (``loss_reduction``).
     """
 
+    #: nu=None resolves to this in practical mode: the value that worked across the
+    #: paper's synthetic and classification settings on tuning seeds
+    #: (docs/logistic.md, section "Fidelity", "Defaults").
+    default_nu: float = 0.1
     #: Whether this algorithm has a theory mode ([Bae2025, Algs. 1-2, App. I]).
     has_theory: bool = True
     #: mean_scale=None resolves to this (docs/logistic.md, "Reconstructed bonuses").
@@ -188,7 +194,7 @@ class NeuralLogPolicy(NeuralScoredPolicy):
     def __init__(
         self,
         *,
-        nu: float = 1.0,
+        nu: float | None = None,
         lam: float = 1.0,
         kappa: float = 10.0,
         S: float = 1.0,
@@ -213,12 +219,14 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
-        self.nu = check_scalar("nu", nu, low=0.0)
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
         self.kappa = check_scalar("kappa", kappa, low=1.0)
         self.S = check_scalar("S", S, low=0.0, low_open=True)
         self.mode = check_choice("mode", mode, MODES)
         theory_mode = self.mode == "theory"
+        if nu is None:  # theory: the literal radius; practical: tuned (docs)
+            nu = 1.0 if theory_mode else self.default_nu
+        self.nu = check_scalar("nu", nu, low=0.0)
         if theory_mode and not self.has_theory:
             raise ValueError(
                 f"mode must be 'practical' for {type(self).__name__}: it has no theory "
@@ -583,6 +591,7 @@ class NeuralLogTS1(NeuralLogUCB1):
     """
 
     sampling = True
+    default_nu = 0.01
 
     def _radius(self, d_eff: float) -> float:
         return math.sqrt(self.kappa) * self._iota(d_eff)
@@ -613,6 +622,7 @@ class NeuralLogTS2(NeuralLogUCB2):
     """
 
     sampling = True
+    default_nu = 0.01
 
 
 @POLICIES.register("ncbf-ucb")
@@ -640,6 +650,7 @@ class NCBFUCB(NeuralLogPolicy):
     """
 
     has_theory = False
+    default_nu = 0.01
 
     def _ridge(self) -> float:
         return self.kappa * self._lam_now
