@@ -63,3 +63,18 @@ def test_kernel_logdet_rejects_bad_arguments(args: tuple, match: str) -> None:
 def test_kernel_logdet_rejects_a_wrong_shape() -> None:
     with pytest.raises(ValueError, match="z must"):
         KernelLogdet(3, 1.0).update(np.ones(4))
+
+
+def test_exact_picks_the_cheaper_exact_form() -> None:
+    from banditkit.linalg import EXACT_FULL_MAX
+
+    small = EffectiveDimension(EXACT_FULL_MAX, 0.5, "exact")
+    large = EffectiveDimension(EXACT_FULL_MAX + 1, 0.5, "exact")
+    assert (small.kind, large.kind) == ("full", "kernel")
+    rng = np.random.default_rng(2)
+    Z = rng.normal(size=(6, EXACT_FULL_MAX + 1))
+    for z in Z:
+        large.update(z)
+        small.update(z[:-1])
+    assert large.value == pytest.approx(_direct(Z, 0.5), rel=1e-10)
+    assert small.value == pytest.approx(_direct(Z[:, :-1], 0.5), rel=1e-10)

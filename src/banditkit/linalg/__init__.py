@@ -17,7 +17,7 @@ This package imports only numpy, scipy and ``banditkit.core.validation``.
 
 from .design import g_optimal_design, max_leverage
 from .diagonal import DiagonalGram
-from .effdim import EFFDIMS, EffectiveDimension, KernelLogdet, make_gram
+from .effdim import EFFDIMS, EXACT_FULL_MAX, EffectiveDimension, KernelLogdet, make_gram
 from .gram import Gram
 from .protocol import GramLike
 from .rank1 import cholesky_rank1_update, weighted_norms
@@ -25,6 +25,7 @@ from .shifted import GRAMS, ShiftedGram
 
 __all__ = [
     "EFFDIMS",
+    "EXACT_FULL_MAX",
     "GRAMS",
     "DiagonalGram",
     "EffectiveDimension",

@@ -27,8 +27,11 @@ from .shifted import GRAMS
 __all__ = ["EFFDIMS", "EffectiveDimension", "KernelLogdet", "make_gram"]
 
 #: How ``EffectiveDimension`` computes the log-determinant: the diagonal of the sum,
-#: the exact p x p Gram, or exactly through the n x n Gram ("kernel").
-EFFDIMS = ("diagonal", "full", "kernel")
+#: the exact p x p Gram, exactly through the n x n Gram ("kernel"), or "exact": "full"
+#: for p <= ``EXACT_FULL_MAX`` (O(p^2) per update) and "kernel" above.
+EFFDIMS = ("diagonal", "full", "kernel", "exact")
+#: The largest p for which ``gram="exact"`` keeps the p x p Gram.
+EXACT_FULL_MAX = 512
 
 
 def make_gram(kind: str, d: int, lam: float) -> Gram | DiagonalGram:
@@ -76,9 +79,10 @@ class KernelLogdet:
         self.n = 0
         self.logdet = 0.0
         self._chol = np.zeros((0, 0))
+        # The nonzeros of the rows, CSR-style, in buffers grown by doubling.
         self._data = np.zeros(0)
         self._indices = np.zeros(0, dtype=np.int64)
-        self._indptr = [0]
+        self._indptr = np.zeros(1, dtype=np.int64)
 
     def update(self, z: np.ndarray) -> None:
         """Add the row z (p,): logdet += log(1 + a ||z||^2 - ||l||^2)."""
@@ -87,8 +91,9 @@ class KernelLogdet:
             raise ValueError(f"z must have shape ({self.d},); got {z.shape}.")
         n, a = self.n, self.scale
         if n:
+            nnz = int(self._indptr[n])
             rows = scipy.sparse.csr_matrix(
-                (self._data, self._indices, np.asarray(self._indptr)),
+                (self._data[:nnz], self._indices[:nnz], self._indptr[: n + 1]),
                 shape=(n, self.d),
             )
             cross = a * (rows @ z)
@@ -106,9 +111,16 @@ class KernelLogdet:
         self._chol[n, :n] = row
         self._chol[n, n] = math.sqrt(c)
         nz = np.flatnonzero(z)
-        self._data = np.concatenate([self._data, z[nz]])
-        self._indices = np.concatenate([self._indices, nz])
-        self._indptr.append(self._indptr[-1] + nz.size)
+        start, stop = int(self._indptr[n]), int(self._indptr[n]) + nz.size
+        if stop > self._data.size:
+            size = max(2 * self._data.size, stop, 1024)
+            self._data = np.resize(self._data, size)
+            self._indices = np.resize(self._indices, size)
+        if n + 2 > self._indptr.size:
+            self._indptr = np.resize(self._indptr, max(2 * self._indptr.size, 16))
+        self._data[start:stop] = z[nz]
+        self._indices[start:stop] = nz
+        self._indptr[n + 1] = stop
         self.n = n + 1
         self.logdet += math.log(c)
 
@@ -120,9 +132,9 @@ class KernelLogdet:
             "n": self.n,
             "logdet": self.logdet,
             "chol": self._chol[: self.n, : self.n].copy(),
-            "data": self._data.copy(),
-            "indices": self._indices.copy(),
-            "indptr": np.asarray(self._indptr, dtype=np.int64),
+            "data": self._data[: self._indptr[self.n]].copy(),
+            "indices": self._indices[: self._indptr[self.n]].copy(),
+            "indptr": self._indptr[: self.n + 1].copy(),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -132,7 +144,7 @@ class KernelLogdet:
         self._chol = np.array(state["chol"], dtype=np.float64).reshape(self.n, self.n)
         self._data = np.array(state["data"], dtype=np.float64)
         self._indices = np.array(state["indices"], dtype=np.int64)
-        self._indptr = [int(v) for v in state["indptr"]]
+        self._indptr = np.array(state["indptr"], dtype=np.int64).reshape(self.n + 1)
 
 
 class EffectiveDimension:
@@ -150,12 +162,13 @@ class EffectiveDimension:
     synthetic h1 of [Bae2025, Sec. 7], 1,004 against the exact 452 after 300 rounds).
     ``gram="full"`` keeps the exact p x p sum (O(p^2) per update) and
     ``gram="kernel"`` computes the same exact value through the n x n Gram
-    (``KernelLogdet``; O(nnz + n^2) per update, for large p).
+    (``KernelLogdet``; O(nnz + n^2) per update, for large p); ``gram="exact"`` takes
+    "full" for d <= ``EXACT_FULL_MAX`` and "kernel" above.
 
     Args:
         d: Feature dimension.
         scale: a > 0.
-        gram: "diagonal", "full" or "kernel".
+        gram: "diagonal", "full", "kernel" or "exact".
 
     Example:
         >>> tracker = EffectiveDimension(2, scale=1.0)
@@ -166,9 +179,12 @@ class EffectiveDimension:
 
     def __init__(self, d: int, scale: float, gram: str = "diagonal") -> None:
         self.scale = scale
-        self.kind = check_choice("gram", gram, EFFDIMS)
+        kind = check_choice("gram", gram, EFFDIMS)
+        if kind == "exact":
+            kind = "full" if d <= EXACT_FULL_MAX else "kernel"
+        self.kind = kind
         self.gram: Gram | DiagonalGram | KernelLogdet = (
-            KernelLogdet(d, scale) if self.kind == "kernel" else make_gram(gram, d, 1.0)
+            KernelLogdet(d, scale) if kind == "kernel" else make_gram(kind, d, 1.0)
         )
 
     def update(self, z: np.ndarray) -> None:

@@ -25,8 +25,8 @@ network without its NTK output factor sqrt(m) (the network the practical code of
     NeuralLog-TS-1   N(f, s^2)  as UCB-1                            s = sqrt(kappa) S^2 (...) ||z||_{A^-1}
     NeuralLog-TS-2   N(f, s^2)  as UCB-2                            s = S^2 (...) ||z||_{A^-1}
 
-with d_eff = logdet(I + a sum_i z_i z_i^T) exact (through the n x n Gram,
-``linalg.KernelLogdet``), a = 1/kappa for NCBF-UCB and R otherwise [Bae2025, App. A].
+with d_eff = logdet(I + a sum_i z_i z_i^T) exact (the p x p Gram for p <= 512, else
+through the n x n Gram, ``linalg.KernelLogdet``), a = 1/kappa for NCBF-UCB and R otherwise [Bae2025, App. A].
 B keeps the orders of nu_t in S, kappa, lam and d_eff and drops absolute constants,
 as [Bae2025, App. A] prescribes (``bonus="orders"``). ``effdim_kind="diagonal"``,
 ``scale_features=False`` and ``bonus="table"`` give the earlier widths (diagonal
@@ -144,11 +144,12 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         C1: Absolute constant C1 > 0 of lam_0, lam_t and iota_t (1.0).
         C: Absolute constant of the radius, C6 for UCB-1 / TS-1 and C7 for UCB-2 /
             TS-2, > 0 (1.0); theory mode only.
-        effdim_kind: How d_eff is computed: "kernel" (exact, through the n x n Gram of the
-            played features), "full" (exact, the p x p Gram) or "diagonal" (the
-            log-determinant of the diagonal only, which overstates d_eff: 1,004 against
-            the exact 452 on h1 after 300 rounds). None (default): "kernel" in
-            practical mode, the ``gram`` in theory mode.
+        effdim_kind: How d_eff is computed: "exact" ("full" for p <= 512, else
+            "kernel"), "kernel" (exact, through the n x n Gram of the played features),
+            "full" (exact, the p x p Gram) or "diagonal" (the log-determinant of the
+            diagonal only, which overstates d_eff: 1,004 against the exact 452 on h1
+            after 300 rounds). None (default): "exact" in practical mode, the ``gram``
+            in theory mode.
         scale_features: Divide the gradients by sqrt(m) before they enter A, the
             norms and d_eff (default True): the network keeps its NTK output factor
             sqrt(m), so its raw gradients are sqrt(m) times those of the network the
@@ -280,7 +281,7 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         self.C = check_scalar("C", C, low=0.0, low_open=True)
         self.effdim_kind = check_choice(
             "effdim_kind",
-            (self.gram if theory_mode else "kernel")
+            (self.gram if theory_mode else "exact")
             if effdim_kind is None
             else effdim_kind,
             EFFDIMS,
