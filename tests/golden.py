@@ -25,6 +25,13 @@ ENVS: list[tuple[str, str, dict[str, Any]]] = [
     ("digits", "classification", {"dataset": "digits"}),
 ]
 
+_WIDTHS_V0: dict[str, Any] = {
+    "nu": 1.0,
+    "effdim_kind": "diagonal",
+    "scale_features": False,
+    "bonus": "table",
+}
+
 #: (policy name, parameters, horizon): neural policies run fewer rounds. Policies after
 #: ``N_EVERYWHERE`` (full p x p Grams) run on the small "h1" instance only.
 POLICIES: list[tuple[str, dict[str, Any], int]] = [
@@ -36,15 +43,21 @@ POLICIES: list[tuple[str, dict[str, Any], int]] = [
     ("glm-ts", {"update_every": 1}, 120),
     ("logistic-ucb1", {}, 120),
     ("ada-ofu-ecolog", {}, 120),
-    ("neural-ucb", {"lr": 0.001}, 60),
-    ("neural-ts", {"lr": 0.001}, 60),
-    ("ncbf-ucb", {}, 60),
-    ("neurallog-ucb1", {}, 60),
-    ("neurallog-ucb2", {}, 60),
-    ("neurallog-ts1", {}, 60),
-    ("neurallog-ts2", {}, 60),
+    ("neural-ucb", {"lr": 0.001, "backtrack": 0}, 60),
+    ("neural-ts", {"lr": 0.001, "backtrack": 0}, 60),
+    # the widths before the calibration of [logistic-fidelity] (docs/logistic.md,
+    # section "Fidelity"): diagonal d_eff, raw NTK gradients, the constants of table B
+    ("ncbf-ucb", {**_WIDTHS_V0, "bonus": None}, 60),
+    ("neurallog-ucb1", _WIDTHS_V0, 60),
+    ("neurallog-ucb2", _WIDTHS_V0, 60),
+    ("neurallog-ts1", _WIDTHS_V0, 60),
+    ("neurallog-ts2", _WIDTHS_V0, 60),
     # full Grams: h1 only
-    ("neurallog-ucb2", {"gram": "full", "update_every": 3}, 40),
+    (
+        "neurallog-ucb2",
+        {**_WIDTHS_V0, "effdim_kind": "full", "gram": "full", "update_every": 3},
+        40,
+    ),
     ("neurallog-ucb1", {"mode": "theory"}, 30),
 ]
 

@@ -70,8 +70,14 @@ def test_diagonal_logdet_equals_exact_for_axis_aligned_features():
     assert diag.value == pytest.approx(float(np.sum(np.log1p(sumsq))), rel=1e-12)
 
 
+#: The widths before [logistic-fidelity]: diagonal d_eff, raw NTK gradients, table B.
+V0 = {"effdim_kind": "diagonal", "scale_features": False, "bonus": "table"}
+
+
 def test_ucb2_score_matches_the_hand_formula():
-    policy = bk.make_policy("neurallog-ucb2", nu=0.7, lam=0.5, S=2.0, seed=0, **SMALL)
+    policy = bk.make_policy(
+        "neurallog-ucb2", nu=0.7, lam=0.5, S=2.0, seed=0, **SMALL, **V0
+    )
     ctxs = _ctxs(31)
     play(policy, ctxs[:-1])
     ctx = ctxs[-1]
@@ -86,12 +92,51 @@ def test_ucb2_score_matches_the_hand_formula():
     np.testing.assert_allclose(width, expected, rtol=1e-12)
 
 
+def test_calibrated_ucb2_score_matches_the_hand_formula():
+    """z = g / sqrt(m), exact d_eff = logdet(I + R sum z z^T), B = S^2 (sqrt(d) + lam^-1/2)."""
+    policy = bk.make_policy("neurallog-ucb2", nu=0.7, lam=0.5, S=2.0, seed=0, **SMALL)
+    ctxs = _ctxs(31)
+    played = []
+    for ctx in ctxs[:-1]:
+        a = policy.act(ctx)
+        _, G = forward_and_grads(policy.model.mlp, torch.from_numpy(ctx.arms.copy()))
+        played.append(G[a].numpy() / math.sqrt(8))
+        policy.update(ctx, a, float(a == 0))
+    Z = np.array(played)
+    d_eff = float(np.linalg.slogdet(np.eye(len(Z)) + 0.25 * Z @ Z.T)[1])
+    assert policy.effdim.value == pytest.approx(d_eff, rel=1e-10)
+    p = Z.shape[1]
+    assert d_eff == pytest.approx(
+        float(np.linalg.slogdet(np.eye(p) + 0.25 * Z.T @ Z)[1]), rel=1e-10
+    )
+    ctx = ctxs[-1]
+    mean, width = policy.scores(ctx)
+    f, G = forward_and_grads(policy.model.mlp, torch.from_numpy(ctx.arms.copy()))
+    Zc = G.numpy() / math.sqrt(8)
+    radius = 4.0 * (math.sqrt(d_eff) + 1 / math.sqrt(0.5))
+    expected = 0.7 * radius * np.sqrt((Zc * Zc) @ (1 / policy.design.diagonal))
+    np.testing.assert_allclose(mean, f.numpy())
+    np.testing.assert_allclose(width, expected, rtol=1e-10)
+
+
 def test_ucb1_score_is_on_the_probability_scale_with_kappa_ridge():
     policy = bk.make_policy("neurallog-ucb1", nu=1.0, lam=2.0, kappa=10.0, **SMALL)
     ctx = _ctxs(1)[0]
     mean, width = policy.scores(ctx)
     # theta_0 gives f = 0 (mirrored init), A = kappa lam I, d_eff = 0.
     np.testing.assert_allclose(mean, 0.5)
+    _, G = forward_and_grads(policy.model.mlp, torch.from_numpy(ctx.arms.copy()))
+    radius = 0.25 * math.sqrt(10.0) * (1 / math.sqrt(2.0))  # R sqrt(kappa) S^2 lam^-1/2
+    norms = np.linalg.norm(G.numpy(), axis=1) / math.sqrt(8) / math.sqrt(20.0)
+    np.testing.assert_allclose(width, radius * norms, rtol=1e-12)
+
+
+def test_legacy_ucb1_score_with_table_constants():
+    policy = bk.make_policy(
+        "neurallog-ucb1", nu=1.0, lam=2.0, kappa=10.0, **SMALL, **V0
+    )
+    ctx = _ctxs(1)[0]
+    _, width = policy.scores(ctx)
     _, G = forward_and_grads(policy.model.mlp, torch.from_numpy(ctx.arms.copy()))
     c_s = 1 + math.sqrt(2) + 2
     radius = 0.25 * math.sqrt(10.0) * (c_s * math.sqrt(2 / 2.0) + 1)
@@ -113,8 +158,11 @@ def test_ucb2_weights_are_frozen_once_computed():
     f, G = forward_and_grads(mlp, torch.from_numpy(ctx.arms.copy()))
     policy.update(ctx, a, 1.0)
     w = float(LogisticLink().deriv(f[a].numpy()))
-    np.testing.assert_allclose(
-        policy.design.diagonal - before, w * G[a].numpy() ** 2, rtol=1e-10, atol=1e-15
+    np.testing.assert_allclose(  # z = g / sqrt(m), m = 8
+        policy.design.diagonal - before,
+        w * G[a].numpy() ** 2 / 8,
+        rtol=1e-10,
+        atol=1e-15,
     )
 
 
@@ -124,7 +172,7 @@ def test_ucb1_design_is_unweighted():
     a = policy.act(ctx)
     _, G = forward_and_grads(policy.model.mlp, torch.from_numpy(ctx.arms.copy()))
     policy.update(ctx, a, 0.0)
-    np.testing.assert_allclose(policy.design.diagonal, 10.0 + G[a].numpy() ** 2)
+    np.testing.assert_allclose(policy.design.diagonal, 10.0 + G[a].numpy() ** 2 / 8)
 
 
 def test_full_gram_option_runs_and_matches_diagonal_on_the_first_round():

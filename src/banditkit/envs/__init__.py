@@ -8,9 +8,9 @@ from banditkit.envs.dueling_classification import DuelingClassificationEnv
 from banditkit.envs.ensemble import NonlinearEnv
 from banditkit.envs.latent import LATENT_FUNCTIONS, make_latent
 from banditkit.envs.laws import LAWS, sample_contexts
-from banditkit.envs.rare import RareLinearEnv, RareLogisticEnv
 from banditkit.envs.mnl import MNLEnv
 from banditkit.envs.mnl_text import TextMNLEnv
+from banditkit.envs.rare import RareLinearEnv, RareLogisticEnv
 from banditkit.envs.replay import LogReplayEnv, OBDReplayEnv, ReplayEnv
 from banditkit.envs.synthetic import LinearEnv, LogisticEnv, SyntheticEnv
 
@@ -23,8 +23,8 @@ __all__ = [
     "LinearEnv",
     "LogReplayEnv",
     "LogisticEnv",
-    "NonlinearEnv",
     "MNLEnv",
+    "NonlinearEnv",
     "OBDReplayEnv",
     "RareLinearEnv",
     "RareLogisticEnv",

@@ -6,6 +6,7 @@
     GramLike                the interface all three answer (norms, pair_norms, update, logdet, ...)
     make_gram               a Gram or DiagonalGram by name ("full", "diagonal")
     EffectiveDimension      d_eff = logdet(I + a sum z z^T), diagonal or exact
+    KernelLogdet            that log-determinant exactly via the n x n Gram (large p)
     weighted_norms          sqrt(x_k^T A_inv x_k) for all rows at once
     cholesky_rank1_update   factor of L L^T + x x^T in O(d^2)
     g_optimal_design        near-G-optimal design (Frank-Wolfe / Khachiyan)
@@ -16,18 +17,21 @@ This package imports only numpy, scipy and ``banditkit.core.validation``.
 
 from .design import g_optimal_design, max_leverage
 from .diagonal import DiagonalGram
-from .effdim import EffectiveDimension, make_gram
+from .effdim import EFFDIMS, EXACT_FULL_MAX, EffectiveDimension, KernelLogdet, make_gram
 from .gram import Gram
 from .protocol import GramLike
 from .rank1 import cholesky_rank1_update, weighted_norms
 from .shifted import GRAMS, ShiftedGram
 
 __all__ = [
+    "EFFDIMS",
+    "EXACT_FULL_MAX",
     "GRAMS",
     "DiagonalGram",
     "EffectiveDimension",
     "Gram",
     "GramLike",
+    "KernelLogdet",
     "ShiftedGram",
     "cholesky_rank1_update",
     "g_optimal_design",

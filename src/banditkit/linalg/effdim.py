@@ -2,6 +2,8 @@
 
     make_gram            a ``Gram`` or ``DiagonalGram`` of lam * I by name
     EffectiveDimension   d_eff = logdet(I + a * sum_i z_i z_i^T) [Bae2025, App. A]
+    KernelLogdet         the same log-determinant exactly, through the n x n Gram
+                         I_n + a Z Z^T of the n features seen (Sylvester), for p >> n
 
 References:
     [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
@@ -9,9 +11,12 @@ References:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
+import scipy.linalg
+import scipy.sparse
 
 from banditkit.core.validation import check_choice
 
@@ -19,7 +24,14 @@ from .diagonal import DiagonalGram
 from .gram import Gram
 from .shifted import GRAMS
 
-__all__ = ["EffectiveDimension", "make_gram"]
+__all__ = ["EFFDIMS", "EffectiveDimension", "KernelLogdet", "make_gram"]
+
+#: How ``EffectiveDimension`` computes the log-determinant: the diagonal of the sum,
+#: the exact p x p Gram, exactly through the n x n Gram ("kernel"), or "exact": "full"
+#: for p <= ``EXACT_FULL_MAX`` (O(p^2) per update) and "kernel" above.
+EFFDIMS = ("diagonal", "full", "kernel", "exact")
+#: The largest p for which ``gram="exact"`` keeps the p x p Gram.
+EXACT_FULL_MAX = 512
 
 
 def make_gram(kind: str, d: int, lam: float) -> Gram | DiagonalGram:
@@ -33,6 +45,108 @@ def make_gram(kind: str, d: int, lam: float) -> Gram | DiagonalGram:
     return DiagonalGram(d, lam) if kind == "diagonal" else Gram(d, lam)
 
 
+class KernelLogdet:
+    """Exact logdet(I_p + a Z^T Z) = logdet(I_n + a Z Z^T) of n rows z_i, grown one by one.
+
+    By Sylvester's identity the p x p and the n x n log-determinants agree, so for
+    p >> n (a network's gradients: p = 39,220 on mnist) the value is exact at O(n^2)
+    memory: the rows are kept sparse (their nonzeros only; ReLU gradients and block
+    one-hot inputs are mostly zero), and the Cholesky factor L of I_n + a Z Z^T grows
+    by one row per update,
+
+        l = L^-1 (a Z z),   c = 1 + a ||z||^2 - ||l||^2,   logdet += log c,
+
+    O(nnz(Z) + n^2) per update.
+
+    Args:
+        d: Feature dimension p, >= 1.
+        scale: a > 0.
+
+    Example:
+        >>> tracker = KernelLogdet(3, scale=1.0)
+        >>> tracker.update(np.array([1.0, 0.0, 1.0]))
+        >>> round(tracker.logdet, 6) == round(float(np.log(3.0)), 6)
+        True
+    """
+
+    def __init__(self, d: int, scale: float) -> None:
+        if int(d) < 1:
+            raise ValueError(f"d must be an int >= 1; got {d!r}.")
+        if not scale > 0.0:
+            raise ValueError(f"scale must be > 0; got {scale!r}.")
+        self.d = int(d)
+        self.scale = float(scale)
+        self.n = 0
+        self.logdet = 0.0
+        self._chol = np.zeros((0, 0))
+        # The nonzeros of the rows, CSR-style, in buffers grown by doubling.
+        self._data = np.zeros(0)
+        self._indices = np.zeros(0, dtype=np.int64)
+        self._indptr = np.zeros(1, dtype=np.int64)
+
+    def update(self, z: np.ndarray) -> None:
+        """Add the row z (p,): logdet += log(1 + a ||z||^2 - ||l||^2)."""
+        z = np.asarray(z, dtype=np.float64).reshape(-1)
+        if z.shape[0] != self.d:
+            raise ValueError(f"z must have shape ({self.d},); got {z.shape}.")
+        n, a = self.n, self.scale
+        if n:
+            nnz = int(self._indptr[n])
+            rows = scipy.sparse.csr_matrix(
+                (self._data[:nnz], self._indices[:nnz], self._indptr[: n + 1]),
+                shape=(n, self.d),
+            )
+            cross = a * (rows @ z)
+            row = scipy.linalg.solve_triangular(
+                self._chol[:n, :n], cross, lower=True, check_finite=False
+            )
+        else:
+            row = np.zeros(0)
+        c = 1.0 + a * float(z @ z) - float(row @ row)
+        c = max(c, 1.0e-12)  # >= 1 in exact arithmetic (I_n + a Z Z^T >= I)
+        if n + 1 > self._chol.shape[0]:
+            grown = np.zeros((max(2 * n, 16), max(2 * n, 16)))
+            grown[:n, :n] = self._chol[:n, :n]
+            self._chol = grown
+        self._chol[n, :n] = row
+        self._chol[n, n] = math.sqrt(c)
+        nz = np.flatnonzero(z)
+        start, stop = int(self._indptr[n]), int(self._indptr[n]) + nz.size
+        if stop > self._data.size:
+            size = max(2 * self._data.size, stop, 1024)
+            self._data = np.resize(self._data, size)
+            self._indices = np.resize(self._indices, size)
+        if n + 2 > self._indptr.size:
+            self._indptr = np.resize(self._indptr, max(2 * self._indptr.size, 16))
+        self._data[start:stop] = z[nz]
+        self._indices[start:stop] = nz
+        self._indptr[n + 1] = stop
+        self.n = n + 1
+        self.logdet += math.log(c)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays and scalars only."""
+        return {
+            "d": self.d,
+            "scale": self.scale,
+            "n": self.n,
+            "logdet": self.logdet,
+            "chol": self._chol[: self.n, : self.n].copy(),
+            "data": self._data[: self._indptr[self.n]].copy(),
+            "indices": self._indices[: self._indptr[self.n]].copy(),
+            "indptr": self._indptr[: self.n + 1].copy(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict`."""
+        self.d, self.scale = int(state["d"]), float(state["scale"])
+        self.n, self.logdet = int(state["n"]), float(state["logdet"])
+        self._chol = np.array(state["chol"], dtype=np.float64).reshape(self.n, self.n)
+        self._data = np.array(state["data"], dtype=np.float64)
+        self._indices = np.array(state["indices"], dtype=np.int64)
+        self._indptr = np.array(state["indptr"], dtype=np.int64).reshape(self.n + 1)
+
+
 class EffectiveDimension:
     """Data-adaptive effective dimension d_eff = logdet(I + a * sum_i z_i z_i^T).
 
@@ -43,12 +157,18 @@ class EffectiveDimension:
 
         d_eff = sum_j log(1 + a * sum_i z_ij^2),
 
-    which equals the exact log-determinant when every z_i lies along an axis.
+    which equals the exact log-determinant when every z_i lies along an axis; it
+    overstates d_eff when the z_i are correlated (a network's gradients are: on the
+    synthetic h1 of [Bae2025, Sec. 7], 1,004 against the exact 452 after 300 rounds).
+    ``gram="full"`` keeps the exact p x p sum (O(p^2) per update) and
+    ``gram="kernel"`` computes the same exact value through the n x n Gram
+    (``KernelLogdet``; O(nnz + n^2) per update, for large p); ``gram="exact"`` takes
+    "full" for d <= ``EXACT_FULL_MAX`` and "kernel" above.
 
     Args:
         d: Feature dimension.
         scale: a > 0.
-        gram: "diagonal" or "full".
+        gram: "diagonal", "full", "kernel" or "exact".
 
     Example:
         >>> tracker = EffectiveDimension(2, scale=1.0)
@@ -59,16 +179,25 @@ class EffectiveDimension:
 
     def __init__(self, d: int, scale: float, gram: str = "diagonal") -> None:
         self.scale = scale
-        self.gram = make_gram(gram, d, 1.0)
+        kind = check_choice("gram", gram, EFFDIMS)
+        if kind == "exact":
+            kind = "full" if d <= EXACT_FULL_MAX else "kernel"
+        self.kind = kind
+        self.gram: Gram | DiagonalGram | KernelLogdet = (
+            KernelLogdet(d, scale) if kind == "kernel" else make_gram(kind, d, 1.0)
+        )
 
     def update(self, z: np.ndarray) -> None:
         """Add a * z z^T to the sum."""
-        self.gram.update(z, self.scale)
+        if isinstance(self.gram, KernelLogdet):
+            self.gram.update(z)
+        else:
+            self.gram.update(z, self.scale)
 
     @property
     def value(self) -> float:
         """The current d_eff (0 before any update)."""
-        return self.gram.logdet
+        return float(self.gram.logdet)
 
     def state_dict(self) -> dict[str, Any]:
         """Arrays and scalars only."""

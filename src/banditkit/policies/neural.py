@@ -39,6 +39,8 @@ REG_CENTERS = ("zero", "init")
 MEAN_SCALES = ("probability", "latent")
 LAMBDA_SCHEDULES = ("fixed", "adaptive")
 _LINK = LogisticLink()
+#: Retries at lr / 10 of a diverging refit (``NeuralModel.backtrack``).
+BACKTRACK = 3
 
 
 class NeuralScoredPolicy(ScoredPolicy):
@@ -114,6 +116,9 @@ class NeuralUCB(NeuralScoredPolicy):
             "full" (p x p; only for small networks).
         loss_reduction: "mean_scaled" (default: GD on the objective divided by the
             number n of observations, same minimiser) or "sum" (the paper's objective).
+        backtrack: Retries of a refit whose objective ends above where it started
+            (or overflows), each from the parameters before it at lr / 10, the smaller
+            lr kept for later refits; >= 0 (3; 0 takes every refit as it ends).
         seed: Seed of the policy's own stream (initialisation and tie-breaks).
 
     Shapes:
@@ -124,6 +129,10 @@ class NeuralUCB(NeuralScoredPolicy):
         (docs/logistic.md, section "Choices where the paper is ambiguous"); the original
         paper takes J GD steps on the sum.
         Assumption: training warm-starts from the current theta, as the reference code.
+        Assumption: a refit whose objective ends above where it started (GD with too
+        long a step; e.g. lr 0.01 on mnist, where ||g||^2 is in the thousands) is redone
+        from the parameters before it with lr / 10, up to 3 times, and the smaller lr is
+        kept for later refits (``backtrack``).
 
     Example:
         >>> from banditkit.core import Context
@@ -144,11 +153,13 @@ class NeuralUCB(NeuralScoredPolicy):
         update_every: int = 1,
         gram: str = "diagonal",
         loss_reduction: str = "mean_scaled",
+        backtrack: int = BACKTRACK,
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
         self.nu = check_scalar("nu", nu, low=0.0)
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self.backtrack = check_int("backtrack", backtrack, low=0)
         self._set_network(
             width=width,
             depth=depth,
@@ -174,7 +185,12 @@ class NeuralUCB(NeuralScoredPolicy):
             reduction=LOSS_REDUCTIONS[self.loss_reduction],
         )
         return NeuralModel(
-            d, width=self.width, depth=self.depth, trainer=trainer, generator=generator
+            d,
+            width=self.width,
+            depth=self.depth,
+            trainer=trainer,
+            generator=generator,
+            backtrack=self.backtrack,
         )
 
     def _ridge(self) -> float:
@@ -210,6 +226,7 @@ class NeuralTS(NeuralUCB):
         update_every: Refit after every this many rounds (1: every round), >= 1.
         gram: "diagonal" (default) or "full".
         loss_reduction: "mean_scaled" (default) or "sum"; see ``NeuralUCB``.
+        backtrack: Retries at lr / 10 of a diverging refit (3); see ``NeuralUCB``.
         seed: Seed of the policy's own stream (initialisation and samples).
 
     Notes:

@@ -11,19 +11,26 @@ Theory mode (``mode="theory"``, NeuralLog-UCB-1/2 and TS-1/2; [Bae2025, Algs. 1-
 App. I]) is described in ``NeuralLogPolicy``; its constants are in ``policies.theory``.
 
 Practical mode ([Bae2025, Sec. 7, App. A]; docs/logistic.md, section "Shared loop"), the
-default: gradients g = g(x; theta_{t-1}) at the current network, no
-1/sqrt(m), a fixed lam, training every ``update_every`` rounds with ``steps`` full-batch
-GD steps at ``lr`` on all data (warm start), and a diagonal A. With c_S = 1 + sqrt(L) S
-+ L S^2 and R = 1/4 (docs/logistic.md, section "Reconstructed bonuses"; Reconstruction):
+default: gradients at the current network, a fixed lam, training every ``update_every``
+rounds with ``steps`` full-batch GD steps at ``lr`` on all data (warm start), and a
+diagonal A. The features are z = g(x; theta_{t-1}) / sqrt(m), the gradient of the
+network without its NTK output factor sqrt(m) (the network the practical code of
+[Zhou2020] and [Bae2025] differentiates when it "drops the 1/sqrt(m)"). With R = 1/4
+(docs/logistic.md, sections "Reconstructed bonuses" and "Fidelity"; Reconstruction):
 
     policy           mean       A                                   B (times nu)
-    NCBF-UCB         f          kappa lam + sum g^2                 kappa sqrt(d_eff) + S sqrt(kappa lam) + 1
-    NeuralLog-UCB-1  mu(f)      kappa lam + sum g^2                 R sqrt(kappa) [c_S (sqrt(d_eff) + sqrt(L/lam)) + 1]
-    NeuralLog-UCB-2  f          lam + sum mu'(f(x_i; theta_i)) g^2  c_S (sqrt(d_eff) + sqrt(L/lam)) + 1
-    NeuralLog-TS-1   N(f, s^2)  as UCB-1                            s = sqrt(kappa) [c_S (...) + 1] ||g||_{A^-1}
-    NeuralLog-TS-2   N(f, s^2)  as UCB-2                            s = [c_S (...) + 1] ||g||_{A^-1}
+    NCBF-UCB         f          kappa lam + sum z^2                 kappa sqrt(d_eff) + S sqrt(kappa lam) + 1
+    NeuralLog-UCB-1  mu(f)      kappa lam + sum z^2                 R sqrt(kappa) S^2 (sqrt(d_eff) + 1 / sqrt(lam))
+    NeuralLog-UCB-2  f          lam + sum mu'(f(x_i; theta_i)) z^2  S^2 (sqrt(d_eff) + 1 / sqrt(lam))
+    NeuralLog-TS-1   N(f, s^2)  as UCB-1                            s = sqrt(kappa) S^2 (...) ||z||_{A^-1}
+    NeuralLog-TS-2   N(f, s^2)  as UCB-2                            s = S^2 (...) ||z||_{A^-1}
 
-with d_eff = sum_j log(1 + a sum_i g_ij^2), a = 1/kappa for NCBF-UCB and R otherwise.
+with d_eff = logdet(I + a sum_i z_i z_i^T) exact (the p x p Gram for p <= 512, else
+through the n x n Gram, ``linalg.KernelLogdet``), a = 1/kappa for NCBF-UCB and R otherwise [Bae2025, App. A].
+B keeps the orders of nu_t in S, kappa, lam and d_eff and drops absolute constants,
+as [Bae2025, App. A] prescribes (``bonus="orders"``). ``effdim_kind="diagonal"``,
+``scale_features=False`` and ``bonus="table"`` give the earlier widths (diagonal
+d_eff of raw NTK gradients, B with c_S = 1 + sqrt(L) S + L S^2 and sqrt(L / lam)).
 
 References:
     [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based
@@ -44,7 +51,7 @@ import numpy as np
 from banditkit.core import POLICIES
 from banditkit.core.validation import check_choice, check_scalar
 from banditkit.glm import LogisticLink
-from banditkit.linalg import GramLike, ShiftedGram, make_gram
+from banditkit.linalg import EFFDIMS, GramLike, ShiftedGram, make_gram
 from banditkit.policies import theory
 from banditkit.policies.models import NeuralModel, TangentModel
 from banditkit.policies.neural import LOSS_REDUCTIONS, NeuralScoredPolicy
@@ -68,6 +75,7 @@ MODES = ("practical", "theory")
 REG_CENTERS = ("zero", "init")
 MEAN_SCALES = ("probability", "latent")
 LAMBDA_SCHEDULES = ("fixed", "adaptive")
+BONUSES = ("orders", "table")
 _LINK = LogisticLink()
 
 
@@ -94,8 +102,10 @@ class NeuralLogPolicy(NeuralScoredPolicy):
     The bonus is still multiplied by ``nu`` (1 gives the algorithm literally).
 
     Args:
-        nu: Exploration scale, >= 0 (grid-searched in the paper; 1 in theory mode is
-            the literal radius). Zero is greedy.
+        nu: Exploration scale, >= 0 (grid-searched in the paper). Zero is greedy.
+            None (default): 1 in theory mode (the literal radius); in practical mode
+            the algorithm's tuned default, 0.1 for NeuralLog-UCB-1/2 and 0.01 for
+            NeuralLog-TS-1/2 and NCBF-UCB (docs/logistic.md, section "Fidelity").
         lam: Practical mode: the fixed regulariser lam > 0 (grid-searched in the
             paper), or lam_0 of the adaptive schedule. Unused in theory mode, where
             lam_0 comes from delta, C1, depth and S.
@@ -126,7 +136,8 @@ class NeuralLogPolicy(NeuralScoredPolicy):
             sample on the latent scale and reject any other value than None.
         keep_log_factors: Practical mode only. False (default) drops the
             log(4t^2/delta) factors; True keeps them as in Eq. (2):
-            c_S (sqrt(l_t) sqrt(d_eff) + l_t sqrt(L/lam)) + 1 with l_t = log(4 n^2/delta)
+            S^2 (sqrt(l_t) sqrt(d_eff) + l_t / sqrt(lam)) (``bonus="orders"``; "table":
+            c_S (sqrt(l_t) sqrt(d_eff) + l_t sqrt(L/lam)) + 1) with l_t = log(4 n^2/delta)
             (n observations so far, l_0 = log(4/delta)). Theory mode always keeps them.
         lambda_schedule: "fixed" (lam every round) or "adaptive" (lam_t of Eq. (3) in
             the ridge of A, in B and in the L2 term of training, with D_t = the
@@ -137,6 +148,22 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         C1: Absolute constant C1 > 0 of lam_0, lam_t and iota_t (1.0).
         C: Absolute constant of the radius, C6 for UCB-1 / TS-1 and C7 for UCB-2 /
             TS-2, > 0 (1.0); theory mode only.
+        effdim_kind: How d_eff is computed: "exact" ("full" for p <= 512, else
+            "kernel"), "kernel" (exact, through the n x n Gram of the played features),
+            "full" (exact, the p x p Gram) or "diagonal" (the log-determinant of the
+            diagonal only, which overstates d_eff: 1,004 against the exact 452 on h1
+            after 300 rounds). None (default): "exact" in practical mode, the ``gram``
+            in theory mode.
+        scale_features: Divide the gradients by sqrt(m) before they enter A, the
+            norms and d_eff (default True): the network keeps its NTK output factor
+            sqrt(m), so its raw gradients are sqrt(m) times those of the network the
+            paper's practical mode differentiates. Theory mode always divides
+            (phi = g / sqrt(m), Algs. 1-2).
+        bonus: Practical form of B: "orders" (default; the orders of nu_t in S, kappa,
+            lam and d_eff: S^2 (sqrt(d_eff) + 1 / sqrt(lam)) times R sqrt(kappa) for
+            UCB-1) or "table" (with the absolute constants, c_S (sqrt(d_eff) +
+            sqrt(L / lam)) + 1). NCBF-UCB keeps its own B either way. Theory mode only
+            takes None.
         seed: Seed of the policy's own stream (initialisation, tie-breaks, samples).
 
     Raises:
@@ -148,11 +175,17 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         Assumption: in theory mode the current D_{t-1} and n replace the horizon values
         of the TS variants ([Bae2025, App. I]; docs/logistic.md, section "Theory mode"),
         and nu_{t-1} is used with V_{t-1} ([Bae2025, Alg. 1]).
+        Reconstruction: the practical B keeps only the orders of nu_t
+        (docs/logistic.md, section "Fidelity").
         Reconstruction: lambda_schedule="adaptive" in practical mode reuses Eq. (3)
         with the practical d_eff (a = R, or 1/kappa for NCBF-UCB) as D_t and lam as lam_0.
         Deviation: GD on J / n by default in practical mode (``loss_reduction``).
     """
 
+    #: nu=None resolves to this in practical mode: the value that worked across the
+    #: paper's synthetic and classification settings on tuning seeds
+    #: (docs/logistic.md, section "Fidelity", "Defaults").
+    default_nu: float = 0.1
     #: Whether this algorithm has a theory mode ([Bae2025, Algs. 1-2, App. I]).
     has_theory: bool = True
     #: mean_scale=None resolves to this (docs/logistic.md, "Reconstructed bonuses").
@@ -166,7 +199,7 @@ class NeuralLogPolicy(NeuralScoredPolicy):
     def __init__(
         self,
         *,
-        nu: float = 1.0,
+        nu: float | None = None,
         lam: float = 1.0,
         kappa: float = 10.0,
         S: float = 1.0,
@@ -185,15 +218,20 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         delta: float = 0.05,
         C1: float = 1.0,
         C: float = 1.0,
+        effdim_kind: str | None = None,
+        scale_features: bool | None = None,
+        bonus: str | None = None,
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
-        self.nu = check_scalar("nu", nu, low=0.0)
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
         self.kappa = check_scalar("kappa", kappa, low=1.0)
         self.S = check_scalar("S", S, low=0.0, low_open=True)
         self.mode = check_choice("mode", mode, MODES)
         theory_mode = self.mode == "theory"
+        if nu is None:  # theory: the literal radius; practical: tuned (docs)
+            nu = 1.0 if theory_mode else self.default_nu
+        self.nu = check_scalar("nu", nu, low=0.0)
         if theory_mode and not self.has_theory:
             raise ValueError(
                 f"mode must be 'practical' for {type(self).__name__}: it has no theory "
@@ -245,6 +283,33 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         )
         self.C1 = check_scalar("C1", C1, low=0.0, low_open=True)
         self.C = check_scalar("C", C, low=0.0, low_open=True)
+        self.effdim_kind = check_choice(
+            "effdim_kind",
+            (self.gram if theory_mode else "exact")
+            if effdim_kind is None
+            else effdim_kind,
+            EFFDIMS,
+        )
+        if scale_features is not None and not isinstance(
+            scale_features, bool | np.bool_
+        ):
+            raise TypeError(f"scale_features must be a bool; got {scale_features!r}.")
+        self.scale_features = True if scale_features is None else bool(scale_features)
+        if theory_mode and not self.scale_features:
+            raise ValueError(
+                "scale_features=False contradicts mode='theory' (Algs. 1-2 use "
+                "phi(x) = g(x; theta_0) / sqrt(m)); leave it at its default."
+            )
+        if theory_mode and bonus is not None:
+            raise ValueError(
+                f"bonus={bonus!r} is a practical-mode option; mode='theory' uses nu_t "
+                "of Eqs. (1)-(4)."
+            )
+        self.bonus: str | None = (
+            None
+            if theory_mode
+            else check_choice("bonus", "orders" if bonus is None else bonus, BONUSES)
+        )
         if theory_mode:
             for name, bad in (
                 ("reg_center", self.reg_center == "zero"),
@@ -318,14 +383,20 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         return ShiftedGram(self.gram, p, self._ridge())
 
     def _feature_scale(self) -> float:
-        # [Bae2025, Alg. 1]: phi(x) = g(x; theta_0) / sqrt(m)
-        return 1.0 / math.sqrt(self.width) if self._theory else 1.0
+        # [Bae2025, Alg. 1]: phi(x) = g(x; theta_0) / sqrt(m); practical mode: the
+        # gradient of the network without its sqrt(m) output factor, g / sqrt(m)
+        # (``scale_features``; docs/logistic.md, section "Fidelity").
+        return 1.0 / math.sqrt(self.width) if self.scale_features else 1.0
 
     def _effdim_scale(self) -> float | None:
         if self._theory:
             # D_t = logdet(sum g g^T / (4 m lam_0) + I) [Bae2025, Eq. (2)]
             return 1.0 / (4.0 * self.width * self._lam0)
-        return R_LOGISTIC
+        # [Bae2025, App. A]: logdet(sum R z z^T + I) of the scaled features z
+        return R_LOGISTIC * self._feature_scale() ** 2
+
+    def _effdim_kind(self) -> str:
+        return self.effdim_kind
 
     def _mean(self, latent: np.ndarray) -> np.ndarray:
         scale = self.mean_scale or self.default_mean_scale
@@ -366,7 +437,8 @@ class NeuralLogPolicy(NeuralScoredPolicy):
     def _iota(self, d_eff: float) -> float:
         """nu_{t-1}: theory nu_t of Eqs. (1)/(4), or its practical form (table 2.6).
 
-        Practical: c_S (sqrt(d_eff) + sqrt(L / lam)) + 1, each term times its log
+        Practical: S^2 (sqrt(d_eff) + 1 / sqrt(lam)) (``bonus="orders"``) or
+        c_S (sqrt(d_eff) + sqrt(L / lam)) + 1 ("table"), each term times its log
         factor (sqrt(l_t), l_t) when ``keep_log_factors``.
         """
         n = self._n()
@@ -380,8 +452,13 @@ class NeuralLogPolicy(NeuralScoredPolicy):
                 lam_0=self._lam0,
             )
             return theory.nu_t(iota, C=self.C, depth=self.depth, S=self.S)
+        ell = theory.log_factor(n, self.delta) if self.keep_log_factors else 1.0
+        if self.bonus == "orders":
+            # the orders of nu_t in S, lam and d_eff, absolute constants dropped
+            return self.S**2 * (
+                math.sqrt(ell) * math.sqrt(d_eff) + ell / math.sqrt(self._lam_now)
+            )
         if self.keep_log_factors:
-            ell = theory.log_factor(n, self.delta)
             return (
                 self._c_s()
                 * (
@@ -420,18 +497,19 @@ class NeuralLogPolicy(NeuralScoredPolicy):
 class NeuralLogUCB1(NeuralLogPolicy):
     """NeuralLog-UCB-1 [Bae2025, Alg. 1; practical mode of Sec. 7, App. A].
 
-        score(k) = mu(f(x_k; theta)) + nu * B * ||g_k||_{V^-1},
-        V = kappa lam I + sum_i g(x_i; theta_{i-1})^2            (diagonal),
-        B = R sqrt(kappa) [c_S (sqrt(d_eff) + sqrt(L / lam)) + 1],
-        d_eff = sum_j log(1 + R sum_i g_ij^2),  c_S = 1 + sqrt(L) S + L S^2,  R = 1/4.
+        score(k) = mu(f(x_k; theta)) + nu * B * ||z_k||_{V^-1},   z = g(x; theta) / sqrt(m),
+        V = kappa lam I + sum_i z(x_i; theta_{i-1})^2            (diagonal),
+        B = R sqrt(kappa) S^2 (sqrt(d_eff) + 1 / sqrt(lam)),
+        d_eff = logdet(I + R sum_i z_i z_i^T),  R = 1/4.
 
     Symbols: nu = ν, lam = λ, kappa = κ, S = S, width = m, depth = L, lr = η, steps = J.
     Args: see ``NeuralLogPolicy``.
 
     Notes:
         Reconstruction: B keeps the orders in kappa, S, lam and d_eff of R sqrt(kappa)
-        nu_t^(1) (Eq. (1)) with iota_t ~ sqrt(d_eff) + sqrt(L / lam); log(4t^2/delta)
-        factors are dropped (docs/logistic.md, section "Reconstructed bonuses").
+        nu_t^(1) (Eq. (1)) with iota_t ~ sqrt(d_eff) + 1 / sqrt(lam); absolute
+        constants and the log(4t^2/delta) factors are dropped (docs/logistic.md,
+        sections "Reconstructed bonuses" and "Fidelity").
         Deviation: GD on J / n by default (``loss_reduction``).
         Theory mode [Bae2025, Alg. 1]: mu(f(x; theta_{t-1})) + nu R sqrt(kappa)
         nu^(1)_{t-1} ||phi(x)||_{V_{t-1}^-1}, V_t = G_t + kappa lam_t I, Eqs. (1)-(3).
@@ -459,10 +537,10 @@ class NeuralLogUCB1(NeuralLogPolicy):
 class NeuralLogUCB2(NeuralLogPolicy):
     """NeuralLog-UCB-2 [Bae2025, Alg. 2; practical mode of Sec. 7, App. A].
 
-        score(k) = f(x_k; theta) + nu * B * ||g_k||_{W^-1},
-        W = lam I + sum_i mu'(f(x_i; theta_i)) g(x_i; theta_{i-1})^2   (diagonal),
-        B = c_S (sqrt(d_eff) + sqrt(L / lam)) + 1,
-        d_eff = sum_j log(1 + R sum_i g_ij^2),
+        score(k) = f(x_k; theta) + nu * B * ||z_k||_{W^-1},   z = g(x; theta) / sqrt(m),
+        W = lam I + sum_i mu'(f(x_i; theta_i)) z(x_i; theta_{i-1})^2   (diagonal),
+        B = S^2 (sqrt(d_eff) + 1 / sqrt(lam)),
+        d_eff = logdet(I + R sum_i z_i z_i^T),
 
     where theta_i is the parameter after round i's refit (theta_{i-1} when round i did
     not refit); each weight is frozen once added. No kappa (and no R) enters the rule,
@@ -500,7 +578,7 @@ class NeuralLogTS1(NeuralLogUCB1):
     """NeuralLog-TS-1 [Bae2025, App. I; practical mode]: Gaussian sample per arm.
 
         r_k ~ N(f(x_k; theta), s_k^2),
-        s_k = nu * sqrt(kappa) [c_S (sqrt(d_eff) + sqrt(L / lam)) + 1] * ||g_k||_{V^-1},
+        s_k = nu * sqrt(kappa) S^2 (sqrt(d_eff) + 1 / sqrt(lam)) * ||z_k||_{V^-1},
 
     with V and d_eff as in ``NeuralLogUCB1``; play argmax_k r_k.
 
@@ -521,6 +599,7 @@ class NeuralLogTS1(NeuralLogUCB1):
     """
 
     sampling = True
+    default_nu = 0.01
 
     def _radius(self, d_eff: float) -> float:
         return math.sqrt(self.kappa) * self._iota(d_eff)
@@ -531,7 +610,7 @@ class NeuralLogTS2(NeuralLogUCB2):
     """NeuralLog-TS-2 [Bae2025, Remark I.2; practical mode]: Gaussian sample per arm.
 
         r_k ~ N(f(x_k; theta), s_k^2),
-        s_k = nu * [c_S (sqrt(d_eff) + sqrt(L / lam)) + 1] * ||g_k||_{W^-1},
+        s_k = nu * S^2 (sqrt(d_eff) + 1 / sqrt(lam)) * ||z_k||_{W^-1},
 
     with the variance-weighted W and d_eff of ``NeuralLogUCB2``; no kappa enters.
 
@@ -551,16 +630,17 @@ class NeuralLogTS2(NeuralLogUCB2):
     """
 
     sampling = True
+    default_nu = 0.01
 
 
 @POLICIES.register("ncbf-ucb")
 class NCBFUCB(NeuralLogPolicy):
     """NCBF-UCB [Verma2025] as run in [Bae2025, Sec. 7] (binary-feedback variant).
 
-        score(k) = f(x_k; theta) + nu * B * ||g_k||_{V^-1},
-        V = kappa lam I + sum_i g(x_i; theta_{i-1})^2            (diagonal),
+        score(k) = f(x_k; theta) + nu * B * ||z_k||_{V^-1},   z = g(x; theta) / sqrt(m),
+        V = kappa lam I + sum_i z(x_i; theta_{i-1})^2            (diagonal),
         B = kappa sqrt(d_eff) + S sqrt(kappa lam) + 1,
-        d_eff = sum_j log(1 + sum_i g_ij^2 / kappa).
+        d_eff = logdet(I + sum_i z_i z_i^T / kappa).
 
     Symbols: nu = ν, lam = λ, kappa = κ, S = S, width = m, depth = L.
     Args: see ``NeuralLogPolicy``.
@@ -578,12 +658,14 @@ class NCBFUCB(NeuralLogPolicy):
     """
 
     has_theory = False
+    default_nu = 0.01
 
     def _ridge(self) -> float:
         return self.kappa * self._lam_now
 
     def _effdim_scale(self) -> float | None:
-        return 1.0 / self.kappa
+        # [Bae2025, App. A]: logdet(sum g g^T / kappa + I) of the scaled features
+        return self._feature_scale() ** 2 / self.kappa
 
     def _radius(self, d_eff: float) -> float:
         if self.keep_log_factors:  # [Verma2025]: kappa sqrt(d_eff + 2 log(1/delta))

@@ -14,8 +14,8 @@ one composition of the parts
 
 A subclass states its formulas (the model, A_0, B, the mean, the weights) through small
 hooks (``_make_model``, ``_make_design``, ``_ridge``, ``_feature_scale``,
-``_effdim_scale``, ``_mean``, ``_radius``, ``_weight``, ``_advance``) and two class
-attributes; ``_build`` composes the parts and the loop below is shared.
+``_effdim_scale``, ``_effdim_kind``, ``_mean``, ``_radius``, ``_weight``, ``_advance``)
+and two class attributes; ``_build`` composes the parts and the loop below is shared.
 
 References:
     [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
@@ -107,6 +107,10 @@ class ScoredPolicy(ContextualPolicy):
         """Scale a of d_eff = logdet(I + a sum z z^T), or None if unused."""
         return R_LOGISTIC
 
+    def _effdim_kind(self) -> str:
+        """How d_eff is computed (``linalg.EFFDIMS``): like A (``self.gram``) here."""
+        return self.gram
+
     def _mean(self, latent: np.ndarray) -> np.ndarray:
         """The mean the bonus is added to (latent by default)."""
         return latent
@@ -148,7 +152,9 @@ class ScoredPolicy(ContextualPolicy):
             radius=self._radius,
             feature_scale=self._feature_scale(),
             mean=(lambda latent: latent) if self.sampling else self._mean,
-            effdim=None if scale is None else EffectiveDimension(p, scale, self.gram),
+            effdim=None
+            if scale is None
+            else EffectiveDimension(p, scale, self._effdim_kind()),
         )
         self.rule: Rule = Sampled() if self.sampling else Optimistic()
         self.schedule = Periodic(self.update_every)

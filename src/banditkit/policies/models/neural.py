@@ -18,6 +18,7 @@ References:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,10 @@ class NeuralModel:
         depth: Layers L >= 2.
         trainer: The trainer's settings (loss, lam, center, lr, steps, reduction).
         generator: Torch stream of the mirrored initialisation theta_0.
+        backtrack: Retries of a refit that ends above the objective it started from
+            (or overflows): each restarts from the parameters before the refit with the
+            trainer's lr divided by 10, which is kept for later refits (0: none, the
+            fit is taken as it ends).
 
     Notes:
         Assumption: float64 throughout. The per-round cost is dominated by the
@@ -75,9 +80,14 @@ class NeuralModel:
         depth: int,
         trainer: Trainer,
         generator: torch.Generator,
+        backtrack: int = 0,
     ) -> None:
         self.mlp = nn.MLP(d, width=width, depth=depth, generator=generator)
         self.trainer = trainer
+        if isinstance(backtrack, bool) or int(backtrack) != backtrack or backtrack < 0:
+            raise ValueError(f"backtrack must be an int >= 0; got {backtrack!r}.")
+        #: Retries of a diverging fit, each from the parameters before it at lr / 10.
+        self.backtrack = int(backtrack)
 
     @property
     def n_params(self) -> int:
@@ -143,6 +153,36 @@ class NeuralModel:
                 f"PairHistory (duels, loss 'bce' or 'weighted-bce'); got "
                 f"{type(history).__name__} with loss={loss!r}."
             )
+        before = nn.flat_params(self.mlp).clone() if self.backtrack else None
+        objective = self._fit_once(history)
+        for _ in range(self.backtrack):
+            if math.isfinite(objective[-1]) and objective[-1] <= objective[0]:
+                break
+            # GD that ends above its start (or overflows) took too long a step:
+            # restart this fit from the parameters before it with lr / 10, and keep it.
+            assert before is not None
+            nn.set_flat_params(self.mlp, before)
+            self.trainer = dataclasses.replace(self.trainer, lr=self.trainer.lr / 10.0)
+            objective = self._fit_once(history)
+        if not (
+            math.isfinite(objective[-1])
+            and bool(torch.isfinite(nn.flat_params(self.mlp)).all())
+        ):
+            hint = (
+                "; or loss_reduction='mean_scaled'"
+                if self.trainer.reduction == "sum"
+                else ""
+            )
+            raise FloatingPointError(
+                f"training diverged on {history.n} observations: the objective "
+                f"went from {objective[0]:.4g} to {objective[-1]:.4g} in "
+                f"{self.trainer.steps} GD steps at lr={self.trainer.lr:g}; use a "
+                f"smaller lr{hint}."
+            )
+
+    def _fit_once(self, history: History | PairHistory | SetHistory) -> list[float]:
+        """One run of the trainer on ``history``; the objective per step."""
+        loss = self.trainer.loss
         weights = None
         if loss == "weighted-bce":
             weights = torch.from_numpy(history.w)
@@ -169,16 +209,7 @@ class NeuralModel:
                 torch.from_numpy(history.y),
                 weights=weights,
             )
-        if not (
-            math.isfinite(objective[-1])
-            and bool(torch.isfinite(nn.flat_params(self.mlp)).all())
-        ):
-            raise FloatingPointError(
-                f"training diverged on {history.n} observations: the objective "
-                f"went from {objective[0]:.4g} to {objective[-1]:.4g} in "
-                f"{self.trainer.steps} GD steps at lr={self.trainer.lr}; use a smaller "
-                "lr (or loss_reduction='mean_scaled')."
-            )
+        return objective
 
     def _fit_pairs(self, history: PairHistory) -> list[float]:
         """BTL on the duels: ``nn.fit`` in place with the trainer's settings."""
