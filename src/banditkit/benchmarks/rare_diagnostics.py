@@ -41,6 +41,8 @@ def _run(
     total, seconds = 0.0, 0.0
     for t in range(1, T + 1):
         ctx = env.context()
+        if ctx is None:  # a synthetic environment never runs out of rounds
+            raise RuntimeError(f"{name} environment ended at round {t}")
         start = time.perf_counter()
         action = policy.act(ctx)
         seconds += time.perf_counter() - start
@@ -51,7 +53,7 @@ def _run(
         total += step.regret
         phase = getattr(policy, "last_phase", "") or "all"
         by_phase[phase] = by_phase.get(phase, 0.0) + step.regret
-        if hasattr(policy, "update_times"):
+        if hasattr(policy, "update_times") and hasattr(policy, "last_survivors"):
             ell = int(np.searchsorted(policy.update_times, t) + 1)
             survivors.setdefault(ell, []).append(policy.last_survivors)
     return {
@@ -99,9 +101,9 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
                 "|---|---|---|---|---|",
             ]
             for label, row in rows.items():
-                phases = ", ".join(f"{p} {v:.0f}" for p, v in row["by_phase"].items())
+                split = ", ".join(f"{p} {v:.0f}" for p, v in row["by_phase"].items())
                 lines.append(
-                    f"| {label} | {row['regret']:.0f} | {phases} | {row['n_updates']:.0f} "
+                    f"| {label} | {row['regret']:.0f} | {split} | {row['n_updates']:.0f} "
                     f"| {row['seconds']:.2f} |"
                 )
             surv = rows["BLCE"]["survivors"]
