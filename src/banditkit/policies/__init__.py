@@ -19,6 +19,7 @@ from banditkit.policies.baseline import (
     RandomPolicy,
 )
 from banditkit.policies.classic import KLUCB, UCB1, BernoulliTS
+from banditkit.policies.dueling import NLDBTS, NLDBUCB, NVLDBTS, NVLDBUCB
 from banditkit.policies.glm import GLMTS, GLMUCB
 from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
 from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
@@ -36,6 +37,10 @@ __all__ = [
     "GLMUCB",
     "KLUCB",
     "NCBFUCB",
+    "NLDBTS",
+    "NLDBUCB",
+    "NVLDBTS",
+    "NVLDBUCB",
     "UCB1",
     "AdaOFUECOLog",
     "AssortmentOracle",
