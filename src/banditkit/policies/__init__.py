@@ -19,7 +19,16 @@ from banditkit.policies.baseline import (
     RandomPolicy,
 )
 from banditkit.policies.classic import KLUCB, UCB1, BernoulliTS
-from banditkit.policies.dueling import NLDBTS, NLDBUCB, NVLDBTS, NVLDBUCB
+from banditkit.policies.dueling import (
+    NDBTS,
+    NDBUCB,
+    NLDBTS,
+    NLDBUCB,
+    NVLDBTS,
+    NVLDBUCB,
+    VACDB,
+    CoLSTIM,
+)
 from banditkit.policies.glm import GLMTS, GLMUCB
 from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
 from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
@@ -37,14 +46,18 @@ __all__ = [
     "GLMUCB",
     "KLUCB",
     "NCBFUCB",
+    "NDBTS",
+    "NDBUCB",
     "NLDBTS",
     "NLDBUCB",
     "NVLDBTS",
     "NVLDBUCB",
     "UCB1",
+    "VACDB",
     "AdaOFUECOLog",
     "AssortmentOracle",
     "BernoulliTS",
+    "CoLSTIM",
     "DuelingOracle",
     "EpsGreedy",
     "LinTS",

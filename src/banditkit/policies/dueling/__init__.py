@@ -24,7 +24,9 @@ References:
         for stochastic contextual dueling bandits. ICLR 2024.
 """
 
+from banditkit.policies.dueling.linear import VACDB, CoLSTIM
 from banditkit.policies.dueling.links import LINKS, DuelLink
+from banditkit.policies.dueling.ndb import NDBTS, NDBUCB, NeuralDuelingPolicy
 from banditkit.policies.dueling.nvldb import (
     NLDBTS,
     NLDBUCB,
@@ -36,11 +38,16 @@ from banditkit.policies.dueling.rules import PairRule
 
 __all__ = [
     "LINKS",
+    "NDBTS",
+    "NDBUCB",
     "NLDBTS",
     "NLDBUCB",
     "NVLDBTS",
     "NVLDBUCB",
+    "VACDB",
+    "CoLSTIM",
     "DuelLink",
+    "NeuralDuelingPolicy",
     "NeuralLinearDuelingPolicy",
     "PairRule",
 ]

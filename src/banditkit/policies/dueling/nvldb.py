@@ -138,6 +138,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         zeta_mode: str = "recompute",
         tscsym_form: str = "listing",
         link: str = "btl",
+        penalised: str = "head",
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
@@ -161,6 +162,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         self.zeta_mode = check_choice("zeta_mode", zeta_mode, ZETA_MODES)
         self.tscsym_form = check_choice("tscsym_form", tscsym_form, TSCSYM_FORMS)
         self.link = check_choice("link", link, POLICY_LINKS)
+        self.penalised = check_choice("penalised", penalised, ("head", "all"))
         self._env: Environment | None = None
         self._oracle_sigma: float | None = None
 
@@ -203,7 +205,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
             loss="btl",
             lam=self.lam,
             center="init",
-            penalised="head",
+            penalised=self.penalised,
             lr=self._lr,
             steps=self.steps,
             optimizer="adam",
