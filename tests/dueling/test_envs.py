@@ -21,7 +21,9 @@ def test_utilities_by_hand(utility):
         "cos": lambda: np.cos(3 * X @ theta),
         "square": lambda: 10 * (X @ theta) ** 2,
         "quadratic": lambda: np.array([x @ theta.T @ theta @ x for x in X]),
-        "quadratic-vector": lambda: np.array([x @ np.outer(theta, theta) @ x for x in X]),
+        "quadratic-vector": lambda: np.array(
+            [x @ np.outer(theta, theta) @ x for x in X]
+        ),
     }[utility]()
     np.testing.assert_allclose(env.utilities(), expected, rtol=1e-12)
     assert theta.shape == ((4, 4) if utility == "quadratic" else (4,))

@@ -10,7 +10,14 @@ import banditkit as bk
 from banditkit.core import Context
 from banditkit.nn import BradleyTerry, L2Penalty
 from banditkit.nn.fit import objective_and_grads
-from banditkit.policies.dueling import NDBUCB, NLDBUCB, NVLDBTS, NVLDBUCB, VACDB, CoLSTIM
+from banditkit.policies.dueling import (
+    NDBUCB,
+    NLDBUCB,
+    NVLDBTS,
+    NVLDBUCB,
+    VACDB,
+    CoLSTIM,
+)
 from banditkit.policies.dueling.nvldb import resolve_preset
 from banditkit.policies.models import observations_of
 
@@ -61,11 +68,11 @@ def test_rebuilt_gram_is_the_direct_sum():
     # the bonuses are ||phi_k - phi_k'||_{V^-1} by a direct inverse
     ctx = Context(arms=np.random.default_rng(0).normal(size=(4, 3)))
     f, b = policy.pair_scores(ctx)
-    phi = model.features(ctx.arms)
+    phi = model.features(np.array(ctx.arms))
     diff = phi[:, None, :] - phi[None, :, :]
     direct = np.sqrt(np.einsum("ijk,kl,ijl->ij", diff, np.linalg.inv(V), diff))
     np.testing.assert_allclose(b, direct, rtol=1e-8, atol=1e-10)
-    np.testing.assert_allclose(f, model.predict(ctx.arms), rtol=1e-12)
+    np.testing.assert_allclose(f, model.predict(np.array(ctx.arms)), rtol=1e-12)
 
 
 def test_incremental_equals_rebuild_when_the_features_do_not_move():

@@ -80,9 +80,9 @@ def test_ts_rules_match_brute_force(seed):
     # the same draws for the vectorised rule and the loop
     z_k = np.random.default_rng(seed).standard_normal(K)
     k1 = first_best([((k, k), f[k]) for k in range(K)])[0]
-    k2 = first_best(
-        [((k, k), f[k] - f[k1] + a * b[k, k1] * z_k[k]) for k in range(K)]
-    )[0]
+    k2 = first_best([((k, k), f[k] - f[k1] + a * b[k, k1] * z_k[k]) for k in range(K)])[
+        0
+    ]
     assert ts_asym(f, b, a, np.random.default_rng(seed)) == (k1, k2)
 
     Z = np.random.default_rng(seed).standard_normal((K, K))
@@ -92,9 +92,7 @@ def test_ts_rules_match_brute_force(seed):
 
     cands = brute_candidates(f, b, a)
     cand_pairs = list(itertools.product(cands, cands))
-    listing = [
-        (p, a * b[p] + ((a * b[p]) ** 2 / 4 + 1e-12) * Z[p]) for p in cand_pairs
-    ]
+    listing = [(p, a * b[p] + ((a * b[p]) ** 2 / 4 + 1e-12) * Z[p]) for p in cand_pairs]
     got = ts_csym(f, b, a, t, np.random.default_rng(seed), form="listing")
     assert got == first_best(sorted(listing))
     log_term = math.log(max(K * t * t, 2))

@@ -187,7 +187,7 @@ class VACDB(DuelingPolicy):
             N = self.grams[ell].pair_norms_unchecked(Xa)
             r = Xa @ self.models[ell].theta
             width = 2.0 ** (-(ell + 1))
-            if N.max() <= self.alpha or ell == self.n_layers - 1 and N.max() <= width:
+            if N.max() <= self.alpha or (ell == self.n_layers - 1 and N.max() <= width):
                 i, j = _first_pair(r[:, None] + r[None, :] + self.beta * N)
                 return (int(active[i]), int(active[j]))
             if N.max() <= width:

@@ -16,6 +16,8 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy.special import expit, ndtr
 
@@ -30,7 +32,12 @@ class DuelLink:
         0.25
     """
 
-    def __init__(self, name: str, g, slope) -> None:  # type: ignore[no-untyped-def]
+    def __init__(
+        self,
+        name: str,
+        g: Callable[[np.ndarray], np.ndarray],
+        slope: Callable[[np.ndarray], np.ndarray],
+    ) -> None:
         self.name = name
         self._g = g
         self._slope = slope

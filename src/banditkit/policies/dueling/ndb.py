@@ -137,7 +137,7 @@ class NeuralDuelingPolicy(DuelingPolicy):
         self.schedule = Periodic(self.update_every)
 
     def pair_scores(self, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
-        """f (K,) and the bonuses ||(g_k - g_k') / sqrt(m)||_{V^-1} (K, K) (without a)."""
+        """Return f (K,) and the bonuses ||(g_k - g_k') / sqrt(m)||_{V^-1} (K, K) (without a)."""
         self._check_context(ctx)
         return self._scores(ctx.arms)
 
@@ -153,9 +153,7 @@ class NeuralDuelingPolicy(DuelingPolicy):
         assert isinstance(action, tuple)
         i, j = action
         G = self.model.features(np.array(ctx.arms[[i, j]]))  # at theta_{t-1}
-        self.history.append(
-            ctx.arms[i], ctx.arms[j], float(feedback), arms=(i, j)
-        )
+        self.history.append(ctx.arms[i], ctx.arms[j], float(feedback), arms=(i, j))
         if self.schedule.due(self.history.n, self.design):
             self.model.fit(self.history)
             self._n_updates += 1

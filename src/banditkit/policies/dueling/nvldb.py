@@ -49,13 +49,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GRAM_MODES",
-    "PRESETS",
-    "VARIANCE_MODES",
-    "ZETA_MODES",
     "NLDBTS",
     "NLDBUCB",
     "NVLDBTS",
     "NVLDBUCB",
+    "PRESETS",
+    "VARIANCE_MODES",
+    "ZETA_MODES",
     "NeuralLinearDuelingPolicy",
     "resolve_preset",
 ]
@@ -114,6 +114,9 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         zeta_mode: "recompute" or "frozen".
         tscsym_form: "listing" or "paper" (TS-CSYM only; ``rules.ts_csym``).
         link: The preference link; "btl" (g = sigmoid), the one the loss is written for.
+        penalised: "head" (Eq. 4: (lam / 2) ||theta - theta_0||^2) or "all" (every layer).
+        feature_scale: s > 0, the features s phi(x) of V and of the bonuses (sqrt(m) is the
+            factor of Eq. 2; 1 by default).
         seed: Seed of the policy's streams.
     """
 
@@ -139,6 +142,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         tscsym_form: str = "listing",
         link: str = "btl",
         penalised: str = "head",
+        feature_scale: float = 1.0,
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
@@ -163,6 +167,9 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         self.tscsym_form = check_choice("tscsym_form", tscsym_form, TSCSYM_FORMS)
         self.link = check_choice("link", link, POLICY_LINKS)
         self.penalised = check_choice("penalised", penalised, ("head", "all"))
+        self.feature_scale = check_scalar(
+            "feature_scale", feature_scale, low=0.0, low_open=True
+        )
         self._env: Environment | None = None
         self._oracle_sigma: float | None = None
 
@@ -223,13 +230,13 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
 
     # ------------------------------------------------------------------ loop
     def pair_scores(self, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
-        """f (K,) and the bonuses b (K, K) = ||phi_k - phi_k'||_{V^-1} (without a)."""
+        """Return f (K,) and the bonuses b (K, K) = ||phi_k - phi_k'||_{V^-1} (without a)."""
         self._check_context(ctx)
         return self._scores(ctx.arms)
 
     def _scores(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         f, phi = self.model.evaluate(np.array(arms))  # a writable copy for torch
-        return f, self.design.pair_norms_unchecked(phi)
+        return f, self.design.pair_norms_unchecked(self.feature_scale * phi)
 
     def _act(self, ctx: Context) -> Action:
         f, b = self._scores(ctx.arms)
@@ -245,7 +252,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         return pair
 
     def _zeta(self, df: np.ndarray) -> np.ndarray:
-        """zeta of Eq. 5 for estimated margins df (estimated mode)."""
+        """The zeta of Eq. 5 for estimated margins df (estimated mode)."""
         sigma = np.sqrt(self._link.variance(df))
         return np.maximum(sigma, self.floor)
 
@@ -268,7 +275,8 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
             self._n_updates += 1
         self._set_weights()
         if self.gram_mode == "incremental":
-            self.design.update(phi_sel[0] - phi_sel[1], float(self.history.w[-1]))
+            dphi = self.feature_scale * (phi_sel[0] - phi_sel[1])
+            self.design.update(dphi, float(self.history.w[-1]))
         else:
             self._rebuild_design()
 
@@ -307,7 +315,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
             self.history.X2
         )
         design = Gram(self.model.n_params, self.lam)
-        design.update_batch(dphi, self.history.w)
+        design.update_batch(self.feature_scale * dphi, self.history.w)
         self.design = design
 
     # ------------------------------------------------------------------ state
@@ -373,6 +381,8 @@ class _Agnostic(NeuralLinearDuelingPolicy):
         gram_mode: str = "rebuild",
         tscsym_form: str = "listing",
         link: str = "btl",
+        penalised: str = "head",
+        feature_scale: float = 1.0,
         seed: int = 0,
     ) -> None:
         super().__init__(
@@ -389,6 +399,8 @@ class _Agnostic(NeuralLinearDuelingPolicy):
             gram_mode=gram_mode,
             tscsym_form=tscsym_form,
             link=link,
+            penalised=penalised,
+            feature_scale=feature_scale,
             seed=seed,
         )
 

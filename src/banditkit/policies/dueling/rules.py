@@ -219,6 +219,4 @@ class PairRule:
             return ts_asym(f, b, a, rng)
         if self.rule == "osym":
             return ts_osym(f, b, a, rng)
-        return ts_csym(
-            f, b, a, check_int("t", t, low=1), rng, form=self.tscsym_form
-        )
+        return ts_csym(f, b, a, check_int("t", t, low=1), rng, form=self.tscsym_form)
