@@ -62,17 +62,28 @@ def test_rebuilt_gram_is_the_direct_sum():
     policy = NVLDBUCB(seed=2, **SMALL)
     play(policy, square_env(), 10)
     h, model = policy.history, policy.model
-    dphi = model.features(h.X1) - model.features(h.X2)
+    s = np.sqrt(SMALL["width"])  # feature_scale None: sqrt(m), Eq. 2
+    dphi = s * (model.features(h.X1) - model.features(h.X2))
     V = policy.lam * np.eye(model.n_params) + (dphi.T * h.w) @ dphi
     np.testing.assert_allclose(policy.design.matrix, V, rtol=1e-10, atol=1e-10)
     # the bonuses are ||phi_k - phi_k'||_{V^-1} by a direct inverse
     ctx = Context(arms=np.random.default_rng(0).normal(size=(4, 3)))
     f, b = policy.pair_scores(ctx)
-    phi = model.features(np.array(ctx.arms))
+    phi = s * model.features(np.array(ctx.arms))
     diff = phi[:, None, :] - phi[None, :, :]
     direct = np.sqrt(np.einsum("ijk,kl,ijl->ij", diff, np.linalg.inv(V), diff))
     np.testing.assert_allclose(b, direct, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(f, model.predict(np.array(ctx.arms)), rtol=1e-12)
+
+
+def test_feature_scale_scales_the_bonuses():
+    ctx = Context(arms=np.random.default_rng(1).normal(size=(4, 3)))
+    one = NVLDBUCB(seed=0, feature_scale=1.0, **SMALL)
+    default = NVLDBUCB(seed=0, **SMALL)
+    f1, b1 = one.pair_scores(ctx)
+    f2, b2 = default.pair_scores(ctx)
+    np.testing.assert_array_equal(f1, f2)
+    np.testing.assert_allclose(b2, np.sqrt(SMALL["width"]) * b1, rtol=1e-12)
 
 
 def test_incremental_equals_rebuild_when_the_features_do_not_move():

@@ -7,8 +7,10 @@ One composition of shared parts ([Oh2025, Algorithm 1]):
                  cancels in every difference), trained by ``nn.fit`` (Adam, summed loss)
                  on the weighted BTL likelihood with (lam / 2) ||theta - theta_0||^2 (Eq. 4)
     uncertainty  a D x D ``linalg.Gram`` V = lam I + sum_i dphi_i dphi_i^T / zeta_i^2 (Eq. 6)
-                 of the feature differences dphi_i = phi(x_i1) - phi(x_i2); bonuses
-                 b[k, k'] = ||phi_k - phi_k'||_{V^-1} by ``Gram.pair_norms_unchecked``
+                 of the feature differences dphi_i = s (phi(x_i1) - phi(x_i2)); bonuses
+                 b[k, k'] = s ||phi_k - phi_k'||_{V^-1} by ``Gram.pair_norms_unchecked``, where
+                 s = sqrt(m) is the factor of Eq. 2's phi(x; W) = sqrt(m) ReLU(...) (the
+                 network's own last hidden layer carries no such factor; ``feature_scale``)
     selection    ``rules.PairRule``: UCB or TS x ASYM, OSYM or CSYM (Sec. 4.2)
     schedule     ``Periodic(update_every)`` (the episode length H)
 
@@ -115,8 +117,8 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         tscsym_form: "listing" or "paper" (TS-CSYM only; ``rules.ts_csym``).
         link: The preference link; "btl" (g = sigmoid), the one the loss is written for.
         penalised: "head" (Eq. 4: (lam / 2) ||theta - theta_0||^2) or "all" (every layer).
-        feature_scale: s > 0, the features s phi(x) of V and of the bonuses (sqrt(m) is the
-            factor of Eq. 2; 1 by default).
+        feature_scale: s > 0, the features s phi(x) of V and of the bonuses; None: sqrt(m),
+            the factor of Eq. 2 (phi(x; W) = sqrt(m) ReLU(...)).
         seed: Seed of the policy's streams.
     """
 
@@ -142,7 +144,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         tscsym_form: str = "listing",
         link: str = "btl",
         penalised: str = "head",
-        feature_scale: float = 1.0,
+        feature_scale: float | None = None,
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
@@ -167,8 +169,11 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         self.tscsym_form = check_choice("tscsym_form", tscsym_form, TSCSYM_FORMS)
         self.link = check_choice("link", link, POLICY_LINKS)
         self.penalised = check_choice("penalised", penalised, ("head", "all"))
-        self.feature_scale = check_scalar(
-            "feature_scale", feature_scale, low=0.0, low_open=True
+        self.feature_scale = feature_scale
+        self._scale = (
+            math.sqrt(self._m)
+            if feature_scale is None
+            else check_scalar("feature_scale", feature_scale, low=0.0, low_open=True)
         )
         self._env: Environment | None = None
         self._oracle_sigma: float | None = None
@@ -236,7 +241,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
 
     def _scores(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         f, phi = self.model.evaluate(np.array(arms))  # a writable copy for torch
-        return f, self.design.pair_norms_unchecked(self.feature_scale * phi)
+        return f, self.design.pair_norms_unchecked(self._scale * phi)
 
     def _act(self, ctx: Context) -> Action:
         f, b = self._scores(ctx.arms)
@@ -275,7 +280,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
             self._n_updates += 1
         self._set_weights()
         if self.gram_mode == "incremental":
-            dphi = self.feature_scale * (phi_sel[0] - phi_sel[1])
+            dphi = self._scale * (phi_sel[0] - phi_sel[1])
             self.design.update(dphi, float(self.history.w[-1]))
         else:
             self._rebuild_design()
@@ -315,7 +320,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
             self.history.X2
         )
         design = Gram(self.model.n_params, self.lam)
-        design.update_batch(self.feature_scale * dphi, self.history.w)
+        design.update_batch(self._scale * dphi, self.history.w)
         self.design = design
 
     # ------------------------------------------------------------------ state
@@ -382,7 +387,7 @@ class _Agnostic(NeuralLinearDuelingPolicy):
         tscsym_form: str = "listing",
         link: str = "btl",
         penalised: str = "head",
-        feature_scale: float = 1.0,
+        feature_scale: float | None = None,
         seed: int = 0,
     ) -> None:
         super().__init__(
