@@ -235,7 +235,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
 
     # ------------------------------------------------------------------ loop
     def pair_scores(self, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
-        """Return f (K,) and the bonuses b (K, K) = ||phi_k - phi_k'||_{V^-1} (without a)."""
+        """Return f (K,) and the bonuses b (K, K) = s ||phi_k - phi_k'||_{V^-1} (without a)."""
         self._check_context(ctx)
         return self._scores(ctx.arms)
 
@@ -315,7 +315,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
             w[-1] = 1.0 / float(zeta[0] * zeta[0])
 
     def _rebuild_design(self) -> None:
-        """V = lam I + sum_i w_i dphi_i dphi_i^T with the current features (Eq. 6)."""
+        """V = lam I + s^2 sum_i w_i dphi_i dphi_i^T with the current features (Eq. 6)."""
         dphi = self.model.features(self.history.X1) - self.model.features(
             self.history.X2
         )
