@@ -37,7 +37,7 @@ References:
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -46,7 +46,9 @@ from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
 from banditkit.linalg import Gram
 from banditkit.policies.history import PairHistory
-from banditkit.policies.models import GLMModel
+
+if TYPE_CHECKING:
+    from banditkit.policies.models import GLMModel
 
 __all__ = ["VACDB", "CoLSTIM"]
 
@@ -90,8 +92,11 @@ class CoLSTIM(DuelingPolicy):
         self.beta = None if beta is None else check_scalar("beta", beta, low=0.0)
 
     def _setup(self, ctx: Context) -> None:
+        # imported here: banditkit.policies.models also holds the (PyTorch) neural models
+        from banditkit.policies.models import GLMModel
+
         assert self.d is not None
-        self.model = GLMModel(self.d, lam=self.lam)
+        self.model: GLMModel = GLMModel(self.d, lam=self.lam)
         self.design = Gram(self.d, self.gram_lam)
         self.history = PairHistory(self.d)
 
@@ -171,11 +176,15 @@ class VACDB(DuelingPolicy):
         self.n_layers = max(1, math.ceil(math.log2(1.0 / self.alpha)))
 
     def _setup(self, ctx: Context) -> None:
+        from banditkit.policies.models import GLMModel
+
         assert self.d is not None
         scales = [2.0 ** (-2 * (ell + 1)) for ell in range(self.n_layers)]
         self.grams = [Gram(self.d, s) for s in scales]
         self.histories = [PairHistory(self.d) for _ in scales]
-        self.models = [GLMModel(self.d, lam=2.0 * self.kappa * s) for s in scales]
+        self.models: list[GLMModel] = [
+            GLMModel(self.d, lam=2.0 * self.kappa * s) for s in scales
+        ]
         self._pending: tuple[int, int, int, float] | None = None
 
     def _act(self, ctx: Context) -> Action:
