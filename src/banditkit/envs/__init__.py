@@ -4,6 +4,7 @@ Importing this package registers every environment in ``banditkit.core.ENVIRONME
 """
 
 from banditkit.envs.classification import ClassificationEnv, DatasetEnv, encode_arms
+from banditkit.envs.dueling import DuelingEnv
 from banditkit.envs.dueling_classification import DuelingClassificationEnv
 from banditkit.envs.ensemble import NonlinearEnv
 from banditkit.envs.latent import LATENT_FUNCTIONS, make_latent
@@ -20,6 +21,7 @@ __all__ = [
     "ClassificationEnv",
     "DatasetEnv",
     "DuelingClassificationEnv",
+    "DuelingEnv",
     "LinearEnv",
     "LogReplayEnv",
     "LogisticEnv",

@@ -20,6 +20,16 @@ from banditkit.policies.baseline import (
 )
 from banditkit.policies.classic import KLUCB, UCB1, BernoulliTS
 from banditkit.policies.ensemble import GLMES, GLMFPL, LinES, NeuralES, NeuralPHE
+from banditkit.policies.dueling import (
+    NDBTS,
+    NDBUCB,
+    NLDBTS,
+    NLDBUCB,
+    NVLDBTS,
+    NVLDBUCB,
+    VACDB,
+    CoLSTIM,
+)
 from banditkit.policies.glm import GLMTS, GLMUCB
 from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
 from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
@@ -58,12 +68,21 @@ __all__ = [
     "TSMNL",
     "UCB1",
     "UCBMNL",
+    "NDBTS",
+    "NDBUCB",
+    "NLDBTS",
+    "NLDBUCB",
+    "NVLDBTS",
+    "NVLDBUCB",
+    "UCB1",
+    "VACDB",
     "AdaOFUECOLog",
     "AssortmentOracle",
     "BGLinCB",
     "BatchLearning",
     "BatchLinUCBDG",
     "BernoulliTS",
+    "CoLSTIM",
     "DuelingOracle",
     "EpsGreedy",
     "EpsGreedyMNL",

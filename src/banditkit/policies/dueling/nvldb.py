@@ -1,0 +1,424 @@
+"""NVLDB and NLDB [Oh2025]: deep representation, shallow exploration, six pair rules.
+
+One composition of shared parts ([Oh2025, Algorithm 1]):
+
+    history      PairHistory of the duels (x_i1, x_i2, o_i) with weights w_i = 1 / zeta_i^2
+    model        NeuralLinearModel, loss "btl": f(x) = theta^T phi(x; W) (+ a bias that
+                 cancels in every difference), trained by ``nn.fit`` (Adam, summed loss)
+                 on the weighted BTL likelihood with (lam / 2) ||theta - theta_0||^2 (Eq. 4)
+    uncertainty  a D x D ``linalg.Gram`` V = lam I + sum_i dphi_i dphi_i^T / zeta_i^2 (Eq. 6)
+                 of the feature differences dphi_i = s (phi(x_i1) - phi(x_i2)); bonuses
+                 b[k, k'] = s ||phi_k - phi_k'||_{V^-1} by ``Gram.pair_norms_unchecked``, where
+                 s = sqrt(m) is the factor of Eq. 2's phi(x; W) = sqrt(m) ReLU(...) (the
+                 network's own last hidden layer carries no such factor; ``feature_scale``)
+    selection    ``rules.PairRule``: UCB or TS x ASYM, OSYM or CSYM (Sec. 4.2)
+    schedule     ``Periodic(update_every)`` (the episode length H)
+
+The weights (Eq. 5) are zeta_i = max(sigma_hat_i, eps) with sigma_hat_i^2 = g(df_i)(1 - g(df_i))
+at the current network (``variance_mode="estimated"``), the true Bernoulli standard deviation
+of the duel floored at eps (``"oracle"``, read from the environment), or 1 (``"agnostic"``:
+NLDB). They are constants of the loss (no gradient flows through them).
+
+``gram_mode``: "rebuild" (default; [Oh2025, App. E.2.1], V re-initialised every round and
+rebuilt from the whole history with the current features phi(.; W_t)) or "incremental"
+([Oh2025, Alg. 1, line 13]: V_t = V_{t-1} + dphi_t dphi_t^T / zeta_t^2, dphi_t with the
+features W_{t-1} of the round's selection). ``zeta_mode``: "recompute" (every zeta_i from the
+current network after each fit) or "frozen" (zeta_t set once after round t's fit).
+
+References:
+    [Oh2025] Y. Oh, J. Park, T. Paik. Neural variance-aware dueling bandits with deep
+        representation and shallow exploration. arXiv:2506.01250 (AISTATS 2026).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from banditkit.core import POLICIES, Context, DuelingPolicy, Environment
+from banditkit.core.types import Action, Feedback
+from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.linalg import Gram
+from banditkit.policies.dueling.links import LINKS, POLICY_LINKS, DuelLink
+from banditkit.policies.dueling.rules import RULES, TSCSYM_FORMS, PairRule
+from banditkit.policies.history import PairHistory
+from banditkit.policies.schedules import Periodic
+
+if TYPE_CHECKING:
+    from banditkit.policies.models import NeuralLinearModel
+
+__all__ = [
+    "GRAM_MODES",
+    "NLDBTS",
+    "NLDBUCB",
+    "NVLDBTS",
+    "NVLDBUCB",
+    "PRESETS",
+    "VARIANCE_MODES",
+    "ZETA_MODES",
+    "NeuralLinearDuelingPolicy",
+    "resolve_preset",
+]
+
+VARIANCE_MODES = ("estimated", "oracle", "agnostic")
+GRAM_MODES = ("rebuild", "incremental")
+ZETA_MODES = ("recompute", "frozen")
+#: Network presets (width m, learning rate) [Oh2025]: "appendix" = App. E.2.1 (m = 32,
+#: lr = 0.01, the "standard" network of App. E.3), "main" = Sec. 6 (m = 100, lr = 1e-3).
+PRESETS: dict[str, tuple[int, float]] = {"appendix": (32, 0.01), "main": (100, 1e-3)}
+
+
+def resolve_preset(
+    preset: str, width: int | None, lr: float | None
+) -> tuple[int, float]:
+    """(width, lr) of a preset, each overridden when given.
+
+    Example:
+        >>> resolve_preset("main", None, None), resolve_preset("appendix", 500, 1e-3)
+        ((100, 0.001), (500, 0.001))
+    """
+    m, eta = PRESETS[check_choice("preset", preset, tuple(PRESETS))]
+    if width is not None:
+        m = check_int("width", width, low=1)
+    if lr is not None:
+        eta = check_scalar("lr", lr, low=0.0, low_open=True)
+    return m, eta
+
+
+class NeuralLinearDuelingPolicy(DuelingPolicy):
+    """NVLDB / NLDB [Oh2025, Alg. 1] (module docstring); subclasses fix UCB or TS.
+
+    Round t, with (theta_{t-1}, W_{t-1}) and V_{t-1}:
+
+        f_k = f(x_k),  phi_k = phi(x_k; W_{t-1}),  b[k, k'] = ||phi_k - phi_k'||_{V^-1}
+        (k1, k2) = rule(f, b, a, t)                                   (Sec. 4.2)
+        observe o_t; append (x_k1, x_k2, o_t) with w = 1 / zeta^2
+        every ``update_every`` rounds: ``steps`` Adam steps at ``lr`` on Eq. 4 (all rounds
+        1..t, full batch, summed, warm-started)
+        set zeta (Eq. 5) and V_t (Eq. 6; rebuilt or incremental)
+
+    Args:
+        rule: "asym", "osym" or "csym".
+        a: Confidence coefficient a_t (constant), >= 0 (paper: 1.0).
+        variance_mode: "estimated" (NVLDB), "oracle" (true variance from the environment,
+            which must expose ``preference_probability(i, j)``) or "agnostic" (NLDB).
+        eps: Floor of zeta (Eq. 5), > 0; None: 1 / sqrt(d) (the order of [Oh2025, Thm. 1]).
+        lam: lambda of the penalty on theta and of V_0 = lam I, > 0 (paper: 1.0).
+        preset: "appendix" (m = 32, lr = 0.01) or "main" (m = 100, lr = 1e-3).
+        width: Hidden width m = feature dimension D (overrides the preset), >= 1.
+        lr: Adam step size (overrides the preset), > 0.
+        depth: Linear layers including the head, >= 2 (3: two hidden layers, L = 3).
+        steps: Adam steps per fit n, >= 1 (paper: 20).
+        update_every: Episode length H, >= 1 (paper: 1).
+        gram_mode: "rebuild" or "incremental".
+        zeta_mode: "recompute" or "frozen".
+        tscsym_form: "listing" or "paper" (TS-CSYM only; ``rules.ts_csym``).
+        link: The preference link; "btl" (g = sigmoid), the one the loss is written for.
+        penalised: "head" (Eq. 4: (lam / 2) ||theta - theta_0||^2) or "all" (every layer).
+        feature_scale: s > 0, the features s phi(x) of V and of the bonuses; None: sqrt(m),
+            the factor of Eq. 2 (phi(x; W) = sqrt(m) ReLU(...)).
+        seed: Seed of the policy's streams.
+    """
+
+    exploration: ClassVar[str] = "ucb"
+    contract_params: ClassVar[dict[str, Any]] = {"width": 4, "steps": 2}
+
+    def __init__(
+        self,
+        *,
+        rule: str = "asym",
+        a: float = 1.0,
+        variance_mode: str = "estimated",
+        eps: float | None = None,
+        lam: float = 1.0,
+        preset: str = "appendix",
+        width: int | None = None,
+        lr: float | None = None,
+        depth: int = 3,
+        steps: int = 20,
+        update_every: int = 1,
+        gram_mode: str = "rebuild",
+        zeta_mode: str = "recompute",
+        tscsym_form: str = "listing",
+        link: str = "btl",
+        penalised: str = "head",
+        feature_scale: float | None = None,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(seed=seed)
+        self.rule = check_choice("rule", rule, RULES)
+        self.a = check_scalar("a", a, low=0.0)
+        self.variance_mode = check_choice(
+            "variance_mode", variance_mode, VARIANCE_MODES
+        )
+        self.eps = (
+            None if eps is None else check_scalar("eps", eps, low=0.0, low_open=True)
+        )
+        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self.preset = preset
+        self.width = width
+        self.lr = lr
+        self._m, self._lr = resolve_preset(preset, width, lr)
+        self.depth = check_int("depth", depth, low=2)
+        self.steps = check_int("steps", steps, low=1)
+        self.update_every = check_int("update_every", update_every, low=1)
+        self.gram_mode = check_choice("gram_mode", gram_mode, GRAM_MODES)
+        self.zeta_mode = check_choice("zeta_mode", zeta_mode, ZETA_MODES)
+        self.tscsym_form = check_choice("tscsym_form", tscsym_form, TSCSYM_FORMS)
+        self.link = check_choice("link", link, POLICY_LINKS)
+        self.penalised = check_choice("penalised", penalised, ("head", "all"))
+        self.feature_scale = feature_scale
+        self._scale = (
+            math.sqrt(self._m)
+            if feature_scale is None
+            else check_scalar("feature_scale", feature_scale, low=0.0, low_open=True)
+        )
+        self._env: Environment | None = None
+        self._oracle_sigma: float | None = None
+
+    # ------------------------------------------------------------------ parts
+    @property
+    def floor(self) -> float:
+        """The eps of Eq. 5 in force (1 / sqrt(d) when ``eps`` is None)."""
+        assert self.d is not None
+        return self.eps if self.eps is not None else 1.0 / math.sqrt(self.d)
+
+    def attach(self, env: Environment) -> None:
+        """Keep the environment for ``variance_mode="oracle"`` (its true duel variances).
+
+        Raises:
+            ValueError: In oracle mode, for an environment without
+                ``preference_probability(i, j)``.
+        """
+        if self.variance_mode != "oracle":
+            return
+        if not callable(getattr(env, "preference_probability", None)):
+            raise ValueError(
+                "variance_mode='oracle' needs an environment with "
+                f"preference_probability(i, j); {type(env).__name__} has none."
+            )
+        self._env = env
+
+    def _setup(self, ctx: Context) -> None:
+        from banditkit.nn import make_generator
+
+        assert self.d is not None
+        self._build(self.d, make_generator(self.rng))
+
+    def _build(self, d: int, generator: Any) -> None:
+        from banditkit.policies.models import NeuralLinearModel
+
+        self.model: NeuralLinearModel = NeuralLinearModel(
+            d,
+            width=self._m,
+            depth=self.depth,
+            loss="btl",
+            lam=self.lam,
+            center="init",
+            penalised=self.penalised,
+            lr=self._lr,
+            steps=self.steps,
+            optimizer="adam",
+            reduction="sum",
+            generator=generator,
+        )
+        self.history = PairHistory(d)
+        self.design = Gram(self.model.n_params, self.lam)
+        self.selector = PairRule(
+            self.exploration, self.rule, a=self.a, tscsym_form=self.tscsym_form
+        )
+        self.schedule = Periodic(self.update_every)
+        self._link: DuelLink = LINKS[self.link]
+        self._sigma_true: list[float] = []  # oracle mode: sigma_t of each duel
+
+    # ------------------------------------------------------------------ loop
+    def pair_scores(self, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
+        """Return f (K,) and the bonuses b (K, K) = s ||phi_k - phi_k'||_{V^-1} (without a)."""
+        self._check_context(ctx)
+        return self._scores(ctx.arms)
+
+    def _scores(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        f, phi = self.model.evaluate(np.array(arms))  # a writable copy for torch
+        return f, self.design.pair_norms_unchecked(self._scale * phi)
+
+    def _act(self, ctx: Context) -> Action:
+        f, b = self._scores(ctx.arms)
+        pair = self.selector.select(f, b, self.t + 1, self.rng)
+        if self.variance_mode == "oracle":
+            if self._env is None:
+                raise ValueError(
+                    "variance_mode='oracle' needs attach(env) before the first round "
+                    "(simulate does it)."
+                )
+            p = float(self._env.preference_probability(*pair))  # type: ignore[attr-defined]
+            self._oracle_sigma = math.sqrt(max(p * (1.0 - p), 0.0))
+        return pair
+
+    def _zeta(self, df: np.ndarray) -> np.ndarray:
+        """The zeta of Eq. 5 for estimated margins df (estimated mode)."""
+        sigma = np.sqrt(self._link.variance(df))
+        return np.maximum(sigma, self.floor)
+
+    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        assert isinstance(action, tuple)
+        i, j = action
+        x1, x2 = ctx.arms[i], ctx.arms[j]
+        f_sel, phi_sel = self.model.evaluate(ctx.arms[[i, j]])  # at W_{t-1}
+        if self.variance_mode == "oracle":
+            if self._oracle_sigma is None:
+                raise ValueError(
+                    "variance_mode='oracle' needs act() before update() in each round."
+                )
+            self._sigma_true.append(self._oracle_sigma)
+            self._oracle_sigma = None
+        weight = self._new_weight(float(f_sel[0] - f_sel[1]))
+        self.history.append(x1, x2, float(feedback), weight=weight, arms=(i, j))
+        if self.schedule.due(self.history.n, self.design):
+            self.model.fit(self.history)
+            self._n_updates += 1
+        self._set_weights()
+        if self.gram_mode == "incremental":
+            dphi = self._scale * (phi_sel[0] - phi_sel[1])
+            self.design.update(dphi, float(self.history.w[-1]))
+        else:
+            self._rebuild_design()
+
+    def _new_weight(self, df: float) -> float:
+        """1 / zeta_t^2 of the new duel, from the network in force (before the fit)."""
+        if self.variance_mode == "agnostic":
+            return 1.0
+        if self.variance_mode == "oracle":
+            zeta = max(self._sigma_true[-1], self.floor)
+        else:
+            zeta = float(self._zeta(np.array([df]))[0])
+        return 1.0 / (zeta * zeta)
+
+    def _set_weights(self) -> None:
+        """Eq. 5 after the fit: every zeta_i ("recompute") or the new one ("frozen").
+
+        The weights live in the history (``PairHistory.w``, written in place), which both
+        the loss (Eq. 4) and the Gram (Eq. 6) read.
+        """
+        if self.variance_mode != "estimated":
+            return  # 1 (agnostic) or the true sigma (oracle): fixed at append
+        w = self.history.w  # a view: assignments write into the history
+        if self.zeta_mode == "recompute":
+            f1 = self.model.predict(self.history.X1)
+            f2 = self.model.predict(self.history.X2)
+            zeta = self._zeta(f1 - f2)
+            w[:] = 1.0 / (zeta * zeta)
+        else:
+            x1, x2 = self.history.X1[-1:], self.history.X2[-1:]
+            zeta = self._zeta(self.model.predict(x1) - self.model.predict(x2))
+            w[-1] = 1.0 / float(zeta[0] * zeta[0])
+
+    def _rebuild_design(self) -> None:
+        """V = lam I + s^2 sum_i w_i dphi_i dphi_i^T with the current features (Eq. 6)."""
+        dphi = self.model.features(self.history.X1) - self.model.features(
+            self.history.X2
+        )
+        design = Gram(self.model.n_params, self.lam)
+        design.update_batch(self._scale * dphi, self.history.w)
+        self.design = design
+
+    # ------------------------------------------------------------------ state
+    def _state(self) -> dict[str, Any]:
+        return {
+            "history": self.history.state_dict(),
+            "schedule": self.schedule.state_dict(),
+            "model": self.model.state_dict(),
+            "design": self.design.state_dict(),
+            "sigma_true": np.array(self._sigma_true, dtype=float),
+        }
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        assert self.d is not None
+        from banditkit.nn import make_generator
+
+        # the parameters come from the state: a throw-away stream for the initial draw
+        self._build(self.d, make_generator(np.random.default_rng(0)))
+        self.history.load_state_dict(state["history"])
+        self.schedule.load_state_dict(state["schedule"])
+        self.model.load_state_dict(state["model"])
+        self.design = Gram.from_state_dict(state["design"])
+        self._sigma_true = [float(s) for s in np.asarray(state["sigma_true"])]
+
+
+@POLICIES.register("nvldb-ucb")
+class NVLDBUCB(NeuralLinearDuelingPolicy):
+    """NVLDB-UCB-{ASYM, OSYM, CSYM} [Oh2025, Sec. 4.2.1] (``NeuralLinearDuelingPolicy``).
+
+    Example:
+        >>> from banditkit.core import Context
+        >>> policy = NVLDBUCB(rule="osym", width=4, steps=2, seed=0)
+        >>> i, j = policy.act(Context(arms=np.eye(3)))
+        >>> 0 <= i < 3 and 0 <= j < 3
+        True
+    """
+
+    exploration = "ucb"
+
+
+@POLICIES.register("nvldb-ts")
+class NVLDBTS(NeuralLinearDuelingPolicy):
+    """NVLDB-TS-{ASYM, OSYM, CSYM} [Oh2025, Sec. 4.2.2] (``NeuralLinearDuelingPolicy``)."""
+
+    exploration = "ts"
+
+
+class _Agnostic(NeuralLinearDuelingPolicy):
+    """NLDB: zeta_i = 1 in the loss and in V [Oh2025, Eq. 5, Corollaries C.1, D.1]."""
+
+    def __init__(
+        self,
+        *,
+        rule: str = "asym",
+        a: float = 1.0,
+        lam: float = 1.0,
+        preset: str = "appendix",
+        width: int | None = None,
+        lr: float | None = None,
+        depth: int = 3,
+        steps: int = 20,
+        update_every: int = 1,
+        gram_mode: str = "rebuild",
+        tscsym_form: str = "listing",
+        link: str = "btl",
+        penalised: str = "head",
+        feature_scale: float | None = None,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(
+            rule=rule,
+            a=a,
+            variance_mode="agnostic",
+            lam=lam,
+            preset=preset,
+            width=width,
+            lr=lr,
+            depth=depth,
+            steps=steps,
+            update_every=update_every,
+            gram_mode=gram_mode,
+            tscsym_form=tscsym_form,
+            link=link,
+            penalised=penalised,
+            feature_scale=feature_scale,
+            seed=seed,
+        )
+
+
+@POLICIES.register("nldb-ucb")
+class NLDBUCB(_Agnostic):
+    """NLDB-UCB-{ASYM, OSYM, CSYM}: NVLDB-UCB with zeta = 1 [Oh2025, App. E.3]."""
+
+    exploration = "ucb"
+
+
+@POLICIES.register("nldb-ts")
+class NLDBTS(_Agnostic):
+    """NLDB-TS-{ASYM, OSYM, CSYM}: NVLDB-TS with zeta = 1 [Oh2025, App. E.3]."""
+
+    exploration = "ts"
