@@ -19,7 +19,6 @@ from banditkit.policies.baseline import (
     RandomPolicy,
 )
 from banditkit.policies.classic import KLUCB, UCB1, BernoulliTS
-from banditkit.policies.ensemble import GLMES, GLMFPL, LinES, NeuralES, NeuralPHE
 from banditkit.policies.dueling import (
     NDBTS,
     NDBUCB,
@@ -30,6 +29,7 @@ from banditkit.policies.dueling import (
     VACDB,
     CoLSTIM,
 )
+from banditkit.policies.ensemble import GLMES, GLMFPL, LinES, NeuralES, NeuralPHE
 from banditkit.policies.glm import GLMTS, GLMUCB
 from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
 from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
@@ -63,18 +63,17 @@ __all__ = [
     "GLMUCB",
     "KLUCB",
     "NCBFUCB",
-    "ONLMNL",
-    "RSOFUL",
-    "TSMNL",
-    "UCB1",
-    "UCBMNL",
     "NDBTS",
     "NDBUCB",
     "NLDBTS",
     "NLDBUCB",
     "NVLDBTS",
     "NVLDBUCB",
+    "ONLMNL",
+    "RSOFUL",
+    "TSMNL",
     "UCB1",
+    "UCBMNL",
     "VACDB",
     "AdaOFUECOLog",
     "AssortmentOracle",
