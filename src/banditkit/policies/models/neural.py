@@ -247,6 +247,7 @@ class NeuralModel:
         center = _init_center(self.mlp) if trainer.center == "init" else None
         obs = observations_of(history, weighted=trainer.loss == "weighted-bce")
         if self.dtype != "float64":
+            assert isinstance(obs, nn.Pairs)
             obs = nn.Pairs(
                 obs.X,
                 obs.first,
