@@ -100,3 +100,29 @@ def test_dtype_is_validated() -> None:
         bk.make_policy("neural-ucb", dtype="float16")
     with pytest.raises(ValueError, match="dtype"):
         _model("half")
+
+
+def test_float32_model_fits_duels() -> None:
+    from banditkit.policies.history import PairHistory
+
+    rng = np.random.default_rng(1)
+    history = PairHistory(5)
+    for _ in range(20):
+        x1, x2 = rng.normal(size=5), rng.normal(size=5)
+        history.append(x1, x2, float(x1.sum() > x2.sum()))
+    trainer = nn.Trainer(loss="bce", lam=1.0, lr=0.05, steps=20, reduction="mean")
+    fitted = {}
+    for dtype in ("float64", "float32"):
+        model = NeuralModel(
+            5,
+            width=8,
+            depth=2,
+            trainer=trainer,
+            generator=torch.Generator().manual_seed(0),
+            dtype=dtype,
+        )
+        model.fit(history)
+        fitted[dtype] = nn.flat_params(model.mlp).double().numpy()
+    np.testing.assert_allclose(
+        fitted["float32"], fitted["float64"], rtol=1e-4, atol=1e-5
+    )
