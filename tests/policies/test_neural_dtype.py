@@ -126,3 +126,15 @@ def test_float32_model_fits_duels() -> None:
     np.testing.assert_allclose(
         fitted["float32"], fitted["float64"], rtol=1e-4, atol=1e-5
     )
+
+
+def test_neurallog_float32_in_practical_mode_only() -> None:
+    env = bk.make_env("logistic", d=4, n_arms=3)
+    policy = bk.make_policy(
+        "neurallog-ucb2", width=8, steps=5, update_every=5, dtype="float32", seed=0
+    )
+    run = simulate(policy, env, horizon=12, seed=0, progress=False)
+    assert np.isfinite(run.cumulative_regret).all()
+    assert policy.model.mlp.theta0.dtype == torch.float32
+    with pytest.raises(ValueError, match="dtype"):
+        bk.make_policy("neurallog-ucb1", mode="theory", dtype="float32")
