@@ -197,8 +197,9 @@ def compare_to_reference(
 
     Returns:
         The JSON-able result: per-seed ``seconds`` and ``regret``, their summaries, the
-        reference, ``speedup`` (reference seconds / our mean seconds), ``faster_10x`` and
-        ``regret_ok`` (our mean final regret <= the reference's).
+        reference, ``speedup`` (reference seconds / our mean seconds), ``bar`` (the
+        workload's) and ``faster`` (speedup >= bar), ``faster_10x``, ``regret_ok``
+        (our mean final regret <= the reference's) and ``work`` (``work_done``).
     """
     n_seeds = quick_seeds if quick else seeds
     horizon = quick_horizon if (quick and quick_horizon) else workload.horizon
