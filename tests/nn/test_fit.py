@@ -177,3 +177,17 @@ def test_fit_validates():
         fit(net, params, rows, BCE(), lr=0.0)
     with pytest.raises(ValueError, match="optimizer must be one of"):
         fit(net, params, rows, BCE(), optimizer="sgd")
+
+
+def test_penalty_outside_the_trainer_records_no_graph() -> None:
+    # the trainer runs the penalty under no_grad; called on its own with parameters
+    # that require grad, it still returns plain tensors of the right values
+    theta = {"a": torch.ones(2, 3, requires_grad=True), "b": torch.full((2, 1), 2.0)}
+    center = {"a": torch.zeros(1, 3), "b": torch.ones(1, 1)}
+    grads = {"a": torch.zeros(2, 3), "b": torch.zeros(2, 1)}
+    value, out = L2Penalty(0.5, center).apply(theta, grads)
+    assert value.grad_fn is None and out["a"].grad_fn is None
+    assert value.tolist() == [0.25 * (3 + 1)] * 2  # (lam / 2) ||theta - c||^2
+    assert out["b"].tolist() == [[0.5], [0.5]]
+    zero, _ = L2Penalty(0.0).apply(theta, grads)
+    assert zero.tolist() == [0.0, 0.0]

@@ -16,7 +16,7 @@ import platform
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,9 @@ from banditkit.core.simulate import RunResult, simulate
 from banditkit.experiments.execute import single_threaded
 
 SPEEDUP_BAR = 10.0
+#: The bar of the identical-work variants (issue 16): at least 3x faster than the reference
+#: doing the same refits and training steps.
+IDENTICAL_WORK_BAR = 3.0
 
 #: The logistic task of the Logistic-UCB-1 / ada-OFU-ECOLog reference runs (issue 5): d = 20,
 #: K = 5 fresh arms per round uniform in the unit ball, theta* = (4 / sqrt(d)) * 1, Bernoulli
@@ -73,6 +76,50 @@ class Workload:
     reference: Reference
     chosen: str = ""  # how the policy's hyper-parameters were chosen
     extra: dict[str, Any] = field(default_factory=dict)
+    bar: float = SPEEDUP_BAR  # speed-up asked of this variant over the reference
+
+
+def identical_work(best: Workload, note: str, **params: Any) -> Workload:
+    """The variant of ``best`` that does the reference code's work.
+
+    Same task, network and exploration settings as ``best``; ``params`` override the
+    ones that set the work (refit schedule ``update_every``, training ``steps``, width)
+    to the reference's. Its bar is ``IDENTICAL_WORK_BAR``.
+    """
+    return replace(
+        best,
+        name=f"{best.name}_identical_work",
+        policy_params={**best.policy_params, **params},
+        chosen=note,
+        bar=IDENTICAL_WORK_BAR,
+    )
+
+
+def work_done(agent: Any, horizon: int) -> dict[str, Any]:
+    """The work of one run: refits, training steps and rows the refits read.
+
+    ``refits`` is the policy's own count (``n_updates``). A refit after observation t
+    reads the t rows of the history; ``refit_rows`` sums them over the refit rounds of
+    the policy's ``update_every`` schedule. Neural policies take ``steps`` full-batch
+    steps per refit, each reading every row: ``train_steps`` = refits * steps and
+    ``rows_touched`` = refit_rows * steps (retries of a diverging refit,
+    ``backtrack``, are not counted). Policies without ``steps`` (the logistic MLE
+    refits, whose iteration count depends on the data) report ``train_steps`` and
+    ``rows_touched`` as None.
+    """
+    refits = int(agent.n_updates)
+    every = int(getattr(agent, "update_every", 1))
+    rounds = [t for t in range(every, horizon + 1, every)][:refits]
+    refit_rows = int(sum(rounds))
+    steps = getattr(agent, "steps", None)
+    return {
+        "update_every": every,
+        "refits": refits,
+        "refit_rows": refit_rows,
+        "steps_per_refit": None if steps is None else int(steps),
+        "train_steps": None if steps is None else refits * int(steps),
+        "rows_touched": None if steps is None else refit_rows * int(steps),
+    }
 
 
 def run_once(
@@ -84,11 +131,24 @@ def run_once(
     seed: int,
 ) -> tuple[float, RunResult]:
     """Build a fresh policy and environment and return (loop seconds, run)."""
+    elapsed, run, _ = run_policy(policy, policy_params, env, env_params, horizon, seed)
+    return elapsed, run
+
+
+def run_policy(
+    policy: str,
+    policy_params: dict[str, Any],
+    env: str,
+    env_params: dict[str, Any],
+    horizon: int,
+    seed: int,
+) -> tuple[float, RunResult, Any]:
+    """``run_once`` that also returns the policy after the run (for ``work_done``)."""
     environment = bk.make_env(env, **env_params)
     agent = bk.make_policy(policy, seed=seed, **policy_params)
     started = time.perf_counter()
     run = simulate(agent, environment, horizon=horizon, seed=seed, progress=False)
-    return time.perf_counter() - started, run
+    return time.perf_counter() - started, run, agent
 
 
 def host() -> dict[str, Any]:
@@ -137,8 +197,9 @@ def compare_to_reference(
 
     Returns:
         The JSON-able result: per-seed ``seconds`` and ``regret``, their summaries, the
-        reference, ``speedup`` (reference seconds / our mean seconds), ``faster_10x`` and
-        ``regret_ok`` (our mean final regret <= the reference's).
+        reference, ``speedup`` (reference seconds / our mean seconds), ``bar`` (the
+        workload's) and ``faster`` (speedup >= bar), ``faster_10x``, ``regret_ok``
+        (our mean final regret <= the reference's) and ``work`` (``work_done``).
     """
     n_seeds = quick_seeds if quick else seeds
     horizon = quick_horizon if (quick and quick_horizon) else workload.horizon
@@ -146,6 +207,7 @@ def compare_to_reference(
     regrets: list[float] = []
     act_ms: list[float] = []
     update_ms: list[float] = []
+    work: dict[str, Any] = {}
     with single_threaded():
         # Warm-up (not timed): loads the dataset into the process cache, imports lazily
         # imported modules and lets PyTorch allocate its first buffers.
@@ -158,7 +220,7 @@ def compare_to_reference(
             0,
         )
         for seed in range(n_seeds):
-            elapsed, run = run_once(
+            elapsed, run, agent = run_policy(
                 workload.policy,
                 workload.policy_params,
                 workload.env,
@@ -166,6 +228,7 @@ def compare_to_reference(
                 horizon,
                 seed,
             )
+            work = work_done(agent, horizon)  # the same for every seed
             seconds.append(elapsed)
             regrets.append(float(run.cumulative_regret[-1]))
             act_ms.append(1e3 * float(run.act_seconds.mean()))
@@ -195,7 +258,10 @@ def compare_to_reference(
         "update_ms_mean": float(statistics.fmean(update_ms)),
         "reference": {**asdict(ref), "seconds_at_horizon": ref_seconds},
         "speedup": speedup,
+        "bar": workload.bar,
+        "faster": bool(speedup >= workload.bar),
         "faster_10x": bool(speedup >= SPEEDUP_BAR),
+        "work": work,
         "regret_ok": bool(regret_stats["mean"] <= ref.regret) if comparable else None,
         "chosen": workload.chosen,
         "host": host(),
@@ -222,8 +288,10 @@ def reference_table(result: dict[str, Any]) -> str:
         f"| banditkit | {t['mean']:.3f} / {t['median']:.3f} | {r['mean']:.1f} / {r['median']:.1f} |",
         f"| reference | {ref['seconds_at_horizon']:.3f} | {ref['regret']:g} ({ref['statistic']}) |",
         "",
-        f"speed-up {result['speedup']:.1f}x (bar {SPEEDUP_BAR:g}x): "
-        f"{'PASS' if result['faster_10x'] else 'FAIL'}; "
+        f"Work per run: {_work_line(result['work'])}.",
+        "",
+        f"speed-up {result['speedup']:.1f}x (bar {result['bar']:g}x): "
+        f"{'PASS' if result['faster'] else 'FAIL'}; "
         "regret <= reference: "
         + (
             "n/a (quick horizon)"
@@ -235,6 +303,52 @@ def reference_table(result: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _work_line(work: dict[str, Any]) -> str:
+    line = (
+        f"refit every {work['update_every']} rounds, {work['refits']} refits "
+        f"reading {work['refit_rows']} rows in all"
+    )
+    if work.get("train_steps") is not None:
+        line += (
+            f", {work['steps_per_refit']} full-batch steps per refit: "
+            f"{work['train_steps']} training steps touching {work['rows_touched']} rows"
+        )
+    return line
+
+
+def compare_variants(
+    best: Workload,
+    same_work: Workload,
+    *,
+    quick: bool,
+    out: Path,
+    quick_horizon: int | None = None,
+) -> dict[str, Any]:
+    """Run the best-settings workload and its identical-work variant; write out/.
+
+    ``out/result.json`` and ``result.md`` hold the best-settings comparison (its keys
+    unchanged) with the identical-work one under ``"identical_work"``; each variant
+    also writes its own files in ``out/best`` and ``out/identical_work``.
+
+    Returns:
+        The best-settings result with ``"identical_work"``: the other's result.
+    """
+    kwargs: dict[str, Any] = {"quick": quick, "quick_horizon": quick_horizon}
+    result = compare_to_reference(best, out=Path(out) / "best", **kwargs)
+    other = compare_to_reference(same_work, out=Path(out) / "identical_work", **kwargs)
+    combined = {**result, "identical_work": other}
+    table = "\n".join(
+        [
+            reference_table(result),
+            "## Identical work: the reference's refit schedule and training steps",
+            "",
+            reference_table(other).split("\n", 2)[2],
+        ]
+    )
+    write_outputs(out, combined, table)
+    return combined
 
 
 def write_outputs(out: Path, result: dict[str, Any], table: str) -> None:

@@ -10,6 +10,9 @@ rounds, full Gram). Chosen by a 4-seed look at nu in {0.5, 1}, gram in {full, di
 update_every in {50, 100}: all give mean regret 60-80, far below 172, so the defaults stay;
 gram="diagonal" is about 25% faster (mean regret 72) if the time bar ever needs more room.
 
+Run with its identical-work variant (``IDENTICAL_WORK``: the reference's update every
+round) by ``main``; both are reported.
+
     banditkit bench --only reference_ada_ofu_ecolog --out results/bench
 """
 
@@ -22,7 +25,8 @@ from banditkit.benchmarks._common import (
     LOGISTIC_TASK,
     Reference,
     Workload,
-    compare_to_reference,
+    compare_variants,
+    identical_work,
 )
 
 WORKLOAD = Workload(
@@ -41,7 +45,16 @@ WORKLOAD = Workload(
     chosen="defaults; 4-seed check of nu, gram, update_every (module docstring)",
 )
 
+IDENTICAL_WORK = identical_work(
+    WORKLOAD,
+    (
+        "The reference code updates its estimate every round; so does this variant "
+        "(update_every=1), with the other settings of WORKLOAD"
+    ),
+    update_every=1,
+)
+
 
 def main(quick: bool, out: Path) -> dict[str, Any]:
-    """Run the workload (quick: 2 seeds, full horizon) and return the comparison."""
-    return compare_to_reference(WORKLOAD, quick=quick, out=out)
+    """Run the workload (quick: 2 seeds, full horizon) for both variants; return them."""
+    return compare_variants(WORKLOAD, IDENTICAL_WORK, quick=quick, out=out)

@@ -182,19 +182,33 @@ def fit(
     scale = 1.0 / obs.n if reduction == "mean" else 1.0
     history = []
     workspace: dict[str, torch.Tensor] = {}
+    if opt is None:  # plain GD: theta -= lr * scale * grad, no optimiser state
+        step = lr * scale
+        items = list(params.items())
+        # one no_grad for the whole loop: the closed form and the penalties then skip
+        # their own (torch.func's vjp ignores an outer no_grad, as it should)
+        with torch.no_grad():
+            for _ in range(steps):
+                value, grads = objective_and_grads(
+                    net,
+                    params,
+                    obs,
+                    loss,
+                    penalties,
+                    method=method,
+                    workspace=workspace,
+                )
+                history.append(value)
+                for name, param in items:
+                    param.sub_(grads[name], alpha=step)
+        return FitResult(params, torch.stack(history) * scale)
     for _ in range(steps):
         value, grads = objective_and_grads(
             net, params, obs, loss, penalties, method=method, workspace=workspace
         )
         history.append(value)
-        if opt is None:  # plain GD: theta -= lr * scale * grad, no optimiser state
-            with torch.no_grad():
-                for name, param in params.items():
-                    param.sub_(grads[name], alpha=lr * scale)
-        else:
-            for name, param in params.items():
-                param.grad = grads[name] if scale == 1.0 else grads[name] * scale
-            opt.step()
-    if opt is not None:
-        opt.zero_grad(set_to_none=True)
+        for name, param in params.items():
+            param.grad = grads[name] if scale == 1.0 else grads[name] * scale
+        opt.step()
+    opt.zero_grad(set_to_none=True)
     return FitResult(params, torch.stack(history) * scale)

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import torch
 
 from banditkit.core.validation import check_scalar
+from banditkit.nn.kernels import no_grad_if_enabled
 from banditkit.nn.network import Params
 
 __all__ = ["L2Penalty"]
@@ -70,16 +71,22 @@ class L2Penalty:
 
         ``grads`` is updated in place (its tensors replaced) and returned.
         """
-        names = list(params) if self.names is None else self.names
-        first = params[names[0]]
-        value = torch.zeros(first.shape[0], dtype=first.dtype, device=first.device)
+        names = params.keys() if self.names is None else self.names
         if self.lam == 0.0:
-            return value, grads
-        with torch.no_grad():
+            first = params[next(iter(names))]
+            return first.new_zeros(first.shape[0]), grads
+        half = 0.5 * self.lam
+        value: torch.Tensor | None = None
+        # the same products and sums as 0 + sum_name, one operation fewer per call; the
+        # trainer calls this inside no_grad (nn.fit), so the context is entered only
+        # when gradients are being recorded
+        with no_grad_if_enabled():
             for name in names:
                 theta = params[name]
                 diff = theta if self.center is None else theta - self.center[name]
                 flat = diff.reshape(diff.shape[0], -1)
-                value += (0.5 * self.lam) * (flat * flat).sum(1)
+                term = half * (flat * flat).sum(1)
+                value = term if value is None else value.add_(term)
                 grads[name] = torch.add(grads[name], diff, alpha=self.lam)
+        assert value is not None
         return value, grads

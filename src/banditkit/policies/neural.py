@@ -26,6 +26,7 @@ from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm import LogisticLink
 from banditkit.linalg import GRAMS
 from banditkit.policies.models import NeuralModel
+from banditkit.policies.models.neural import DTYPES
 from banditkit.policies.scored import ScoredPolicy
 
 if TYPE_CHECKING:
@@ -119,6 +120,9 @@ class NeuralUCB(NeuralScoredPolicy):
         backtrack: Retries of a refit whose objective ends above where it started
             (or overflows), each from the parameters before it at lr / 10, the smaller
             lr kept for later refits; >= 0 (3; 0 takes every refit as it ends).
+        dtype: "float64" (default) or "float32": the dtype of the network, its
+            training and its gradients g; the Gram Z and its log-determinant stay
+            float64 (docs/performance.md, "Neural training speed").
         seed: Seed of the policy's own stream (initialisation and tie-breaks).
 
     Shapes:
@@ -154,12 +158,14 @@ class NeuralUCB(NeuralScoredPolicy):
         gram: str = "diagonal",
         loss_reduction: str = "mean_scaled",
         backtrack: int = BACKTRACK,
+        dtype: str = "float64",
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
         self.nu = check_scalar("nu", nu, low=0.0)
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
         self.backtrack = check_int("backtrack", backtrack, low=0)
+        self.dtype = check_choice("dtype", dtype, DTYPES)
         self._set_network(
             width=width,
             depth=depth,
@@ -191,6 +197,7 @@ class NeuralUCB(NeuralScoredPolicy):
             trainer=trainer,
             generator=generator,
             backtrack=self.backtrack,
+            dtype=self.dtype,
         )
 
     def _ridge(self) -> float:
@@ -227,6 +234,7 @@ class NeuralTS(NeuralUCB):
         gram: "diagonal" (default) or "full".
         loss_reduction: "mean_scaled" (default) or "sum"; see ``NeuralUCB``.
         backtrack: Retries at lr / 10 of a diverging refit (3); see ``NeuralUCB``.
+        dtype: "float64" (default) or "float32"; see ``NeuralUCB``.
         seed: Seed of the policy's own stream (initialisation and samples).
 
     Notes:

@@ -54,6 +54,7 @@ from banditkit.glm import LogisticLink
 from banditkit.linalg import EFFDIMS, GramLike, ShiftedGram, make_gram
 from banditkit.policies import theory
 from banditkit.policies.models import NeuralModel, TangentModel
+from banditkit.policies.models.neural import DTYPES
 from banditkit.policies.neural import LOSS_REDUCTIONS, NeuralScoredPolicy
 from banditkit.policies.scored import R_LOGISTIC
 
@@ -164,6 +165,10 @@ class NeuralLogPolicy(NeuralScoredPolicy):
             UCB-1) or "table" (with the absolute constants, c_S (sqrt(d_eff) +
             sqrt(L / lam)) + 1). NCBF-UCB keeps its own B either way. Theory mode only
             takes None.
+        dtype: "float64" (default) or "float32": the dtype of the network, its
+            training and its gradients in practical mode; the Grams and d_eff stay
+            float64 (docs/performance.md, "Neural training speed"). Theory mode takes
+            float64 only.
         seed: Seed of the policy's own stream (initialisation, tie-breaks, samples).
 
     Raises:
@@ -221,9 +226,11 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         effdim_kind: str | None = None,
         scale_features: bool | None = None,
         bonus: str | None = None,
+        dtype: str = "float64",
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
+        self.dtype = check_choice("dtype", dtype, DTYPES)
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
         self.kappa = check_scalar("kappa", kappa, low=1.0)
         self.S = check_scalar("S", S, low=0.0, low_open=True)
@@ -232,6 +239,10 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         if nu is None:  # theory: the literal radius; practical: tuned (docs)
             nu = 1.0 if theory_mode else self.default_nu
         self.nu = check_scalar("nu", nu, low=0.0)
+        if theory_mode and self.dtype != "float64":
+            raise ValueError(
+                f"dtype must be 'float64' in theory mode; got {self.dtype!r}."
+            )
         if theory_mode and not self.has_theory:
             raise ValueError(
                 f"mode must be 'practical' for {type(self).__name__}: it has no theory "
@@ -348,7 +359,12 @@ class NeuralLogPolicy(NeuralScoredPolicy):
                 linearised=self.linearised_mean,
             )
         return NeuralModel(
-            d, width=self.width, depth=self.depth, trainer=trainer, generator=generator
+            d,
+            width=self.width,
+            depth=self.depth,
+            trainer=trainer,
+            generator=generator,
+            dtype=self.dtype,
         )
 
     def _trainer(self, n: int) -> Trainer:

@@ -38,7 +38,15 @@ else:
     torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
     nn = lazy_import("banditkit.nn")
 
-__all__ = ["NeuralModel", "TangentModel"]
+__all__ = ["DTYPES", "NeuralModel", "TangentModel"]
+
+#: Compute dtypes of ``NeuralModel`` (the Grams are float64 whatever the choice).
+DTYPES = ("float64", "float32")
+
+
+def _float64(t: torch.Tensor) -> np.ndarray:
+    """A float64 numpy array of ``t``: a free view when it is float64 already."""
+    return t.numpy() if t.dtype == torch.float64 else t.to(torch.float64).numpy()
 
 
 class NeuralModel:
@@ -61,11 +69,18 @@ class NeuralModel:
             trainer's lr divided by 10, which is kept for later refits (0: none, the
             fit is taken as it ends).
 
+        dtype: "float64" (default) or "float32": the dtype of the network, its
+            training and its forward/gradient passes. What ``evaluate`` and the other
+            methods return is float64 either way, so the Grams built on g (and their
+            log-determinants) stay float64.
+
     Notes:
-        Assumption: float64 throughout. The per-round cost is dominated by the
+        Assumption: float64 by default. The per-round cost is dominated by the
         (K, p) gradient block, which float32 would halve, but the Grams keep float64
-        (their log-determinants and rank-1 updates need it), so a float32 block would be
+        (their log-determinants and rank-1 updates need it), so a float32 block is
         copied to float64 on every round; float64 keeps ``.numpy()`` a free view.
+        float32 pays off in training (full-batch GD on all rows, ``steps`` times per
+        refit); docs/performance.md has the measurements.
     """
 
     #: The latent returned by ``evaluate`` is f(x; theta) itself.
@@ -81,8 +96,17 @@ class NeuralModel:
         trainer: Trainer,
         generator: torch.Generator,
         backtrack: int = 0,
+        dtype: str = "float64",
     ) -> None:
-        self.mlp = nn.MLP(d, width=width, depth=depth, generator=generator)
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {list(DTYPES)}; got {dtype!r}.")
+        #: The dtype of the network and its training ("float64" or "float32").
+        self.dtype = dtype
+        self._torch_dtype = getattr(torch, dtype)
+        self._np_dtype = np.dtype(dtype)
+        self.mlp = nn.MLP(
+            d, width=width, depth=depth, generator=generator, dtype=self._torch_dtype
+        )
         self.trainer = trainer
         if isinstance(backtrack, bool) or int(backtrack) != backtrack or backtrack < 0:
             raise ValueError(f"backtrack must be an int >= 0; got {backtrack!r}.")
@@ -96,13 +120,16 @@ class NeuralModel:
 
     def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return f(x_k; theta) (K,) and g(x_k; theta) (K, p) for the rows of X."""
-        f, G = nn.forward_and_grads(self.mlp, torch.from_numpy(np.array(X)))
-        return f.numpy(), G.numpy()
+        Xt = torch.from_numpy(np.array(X, dtype=self._np_dtype))
+        f, G = nn.forward_and_grads(self.mlp, Xt)
+        return _float64(f), _float64(G)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """f(x_k; theta) (K,) for the rows of X (no gradients)."""
         with torch.no_grad():
-            return self.mlp(torch.from_numpy(np.array(X, dtype=np.float64))).numpy()
+            return _float64(
+                self.mlp(torch.from_numpy(np.array(X, dtype=self._np_dtype)))
+            )
 
     def evaluate_sq_norms(
         self, X: np.ndarray, inv_diag: np.ndarray
@@ -114,11 +141,11 @@ class NeuralModel:
         """
         f, q = nn.forward_and_sq_norms(
             self.mlp,
-            torch.from_numpy(np.array(X, dtype=np.float64)),
-            torch.from_numpy(inv_diag),
+            torch.from_numpy(np.array(X, dtype=self._np_dtype)),
+            torch.from_numpy(np.asarray(inv_diag, dtype=self._np_dtype)),
             validate=False,
         )
-        return f.numpy(), q.numpy()
+        return _float64(f), _float64(q)
 
     def features(self, X: np.ndarray) -> np.ndarray:
         """g(x_k; theta) (K, p) for the rows of X."""
@@ -127,7 +154,8 @@ class NeuralModel:
     def latent(self, x: np.ndarray) -> float:
         """f(x; theta) for one arm x (d,)."""
         with torch.no_grad():
-            return float(self.mlp(torch.from_numpy(np.array(x[None, :])))[0])
+            row = np.array(x[None, :], dtype=self._np_dtype)
+            return float(self.mlp(torch.from_numpy(row))[0])
 
     def fit(self, history: History | PairHistory | SetHistory) -> None:
         """Run the trainer on all observations of ``history`` (warm start).
@@ -217,10 +245,21 @@ class NeuralModel:
 
         trainer = self.trainer
         center = _init_center(self.mlp) if trainer.center == "init" else None
+        obs = observations_of(history, weighted=trainer.loss == "weighted-bce")
+        if self.dtype != "float64":
+            assert isinstance(obs, nn.Pairs)
+            obs = nn.Pairs(
+                obs.X,
+                obs.first,
+                obs.second,
+                obs.y,
+                obs.weights,
+                dtype=self._torch_dtype,
+            )
         result = nn.fit(
             self.mlp.network,
             nn.stack_params(self.mlp),  # views: trained in place
-            observations_of(history, weighted=trainer.loss == "weighted-bce"),
+            obs,
             nn.BradleyTerry(),
             penalties=[nn.L2Penalty(trainer.lam, center)] if trainer.lam > 0.0 else [],
             optimizer=trainer.optimizer,
@@ -236,7 +275,7 @@ class NeuralModel:
         return {
             "theta": nn.flat_params(self.mlp).numpy().copy(),
             "theta0": self.mlp.theta0.numpy().copy(),
-        }
+        }  # in the model's dtype
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict`."""
