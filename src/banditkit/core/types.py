@@ -101,6 +101,38 @@ class Context:
         object.__setattr__(ctx, "max_size", None)
         return ctx
 
+    @classmethod
+    def from_shared(cls, x: object, n_arms: int) -> Context:
+        """A round in which every one of ``n_arms`` arms sees the same feature vector ``x``.
+
+        The arms matrix is a read-only (K, d) broadcast view of one copy of ``x``: no block
+        encoding and no K copies are built. Per-arm policies (``make_policy(name,
+        per_arm=True)``) keep one model per arm on it; shared-parameter policies see K
+        identical arms (and cannot tell them apart).
+
+        Args:
+            x: (d,) finite features of the round.
+            n_arms: K >= 1.
+
+        Raises:
+            ValueError: If ``x`` is not a finite 1-d array with d >= 1, or ``n_arms`` < 1.
+
+        Example:
+            >>> ctx = Context.from_shared([1.0, 2.0], n_arms=3)
+            >>> ctx.arms.shape, ctx.is_shared
+            ((3, 2), True)
+        """
+        K = check_int("n_arms", n_arms, low=1)
+        row = np.array(check_finite_array("x", x, ndim=1), dtype=np.float64)
+        if row.shape[0] < 1:
+            raise ValueError("x must have at least one feature; got shape (0,).")
+        return cls(arms=np.broadcast_to(row, (K, row.shape[0])))
+
+    @property
+    def is_shared(self) -> bool:
+        """True when every arm is the same row in memory (built by :meth:`from_shared`)."""
+        return bool(self.arms.strides[0] == 0)
+
     @property
     def n_arms(self) -> int:
         """K, the number of arms (items) this round."""

@@ -25,6 +25,7 @@ from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
 from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
 from banditkit.policies.mnl import ONLMNL, TSMNL, UCBMNL, EpsGreedyMNL, OFUMNLPlus
 from banditkit.policies.neural import NeuralTS, NeuralUCB
+from banditkit.policies.perarm import PerArmEpsGreedy, PerArmLinTS, PerArmLinUCB
 from banditkit.policies.neurallog import (
     NCBFUCB,
     NeuralLogTS1,
@@ -80,6 +81,9 @@ __all__ = [
     "NeuralTS",
     "NeuralUCB",
     "OFUMNLPlus",
+    "PerArmEpsGreedy",
+    "PerArmLinTS",
+    "PerArmLinUCB",
     "Oracle",
     "RandomAssortment",
     "RandomDuel",
