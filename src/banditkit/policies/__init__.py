@@ -25,7 +25,6 @@ from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
 from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
 from banditkit.policies.mnl import ONLMNL, TSMNL, UCBMNL, EpsGreedyMNL, OFUMNLPlus
 from banditkit.policies.neural import NeuralTS, NeuralUCB
-from banditkit.policies.perarm import PerArmEpsGreedy, PerArmLinTS, PerArmLinUCB
 from banditkit.policies.neurallog import (
     NCBFUCB,
     NeuralLogTS1,
@@ -33,6 +32,7 @@ from banditkit.policies.neurallog import (
     NeuralLogUCB1,
     NeuralLogUCB2,
 )
+from banditkit.policies.perarm import PerArmEpsGreedy, PerArmLinTS, PerArmLinUCB
 from banditkit.policies.rare import (
     BGLE,
     BLCE,
@@ -81,10 +81,10 @@ __all__ = [
     "NeuralTS",
     "NeuralUCB",
     "OFUMNLPlus",
+    "Oracle",
     "PerArmEpsGreedy",
     "PerArmLinTS",
     "PerArmLinUCB",
-    "Oracle",
     "RandomAssortment",
     "RandomDuel",
     "RandomPolicy",

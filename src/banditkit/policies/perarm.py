@@ -123,7 +123,9 @@ class PerArmRidgePolicy(ContextualPolicy):
         self._learn(action, ctx.arms[action], float(feedback))
         self._n_updates += 1
 
-    def _means_widths2(self, X: np.ndarray, shared: bool) -> tuple[np.ndarray, np.ndarray]:
+    def _means_widths2(
+        self, X: np.ndarray, shared: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Per-arm means x_a^T theta_a and squared widths x_a^T A_a^-1 x_a, all arms at once."""
         if shared:
             x = X[0]
@@ -300,7 +302,9 @@ class PerArmRidgePolicy(ContextualPolicy):
                 f"of contexts); got {acts.dtype} of shape {acts.shape}."
             )
         if n and (acts.min() < 0 or acts.max() >= k):
-            raise ValueError(f"actions must lie in [0, {k}); got {acts.min()}..{acts.max()}.")
+            raise ValueError(
+                f"actions must lie in [0, {k}); got {acts.min()}..{acts.max()}."
+            )
         rews = np.asarray(rewards)
         if rews.shape != (n,):
             raise ValueError(
@@ -308,7 +312,10 @@ class PerArmRidgePolicy(ContextualPolicy):
             )
         if n:
             rews = np.array(
-                [self._check_feedback(float(r), int(a)) for r, a in zip(rews, acts, strict=True)]
+                [
+                    self._check_feedback(float(r), int(a))
+                    for r, a in zip(rews, acts, strict=True)
+                ]
             )
         self._batch_arms = k
         return rows, acts.astype(np.int64), rews.astype(np.float64)
@@ -373,7 +380,9 @@ class PerArmLinTS(PerArmRidgePolicy):
 
     def _act(self, ctx: Context) -> Action:
         mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
-        draws = mean + self.nu * np.sqrt(width2) * self.rng.standard_normal(mean.shape[0])
+        draws = mean + self.nu * np.sqrt(width2) * self.rng.standard_normal(
+            mean.shape[0]
+        )
         return argmax_random_tie(draws, self.rng)
 
 
@@ -398,14 +407,18 @@ class PerArmEpsGreedy(PerArmRidgePolicy):
         True
     """
 
-    def __init__(self, *, epsilon: float = 0.1, lam: float = 1.0, seed: int = 0) -> None:
+    def __init__(
+        self, *, epsilon: float = 0.1, lam: float = 1.0, seed: int = 0
+    ) -> None:
         super().__init__(lam=lam, seed=seed)
         self.epsilon = check_scalar("epsilon", epsilon, low=0.0, high=1.0)
 
     def _act(self, ctx: Context) -> Action:
         explore = self.rng.random() < self.epsilon
         X = ctx.arms
-        scores = self.theta @ X[0] if ctx.is_shared else np.einsum("kj,kj->k", self.theta, X)
+        scores = (
+            self.theta @ X[0] if ctx.is_shared else np.einsum("kj,kj->k", self.theta, X)
+        )
         if explore:
             action = int(self.rng.integers(ctx.n_arms))
         else:
