@@ -318,3 +318,17 @@ def test_batch_is_validated_and_a_rejected_batch_changes_nothing():
     assert after["t"] == before["t"]
     for key, value in before["state"].items():
         np.testing.assert_array_equal(after["state"][key], value)
+
+
+def test_docs_page_runs_and_prints_what_it_says(capsys):
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "per-arm.md").read_text()
+    codes = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    assert len(codes) == 4
+    namespace: dict = {}
+    for i, code in enumerate(codes):
+        exec(compile(code, f"per-arm.md[{i}]", "exec"), namespace)
+        expected = [line[2:] for line in code.splitlines() if line.startswith("# ")]
+        assert capsys.readouterr().out.splitlines() == expected

@@ -123,10 +123,25 @@ class Context:
             ((3, 2), True)
         """
         K = check_int("n_arms", n_arms, low=1)
-        row = np.array(check_finite_array("x", x, ndim=1), dtype=np.float64)
-        if row.shape[0] < 1:
-            raise ValueError("x must have at least one feature; got shape (0,).")
-        return cls(arms=np.broadcast_to(row, (K, row.shape[0])))
+        try:
+            row = np.array(x, dtype=np.float64)  # a copy: the caller may reuse x
+        except (TypeError, ValueError) as exc:
+            raise ArgumentTypeError(
+                f"x must be numeric array-like; got {type(x).__name__}."
+            ) from exc
+        if row.ndim != 1 or row.shape[0] < 1:
+            raise ValueError(f"x must be a 1-d array of d >= 1 features; got shape {row.shape}.")
+        if not np.isfinite(row).all():
+            bad = "NaN" if np.isnan(row).any() else "inf"
+            raise ValueError(f"x contains {bad}; every entry must be finite.")
+        # K rows that are all the same memory (stride 0), read-only; no K copies
+        arms = np.ndarray((K, row.shape[0]), dtype=np.float64, buffer=row, strides=(0, 8))
+        arms.setflags(write=False)
+        ctx = object.__new__(cls)
+        object.__setattr__(ctx, "arms", arms)
+        object.__setattr__(ctx, "revenues", None)
+        object.__setattr__(ctx, "max_size", None)
+        return ctx
 
     @property
     def is_shared(self) -> bool:
