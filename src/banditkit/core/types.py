@@ -130,12 +130,16 @@ class Context:
                 f"x must be numeric array-like; got {type(x).__name__}."
             ) from exc
         if row.ndim != 1 or row.shape[0] < 1:
-            raise ValueError(f"x must be a 1-d array of d >= 1 features; got shape {row.shape}.")
+            raise ValueError(
+                f"x must be a 1-d array of d >= 1 features; got shape {row.shape}."
+            )
         if not np.isfinite(row).all():
             bad = "NaN" if np.isnan(row).any() else "inf"
             raise ValueError(f"x contains {bad}; every entry must be finite.")
         # K rows that are all the same memory (stride 0), read-only; no K copies
-        arms = np.ndarray((K, row.shape[0]), dtype=np.float64, buffer=row, strides=(0, 8))
+        arms = np.ndarray(
+            (K, row.shape[0]), dtype=np.float64, buffer=row, strides=(0, 8)
+        )
         arms.setflags(write=False)
         ctx = object.__new__(cls)
         object.__setattr__(ctx, "arms", arms)
