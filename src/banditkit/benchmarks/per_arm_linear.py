@@ -67,7 +67,7 @@ def run_banditkit(name: str, X: np.ndarray, R: np.ndarray) -> tuple[float, list[
     start = time.perf_counter()
     for t in range(T):
         ctx = Context.from_shared(X[t], n_arms=K)
-        a = t % K if t < K else policy.act(ctx)
+        a = t % K if t < K else int(policy.act(ctx))  # type: ignore[arg-type]
         policy.update(ctx, a, float(R[t, a]))
         actions.append(a)
     return time.perf_counter() - start, actions
@@ -81,7 +81,7 @@ def run_block(name: str, X: np.ndarray, R: np.ndarray) -> tuple[float, list[int]
     start = time.perf_counter()
     for t in range(T):
         ctx = Context(arms=encode_arms(X[t], K))
-        a = t % K if t < K else policy.act(ctx)
+        a = t % K if t < K else int(policy.act(ctx))  # type: ignore[arg-type]
         policy.update(ctx, a, float(R[t, a]))
         actions.append(a)
     return time.perf_counter() - start, actions
