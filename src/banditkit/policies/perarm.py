@@ -32,7 +32,7 @@ References:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -72,18 +72,28 @@ class PerArmRidgePolicy(ContextualPolicy):
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
         self.n_arms: int | None = None
 
+    #: The (K, ...) arrays that hold one entry per arm, in the saved state.
+    _stacks: ClassVar[tuple[str, ...]] = ("A_inv", "b", "theta", "counts")
+
     # ------------------------------------------------------------------ state
+    def _fresh_arm(self) -> dict[str, np.ndarray]:
+        """The entry of each stack for an arm that has never been played."""
+        assert self.d is not None
+        d = self.d
+        return {
+            "A_inv": np.eye(d) / self.lam,
+            "b": np.zeros(d),
+            "theta": np.zeros(d),
+            "counts": np.zeros((), dtype=np.int64),
+        }
+
     def _setup(self, ctx: Context) -> None:
         self._allocate(ctx.n_arms)
 
     def _allocate(self, n_arms: int) -> None:
-        assert self.d is not None
-        d = self.d
         self.n_arms = n_arms
-        self.A_inv = np.broadcast_to(np.eye(d) / self.lam, (n_arms, d, d)).copy()
-        self.b = np.zeros((n_arms, d))
-        self.theta = np.zeros((n_arms, d))
-        self.counts = np.zeros(n_arms, dtype=np.int64)
+        for name, value in self._fresh_arm().items():
+            setattr(self, name, np.repeat(value[None], n_arms, axis=0))
 
     def _check_context(self, ctx: Context) -> None:
         super()._check_context(ctx)
@@ -94,19 +104,13 @@ class PerArmRidgePolicy(ContextualPolicy):
             )
 
     def _state(self) -> dict[str, Any]:
-        return {
-            "A_inv": self.A_inv,
-            "b": self.b,
-            "theta": self.theta,
-            "counts": self.counts,
-        }
+        return {name: getattr(self, name) for name in self._stacks}
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        self.A_inv = np.array(state["A_inv"], dtype=np.float64)
-        self.b = np.array(state["b"], dtype=np.float64)
-        self.theta = np.array(state["theta"], dtype=np.float64)
-        self.counts = np.array(state["counts"], dtype=np.int64)
-        self.n_arms = int(self.b.shape[0])
+        fresh = self._fresh_arm()
+        for name in self._stacks:
+            setattr(self, name, np.array(state[name], dtype=fresh[name].dtype))
+        self.n_arms = int(self.counts.shape[0])
 
     # ------------------------------------------------------------------ learning
     def _learn(self, arm: int, x: np.ndarray, reward: float) -> None:
@@ -121,6 +125,10 @@ class PerArmRidgePolicy(ContextualPolicy):
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)
         self._learn(action, ctx.arms[action], float(feedback))
+        self._learned()
+
+    def _learned(self) -> None:
+        """Called after each learned round: the ridge estimate is re-estimated every round."""
         self._n_updates += 1
 
     def _means_widths2(
@@ -146,12 +154,9 @@ class PerArmRidgePolicy(ContextualPolicy):
             ValueError: Before the first round (the feature dimension is not known yet).
         """
         self._require_started("add_arm")
-        assert self.d is not None and self.n_arms is not None
-        d = self.d
-        self.A_inv = np.concatenate([self.A_inv, (np.eye(d) / self.lam)[None]], axis=0)
-        self.b = np.concatenate([self.b, np.zeros((1, d))], axis=0)
-        self.theta = np.concatenate([self.theta, np.zeros((1, d))], axis=0)
-        self.counts = np.concatenate([self.counts, np.zeros(1, dtype=np.int64)])
+        assert self.n_arms is not None
+        for name, value in self._fresh_arm().items():
+            setattr(self, name, np.concatenate([getattr(self, name), value[None]], axis=0))
         self.n_arms += 1
         return self.n_arms - 1
 
@@ -168,11 +173,13 @@ class PerArmRidgePolicy(ContextualPolicy):
         if self.n_arms == 1:
             raise ValueError("arm cannot be removed: it is the only arm left.")
         keep = np.arange(self.n_arms) != arm
-        self.A_inv = self.A_inv[keep]
-        self.b = self.b[keep]
-        self.theta = self.theta[keep]
-        self.counts = self.counts[keep]
+        for name in self._stacks:
+            setattr(self, name, getattr(self, name)[keep])
+        self._removed(arm)
         self.n_arms -= 1
+
+    def _removed(self, arm: int) -> None:  # noqa: B027 - optional hook
+        """React to the removal of ``arm`` from the stacks (override)."""
 
     def _require_started(self, what: str) -> None:
         if self.d is None:
@@ -215,8 +222,8 @@ class PerArmRidgePolicy(ContextualPolicy):
         for i in range(acts.shape[0]):
             a = int(acts[i])
             self._learn(a, rows[i] if shared else rows[i, a], float(rews[i]))
-            self._n_updates += 1
             self.t += 1
+            self._learned()
         return self
 
     def fit(
