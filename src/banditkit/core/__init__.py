@@ -81,7 +81,8 @@ def make_policy(name: str, *, per_arm: bool = False, **params: Any) -> Policy:
     Args:
         name: A registered policy name.
         per_arm: True builds the per-arm (disjoint) variant of ``name``, one model per arm,
-            registered as ``"<name>-per-arm"`` (``linucb``, ``lints``, ``eps-greedy``).
+            registered as ``"<name>-per-arm"`` (``linucb``, ``lints``, ``eps-greedy``,
+            ``glm-ucb``, ``glm-ts``).
         **params: The policy's hyper-parameters.
 
     Raises:

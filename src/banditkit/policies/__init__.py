@@ -33,6 +33,7 @@ from banditkit.policies.neurallog import (
     NeuralLogUCB2,
 )
 from banditkit.policies.perarm import PerArmEpsGreedy, PerArmLinTS, PerArmLinUCB
+from banditkit.policies.perarm_glm import PerArmGLMTS, PerArmGLMUCB
 from banditkit.policies.rare import (
     BGLE,
     BLCE,
@@ -83,6 +84,8 @@ __all__ = [
     "OFUMNLPlus",
     "Oracle",
     "PerArmEpsGreedy",
+    "PerArmGLMTS",
+    "PerArmGLMUCB",
     "PerArmLinTS",
     "PerArmLinUCB",
     "RandomAssortment",

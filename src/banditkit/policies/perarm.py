@@ -156,7 +156,9 @@ class PerArmRidgePolicy(ContextualPolicy):
         self._require_started("add_arm")
         assert self.n_arms is not None
         for name, value in self._fresh_arm().items():
-            setattr(self, name, np.concatenate([getattr(self, name), value[None]], axis=0))
+            setattr(
+                self, name, np.concatenate([getattr(self, name), value[None]], axis=0)
+            )
         self.n_arms += 1
         return self.n_arms - 1
 
@@ -178,7 +180,7 @@ class PerArmRidgePolicy(ContextualPolicy):
         self._removed(arm)
         self.n_arms -= 1
 
-    def _removed(self, arm: int) -> None:  # noqa: B027 - optional hook
+    def _removed(self, arm: int) -> None:
         """React to the removal of ``arm`` from the stacks (override)."""
 
     def _require_started(self, what: str) -> None:
