@@ -16,7 +16,11 @@ def _play(policy, rng, theta, T, *, shared=True, forced=K):
     actions = []
     for t in range(T):
         x = rng.normal(size=D)
-        ctx = Context.from_shared(x, n_arms=K) if shared else Context(arms=encode_arms(x, K))
+        ctx = (
+            Context.from_shared(x, n_arms=K)
+            if shared
+            else Context(arms=encode_arms(x, K))
+        )
         a = t % K if t < forced else policy.act(ctx)
         policy.update(ctx, a, float(rng.random() < 1 / (1 + np.exp(-theta[a] @ x))))
         actions.append(a)
@@ -75,7 +79,9 @@ def test_batch_fit_and_removed_arm(name):
     for key, value in expected["state"].items():
         np.testing.assert_array_equal(got["state"][key], value)
     # removing arm 2 leaves the policy that never had it (refits every round: no pending rows)
-    full = bk.make_policy(name, per_arm=True, update_every=1).fit(X, acts, rews, n_arms=K)
+    full = bk.make_policy(name, per_arm=True, update_every=1).fit(
+        X, acts, rews, n_arms=K
+    )
     full.remove_arm(2)
     keep = acts != 2
     never = bk.make_policy(name, per_arm=True, update_every=1).fit(

@@ -72,6 +72,11 @@ class PerArmRidgePolicy(ContextualPolicy):
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
         self.n_arms: int | None = None
 
+    A_inv: np.ndarray
+    b: np.ndarray
+    theta: np.ndarray
+    counts: np.ndarray
+
     #: The (K, ...) arrays that hold one entry per arm, in the saved state.
     _stacks: ClassVar[tuple[str, ...]] = ("A_inv", "b", "theta", "counts")
 

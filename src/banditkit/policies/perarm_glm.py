@@ -53,6 +53,9 @@ class PerArmGLMPolicy(PerArmRidgePolicy):
         H_inv: (K, d, d) inverse Laplace precisions at the last fit of each arm.
     """
 
+    H_inv: np.ndarray
+    dirty: np.ndarray
+
     _stacks: ClassVar[tuple[str, ...]] = ("A_inv", "H_inv", "theta", "counts", "dirty")
 
     def __init__(
@@ -153,6 +156,7 @@ class PerArmGLMPolicy(PerArmRidgePolicy):
 
     def _load_state(self, state: dict[str, Any]) -> None:
         super()._load_state(state)
+        assert self.d is not None
         self.rows = np.array(state["rows"], dtype=np.float64).reshape(-1, self.d)
         self.targets = np.array(state["targets"], dtype=np.float64)
         self.row_arms = np.array(state["row_arms"], dtype=np.int64)
