@@ -44,6 +44,7 @@ from banditkit.policies.rare import (
     BGLinCB,
     SoftBatch,
 )
+from banditkit.policies.sklearn_arms import SklearnArms
 
 __all__ = [
     "BGLE",
@@ -91,5 +92,6 @@ __all__ = [
     "RandomAssortment",
     "RandomDuel",
     "RandomPolicy",
+    "SklearnArms",
     "SoftBatch",
 ]
