@@ -320,13 +320,14 @@ def test_batch_is_validated_and_a_rejected_batch_changes_nothing():
         np.testing.assert_array_equal(after["state"][key], value)
 
 
-def test_docs_page_runs_and_prints_what_it_says(capsys):
+def test_docs_page_runs_and_prints_what_it_says(capsys, tmp_path, monkeypatch):
     import re
     from pathlib import Path
 
     page = (Path(__file__).resolve().parents[2] / "docs" / "per-arm.md").read_text()
     codes = re.findall(r"```python\n(.*?)```", page, flags=re.S)
-    assert len(codes) == 4
+    assert len(codes) == 5
+    monkeypatch.chdir(tmp_path)
     namespace: dict = {}
     for i, code in enumerate(codes):
         exec(compile(code, f"per-arm.md[{i}]", "exec"), namespace)

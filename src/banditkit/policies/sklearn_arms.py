@@ -305,6 +305,20 @@ class SklearnArms(ContextualPolicy):
             self._n_updates += 1
 
     # ------------------------------------------------------------------ acting
+    def predictions(self, ctx: Context) -> np.ndarray:
+        """The members' predictions for the arms of ``ctx``: (K, n_bootstrap).
+
+        P(reward = 1) for a classifier, the predicted reward for a regressor; NaN for an arm
+        never played. The policy's state does not change.
+
+        Raises:
+            ValueError: A ``ctx`` of another dimension or number of arms (after round 1).
+        """
+        if self.d is None:
+            return np.full((ctx.n_arms, self.n_bootstrap), np.nan)
+        self._check_context(ctx)
+        return self._predictions(ctx.arms)
+
     def _predictions(self, X: np.ndarray) -> np.ndarray:
         """(K, B) member predictions; NaN for an arm without a model yet."""
         K = X.shape[0]
