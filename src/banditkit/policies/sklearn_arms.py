@@ -198,14 +198,56 @@ class SklearnArms(ContextualPolicy):
     def _reset(self, n_arms: int) -> None:
         assert self.d is not None
         self.n_arms = n_arms
-        self.rows = np.zeros((0, self.d))
-        self.targets = np.zeros(0)
-        self.row_arms = np.zeros(0, dtype=np.int64)
-        self.weights = np.zeros((0, self.n_bootstrap))
+        self._set_log(
+            np.zeros((0, self.d)),
+            np.zeros(0),
+            np.zeros(0, dtype=np.int64),
+            np.zeros((0, self.n_bootstrap)),
+        )
         self.n_fit = np.zeros(
             n_arms, dtype=np.int64
         )  # rows of each arm fitted (refit mode)
         self._models: list[list[Any] | None] = [None] * n_arms
+
+    def _set_log(
+        self,
+        rows: np.ndarray,
+        targets: np.ndarray,
+        arms: np.ndarray,
+        weights: np.ndarray,
+    ) -> None:
+        """Replace the log of learned rounds (buffers that grow geometrically)."""
+        self._buf = [rows, targets, arms, weights]
+        self._n = int(arms.shape[0])
+
+    def _append(self, x: np.ndarray, y: float, arm: int, w: np.ndarray) -> None:
+        n = self._n
+        if n == self._buf[2].shape[0]:
+            size = max(16, 2 * n)
+            self._buf = [np.resize(b, (size, *b.shape[1:])) for b in self._buf]
+        for buf, value in zip(self._buf, (x, y, arm, w), strict=True):
+            buf[n] = value
+        self._n = n + 1
+
+    @property
+    def rows(self) -> np.ndarray:
+        """(n, d) features of the rounds learned from, in order."""
+        return self._buf[0][: self._n]
+
+    @property
+    def targets(self) -> np.ndarray:
+        """(n,) their rewards."""
+        return self._buf[1][: self._n]
+
+    @property
+    def row_arms(self) -> np.ndarray:
+        """(n,) the arm of each."""
+        return self._buf[2][: self._n]
+
+    @property
+    def weights(self) -> np.ndarray:
+        """(n, n_bootstrap) the members' Poisson(1) bootstrap weights of each."""
+        return self._buf[3][: self._n]
 
     def _check_context(self, ctx: Context) -> None:
         super()._check_context(ctx)
@@ -227,11 +269,11 @@ class SklearnArms(ContextualPolicy):
         n_fit = np.array(state["n_fit"], dtype=np.int64)
         self._reset(int(n_fit.shape[0]))
         assert self.d is not None
-        self.rows = np.array(state["rows"], dtype=np.float64).reshape(-1, self.d)
-        self.targets = np.array(state["targets"], dtype=np.float64)
-        self.row_arms = np.array(state["row_arms"], dtype=np.int64)
-        self.weights = np.array(state["weights"], dtype=np.float64).reshape(
-            -1, self.n_bootstrap
+        self._set_log(
+            np.array(state["rows"], dtype=np.float64).reshape(-1, self.d),
+            np.array(state["targets"], dtype=np.float64),
+            np.array(state["row_arms"], dtype=np.int64),
+            np.array(state["weights"], dtype=np.float64).reshape(-1, self.n_bootstrap),
         )
         self.n_fit = n_fit
         if self._partial:  # replay the per-round partial fits in order
@@ -288,11 +330,8 @@ class SklearnArms(ContextualPolicy):
         assert isinstance(action, int)
         B = self.n_bootstrap
         w = self.rng.poisson(1.0, size=B).astype(float) if B > 1 else np.ones(1)
-        self.rows = np.vstack([self.rows, ctx.arms[action]])
-        self.targets = np.append(self.targets, float(feedback))
-        self.row_arms = np.append(self.row_arms, action)
-        self.weights = np.vstack([self.weights, w])
-        n = self.row_arms.shape[0]
+        self._append(ctx.arms[action], float(feedback), action, w)
+        n = self._n
         if self._partial:
             self._partial_fit(action, n - 1)
             self._n_updates += 1
