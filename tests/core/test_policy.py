@@ -125,6 +125,9 @@ def test_declared_reward_kind_matches_the_loss(name):
         "bernoulli-ts",
         "bgle",
         "b-glincb",
+        "glm-ucb-per-arm",
+        "glm-ts-per-arm",
+        "sklearn",  # its default learner is a classifier (SGDClassifier, log loss)
     }
     expected = "binary" if name in binary else "real"
     assert bk.make_policy(name).reward_kind == expected

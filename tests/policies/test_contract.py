@@ -144,6 +144,12 @@ TUNED = {
     "batch-learning": {"nu": 0.1},
     "softbatch": {"explore": 0.0},
     "b-glincb": {"warmup": 30, "nu": 0.05},
+    "sklearn": {
+        "explorer": "eps-greedy",
+        "n_bootstrap": 1,
+        "epsilon": 0.02,
+        "estimator_params": {"fit_intercept": False},
+    },
 }
 # Non-contextual references (uses_features = False) cannot beat uniform play on fresh arms.
 LEARNERS = [

@@ -75,14 +75,39 @@ ENVIRONMENTS: Registry[type[Environment]] = Registry(
 )
 
 
-def make_policy(name: str, **params: Any) -> Policy:
+def make_policy(name: str, *, per_arm: bool = False, **params: Any) -> Policy:
     """Build the policy registered as ``name`` (``banditkit list policies``) with its hyper-parameters.
+
+    Args:
+        name: A registered policy name.
+        per_arm: True builds the per-arm (disjoint) variant of ``name``, one model per arm,
+            registered as ``"<name>-per-arm"`` (``linucb``, ``lints``, ``eps-greedy``,
+            ``glm-ucb``, ``glm-ts``).
+        **params: The policy's hyper-parameters.
+
+    Raises:
+        ValueError: ``per_arm=True`` for a policy without a per-arm variant.
 
     Example:
         >>> import banditkit as bk
         >>> bk.make_policy("linucb", nu=0.5, seed=1).nu
         0.5
+        >>> bk.make_policy("linucb", per_arm=True).registry_name
+        'linucb-per-arm'
     """
+    if not isinstance(per_arm, bool):
+        raise ValueError(f"per_arm must be True or False; got {per_arm!r}.")
+    if per_arm:
+        variants = [n for n in POLICIES.names() if n.endswith("-per-arm")]
+        if name in variants:
+            pass
+        elif f"{name}-per-arm" in variants:
+            name = f"{name}-per-arm"
+        else:
+            bases = sorted(n.removesuffix("-per-arm") for n in variants)
+            raise ValueError(
+                f"per_arm=True: policy {name!r} has no per-arm variant; those that do: {bases}."
+            )
     policy: Policy = POLICIES.make(name, **params)
     return policy
 

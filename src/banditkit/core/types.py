@@ -101,6 +101,57 @@ class Context:
         object.__setattr__(ctx, "max_size", None)
         return ctx
 
+    @classmethod
+    def from_shared(cls, x: object, n_arms: int) -> Context:
+        """A round in which every one of ``n_arms`` arms sees the same feature vector ``x``.
+
+        The arms matrix is a read-only (K, d) broadcast view of one copy of ``x``: no block
+        encoding and no K copies are built. Per-arm policies (``make_policy(name,
+        per_arm=True)``) keep one model per arm on it; shared-parameter policies see K
+        identical arms (and cannot tell them apart).
+
+        Args:
+            x: (d,) finite features of the round.
+            n_arms: K >= 1.
+
+        Raises:
+            ValueError: If ``x`` is not a finite 1-d array with d >= 1, or ``n_arms`` < 1.
+
+        Example:
+            >>> ctx = Context.from_shared([1.0, 2.0], n_arms=3)
+            >>> ctx.arms.shape, ctx.is_shared
+            ((3, 2), True)
+        """
+        K = check_int("n_arms", n_arms, low=1)
+        try:
+            row = np.array(x, dtype=np.float64)  # a copy: the caller may reuse x
+        except (TypeError, ValueError) as exc:
+            raise ArgumentTypeError(
+                f"x must be numeric array-like; got {type(x).__name__}."
+            ) from exc
+        if row.ndim != 1 or row.shape[0] < 1:
+            raise ValueError(
+                f"x must be a 1-d array of d >= 1 features; got shape {row.shape}."
+            )
+        if not np.isfinite(row).all():
+            bad = "NaN" if np.isnan(row).any() else "inf"
+            raise ValueError(f"x contains {bad}; every entry must be finite.")
+        # K rows that are all the same memory (stride 0), read-only; no K copies
+        arms = np.ndarray(
+            (K, row.shape[0]), dtype=np.float64, buffer=row, strides=(0, 8)
+        )
+        arms.setflags(write=False)
+        ctx = object.__new__(cls)
+        object.__setattr__(ctx, "arms", arms)
+        object.__setattr__(ctx, "revenues", None)
+        object.__setattr__(ctx, "max_size", None)
+        return ctx
+
+    @property
+    def is_shared(self) -> bool:
+        """True when every arm is the same row in memory (built by :meth:`from_shared`)."""
+        return bool(self.arms.strides[0] == 0)
+
     @property
     def n_arms(self) -> int:
         """K, the number of arms (items) this round."""

@@ -45,7 +45,7 @@ from banditkit.datasets.tables import params_repr
 
 __all__ = ["ENCODINGS", "ClassificationEnv", "DatasetEnv", "encode_arms"]
 
-ENCODINGS = ("block", "onehot-id")
+ENCODINGS = ("block", "onehot-id", "shared")
 _RANDOM_SEED_BOUND = 2**31 - 1
 _TABLE_PARAMS = ("data", "label_column", "features")
 
@@ -80,7 +80,9 @@ def encode_arms(x: np.ndarray, n_classes: int, encoding: str = "block") -> np.nd
         x: One feature row, (d,).
         n_classes: K, the number of arms.
         encoding: "block": arm k is x in block k of a d*K vector, zeros elsewhere;
-            "onehot-id": arm k is [x, e_k], of dimension d + K.
+            "onehot-id": arm k is [x, e_k], of dimension d + K; "shared": every arm is x
+            itself (a read-only (K, d) broadcast view, for per-arm policies, which keep one
+            model per arm: ``make_policy(name, per_arm=True)``).
 
     Example:
         >>> encode_arms(np.array([1.0, 2.0]), 2).tolist()
@@ -95,6 +97,8 @@ def encode_arms(x: np.ndarray, n_classes: int, encoding: str = "block") -> np.nd
         arms = np.zeros((n_classes, n_classes, d))
         arms[np.arange(n_classes), np.arange(n_classes)] = x
         return arms.reshape(n_classes, n_classes * d)
+    if encoding == "shared":
+        return np.broadcast_to(x, (n_classes, d))
     return np.hstack([np.tile(x, (n_classes, 1)), np.eye(n_classes)])
 
 
@@ -285,7 +289,8 @@ class ClassificationEnv(DatasetEnv, ContextualEnvironment):
             (default "digits", embedded in scikit-learn); not with ``data``.
         pool: Rows sampled without replacement per run to form the pool (None: all rows;
             the paper's experiments use 2500).
-        encoding: "block" (disjoint one-hot blocks, dimension d*K) or "onehot-id" ([x, e_k]).
+        encoding: "block" (disjoint one-hot blocks, dimension d*K), "onehot-id" ([x, e_k])
+            or "shared" (every arm is x: for per-arm policies, see :func:`encode_arms`).
         scale: Feature scaling before encoding ("auto": min-max to [-1, 1] per feature for
             tables, global for images; "l2" as NeuralUCB; see ``SCALINGS``).
         shuffle: Walk through permutations of the pool instead of drawing with replacement.

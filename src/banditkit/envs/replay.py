@@ -300,7 +300,7 @@ class LogReplayEnv(ReplayEnv):
             warning: replay is then biased.
         features: Context columns (None: every column but action, reward and propensity).
         n_arms: K (None: the largest logged action + 1); at least 2.
-        encoding: "block" or "onehot-id" (as ``classification``).
+        encoding: "block", "onehot-id" or "shared" (as ``classification``).
         scale: Feature scaling, one of ``banditkit.datasets.SCALINGS`` or "auto" (minmax).
         shuffle: Replay the rows in a seeded random order per run (True) or in table order.
 

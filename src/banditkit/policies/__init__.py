@@ -42,6 +42,8 @@ from banditkit.policies.neurallog import (
     NeuralLogUCB1,
     NeuralLogUCB2,
 )
+from banditkit.policies.perarm import PerArmEpsGreedy, PerArmLinTS, PerArmLinUCB
+from banditkit.policies.perarm_glm import PerArmGLMTS, PerArmGLMUCB
 from banditkit.policies.rare import (
     BGLE,
     BLCE,
@@ -52,6 +54,7 @@ from banditkit.policies.rare import (
     BGLinCB,
     SoftBatch,
 )
+from banditkit.policies.sklearn_arms import SklearnArms
 
 __all__ = [
     "BGLE",
@@ -99,8 +102,14 @@ __all__ = [
     "NeuralUCB",
     "OFUMNLPlus",
     "Oracle",
+    "PerArmEpsGreedy",
+    "PerArmGLMTS",
+    "PerArmGLMUCB",
+    "PerArmLinTS",
+    "PerArmLinUCB",
     "RandomAssortment",
     "RandomDuel",
     "RandomPolicy",
+    "SklearnArms",
     "SoftBatch",
 ]
