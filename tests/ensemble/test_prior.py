@@ -7,8 +7,13 @@ import pytest
 from scipy.optimize import minimize
 
 from banditkit.core import Context
-from banditkit.policies.ensemble import GLMES, GLMEnsemble, LinES, RidgeEnsemble
-from banditkit.policies.ensemble import PerturbedHistory
+from banditkit.policies.ensemble import (
+    GLMES,
+    GLMEnsemble,
+    LinES,
+    PerturbedHistory,
+    RidgeEnsemble,
+)
 
 
 def _history(rng, d=3, n=30, M=4, arms=None):
