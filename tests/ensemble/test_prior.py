@@ -100,3 +100,26 @@ def test_glm_es_prior_option_state_round_trip_and_validation():
     np.testing.assert_array_equal(clone.model.theta, policy.model.theta)
     with pytest.raises(ValueError, match="prior_perturbation"):
         LinES(prior_perturbation=1)
+
+
+def test_grouped_neural_ucb_training_equals_training_on_every_row():
+    # The additive ``grouped`` option of NeuralUCB / NeuralTS (fixed-arm speed-up): the
+    # same GD iterates as the per-row trainer on a history with repeated rows.
+    from banditkit.policies import NeuralTS, NeuralUCB
+
+    rng = np.random.default_rng(3)
+    arms = rng.standard_normal((4, 3)) / np.sqrt(3)
+    for cls, reduction in ((NeuralUCB, "mean_scaled"), (NeuralTS, "sum")):
+        kw = {"width": 4, "depth": 3, "steps": 10, "loss_reduction": reduction}
+        plain, grouped = cls(seed=5, **kw), cls(seed=5, grouped=True, **kw)
+        for _ in range(12):
+            ctx = Context(arms=arms)
+            k = plain.act(ctx)
+            r = float(rng.normal(arms[k].sum(), 0.3))
+            plain.update(ctx, k, r)
+            grouped.update(ctx, k, r)
+            np.testing.assert_allclose(
+                grouped.model.predict(arms), plain.model.predict(arms), atol=1e-10
+            )
+    with pytest.raises(ValueError, match="grouped"):
+        NeuralUCB(grouped=1)

@@ -119,6 +119,9 @@ class NeuralUCB(NeuralScoredPolicy):
         backtrack: Retries of a refit whose objective ends above where it started
             (or overflows), each from the parameters before it at lr / 10, the smaller
             lr kept for later refits; >= 0 (3; 0 takes every refit as it ends).
+        grouped: Train on the distinct rows with their counts and mean rewards (the
+            same gradient, iterates equal up to rounding; O(K) per GD step on a fixed
+            arm set instead of O(t)); False (default) trains on every row.
         seed: Seed of the policy's own stream (initialisation and tie-breaks).
 
     Shapes:
@@ -154,12 +157,16 @@ class NeuralUCB(NeuralScoredPolicy):
         gram: str = "diagonal",
         loss_reduction: str = "mean_scaled",
         backtrack: int = BACKTRACK,
+        grouped: bool = False,
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
         self.nu = check_scalar("nu", nu, low=0.0)
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
         self.backtrack = check_int("backtrack", backtrack, low=0)
+        if not isinstance(grouped, bool):
+            raise ValueError(f"grouped must be a bool; got {grouped!r}.")
+        self.grouped = grouped
         self._set_network(
             width=width,
             depth=depth,
@@ -191,6 +198,7 @@ class NeuralUCB(NeuralScoredPolicy):
             trainer=trainer,
             generator=generator,
             backtrack=self.backtrack,
+            grouped=self.grouped,
         )
 
     def _ridge(self) -> float:
@@ -227,6 +235,7 @@ class NeuralTS(NeuralUCB):
         gram: "diagonal" (default) or "full".
         loss_reduction: "mean_scaled" (default) or "sum"; see ``NeuralUCB``.
         backtrack: Retries at lr / 10 of a diverging refit (3); see ``NeuralUCB``.
+        grouped: Train on the distinct rows (see ``NeuralUCB``).
         seed: Seed of the policy's own stream (initialisation and samples).
 
     Notes:
