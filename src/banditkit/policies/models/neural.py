@@ -212,7 +212,12 @@ class NeuralModel:
                 weights=weights,
                 mask=torch.from_numpy(mask),
             )
-        elif self.grouped and loss == "mse" and history.n:
+        elif (
+            self.grouped
+            and loss == "mse"
+            and isinstance(history, History)
+            and history.n
+        ):
             objective = self._fit_grouped_rows(history)
         else:
             objective = self.trainer.fit(
@@ -223,7 +228,7 @@ class NeuralModel:
             )
         return objective
 
-    def _fit_grouped_rows(self, history: History | SetHistory) -> list[float]:
+    def _fit_grouped_rows(self, history: History) -> list[float]:
         """MSE on the distinct rows, weights c_u, targets ybar_u (``grouped``)."""
         from banditkit.nn.train import _init_center
 
