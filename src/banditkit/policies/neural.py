@@ -123,6 +123,9 @@ class NeuralUCB(NeuralScoredPolicy):
         dtype: "float64" (default) or "float32": the dtype of the network, its
             training and its gradients g; the Gram Z and its log-determinant stay
             float64 (docs/performance.md, "Neural training speed").
+        grouped: Train on the distinct rows with their counts and mean rewards (the
+            same gradient, iterates equal up to rounding; O(K) per GD step on a fixed
+            arm set instead of O(t)); False (default) trains on every row.
         seed: Seed of the policy's own stream (initialisation and tie-breaks).
 
     Shapes:
@@ -159,6 +162,7 @@ class NeuralUCB(NeuralScoredPolicy):
         loss_reduction: str = "mean_scaled",
         backtrack: int = BACKTRACK,
         dtype: str = "float64",
+        grouped: bool = False,
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
@@ -166,6 +170,9 @@ class NeuralUCB(NeuralScoredPolicy):
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
         self.backtrack = check_int("backtrack", backtrack, low=0)
         self.dtype = check_choice("dtype", dtype, DTYPES)
+        if not isinstance(grouped, bool):
+            raise ValueError(f"grouped must be a bool; got {grouped!r}.")
+        self.grouped = grouped
         self._set_network(
             width=width,
             depth=depth,
@@ -198,6 +205,7 @@ class NeuralUCB(NeuralScoredPolicy):
             generator=generator,
             backtrack=self.backtrack,
             dtype=self.dtype,
+            grouped=self.grouped,
         )
 
     def _ridge(self) -> float:
@@ -235,6 +243,7 @@ class NeuralTS(NeuralUCB):
         loss_reduction: "mean_scaled" (default) or "sum"; see ``NeuralUCB``.
         backtrack: Retries at lr / 10 of a diverging refit (3); see ``NeuralUCB``.
         dtype: "float64" (default) or "float32"; see ``NeuralUCB``.
+        grouped: Train on the distinct rows (see ``NeuralUCB``).
         seed: Seed of the policy's own stream (initialisation and samples).
 
     Notes:

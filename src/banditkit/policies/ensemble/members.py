@@ -51,6 +51,10 @@ class RidgeEnsemble:
         d: Feature dimension.
         lam: Ridge weight, V_0 = lam I.
         members: M.
+        prior: None (regulariser lam ||theta||^2, [Sun2025]) or the (d, M) prior draws
+            theta_0^j of a perturbed regulariser lam ||theta - theta_0^j||^2 (Lin-ES as in
+            Lu & Van Roy 2017, Janz et al. 2024, Lee & Oh 2024): then B starts at lam theta_0
+            and theta^j = V^-1 (lam theta_0^j + sum_l x_l (y_l + Z_l^j)).
 
     Example:
         >>> h = PerturbedHistory(2, 3)
@@ -63,10 +67,19 @@ class RidgeEnsemble:
 
     linearised = False
 
-    def __init__(self, d: int, lam: float, members: int) -> None:
+    def __init__(
+        self, d: int, lam: float, members: int, *, prior: np.ndarray | None = None
+    ) -> None:
         self.members = members
         self.gram = Gram(d, lam)
         self.B = np.zeros((d, members))
+        if prior is not None:
+            prior = np.asarray(prior, dtype=float)
+            if prior.shape != (d, members):
+                raise ValueError(
+                    f"prior must have shape ({d}, {members}); got {prior.shape}."
+                )
+            self.B = lam * prior
         self._seen = 0
         self._theta: np.ndarray | None = None
 
@@ -122,6 +135,11 @@ class GLMEnsemble:
         steps: GD steps per fit.
         lr: GD step size.
         reduction: "mean" (GD on the objective / n) or "sum".
+        prior: None (regulariser (lam/2)||theta||^2, Eq. 4.2) or the (d, M) prior draws
+            theta_0^j of a perturbed regulariser (lam/2)||theta - theta_0^j||^2. Its linear
+            part -lam theta_0^T theta enters as d extra unit rows of count 0 and target sums
+            lam theta_0 (the grouped loss sum_u c_u b(x_u^T theta) - S_u x_u^T theta), so
+            the GLM solver is unchanged and n (the mean reduction) counts real rows only.
 
     Example:
         >>> h = PerturbedHistory(1, 2)
@@ -146,12 +164,21 @@ class GLMEnsemble:
         steps: int = 100,
         lr: float = 0.01,
         reduction: str = "mean",
+        prior: np.ndarray | None = None,
     ) -> None:
         self.members = members
         self.lam = lam
         self.link = get_link(link)
         self.solver, self.steps, self.lr, self.reduction = solver, steps, lr, reduction
         self.theta = np.zeros((d, members))
+        self.prior: np.ndarray | None = None
+        if prior is not None:
+            prior = np.asarray(prior, dtype=float)
+            if prior.shape != (d, members):
+                raise ValueError(
+                    f"prior must have shape ({d}, {members}); got {prior.shape}."
+                )
+            self.prior = prior.copy()
 
     def fit(self, history: PerturbedHistory, *, steps: int | None = None) -> None:
         """Refit every member, warm-started at the current stack."""
@@ -166,6 +193,11 @@ class GLMEnsemble:
         steps: int | None = None,
     ) -> None:
         """Refit on distinct rows X, counts c and target sums S (U, M)."""
+        if self.prior is not None:  # -lam theta_0^T theta as unit rows of count 0
+            d = self.theta.shape[0]
+            X = np.vstack([X, np.eye(d)])
+            counts = np.concatenate([counts, np.zeros(d)])
+            sums = np.vstack([sums, self.lam * self.prior])
         self.theta = fit_glm_stacked(
             X,
             counts,
@@ -189,11 +221,18 @@ class GLMEnsemble:
 
     def state_dict(self) -> dict[str, Any]:
         """Arrays only."""
-        return {"theta": self.theta.copy()}
+        state = {"theta": self.theta.copy()}
+        if self.prior is not None:
+            state["prior"] = self.prior.copy()
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict`."""
         self.theta = np.asarray(state["theta"], dtype=float).reshape(self.theta.shape)
+        if state.get("prior") is not None:
+            self.prior = np.asarray(state["prior"], dtype=float).reshape(
+                self.theta.shape
+            )
 
 
 class NeuralEnsemble:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np  # noqa: F401 - the doctests use np
+import numpy as np
 
 from banditkit.core import POLICIES
 from banditkit.core.validation import check_choice, check_int, check_scalar
@@ -35,6 +35,19 @@ from banditkit.policies.ensemble.members import (
 __all__ = ["GLMES", "GLMFPL", "LinES", "NeuralES", "NeuralPHE"]
 
 REDUCTIONS = ("mean", "sum")
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """``value`` if it is a bool, else ValueError naming ``name``."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be a bool; got {value!r}.")
+    return value
+
+
+def _prior_draws(policy: Any, members: int) -> np.ndarray:
+    """theta_0^j ~ N(0, sigma_R^2 / lam I), (d, M), for the current phase's sigma_R."""
+    scale = policy.sigma / np.sqrt(policy.lam)
+    return np.asarray(policy.rng.normal(0.0, scale, (policy.d, members)))
 
 
 @POLICIES.register("lin-es")
@@ -55,10 +68,17 @@ class LinES(EnsemblePolicy):
         anytime: None, or {t0, base[, m_scale, sigma_scale]}: the doubling trick.
         perturb_warmup: Also perturb the warm-up rewards (True, as in the analysis).
         update_every: Refit every this many rounds (1: the paper).
+        prior_perturbation: False (the paper's Alg. 1: regulariser lam ||theta||^2) or
+            True: member j is regularised towards its own prior draw
+            theta_0^j ~ N(0, sigma_r^2 / lam I), theta^j = V^-1 (lam theta_0^j +
+            sum_l x_l (y_l + Z_l^j)), so that Cov(theta^j) = sigma_r^2 V^-1 also in the
+            directions no arm has explored (Lin-ES of Lu & Van Roy 2017 / Lee & Oh 2024).
         seed: Seed of the policy's own stream (members, perturbations, ties).
 
     Notes:
-        Assumption: no prior perturbation of the regulariser (the paper describes none).
+        Assumption: no prior perturbation of the regulariser by default (Alg. 1 describes
+        none); without it the members agree exactly on every direction that no pulled arm
+        spans, see docs/ensemble.md.
 
     Example:
         >>> from banditkit.core import Context
@@ -77,10 +97,12 @@ class LinES(EnsemblePolicy):
         anytime: dict[str, Any] | None = None,
         perturb_warmup: bool = True,
         update_every: int = 1,
+        prior_perturbation: bool = False,
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self.prior_perturbation = check_bool("prior_perturbation", prior_perturbation)
         self._set_common(
             m=m,
             sigma_r=sigma_r,
@@ -93,7 +115,10 @@ class LinES(EnsemblePolicy):
 
     def _make_model(self, members: int, *, restoring: bool = False) -> RidgeEnsemble:
         assert self.d is not None
-        return RidgeEnsemble(self.d, self.lam, members)
+        prior = None  # restoring: B (which holds lam theta_0) comes from the state
+        if self.prior_perturbation and not restoring:
+            prior = _prior_draws(self, members)
+        return RidgeEnsemble(self.d, self.lam, members, prior=prior)
 
 
 @POLICIES.register("glm-es")
@@ -128,6 +153,9 @@ class GLMES(EnsemblePolicy):
         design_a: The a of Algorithm 3's r(a), in (0, 1).
         rounding: "paper" (Algorithm 3 on the design's support) or "pukelsheim".
         enforce_min_pulls: Apply Algorithm 3's line 13 (may lengthen the warm-up).
+        prior_perturbation: False (Eq. 4.2's regulariser (lam/2)||theta||^2) or True:
+            member j uses (lam/2)||theta - theta_0^j||^2, theta_0^j ~ N(0, sigma_r^2/lam I)
+            (as ``LinES``).
         seed: Seed of the policy's own stream.
 
     Notes:
@@ -161,10 +189,12 @@ class GLMES(EnsemblePolicy):
         design_a: float = 0.5,
         rounding: str = "paper",
         enforce_min_pulls: bool = False,
+        prior_perturbation: bool = False,
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self.prior_perturbation = check_bool("prior_perturbation", prior_perturbation)
         self.link = check_choice("link", link, list(LINKS))
         self.solver = check_choice("solver", solver, STACKED_SOLVERS)
         self.steps = check_int("steps", steps, low=1)
@@ -185,6 +215,13 @@ class GLMES(EnsemblePolicy):
 
     def _make_model(self, members: int, *, restoring: bool = False) -> GLMEnsemble:
         assert self.d is not None
+        prior = None
+        if self.prior_perturbation:  # restoring: a placeholder, the state holds theta_0
+            prior = (
+                np.zeros((self.d, members))
+                if restoring
+                else _prior_draws(self, members)
+            )
         return GLMEnsemble(
             self.d,
             self.lam,
@@ -194,6 +231,7 @@ class GLMES(EnsemblePolicy):
             steps=self.steps,
             lr=self.lr,
             reduction=self.reduction,
+            prior=prior,
         )
 
 
