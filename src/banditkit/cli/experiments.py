@@ -266,9 +266,7 @@ def plot(
                 quick=bool(doc.get("quick")),
             )
             written += sorted(
-                p
-                for p in (directory / "figures").glob("*.png")
-                if "--" not in p.name
+                p for p in (directory / "figures").glob("*.png") if "--" not in p.name
             )
             typer.echo(f"report: {report}")
         else:

@@ -190,7 +190,9 @@ def expand_layouts(
                         p.figure if p.figure != figure_id else None,
                         env,
                         p.metric,
-                        p.title if p.title is not None else _panel_title(i, env, p.metric),
+                        p.title
+                        if p.title is not None
+                        else _panel_title(i, env, p.metric),
                     )
                 )
             ncols = spec.ncols or max(1, min(len(panels), MAX_DEFAULT_COLUMNS))
@@ -255,8 +257,10 @@ def check(
 
 
 def palette(labels: Sequence[str]) -> dict[str, tuple[float, ...]]:
-    """One colour per distinct label, in order: tab10 up to 10, tab20 up to 20, then the
-    60 colours of tab20, tab20b and tab20c (cycled beyond).
+    """One colour per distinct label, in order of first appearance.
+
+    tab10 up to 10 labels, tab20 up to 20, then the 60 colours of tab20, tab20b and tab20c
+    (cycled beyond).
 
     Example:
         >>> colours = palette(["a", "b", "a"])
@@ -270,7 +274,9 @@ def palette(labels: Sequence[str]) -> dict[str, tuple[float, ...]]:
         cmap = colormaps["tab10" if len(unique) <= 10 else "tab20"]
         return {label: tuple(cmap(i % cmap.N)) for i, label in enumerate(unique)}
     colours = [
-        tuple(colormaps[name](i)) for name in ("tab20", "tab20b", "tab20c") for i in range(20)
+        tuple(colormaps[name](i))
+        for name in ("tab20", "tab20b", "tab20c")
+        for i in range(20)
     ]
     return {label: colours[i % len(colours)] for i, label in enumerate(unique)}
 
@@ -327,12 +333,16 @@ def draw_layout(
         labels = [e.label for e in resolved.envs]
         env_label = panel.env or (labels[0] if len(labels) == 1 else "")
         if env_label not in labels:
-            _empty(ax, f"no environment {env_label!r} in {panel.figure or 'this config'}")
+            _empty(
+                ax, f"no environment {env_label!r} in {panel.figure or 'this config'}"
+            )
             continue
         env = resolved.envs[labels.index(env_label)]
         env_cells = [c for c in cells if c.cell.env.label == env_label and c.tables]
         try:
-            series = [(c.cell.policy.label, series_of(c, panel.metric)) for c in env_cells]
+            series = [
+                (c.cell.policy.label, series_of(c, panel.metric)) for c in env_cells
+            ]
         except KeyError:
             _empty(ax, f"{panel.metric!r} not recorded for {env_label!r}")
             continue
@@ -355,7 +365,9 @@ def draw_layout(
             handles.setdefault(label, line)
             n = matrix.shape[0]
             fewest = n if fewest is None else min(fewest, n)
-        _, ylabel = axis_labels(resolved.config, env, panel.metric)
+        what, ylabel = axis_labels(resolved.config, env, panel.metric)
+        if ylabel == panel.metric:  # a declared metric: its description reads better
+            ylabel = what.rsplit(":", 1)[0]
         ax.set_ylabel(ylabel, fontsize="small")
         ax.tick_params(labelsize="small")
         ax.grid(True, alpha=0.3)
@@ -366,11 +378,12 @@ def draw_layout(
     fig.suptitle(layout.title)
     if handles:
         order = [label for label in colours if label in handles]
+        rows = -(-len(order) // max(2 * layout.ncols, 4))
         fig.legend(
             [handles[label] for label in order],
             order,
             loc="outside lower center",
-            ncols=min(len(order), max(2 * layout.ncols, 4)),
+            ncols=-(-len(order) // rows),
             frameon=False,
             fontsize="small",
             title=band_label(band, level, fewest or 0),

@@ -23,6 +23,7 @@ A paper is a folder ``experiments/papers/<paper>/`` (or any folder given by path
 
 from __future__ import annotations
 
+import functools
 import logging
 import shutil
 from dataclasses import dataclass, field
@@ -198,7 +199,7 @@ def build_report(
             cfg = stored.get(fid)[0].config  # type: ignore[index]
             panels += draw_layout(
                 layout,
-                lambda figure, fid=fid: stored.get(figure or fid),
+                functools.partial(stored.get_or, fid),
                 store.figures_dir / layout.name,
                 colours=colours,
                 level=cfg.ci_level,
@@ -245,8 +246,17 @@ class _StoredFigures:
                 self._cache[fid] = None
             else:
                 resolved = stored_experiment(self.out / fid)
-                self._cache[fid] = (resolved, collect(resolved, RunStore(self.out / fid)))
+                self._cache[fid] = (
+                    resolved,
+                    collect(resolved, RunStore(self.out / fid)),
+                )
         return self._cache[fid]
+
+    def get_or(
+        self, fid: str, figure: str | None
+    ) -> tuple[ResolvedExperiment, list[CellRuns]] | None:
+        """:meth:`get` of ``figure``, or of ``fid`` when ``figure`` is None."""
+        return self.get(figure or fid)
 
     def layouts(self, fid: str, figure_id: str | None = None) -> list[Layout]:
         """The multi-panel figures of figure ``fid`` (default names: ``figure_id``)."""
@@ -259,8 +269,11 @@ class _StoredFigures:
 def paper_colours(
     folder: Path | None, out: Path | None = None
 ) -> dict[str, tuple[float, ...]]:
-    """One colour per policy label across a paper: its configs' labels in order, then those
-    only found in ``out/config.yaml`` (:func:`~banditkit.experiments.layouts.palette`)."""
+    """One colour per policy label across a paper.
+
+    The labels of the paper's configs in order, then those only found in
+    ``out/config.yaml`` (:func:`~banditkit.experiments.layouts.palette`).
+    """
     labels: list[str] = []
     for path in paper_configs(folder) if folder is not None else []:
         try:

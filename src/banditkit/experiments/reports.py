@@ -496,7 +496,9 @@ def render_report(
             links = ", ".join(f"[{f.stem}]({_relative(f, root)})" for f in singles)
             out += [f"Per-environment figures: {links}.", ""]
         else:
-            out += [s for f in singles for s in (f"![{f.stem}]({_relative(f, root)})", "")]
+            out += [
+                s for f in singles for s in (f"![{f.stem}]({_relative(f, root)})", "")
+            ]
         out += ["### Results", "", results_table(section.summary), ""]
         out += _metric_tables(section.summary, cfg)
         if section.summary.get("claims"):

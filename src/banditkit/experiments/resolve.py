@@ -376,9 +376,7 @@ def _build_cells(
     return cells, applied, provenance
 
 
-def _check_layouts(
-    cfg: ExperimentConfig, envs: list[EnvEntry], source: str
-) -> None:
+def _check_layouts(cfg: ExperimentConfig, envs: list[EnvEntry], source: str) -> None:
     """``layout:`` panels name environments and metrics of this config."""
     from banditkit.experiments.layouts import check
 
