@@ -216,6 +216,13 @@ def test_reproduce_checks_the_figures_panels_name(tmp_path):
     ):
         reproduce(folder, tmp_path / "out", progress="none")
     assert not (tmp_path / "out").exists()
+    (folder / "a.yaml").write_text(text.replace("figure: bb", "figure: b"))
+    text = (folder / "b.yaml").read_text().replace("layout: []", "layout: {name: fig1}")
+    (folder / "b.yaml").write_text(text)
+    with pytest.raises(
+        ConfigError, match=r"b.yaml: layout\[0\]\.name: layout 'fig1' is also drawn by"
+    ):
+        reproduce(folder, tmp_path / "out", progress="none")
 
 
 def test_run_of_one_config_leaves_other_configs_panels_empty(tmp_path):

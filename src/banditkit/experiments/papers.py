@@ -34,7 +34,7 @@ import yaml
 
 from banditkit.core.validation import suggest
 from banditkit.datasets import require_datasets
-from banditkit.experiments.layouts import Layout, draw_layout, palette
+from banditkit.experiments.layouts import Layout, LayoutSpec, draw_layout, palette
 from banditkit.experiments.plots import config_layouts
 from banditkit.experiments.progress import Progress, make_progress
 from banditkit.experiments.reports import FigureSection, render_report
@@ -298,7 +298,9 @@ def _check_panel_figures(ids: dict[str, Path]) -> None:
     names: dict[str, str] = {}
     for fid, path in ids.items():
         cfg = load_config(path)
-        for i, layout in enumerate(cfg.layout or []):
+        # no `layout:` key: the default grid, named after the figure id
+        specs = cfg.layout if cfg.layout is not None else [LayoutSpec()]
+        for i, layout in enumerate(specs):
             name = layout.name or fid
             if name in names:
                 raise ConfigError(

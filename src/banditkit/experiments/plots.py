@@ -11,7 +11,8 @@ Which figures: for every environment, the metrics its declared records list in `
 duels, the clicks and click-through rate for a replay), then those of the config's
 ``metrics:`` (declared metrics, or figure metrics registered in ``experiments.metrics``).
 Files: ``figures/<metric>-<env>.png`` and ``.svg``, with ``_`` written ``-`` (for example
-``regret-linear.png``, ``average-regret-dueling.png``).
+``regret-linear.png``, ``average-regret-dueling.png``). The multi-panel figures of the
+config's ``layout:`` (``experiments.layouts``) are drawn too, as ``figures/<name>.png``.
 """
 
 from __future__ import annotations
