@@ -259,26 +259,28 @@ def check(
 def palette(labels: Sequence[str]) -> dict[str, tuple[float, ...]]:
     """One colour per distinct label, in order of first appearance.
 
-    tab10 up to 10 labels, tab20 up to 20, then the 60 colours of tab20, tab20b and tab20c
-    (cycled beyond).
+    The first 10 are tab10; then the light halves of tab20's pairs, then tab20b and tab20c
+    taken one hue group at a time (so neighbours in the order differ in hue): 60 colours,
+    cycled beyond.
 
     Example:
         >>> colours = palette(["a", "b", "a"])
         >>> len(colours), colours["a"] != colours["b"]
         (2, True)
     """
+    unique = list(dict.fromkeys(labels))
+    colours = _colour_list()
+    return {label: colours[i % len(colours)] for i, label in enumerate(unique)}
+
+
+def _colour_list() -> list[tuple[float, ...]]:
     from matplotlib import colormaps
 
-    unique = list(dict.fromkeys(labels))
-    if len(unique) <= 20:
-        cmap = colormaps["tab10" if len(unique) <= 10 else "tab20"]
-        return {label: tuple(cmap(i % cmap.N)) for i, label in enumerate(unique)}
-    colours = [
-        tuple(colormaps[name](i))
-        for name in ("tab20", "tab20b", "tab20c")
-        for i in range(20)
-    ]
-    return {label: colours[i % len(colours)] for i, label in enumerate(unique)}
+    out = [tuple(colormaps["tab10"](i)) for i in range(10)]
+    out += [tuple(colormaps["tab20"](2 * i + 1)) for i in range(10)]
+    for name in ("tab20b", "tab20c"):  # 5 hue groups of 4 shades
+        out += [tuple(colormaps[name](4 * (i % 5) + i // 5)) for i in range(20)]
+    return out
 
 
 Source = Callable[[str | None], "tuple[ResolvedExperiment, list[CellRuns]] | None"]

@@ -492,7 +492,13 @@ def render_report(
             if fig.suffix == ".png":
                 out += [f"![{fig.stem}]({_relative(fig, root)})", ""]
         singles = [f for f in section.figures if f.suffix == ".png"]
-        if singles and section.layouts:
+        if cfg.get("layout") == [] and singles:
+            # `layout: []`: the runs are panels of a figure another section shows
+            out += [
+                "(Its runs are panels of a paper figure shown in another section.)",
+                "",
+            ]
+        if singles and (section.layouts or cfg.get("layout") == []):
             links = ", ".join(f"[{f.stem}]({_relative(f, root)})" for f in singles)
             out += [f"Per-environment figures: {links}.", ""]
         else:
