@@ -192,7 +192,7 @@ def expand_layouts(
                         p.metric,
                         p.title
                         if p.title is not None
-                        else _panel_title(i, env, p.metric),
+                        else _panel_title(i, env or str(p.figure), p.metric),
                     )
                 )
             ncols = spec.ncols or max(1, min(len(panels), MAX_DEFAULT_COLUMNS))
