@@ -38,7 +38,10 @@ def test_reproduce_example_quick(tmp_path):
     assert len(summary["claims"]) == 4
     report = (tmp_path / "report.md").read_text()
     assert "| claim | statement | result | evidence |" in report
-    assert "![regret--regret-linear](figures/regret--regret-linear.png)" in report
+    # the config's multi-panel figure is shown, the per-environment ones are linked
+    assert "![regret](figures/regret.png)" in report
+    assert "[regret--regret-linear](figures/regret--regret-linear.png)" in report
+    assert (tmp_path / "figures" / "regret.png").is_file()
     assert (tmp_path / "figures" / "regret--regret-linear.png").is_file()
     assert (tmp_path / "regret" / "runs").is_dir()
     assert "Tuned parameters" in report and "10000..10002" in report

@@ -58,12 +58,13 @@ def test_outputs_follow_the_contract(tmp_path):
     assert list(table.columns) == list(COLUMNS)
     assert table["t"].tolist() == list(range(1, 41))
     assert table["cumulative_regret"].iloc[-1] == pytest.approx(table["regret"].sum())
-    assert sorted(p.suffix for p in (out / "figures").iterdir()) == [
-        ".png",
-        ".png",
-        ".svg",
-        ".svg",
-    ]
+    # one figure per environment, and the default multi-panel figure named after the config
+    stems = {p.stem for p in (out / "figures").iterdir()}
+    assert stems == {"regret-linear", "regret-logistic-h1", "tiny"}
+    assert (
+        sorted(p.suffix for p in (out / "figures").iterdir())
+        == [".png"] * 3 + [".svg"] * 3
+    )
 
 
 def test_results_match_simulate(tmp_path):

@@ -247,15 +247,26 @@ def plot(
     try:
         doc = yaml.safe_load(config_path.read_text())
         if isinstance(doc, dict) and isinstance(doc.get("figures"), dict):
+            from banditkit.experiments.papers import paper_colours, paper_dir
+            from banditkit.experiments.schema import ConfigError
+
+            try:
+                folder: Path | None = paper_dir(str(doc.get("paper")))
+            except ConfigError:
+                folder = None
+            colours = paper_colours(folder, directory)
             written = []
             for fid in doc["figures"]:
                 if (directory / fid / "config.yaml").is_file():
-                    written += redraw(directory / fid)
+                    written += redraw(directory / fid, colours=colours)
             _, report = build_report(
                 directory,
                 str(doc.get("paper", directory.name)),
                 command=f"banditkit plot {directory}",
                 quick=bool(doc.get("quick")),
+            )
+            written += sorted(
+                p for p in (directory / "figures").glob("*.png") if "--" not in p.name
             )
             typer.echo(f"report: {report}")
         else:

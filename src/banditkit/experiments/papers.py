@@ -15,12 +15,15 @@ A paper is a folder ``experiments/papers/<paper>/`` (or any folder given by path
     DIR/config.yaml    {paper, quick, figures: {figure id: resolved config}}
     DIR/summary.json   the figures' summaries joined: every result and claim gets a
                        "figure" key (and results their "horizon")
-    DIR/figures/       every figure, named <figure>--<name>.png / .svg
+    DIR/figures/       the multi-panel figures of the configs' ``layout:`` (a paper figure
+                       may take panels from several configs), named <name>.png / .svg,
+                       and every per-environment figure, named <figure>--<name>.png / .svg
     DIR/report.md      figures, results table and claims table (PASS/FAIL and numbers)
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import shutil
 from dataclasses import dataclass, field
@@ -31,6 +34,8 @@ import yaml
 
 from banditkit.core.validation import suggest
 from banditkit.datasets import require_datasets
+from banditkit.experiments.layouts import Layout, LayoutSpec, draw_layout, palette
+from banditkit.experiments.plots import config_layouts
 from banditkit.experiments.progress import Progress, make_progress
 from banditkit.experiments.reports import FigureSection, render_report
 from banditkit.experiments.resolve import config_datasets
@@ -43,12 +48,14 @@ from banditkit.experiments.runner import (
 from banditkit.experiments.runs import ResolvedExperiment
 from banditkit.experiments.schema import ConfigError, load_config, read_yaml
 from banditkit.experiments.store import CorruptFileError, RunStore, read_json_object
+from banditkit.experiments.summaries import CellRuns
 
 __all__ = [
     "PAPERS_DIR",
     "ReproduceResult",
     "build_report",
     "list_papers",
+    "paper_colours",
     "paper_configs",
     "paper_dir",
     "reproduce",
@@ -169,17 +176,36 @@ def build_report(
         "results": [],
         "claims": [],
     }
+    colours = paper_colours(folder, out)
+    stored = _StoredFigures(out, set(figure_ids))
     for fid in figure_ids:
         sub = out / fid
         summary = _figure_summary(sub)
         config = yaml.safe_load((sub / "config.yaml").read_text())
+        layouts = stored.layouts(fid)
+        # the run's own drawings of its layouts are replaced by the paper-level ones
+        own = {layout.name for layout in layouts} | {
+            layout.name
+            for layout in stored.layouts(fid, config.get("figure") or config["name"])
+        }
         figures = []
         for fig in sorted((sub / "figures").glob("*.*")):
-            if fig.suffix in {".png", ".svg"}:
+            if fig.suffix in {".png", ".svg"} and fig.stem not in own:
                 target = store.figures_dir / f"{fid}--{fig.name}"
                 shutil.copyfile(fig, target)
                 figures.append(target)
-        sections.append(FigureSection(fid, config, summary, figures))
+        panels: list[Path] = []
+        for layout in layouts:
+            cfg = stored.get(fid)[0].config  # type: ignore[index]
+            panels += draw_layout(
+                layout,
+                functools.partial(stored.get_or, fid),
+                store.figures_dir / layout.name,
+                colours=colours,
+                level=cfg.ci_level,
+                band=cfg.band,
+            )
+        sections.append(FigureSection(fid, config, summary, figures, panels))
         joined["horizon"] = max(joined["horizon"], summary["horizon"])
         joined["banditkit_version"] = summary.get("banditkit_version")
         joined["results"] += [
@@ -200,6 +226,98 @@ def build_report(
     store.write_json("summary.json", joined)
     report = store.write_text("report.md", text)
     return joined, report
+
+
+class _StoredFigures:
+    """The stored experiments of a reproduction, read once each (for the paper figures)."""
+
+    def __init__(self, out: Path, figure_ids: set[str]) -> None:
+        self.out = out
+        self.figure_ids = figure_ids
+        self._cache: dict[str, tuple[ResolvedExperiment, list[CellRuns]] | None] = {}
+
+    def get(self, fid: str) -> tuple[ResolvedExperiment, list[CellRuns]] | None:
+        """The resolved experiment and runs of figure ``fid``; None when not in ``out``."""
+        if fid not in self._cache:
+            from banditkit.experiments.summaries import collect
+            from banditkit.experiments.tidy import stored_experiment
+
+            if fid not in self.figure_ids:
+                self._cache[fid] = None
+            else:
+                resolved = stored_experiment(self.out / fid)
+                self._cache[fid] = (
+                    resolved,
+                    collect(resolved, RunStore(self.out / fid)),
+                )
+        return self._cache[fid]
+
+    def get_or(
+        self, fid: str, figure: str | None
+    ) -> tuple[ResolvedExperiment, list[CellRuns]] | None:
+        """:meth:`get` of ``figure``, or of ``fid`` when ``figure`` is None."""
+        return self.get(figure or fid)
+
+    def layouts(self, fid: str, figure_id: str | None = None) -> list[Layout]:
+        """The multi-panel figures of figure ``fid`` (default names: ``figure_id``)."""
+        found = self.get(fid)
+        if found is None:
+            return []
+        return config_layouts(found[0], figure_id or fid)
+
+
+def paper_colours(
+    folder: Path | None, out: Path | None = None
+) -> dict[str, tuple[float, ...]]:
+    """One colour per policy label across a paper.
+
+    The labels of the paper's configs in order, then those only found in
+    ``out/config.yaml`` (:func:`~banditkit.experiments.layouts.palette`).
+    """
+    labels: list[str] = []
+    for path in paper_configs(folder) if folder is not None else []:
+        try:
+            cfg = load_config(path)
+        except ConfigError:
+            continue
+        labels += [p.label or p.name for p in cfg.policies]
+    if out is not None and (out / "config.yaml").is_file():
+        try:
+            doc = yaml.safe_load((out / "config.yaml").read_text()) or {}
+        except yaml.YAMLError:
+            doc = {}
+        figures = doc.get("figures") if isinstance(doc, dict) else None
+        for config in (figures or {}).values():
+            for policy in (config or {}).get("policies") or []:
+                labels.append(str(policy.get("label") or policy.get("name")))
+    return palette(labels)
+
+
+def _check_panel_figures(ids: dict[str, Path]) -> None:
+    """Panels of other configs name figures of this paper; layout names are unique."""
+    names: dict[str, str] = {}
+    for fid, path in ids.items():
+        cfg = load_config(path)
+        # no `layout:` key: the default grid, named after the figure id
+        specs = cfg.layout if cfg.layout is not None else [LayoutSpec()]
+        for i, layout in enumerate(specs):
+            name = layout.name or fid
+            if name in names:
+                raise ConfigError(
+                    f"layout {name!r} is also drawn by figure {names[name]!r}; give "
+                    "each layout of a paper its own `name:`",
+                    source=str(path),
+                    field=f"layout[{i}].name",
+                )
+            names[name] = fid
+            for j, panel in enumerate(layout.panels or []):
+                if panel.figure is not None and panel.figure not in ids:
+                    raise ConfigError(
+                        f"no figure {panel.figure!r} in this paper."
+                        f"{suggest(panel.figure, list(ids))} Figures: {', '.join(ids)}.",
+                        source=str(path),
+                        field=f"layout[{i}].panels[{j}].figure",
+                    )
 
 
 def reproduce(
@@ -233,6 +351,7 @@ def reproduce(
     if not paths:
         raise ConfigError(f"no config files in {str(folder)!r}")
     ids = {_figure_id(p): p for p in paths}
+    _check_panel_figures(ids)
     if figure is not None:
         if figure not in ids:
             raise ConfigError(
@@ -253,6 +372,7 @@ def reproduce(
     top = RunStore(out)
     top.prepare(subdirs=False)
     reporter = make_progress(progress)
+    colours = paper_colours(folder, out)
     results: dict[str, ExperimentResult] = {}
     failed: dict[str, str] = {}
     with top.lock():
@@ -278,6 +398,7 @@ def reproduce(
                 address=address,
                 progress=reporter,
                 title=f"{paper}: {fid}",
+                colours=colours,
             )
             results[fid] = res
             failed.update({f"{fid}/{k}": v for k, v in res.failed.items()})

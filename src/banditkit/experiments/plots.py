@@ -11,7 +11,8 @@ Which figures: for every environment, the metrics its declared records list in `
 duels, the clicks and click-through rate for a replay), then those of the config's
 ``metrics:`` (declared metrics, or figure metrics registered in ``experiments.metrics``).
 Files: ``figures/<metric>-<env>.png`` and ``.svg``, with ``_`` written ``-`` (for example
-``regret-linear.png``, ``average-regret-dueling.png``).
+``regret-linear.png``, ``average-regret-dueling.png``). The multi-panel figures of the
+config's ``layout:`` (``experiments.layouts``) are drawn too, as ``figures/<name>.png``.
 """
 
 from __future__ import annotations
@@ -19,16 +20,27 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from banditkit.experiments.metrics import METRICS, figures_for
-from banditkit.experiments.runs import ResolvedExperiment
+from banditkit.experiments.runs import EnvEntry, ResolvedExperiment
 from banditkit.experiments.store import atomic_write_bytes
 from banditkit.experiments.summaries import CellRuns, band_label, curve_band
 
-__all__ = ["plot_experiment", "slug"]
+if TYPE_CHECKING:
+    from banditkit.experiments.layouts import Layout
+    from banditkit.experiments.schema import ExperimentConfig
+
+__all__ = [
+    "axis_labels",
+    "config_layouts",
+    "plot_experiment",
+    "save",
+    "series_of",
+    "slug",
+]
 
 MAX_POINTS = 400
 """Curves are thinned to at most this many points (keeps SVG files small)."""
@@ -45,10 +57,9 @@ def slug(text: str) -> str:
 
 
 def _colours(labels: Sequence[str]) -> dict[str, tuple[float, ...]]:
-    from matplotlib import colormaps
+    from banditkit.experiments.layouts import palette
 
-    cmap = colormaps["tab10" if len(labels) <= 10 else "tab20"]
-    return {label: tuple(cmap(i % cmap.N)) for i, label in enumerate(labels)}
+    return palette(labels)
 
 
 def _draw(
@@ -93,17 +104,31 @@ def _draw(
         fontsize="x-small",
     )
     fig.tight_layout()
+    return save(fig, path_stem)
+
+
+def save(fig: Any, path_stem: Path) -> list[Path]:
+    """Write a matplotlib figure to ``path_stem``.png and .svg (atomically); return them."""
+    import io
+
     written = []
     for ext in ("png", "svg"):
-        import io
-
         buffer = io.BytesIO()
         metadata = {"Date": None} if ext == "svg" else {"Software": None}
         fig.savefig(buffer, format=ext, metadata=metadata)
-        path = path_stem.with_suffix(f".{ext}")
+        path = path_stem.with_name(f"{path_stem.name}.{ext}")
         atomic_write_bytes(path, buffer.getvalue())
         written.append(path)
     return written
+
+
+def axis_labels(cfg: ExperimentConfig, env: EnvEntry, metric: str) -> tuple[str, str]:
+    """(figure title, y-axis label) of ``metric`` drawn for ``env``."""
+    if metric == "regret":
+        return f"{cfg.title or cfg.name}: {env.label}", "cumulative regret"
+    if metric in METRICS:
+        return f"{METRICS[metric].title}: {env.label}", METRICS[metric].ylabel
+    return f"{_describe(env.metrics, metric)}: {env.label}", metric
 
 
 def plot_experiment(
@@ -112,27 +137,32 @@ def plot_experiment(
     figures_dir: str | Path,
     *,
     prefix: str = "",
+    colours: dict[str, tuple[float, ...]] | None = None,
+    layouts: bool = True,
 ) -> list[Path]:
-    """Draw every figure of an experiment into ``figures_dir``; return the files written."""
+    """Draw every figure of an experiment into ``figures_dir``; return the files written.
+
+    Args:
+        resolved: The experiment.
+        cells: Its stored runs.
+        figures_dir: Where the files go.
+        prefix: Put before every per-environment file name.
+        colours: Policy label -> colour (default: :func:`~banditkit.experiments.layouts.palette`
+            of the experiment's policies); a paper passes one mapping for all its configs.
+        layouts: Also draw the multi-panel figures of the config's ``layout:``
+            (``experiments.layouts``; panels of other configs are drawn empty with a note).
+    """
     figures_dir = Path(figures_dir)
     figures_dir.mkdir(parents=True, exist_ok=True)
     cfg = resolved.config
-    colours = _colours([p.label for p in resolved.policies])
+    if colours is None:
+        colours = _colours([p.label for p in resolved.policies])
     written: list[Path] = []
     for env in resolved.envs:
         env_cells = [c for c in cells if c.cell.env.label == env.label and c.tables]
         for metric in figures_for(env.records, cfg.metrics):
-            series = [(c.cell.policy.label, _series(c, metric)) for c in env_cells]
-            if metric == "regret":
-                title, ylabel = (
-                    f"{cfg.title or cfg.name}: {env.label}",
-                    "cumulative regret",
-                )
-            elif metric in METRICS:
-                title = f"{METRICS[metric].title}: {env.label}"
-                ylabel = METRICS[metric].ylabel
-            else:
-                title, ylabel = f"{_describe(env.metrics, metric)}: {env.label}", metric
+            series = [(c.cell.policy.label, series_of(c, metric)) for c in env_cells]
+            title, ylabel = axis_labels(cfg, env, metric)
             written += _draw(
                 figures_dir
                 / f"{prefix}{slug(metric.replace('_', '-'))}-{slug(env.label)}",
@@ -143,7 +173,39 @@ def plot_experiment(
                 cfg.ci_level,
                 cfg.band,
             )
+    if layouts:
+        from banditkit.experiments.layouts import draw_layout
+
+        own = (resolved, list(cells))
+        for layout in config_layouts(resolved, cfg.figure or cfg.name):
+            written += draw_layout(
+                layout,
+                lambda figure: own if figure is None else None,
+                figures_dir / layout.name,
+                colours=colours,
+                level=cfg.ci_level,
+                band=cfg.band,
+            )
     return written
+
+
+def config_layouts(resolved: ResolvedExperiment, figure_id: str) -> list[Layout]:
+    """The multi-panel figures of a resolved experiment (its ``layout:``, defaults filled)."""
+    from banditkit.experiments.layouts import expand_layouts
+
+    cfg = resolved.config
+    return expand_layouts(
+        cfg.layout,
+        resolved.envs,
+        figure_id=figure_id,
+        title=cfg.title or cfg.name,
+        extra_metrics=cfg.metrics,
+    )
+
+
+def series_of(runs: CellRuns, metric: str) -> np.ndarray:
+    """(n_seeds, T) values of a declared or registered metric for one cell."""
+    return _series(runs, metric)
 
 
 def _series(runs: CellRuns, metric: str) -> np.ndarray:

@@ -348,7 +348,11 @@ def claims_table(claims: Sequence[Mapping[str, Any]]) -> str:
 
 
 class FigureSection:
-    """One experiment of a report: its id, resolved config, summary and figure files."""
+    """One experiment of a report: its id, resolved config, summary and figure files.
+
+    ``figures`` are the per-environment figures (listed as links), ``layouts`` the
+    multi-panel figures of the config's ``layout:`` (shown).
+    """
 
     def __init__(
         self,
@@ -356,11 +360,13 @@ class FigureSection:
         config: Mapping[str, Any],
         summary: Mapping[str, Any],
         figures: Sequence[Path],
+        layouts: Sequence[Path] = (),
     ) -> None:
         self.figure_id = figure_id
         self.config = config
         self.summary = summary
         self.figures = list(figures)
+        self.layouts = list(layouts)
 
 
 def _tuned_note(config: Mapping[str, Any]) -> str:
@@ -436,6 +442,10 @@ def _metric_tables(summary: Mapping[str, Any], cfg: Mapping[str, Any]) -> list[s
     return out
 
 
+def _relative(path: Path, root: Path) -> str:
+    return Path(os.path.relpath(path, root)).as_posix()
+
+
 def render_report(
     title: str,
     sections: Sequence[FigureSection],
@@ -478,10 +488,23 @@ def render_report(
         tuned = _tuned_note(cfg)
         if tuned:
             out += [tuned, ""]
-        for fig in section.figures:
+        for fig in section.layouts:
             if fig.suffix == ".png":
-                rel = Path(os.path.relpath(fig, root)).as_posix()
-                out += [f"![{fig.stem}]({rel})", ""]
+                out += [f"![{fig.stem}]({_relative(fig, root)})", ""]
+        singles = [f for f in section.figures if f.suffix == ".png"]
+        if cfg.get("layout") == [] and singles:
+            # `layout: []`: the runs are panels of a figure another section shows
+            out += [
+                "(Its runs are panels of a paper figure shown in another section.)",
+                "",
+            ]
+        if singles and (section.layouts or cfg.get("layout") == []):
+            links = ", ".join(f"[{f.stem}]({_relative(f, root)})" for f in singles)
+            out += [f"Per-environment figures: {links}.", ""]
+        else:
+            out += [
+                s for f in singles for s in (f"![{f.stem}]({_relative(f, root)})", "")
+            ]
         out += ["### Results", "", results_table(section.summary), ""]
         out += _metric_tables(section.summary, cfg)
         if section.summary.get("claims"):

@@ -229,6 +229,7 @@ def resolve(
     _check_grid(cfg, policies, source)
     cells, applied, provenance = _build_cells(cfg, envs, policies, base, source)
     _check_metrics(cfg, envs, source)
+    _check_layouts(cfg, envs, source)
     claims = _resolve_claims(cfg, envs, policies, source)
     resolved_config = cfg.model_copy(
         update={
@@ -373,6 +374,15 @@ def _build_cells(
                 applied.setdefault(e.label, {})[p.label] = plain(override)
             cells.append(Cell(e, p, params))
     return cells, applied, provenance
+
+
+def _check_layouts(cfg: ExperimentConfig, envs: list[EnvEntry], source: str) -> None:
+    """``layout:`` panels name environments and metrics of this config."""
+    from banditkit.experiments.layouts import check
+
+    problem = check(cfg.layout, envs, cfg.metrics)
+    if problem is not None:
+        raise ConfigError(problem[1], source=source, field=problem[0])
 
 
 def _check_metrics(cfg: ExperimentConfig, envs: list[EnvEntry], source: str) -> None:

@@ -155,8 +155,12 @@ def execute_experiment(
     progress: str | Progress | None = "auto",
     figures: bool = True,
     title: str | None = None,
+    colours: dict[str, tuple[float, ...]] | None = None,
 ) -> ExperimentResult:
     """Run a resolved experiment into ``out`` (steps 2-5 of the module docstring).
+
+    ``colours`` (policy label -> colour) is passed to the figures (a paper gives one
+    mapping for all its configs).
 
     Raises:
         OutputDirError: If ``out`` cannot be written or another process uses it.
@@ -219,7 +223,9 @@ def execute_experiment(
         if figures:
             from banditkit.experiments.plots import plot_experiment
 
-            written = plot_experiment(resolved, cells, store.figures_dir)
+            written = plot_experiment(
+                resolved, cells, store.figures_dir, colours=colours
+            )
     return ExperimentResult(
         out=Path(out),
         summary=summary,
@@ -304,7 +310,9 @@ def run_experiment(
     return result
 
 
-def redraw(out: str | Path) -> list[Path]:
+def redraw(
+    out: str | Path, *, colours: dict[str, tuple[float, ...]] | None = None
+) -> list[Path]:
     """Rewrite ``summary.json`` and the figures of ``out`` from its stored runs.
 
     Nothing is computed and no environment is built (``tidy.stored_experiment``), so the
@@ -325,4 +333,4 @@ def redraw(out: str | Path) -> list[Path]:
         store.write_json("summary.json", summary_with_claims(resolved, cells))
         from banditkit.experiments.plots import plot_experiment
 
-        return plot_experiment(resolved, cells, store.figures_dir)
+        return plot_experiment(resolved, cells, store.figures_dir, colours=colours)

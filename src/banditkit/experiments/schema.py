@@ -23,6 +23,8 @@ metric plots and claims::
     checkpoints: [1000, 2000]  # rounds at which every declared metric is summarised too
     metrics: [average_regret]  # extra figures (declared metrics, registered figure metrics)
     quick: {seeds: 2, horizon: 300}      # what `--quick` runs
+    layout:                    # multi-panel figures (experiments.layouts; default: a grid)
+      - {name: fig1, ncols: 3, panels: [{env: logistic-h1, title: "(a) h1"}]}
     claims:
       - {id: linucb-best, kind: lowest-final-regret, policy: LinUCB, env: logistic-h1}
 
@@ -62,6 +64,7 @@ from pydantic import (
 from banditkit.core import ENVIRONMENTS, POLICIES
 from banditkit.core.errors import BanditkitError
 from banditkit.experiments.claim_kinds import Claim
+from banditkit.experiments.layouts import LayoutSpec, PanelSpec
 from banditkit.experiments.yaml_io import strict_load
 
 __all__ = [
@@ -261,11 +264,21 @@ class ExperimentConfig(BaseModel):
     )
     quick: QuickSpec | None = Field(default=None, description="Settings of `--quick`.")
     claims: list[Claim] = Field(default_factory=list, description="Checks for reports.")
+    layout: list[LayoutSpec] | None = Field(
+        default=None,
+        description="Multi-panel figures (one mapping or a list; default: every env x "
+        "plotted metric in a grid; [] for none). See experiments.layouts.",
+    )
 
     @field_validator("seeds", mode="before")
     @classmethod
     def _seeds(cls, value: Any) -> Any:
         return _check_seeds(value)
+
+    @field_validator("layout", mode="before")
+    @classmethod
+    def _one_layout(cls, value: Any) -> Any:
+        return [value] if isinstance(value, Mapping) else value
 
     @field_validator("checkpoints")
     @classmethod
@@ -371,6 +384,8 @@ _FIELDS_BY_DEPTH = {
     "": list(ExperimentConfig.model_fields),
     "quick": list(QuickSpec.model_fields),
     "tuning": list(TuningSpec.model_fields),
+    "layout": list(LayoutSpec.model_fields),
+    "panels": list(PanelSpec.model_fields),
 }
 
 
@@ -380,6 +395,8 @@ def _format_validation_error(exc: ValidationError, source: str) -> ConfigError:
     for error in exc.errors():
         loc = error["loc"]
         section = str(loc[0]) if len(loc) > 1 and isinstance(loc[0], str) else ""
+        if section == "layout" and "panels" in loc[:-1]:
+            section = "panels"
         fields = _FIELDS_BY_DEPTH.get(section, _FIELDS_BY_DEPTH[""])
         field, message = _describe(error, fields)
         first_field = first_field or field
