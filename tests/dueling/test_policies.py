@@ -200,3 +200,31 @@ def test_linear_learners_beat_uniform_play_on_linear_utilities(name):
     learned = play(bk.make_policy(name, seed=0), env, T).cumulative_regret[-1]
     uniform = play(bk.make_policy("random-duel", seed=0), env, T).cumulative_regret[-1]
     assert learned < 0.7 * uniform
+
+
+def test_margins_on_separable_duels_run_away_without_a_full_penalty():
+    """The mechanism of docs/dueling.md, "Investigation": on deterministic feedback Eq. 4 with
+    the penalty on theta alone has no minimiser (W grows), so repeated fits push the margins
+    until the BTL gradient falls under Adam's eps (about 27); with the penalty on every layer
+    they settle near the penalised optimum."""
+    from banditkit.nn import make_generator
+    from banditkit.policies.history import PairHistory
+
+    final = {}
+    for penalised in ("head", "all"):
+        rng = np.random.default_rng(0)
+        policy = NVLDBUCB(
+            width=8, steps=20, variance_mode="agnostic", penalised=penalised
+        )
+        policy._build(3, make_generator(rng))
+        history = PairHistory(3)
+        for _ in range(20):  # x0 always beats x1: separable duels
+            x = rng.normal(size=(2, 3))
+            x[0, 0] = 2.0 + abs(x[0, 0])
+            history.append(x[0], x[1], 1.0, weight=1.0, arms=(0, 1))
+        for _ in range(30):  # 30 rounds of 20 warm-started Adam steps on the same duels
+            policy.model.fit(history)
+        df = policy.model.predict(history.X1) - policy.model.predict(history.X2)
+        final[penalised] = float(np.median(df))
+    assert final["head"] > 15.0
+    assert 0.0 < final["all"] < 10.0
