@@ -32,8 +32,9 @@ def square_env(**kw):
     return bk.make_env("dueling", utility="square", d=3, n_arms=4, **kw)
 
 
-def test_weighted_loss_equals_hand_computation():
-    policy = NVLDBUCB(seed=1, eps=0.3, **SMALL)
+@pytest.mark.parametrize("penalised", ["head", "all"])
+def test_weighted_loss_equals_hand_computation(penalised):
+    policy = NVLDBUCB(seed=1, eps=0.3, penalised=penalised, **SMALL)
     play(policy, square_env(), 12)
     h, model = policy.history, policy.model
     f1, f2 = model.predict(h.X1), model.predict(h.X2)
@@ -42,10 +43,13 @@ def test_weighted_loss_equals_hand_computation():
     zeta = np.maximum(np.sqrt(expit(df) * (1 - expit(df))), 0.3)
     np.testing.assert_allclose(h.w, 1.0 / zeta**2, rtol=1e-12)
     # Eq. 4: -sum_i log g((-1)^(1 - o_i) df_i) / zeta_i^2 + (lam / 2) ||theta - theta_0||^2
+    # (theta: the head, "head"; every parameter, "all")
     nll = -np.log(expit(np.where(o == 1, df, -df)))
     head = [k for k in model.params if k.startswith(f"layers.{model.net.depth - 1}.")]
+    names = head if penalised == "head" else list(model.params)
+    assert len(names) < len(model.params) or penalised == "all"
     pen = sum(
-        float(((model.params[k] - model.params0[k]) ** 2).sum().item()) for k in head
+        float(((model.params[k] - model.params0[k]) ** 2).sum().item()) for k in names
     )
     by_hand = float(np.sum(nll / zeta**2) + 0.5 * policy.lam * pen)
     value, _ = objective_and_grads(
@@ -53,7 +57,7 @@ def test_weighted_loss_equals_hand_computation():
         model.params,
         observations_of(h),
         BradleyTerry(),
-        [L2Penalty(policy.lam, model.params0, head)],
+        model.penalties(),
     )
     assert float(value[0]) == pytest.approx(by_hand, rel=1e-10)
 
