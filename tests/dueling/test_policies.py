@@ -8,7 +8,7 @@ from scipy.special import expit
 
 import banditkit as bk
 from banditkit.core import Context
-from banditkit.nn import BradleyTerry, L2Penalty
+from banditkit.nn import BradleyTerry
 from banditkit.nn.fit import objective_and_grads
 from banditkit.policies.dueling import (
     NDBUCB,
