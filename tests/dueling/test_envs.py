@@ -82,3 +82,27 @@ def test_bad_arguments():
 def test_registered_with_its_label():
     env = bk.make_env("dueling", utility="quadratic", d=20, n_arms=5)
     assert env.family == "dueling" and env.label == "dueling-quadratic-d20-K5"
+
+
+def test_classification_ties_coin_or_index():
+    from banditkit.envs.dueling_classification import DuelingClassificationEnv
+
+    for ties in ("coin", "index"):
+        env = DuelingClassificationEnv(
+            dataset="digits", pool=20, preference="deterministic", ties=ties
+        )
+        env.reset(0)
+        env.context()
+        y = env.best_action()[0]
+        wrong = sorted(k for k in range(env.n_arms) if k != y)[:2]
+        lo, hi = wrong
+        assert env.preference_probability(y, lo) == 1.0
+        assert env.preference_probability(lo, y) == 0.0
+        assert env.preference_probability(lo, lo) == 0.5
+        tie = (1.0, 0.0) if ties == "index" else (0.5, 0.5)
+        assert (
+            env.preference_probability(hi, lo),
+            env.preference_probability(lo, hi),
+        ) == tie
+    with pytest.raises(ValueError, match="ties"):
+        DuelingClassificationEnv(dataset="digits", pool=20, ties="random")

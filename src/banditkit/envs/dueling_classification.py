@@ -42,9 +42,13 @@ from banditkit.core.types import Action
 from banditkit.core.validation import check_choice
 from banditkit.envs.classification import DatasetEnv
 
-__all__ = ["PREFERENCES", "DuelingClassificationEnv"]
+__all__ = ["PREFERENCES", "TIES", "DuelingClassificationEnv"]
 
 PREFERENCES = ("auto", "btl", "deterministic")
+#: How a deterministic preference settles two different arms of equal utility (two wrong
+#: classes): "coin" (P = 1/2) or "index" (the higher index wins, App. E.1.2's literal
+#: "P(i beats j) = 1 for i > j" applied among the wrong classes).
+TIES = ("coin", "index")
 _DETERMINISTIC_DATASETS = ("shuttle",)
 
 
@@ -61,6 +65,9 @@ class DuelingClassificationEnv(DatasetEnv, DuelingEnvironment):
         scale: Feature scaling (default "l2": unit-norm rows; "zscore-l2" standardises first).
         shuffle: Walk through permutations of the pool instead of drawing with replacement.
         preference: "btl", "deterministic" or "auto" (deterministic for shuttle only).
+        ties: Deterministic preferences only: two different arms of equal utility (two
+            wrong classes) duel as a fair coin ("coin", default) or the higher index wins
+            ("index"). An arm against itself is always a fair coin.
         categorical, image_size, subset, split, data_seed: As in ``ClassificationEnv``.
         data, label_column, features: The user's table instead of ``dataset``, as in
             ``ClassificationEnv`` (docs/own-data.md).
@@ -82,6 +89,7 @@ class DuelingClassificationEnv(DatasetEnv, DuelingEnvironment):
         scale: str = "l2",
         shuffle: bool = False,
         preference: str = "auto",
+        ties: str = "coin",
         categorical: str | None = None,
         image_size: int | None = None,
         subset: str | None = None,
@@ -107,6 +115,7 @@ class DuelingClassificationEnv(DatasetEnv, DuelingEnvironment):
             data_seed=data_seed,
         )
         self.preference = check_choice("preference", preference, PREFERENCES)
+        self.ties = check_choice("ties", ties, TIES)
         self._xi = 0.5
 
     @property
@@ -140,7 +149,11 @@ class DuelingClassificationEnv(DatasetEnv, DuelingEnvironment):
         diff = u[first] - u[second]
         if self.preference_model == "btl":
             return float(1.0 / (1.0 + np.exp(-diff)))
-        return 1.0 if diff > 0 else (0.0 if diff < 0 else 0.5)
+        if diff != 0:
+            return 1.0 if diff > 0 else 0.0
+        if self.ties == "index" and first != second:
+            return 1.0 if first > second else 0.0
+        return 0.5
 
     def best_action(self) -> tuple[int, int]:
         """The pair (y, y): both arms of the true class (zero average regret)."""

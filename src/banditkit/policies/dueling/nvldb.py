@@ -5,7 +5,8 @@ One composition of shared parts ([Oh2025, Algorithm 1]):
     history      PairHistory of the duels (x_i1, x_i2, o_i) with weights w_i = 1 / zeta_i^2
     model        NeuralLinearModel, loss "btl": f(x) = theta^T phi(x; W) (+ a bias that
                  cancels in every difference), trained by ``nn.fit`` (Adam, summed loss)
-                 on the weighted BTL likelihood with (lam / 2) ||theta - theta_0||^2 (Eq. 4)
+                 on the weighted BTL likelihood of Eq. 4 with (lam / 2) ||params - params_0||^2
+                 on every layer (``penalised="all"``; Eq. 4's theta-only penalty: "head")
     uncertainty  a D x D ``linalg.Gram`` V = lam I + sum_i dphi_i dphi_i^T / zeta_i^2 (Eq. 6)
                  of the feature differences dphi_i = s (phi(x_i1) - phi(x_i2)); bonuses
                  b[k, k'] = s ||phi_k - phi_k'||_{V^-1} by ``Gram.pair_norms_unchecked``, where
@@ -116,7 +117,11 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         zeta_mode: "recompute" or "frozen".
         tscsym_form: "listing" or "paper" (TS-CSYM only; ``rules.ts_csym``).
         link: The preference link; "btl" (g = sigmoid), the one the loss is written for.
-        penalised: "head" (Eq. 4: (lam / 2) ||theta - theta_0||^2) or "all" (every layer).
+        penalised: "all" (default: (lam / 2) ||params - params_0||^2 on every layer, as
+            NDB's loss) or "head" (Eq. 4 literally: (lam / 2) ||theta - theta_0||^2 only).
+            With "head", Eq. 4 has no minimiser on separable duels: W grows, the margins
+            of f run far past the bonuses and the rules duel the greedy arm with itself
+            (docs/dueling.md, "Investigation").
         feature_scale: s > 0, the features s phi(x) of V and of the bonuses; None: sqrt(m),
             the factor of Eq. 2 (phi(x; W) = sqrt(m) ReLU(...)).
         seed: Seed of the policy's streams.
@@ -143,7 +148,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         zeta_mode: str = "recompute",
         tscsym_form: str = "listing",
         link: str = "btl",
-        penalised: str = "head",
+        penalised: str = "all",
         feature_scale: float | None = None,
         seed: int = 0,
     ) -> None:
@@ -386,7 +391,7 @@ class _Agnostic(NeuralLinearDuelingPolicy):
         gram_mode: str = "rebuild",
         tscsym_form: str = "listing",
         link: str = "btl",
-        penalised: str = "head",
+        penalised: str = "all",
         feature_scale: float | None = None,
         seed: int = 0,
     ) -> None:
