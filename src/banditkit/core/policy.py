@@ -163,6 +163,10 @@ class Policy(ABC):
     registry_name: ClassVar[str] = ""
     #: True for policies that cannot run without ``begin(horizon)`` (grids, lambda_T).
     requires_horizon: ClassVar[bool] = False
+    #: True for policies that compute with PyTorch. ``import banditkit`` leaves PyTorch
+    #: out (it is imported at first use); the experiment runner imports it before a run's
+    #: clock starts, so the one-time import is not counted in the first round's act time.
+    needs_torch: ClassVar[bool] = False
     #: Hyper-parameters that make the policy fast on tiny problems (narrow networks, few
     #: steps), used by the contract suites of ``banditkit.testing``; never a default.
     contract_params: ClassVar[dict[str, Any]] = {}

@@ -23,6 +23,7 @@ import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -194,6 +195,8 @@ def compute_run(spec: RunSpec) -> RunRecord:
         with single_threaded():
             env = make_env(spec.env_name, **spec.env_params)
             policy = make_policy(spec.policy_name, **spec.policy_params, seed=spec.seed)
+            if policy.needs_torch:  # the one-time import, outside the run's clock
+                import_module("torch")
             result = simulate(policy, env, spec.horizon, seed=spec.seed, progress=False)
     except Exception as exc:
         meta["wall_seconds"] = time.perf_counter() - clock

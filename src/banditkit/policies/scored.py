@@ -75,7 +75,7 @@ class ScoredPolicy(ContextualPolicy):
     sampling: ClassVar[bool] = False
     #: False when ``_make_model`` builds no network (a GLM): its ``generator`` is then None
     #: and PyTorch is never imported; the seed's one draw from ``rng`` is made either way.
-    needs_torch: ClassVar[bool] = True
+    needs_torch = True
     weighted: ClassVar[bool] = False
     #: The link of the reward model; its slope mu' weights A when ``weighted``.
     link: ClassVar[Link] = LogisticLink()

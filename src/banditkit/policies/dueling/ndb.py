@@ -66,6 +66,7 @@ class NeuralDuelingPolicy(DuelingPolicy):
         seed: Seed of the policy's streams.
     """
 
+    needs_torch = True
     exploration: ClassVar[str] = "ucb"
     contract_params: ClassVar[dict[str, Any]] = {"width": 4, "steps": 2}
 

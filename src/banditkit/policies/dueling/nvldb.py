@@ -127,6 +127,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         seed: Seed of the policy's streams.
     """
 
+    needs_torch = True
     exploration: ClassVar[str] = "ucb"
     contract_params: ClassVar[dict[str, Any]] = {"width": 4, "steps": 2}
 

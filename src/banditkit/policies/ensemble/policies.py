@@ -239,6 +239,7 @@ class _NeuralEnsemblePolicy(EnsemblePolicy):
     """Network hyper-parameters shared by Neural-ES and Neural-PHE."""
 
     contract_params = {"m": 3, "width": 4, "steps": 3, "warmup": 3}  # noqa: RUF012
+    needs_torch = True
     width: int
     depth: int
     lam: float

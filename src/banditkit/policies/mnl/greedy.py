@@ -57,6 +57,7 @@ class EpsGreedyMNL(AssortmentPolicy):
         True
     """
 
+    needs_torch = True
     contract_params: ClassVar[dict[str, Any]] = {"width": 2, "steps": 5}
 
     def __init__(

@@ -97,6 +97,7 @@ class ONLMNL(AssortmentPolicy):
         (2, 2)
     """
 
+    needs_torch = True
     requires_horizon: ClassVar[bool] = True
     contract_params: ClassVar[dict[str, Any]] = {
         "width": 2,
