@@ -36,10 +36,11 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import expit
 
-from banditkit.core import ENVIRONMENTS, Context, ContextualEnvironment, Step
+from banditkit.core import ENVIRONMENTS, Context, Step
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.envs.laws import LAWS
+from banditkit.envs.synthetic import MeanRewardEnv
 
 __all__ = ["NORMALIZATIONS", "RARE_LAWS", "RareEnv", "RareLinearEnv", "RareLogisticEnv"]
 
@@ -60,7 +61,7 @@ NORMALIZATIONS = ("unit", "sqrt_d", "none")
 """Arm rescalings: each arm to unit norm, all coordinates / sqrt(d), or none."""
 
 
-class RareEnv(ContextualEnvironment):
+class RareEnv(MeanRewardEnv):
     """Shared part: the feature law, the rescaling, theta*, the oracle and the regret.
 
     Args:
@@ -109,31 +110,8 @@ class RareEnv(ContextualEnvironment):
             x = x / np.sqrt(self.d)
         return np.ascontiguousarray(x, dtype=np.float64)
 
-    def _next_context(self) -> Context:
-        arms = self.sample_arms(self.context_rng, self.n_arms)
-        self._means = self.mean(arms)
-        self._draw_noise()
-        return Context.unchecked(arms)
-
-    def mean(self, x: np.ndarray) -> np.ndarray:
-        """Expected reward of each row of x, (K,)."""
-        raise NotImplementedError
-
-    def _draw_noise(self) -> None:
-        raise NotImplementedError
-
-    def best_action(self) -> int:
-        """Arm with the largest expected reward this round."""
-        if self.current is None:
-            raise RuntimeError("best_action() needs a current context.")
-        return int(np.argmax(self._means))
-
-    def expected_rewards(self) -> np.ndarray:
-        """Expected reward of every arm this round, (K,)."""
-        return self._means.copy()
-
-    def _regret(self, action: int) -> float:
-        return float(self._means.max() - self._means[action])
+    def _draw_arms(self) -> np.ndarray:
+        return self.sample_arms(self.context_rng, self.n_arms)
 
 
 @ENVIRONMENTS.register("rare-linear")

@@ -40,7 +40,47 @@ __all__ = ["LinearEnv", "LogisticEnv", "SyntheticEnv"]
 POOL_SAMPLING = ("uniform", "permutation")
 
 
-class SyntheticEnv(ContextualEnvironment):
+class MeanRewardEnv(ContextualEnvironment):
+    """A contextual bandit whose rewards are a known mean per arm plus noise.
+
+    Each round draws the arms (``_draw_arms``), their expected rewards (``mean``) and the
+    round's noise (``_draw_noise``, before the action is known, so every policy sees the same
+    noise); the oracle and the regret read the expected rewards.
+    """
+
+    @abstractmethod
+    def _draw_arms(self) -> np.ndarray:
+        """This round's arm features (K, d), finite float64, from ``self.context_rng``."""
+
+    @abstractmethod
+    def mean(self, x: np.ndarray) -> np.ndarray:
+        """Expected reward of each row of x (K, d) -> (K,)."""
+
+    @abstractmethod
+    def _draw_noise(self) -> None:
+        """Draw this round's noise from ``self.noise_rng`` (before the action is known)."""
+
+    def _next_context(self) -> Context:
+        arms = self._draw_arms()
+        self._means = self.mean(arms)
+        self._draw_noise()
+        return Context.unchecked(arms)
+
+    def best_action(self) -> int:
+        """Arm with the largest expected reward this round."""
+        if self.current is None:
+            raise RuntimeError("best_action() needs a current context.")
+        return int(np.argmax(self._means))
+
+    def expected_rewards(self) -> np.ndarray:
+        """Expected reward of every arm this round, (K,)."""
+        return self._means.copy()
+
+    def _regret(self, action: int) -> float:
+        return float(self._means.max() - self._means[action])
+
+
+class SyntheticEnv(MeanRewardEnv):
     """Shared machinery: context law, optional finite pool, expected rewards, oracle.
 
     Args:
@@ -86,43 +126,17 @@ class SyntheticEnv(ContextualEnvironment):
     def _draw_instance(self) -> None:
         """Draw the hidden parameters from ``self.instance_rng``."""
 
-    @abstractmethod
-    def mean(self, x: np.ndarray) -> np.ndarray:
-        """Expected reward of each row of x (K, d) -> (K,)."""
-
-    def _next_context(self) -> Context:
+    def _draw_arms(self) -> np.ndarray:
         k = self.n_arms
         if self._pool_x is None:
-            arms = sample_contexts(self.context_rng, self.law, k, self.d)
-        elif self.pool_sampling == "uniform":
+            return sample_contexts(self.context_rng, self.law, k, self.d)
+        if self.pool_sampling == "uniform":
             idx = self.context_rng.choice(self._pool_x.shape[0], size=k, replace=False)
-            arms = self._pool_x[idx]
         else:
             if self._queue.size < k:
                 self._queue = self.context_rng.permutation(self._pool_x.shape[0])
             idx, self._queue = self._queue[:k], self._queue[k:]
-            arms = self._pool_x[idx]
-        self._means = self.mean(arms)
-        self._draw_noise()
-        # The laws draw finite float64 (K, d) arrays; a pool row selection is a copy.
-        return Context.unchecked(arms)
-
-    @abstractmethod
-    def _draw_noise(self) -> None:
-        """Draw this round's noise from ``self.noise_rng`` (before the action is known)."""
-
-    def best_action(self) -> int:
-        """Arm with the largest expected reward this round."""
-        if self.current is None:
-            raise RuntimeError("best_action() needs a current context.")
-        return int(np.argmax(self._means))
-
-    def expected_rewards(self) -> np.ndarray:
-        """Expected reward of every arm this round, (K,)."""
-        return self._means.copy()
-
-    def _regret(self, action: int) -> float:
-        return float(self._means.max() - self._means[action])
+        return self._pool_x[idx]  # a row selection is a copy
 
 
 @ENVIRONMENTS.register("linear")
