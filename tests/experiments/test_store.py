@@ -34,6 +34,23 @@ def test_atomic_write_leaves_old_file_when_interrupted(tmp_path, monkeypatch):
     assert list(tmp_path.glob("*.tmp")) == list(tmp_path.glob(".*.tmp")) == []
 
 
+def test_atomic_write_check_sees_the_new_file_and_can_refuse_it(tmp_path):
+    target = tmp_path / "f.bin"
+    atomic_write_bytes(target, b"old")
+    seen = []
+
+    def refuse(tmp):
+        seen.append(tmp.read_bytes())
+        raise ValueError("bad checksum")
+
+    with pytest.raises(ValueError, match="bad checksum"):
+        atomic_write_bytes(target, b"new", check=refuse)
+    assert seen == [b"new"] and target.read_bytes() == b"old"
+    assert list(tmp_path.glob(".*.tmp")) == []
+    atomic_write_bytes(target, b"new", check=lambda tmp: None)
+    assert target.read_bytes() == b"new"
+
+
 def test_write_and_read_run(tmp_path):
     store = RunStore(tmp_path / "out")
     store.prepare()

@@ -18,9 +18,16 @@ __all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text"]
 
 
 def atomic_write(
-    path: str | os.PathLike[str], write: Callable[[IO[bytes]], object]
+    path: str | os.PathLike[str],
+    write: Callable[[IO[bytes]], object],
+    *,
+    check: Callable[[Path], object] | None = None,
 ) -> None:
     """Call ``write(fh)`` on a new temporary file next to ``path``, then rename it over.
+
+    ``check``, when given, is called with the complete temporary file before the rename; an
+    exception it raises discards the file and leaves ``path`` untouched (downloads are
+    verified against their checksums this way).
 
     Example:
         >>> import tempfile
@@ -36,15 +43,22 @@ def atomic_write(
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
+        if check is not None:
+            check(tmp)
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically."""
-    atomic_write(path, lambda fh: fh.write(data))
+def atomic_write_bytes(
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    check: Callable[[Path], object] | None = None,
+) -> None:
+    """Write ``data`` to ``path`` atomically (``check`` as in :func:`atomic_write`)."""
+    atomic_write(path, lambda fh: fh.write(data), check=check)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:

@@ -9,10 +9,11 @@ import io
 import os
 import sys
 import tarfile
-import tempfile
 import urllib.request
 import zipfile
 from pathlib import Path
+
+from banditkit.core.files import atomic_write_bytes
 
 __all__ = ["download_file", "extract_member", "fetch_bytes", "unlzw"]
 
@@ -23,12 +24,7 @@ def download_file(url: str, dest: str | os.PathLike[str]) -> Path:
     """Download ``url`` to ``dest`` atomically (temporary name, then rename); no checksum."""
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    data = fetch_bytes(url)
-    with tempfile.NamedTemporaryFile(
-        dir=dest.parent, delete=False, suffix=".part"
-    ) as fh:
-        fh.write(data)
-    os.replace(fh.name, dest)
+    atomic_write_bytes(dest, fetch_bytes(url))
     return dest
 
 

@@ -17,7 +17,6 @@ import gzip
 import hashlib
 import os
 import tarfile
-import tempfile
 import urllib.error
 import zipfile
 from collections.abc import Iterable
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from banditkit.core.errors import DatasetError
+from banditkit.core.files import atomic_write_bytes
 from banditkit.datasets.download import download_file, unlzw
 from banditkit.datasets.download import extract_member as _extract_member
 from banditkit.datasets.download import fetch_bytes as _fetch_bytes
@@ -475,20 +475,15 @@ def _download_all(info: DatasetInfo, specs: list[DataFile], home: Path) -> None:
 
 
 def _install(data: bytes, dest: Path, spec: DataFile, info: DatasetInfo) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        dir=dest.parent, delete=False, suffix=".part"
-    ) as fh:
-        fh.write(data)
-    tmp = Path(fh.name)
-    try:
+    """Write downloaded ``data`` to ``dest`` atomically, only if it matches its checksums."""
+
+    def verify(tmp: Path) -> None:
         if check_file(tmp, spec) is False:
             digests = file_digests(tmp, spec)
             raise ChecksumError(
                 f"dataset {info.name!r}: the downloaded {spec.name} does not match its "
                 f"reference (expected {_references(spec)}; got {digests}). It was discarded."
             )
-        os.replace(tmp, dest)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(dest, data, check=verify)
