@@ -49,6 +49,11 @@ def test_valid_config_with_single_env_and_seed_count():
             "claims[0].other",
             "missing",
         ),
+        (
+            {"claims": [{"id": "c", "kind": "within-band", "polcy": "x"}]},
+            "claims[0].polcy",
+            "Did you mean 'policy'? Known fields: id, text, env, envs, policy, kind",
+        ),
     ],
 )
 def test_invalid_fields_are_named(tmp_path, change, field, words):

@@ -46,7 +46,6 @@ kill.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -62,8 +61,8 @@ from pydantic import (
 )
 
 from banditkit.core import ENVIRONMENTS, POLICIES
-from banditkit.core.errors import BanditkitError
 from banditkit.experiments.claim_kinds import Claim
+from banditkit.experiments.config_errors import ConfigError, format_validation_error
 from banditkit.experiments.layouts import LayoutSpec, PanelSpec
 from banditkit.experiments.yaml_io import strict_load
 
@@ -86,18 +85,6 @@ DEFAULT_TUNING_SEED_OFFSET = 10_000
 QUICK_SEEDS = 2
 QUICK_HORIZON = 500
 """What ``--quick`` uses when a config has no ``quick:`` section (at most these)."""
-
-
-class ConfigError(BanditkitError, ValueError):
-    """An invalid experiment config; the message names the file, the field and the problem."""
-
-    def __init__(
-        self, message: str, *, source: str | None = None, field: str | None = None
-    ):
-        self.source = source
-        self.field = field
-        where = ": ".join(p for p in (source, field) if p)
-        super().__init__(f"{where}: {message}" if where else message)
 
 
 def _check_seeds(value: Any, *, field: str = "seeds") -> int | list[int]:
@@ -330,56 +317,6 @@ class ExperimentConfig(BaseModel):
         return data
 
 
-def _loc(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def _describe(error: Mapping[str, Any], known_fields: list[str]) -> tuple[str, str]:
-    """(field, message) for one pydantic error."""
-    loc = tuple(
-        p
-        for p in error["loc"]
-        if not (isinstance(p, str) and p.startswith("function-"))
-    )
-    # Union members and discriminator tags add noise to the location.
-    loc = tuple(p for p in loc if not (isinstance(p, str) and ("[" in p and "]" in p)))
-    if len(loc) > 2 and loc[0] == "claims" and loc[2] in _CLAIM_KINDS:
-        loc = loc[:2] + loc[3:]
-    field = _loc(loc)
-    kind = error["type"]
-    given = error.get("input")
-    if kind == "missing":
-        return field, "required field is missing"
-    if kind == "extra_forbidden":
-        name = str(loc[-1]) if loc else ""
-        close = difflib.get_close_matches(name, known_fields, n=3, cutoff=0.5)
-        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        return field, f"unknown field.{hint} Known fields: {', '.join(known_fields)}"
-    message = str(error["msg"])
-    if message.startswith("Value error, "):
-        message = message[len("Value error, ") :]
-    if kind not in {"value_error", "assertion_error", "union_tag_invalid"}:
-        message = f"{message}; got {given!r}"
-    return field, message
-
-
-_CLAIM_KINDS = {
-    "lowest-final-regret",
-    "below",
-    "seconds-ratio",
-    "regret-below",
-    "value-below",
-    "sublinear",
-    "top-k",
-    "equal",
-}
-
 _FIELDS_BY_DEPTH = {
     "": list(ExperimentConfig.model_fields),
     "quick": list(QuickSpec.model_fields),
@@ -387,24 +324,6 @@ _FIELDS_BY_DEPTH = {
     "layout": list(LayoutSpec.model_fields),
     "panels": list(PanelSpec.model_fields),
 }
-
-
-def _format_validation_error(exc: ValidationError, source: str) -> ConfigError:
-    lines = []
-    first_field: str | None = None
-    for error in exc.errors():
-        loc = error["loc"]
-        section = str(loc[0]) if len(loc) > 1 and isinstance(loc[0], str) else ""
-        if section == "layout" and "panels" in loc[:-1]:
-            section = "panels"
-        fields = _FIELDS_BY_DEPTH.get(section, _FIELDS_BY_DEPTH[""])
-        field, message = _describe(error, fields)
-        first_field = first_field or field
-        lines.append(f"{field or '(top level)'}: {message}")
-    if len(lines) == 1:
-        return ConfigError(lines[0].split(": ", 1)[1], source=source, field=first_field)
-    body = "\n  - ".join(lines)
-    return ConfigError(f"{len(lines)} problems:\n  - {body}", source=source)
 
 
 def read_yaml(path: str | Path) -> Any:
@@ -473,7 +392,7 @@ def load_config(
     try:
         validated = ExperimentConfig.model_validate(dict(data))
     except ValidationError as exc:
-        raise _format_validation_error(exc, source) from None
+        raise format_validation_error(exc, _FIELDS_BY_DEPTH, source) from None
     check_size(validated, source=source)
     return validated
 
