@@ -116,8 +116,8 @@ def reproduce(
     with or without it, replace those.
     """
     _load_imports(imports)
+    from banditkit.experiments.console import claims_lines
     from banditkit.experiments.papers import reproduce as run_paper
-    from banditkit.experiments.reports import claims_lines
 
     result = _guarded(
         out,
@@ -152,7 +152,7 @@ def reproduce(
 
 def _report_tuning(result: Any) -> None:
     """The grid's scores, the chosen values and a warning per optimum on a grid edge."""
-    from banditkit.experiments.reports import TERMINAL_WIDTH, shorten
+    from banditkit.experiments.console import TERMINAL_WIDTH, shorten
 
     for env, per_policy in result.tuned.items():
         for label, params in per_policy.items():
