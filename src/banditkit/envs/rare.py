@@ -36,11 +36,10 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import expit
 
-from banditkit.core import ENVIRONMENTS, Context, Step
-from banditkit.core.types import Action
+from banditkit.core import ENVIRONMENTS
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.envs.laws import LAWS
-from banditkit.envs.synthetic import MeanRewardEnv
+from banditkit.envs.synthetic import BernoulliRewards, GaussianRewards, MeanRewardEnv
 
 __all__ = ["NORMALIZATIONS", "RARE_LAWS", "RareEnv", "RareLinearEnv", "RareLogisticEnv"]
 
@@ -115,7 +114,7 @@ class RareEnv(MeanRewardEnv):
 
 
 @ENVIRONMENTS.register("rare-linear")
-class RareLinearEnv(RareEnv):
+class RareLinearEnv(RareEnv, GaussianRewards):
     """Linear rewards r = <x, theta*> + noise_std * eps [Yu2026, Sec. 8, App. D.1, D.3].
 
     Args:
@@ -157,17 +156,9 @@ class RareLinearEnv(RareEnv):
         """<x, theta*> for each row."""
         return np.asarray(x @ self.theta)
 
-    def _draw_noise(self) -> None:
-        self._eps = float(self.noise_rng.standard_normal())
-
-    def _step(self, ctx: Context, action: Action) -> Step:
-        assert isinstance(action, int)
-        reward = float(self._means[action] + self.noise_std * self._eps)
-        return Step(feedback=reward, reward=reward, regret=self._regret(action))
-
 
 @ENVIRONMENTS.register("rare-logistic")
-class RareLogisticEnv(RareEnv):
+class RareLogisticEnv(RareEnv, BernoulliRewards):
     """Logistic rewards r ~ Bernoulli(mu(<x, theta*>)) [Yu2026, App. D.2].
 
     Args:
@@ -211,11 +202,3 @@ class RareLogisticEnv(RareEnv):
         x = self.sample_arms(np.random.default_rng(seed), n)
         m = expit(x @ self.theta)
         return float(np.max(1.0 / (m * (1.0 - m))))
-
-    def _draw_noise(self) -> None:
-        self._u = float(self.noise_rng.random())
-
-    def _step(self, ctx: Context, action: Action) -> Step:
-        assert isinstance(action, int)
-        reward = float(self._u < self._means[action])
-        return Step(feedback=reward, reward=reward, regret=self._regret(action))

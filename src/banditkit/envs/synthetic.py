@@ -35,7 +35,14 @@ else:
 
     special = lazy_import("scipy.special")  # slow to import: at first use
 
-__all__ = ["LinearEnv", "LogisticEnv", "SyntheticEnv"]
+__all__ = [
+    "BernoulliRewards",
+    "GaussianRewards",
+    "LinearEnv",
+    "LogisticEnv",
+    "MeanRewardEnv",
+    "SyntheticEnv",
+]
 
 POOL_SAMPLING = ("uniform", "permutation")
 
@@ -78,6 +85,32 @@ class MeanRewardEnv(ContextualEnvironment):
 
     def _regret(self, action: int) -> float:
         return float(self._means.max() - self._means[action])
+
+
+class GaussianRewards(MeanRewardEnv):
+    """Rewards ``mean(x_a) + noise_std * eps``, ``eps ~ N(0, 1)`` drawn before the action."""
+
+    noise_std: float
+
+    def _draw_noise(self) -> None:
+        self._eps = float(self.noise_rng.standard_normal())
+
+    def _step(self, ctx: Context, action: Action) -> Step:
+        assert isinstance(action, int)
+        reward = float(self._means[action] + self.noise_std * self._eps)
+        return Step(feedback=reward, reward=reward, regret=self._regret(action))
+
+
+class BernoulliRewards(MeanRewardEnv):
+    """Rewards ``1[u < mean(x_a)]``, ``u ~ Unif(0, 1)`` drawn before the action."""
+
+    def _draw_noise(self) -> None:
+        self._u = float(self.noise_rng.random())
+
+    def _step(self, ctx: Context, action: Action) -> Step:
+        assert isinstance(action, int)
+        reward = float(self._u < self._means[action])
+        return Step(feedback=reward, reward=reward, regret=self._regret(action))
 
 
 class SyntheticEnv(MeanRewardEnv):
@@ -140,7 +173,7 @@ class SyntheticEnv(MeanRewardEnv):
 
 
 @ENVIRONMENTS.register("linear")
-class LinearEnv(SyntheticEnv):
+class LinearEnv(SyntheticEnv, GaussianRewards):
     """Linear bandit: r = x^T theta + noise_std * eps with ||theta||_2 = 1.
 
     Args:
@@ -180,17 +213,9 @@ class LinearEnv(SyntheticEnv):
         """x^T theta for each row."""
         return np.asarray(x @ self.theta)
 
-    def _draw_noise(self) -> None:
-        self._eps = float(self.noise_rng.standard_normal())
-
-    def _step(self, ctx: Context, action: Action) -> Step:
-        assert isinstance(action, int)
-        reward = float(self._means[action] + self.noise_std * self._eps)
-        return Step(feedback=reward, reward=reward, regret=self._regret(action))
-
 
 @ENVIRONMENTS.register("logistic")
-class LogisticEnv(SyntheticEnv):
+class LogisticEnv(SyntheticEnv, BernoulliRewards):
     """Logistic bandit with a latent function: r ~ Bernoulli(mu(h(x))) [Bae2025, Sec. 2, Sec. 7].
 
     Args:
@@ -258,11 +283,3 @@ class LogisticEnv(SyntheticEnv):
     def mean(self, x: np.ndarray) -> np.ndarray:
         """mu(h(x)) for each row."""
         return np.asarray(special.expit(self._latent(x)))
-
-    def _draw_noise(self) -> None:
-        self._u = float(self.noise_rng.random())
-
-    def _step(self, ctx: Context, action: Action) -> Step:
-        assert isinstance(action, int)
-        reward = float(self._u < self._means[action])
-        return Step(feedback=reward, reward=reward, regret=self._regret(action))
