@@ -28,7 +28,7 @@ from banditkit.experiments.execute import (
     compute_run,
     init_worker,
     limit_threads_in_process,
-    versions,
+    run_metadata,
 )
 from banditkit.experiments.runs import RunSpec
 
@@ -45,21 +45,7 @@ _BROKEN_POOL_HINT = (
 
 def failed_record(spec: RunSpec, message: str) -> RunRecord:
     """A record for a run that could not be computed (e.g. its worker died)."""
-    meta = {
-        "id": spec.id,
-        "env": {
-            "name": spec.env_name,
-            "label": spec.env_label,
-            "params": spec.env_params,
-        },
-        "policy": {
-            "name": spec.policy_name,
-            "label": spec.policy_label,
-            "params": spec.policy_params,
-        },
-        "seed": spec.seed,
-        "horizon": spec.horizon,
-        "versions": versions(),
+    meta = run_metadata(spec) | {
         "status": "failed",
         "error": message.strip().splitlines()[-1] if message.strip() else "failed",
     }

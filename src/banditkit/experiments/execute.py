@@ -36,6 +36,7 @@ __all__ = [
     "THREAD_VARIABLES",
     "RunRecord",
     "compute_run",
+    "run_metadata",
     "single_threaded",
     "versions",
 ]
@@ -154,9 +155,10 @@ def single_threaded() -> Iterator[None]:
                 torch.set_num_threads(before)
 
 
-def _metadata(spec: RunSpec, run_id: str) -> dict[str, Any]:
+def run_metadata(spec: RunSpec) -> dict[str, Any]:
+    """The run's identity for ``meta.json``: id, environment, policy, seed, horizon, versions."""
     return {
-        "id": run_id,
+        "id": spec.id,
         "env": {
             "name": spec.env_name,
             "label": spec.env_label,
@@ -170,8 +172,6 @@ def _metadata(spec: RunSpec, run_id: str) -> dict[str, Any]:
         "seed": spec.seed,
         "horizon": spec.horizon,
         "versions": versions(),
-        "host": socket.gethostname(),
-        "pid": os.getpid(),
     }
 
 
@@ -187,7 +187,7 @@ def compute_run(spec: RunSpec) -> RunRecord:
     from banditkit.core import make_env, make_policy, simulate
 
     run_id = spec.id
-    meta = _metadata(spec, run_id)
+    meta = run_metadata(spec) | {"host": socket.gethostname(), "pid": os.getpid()}
     started = time.time()
     clock = time.perf_counter()
     meta["started"] = datetime.fromtimestamp(started, timezone.utc).isoformat()
