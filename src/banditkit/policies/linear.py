@@ -49,7 +49,7 @@ class RidgePolicy(ContextualPolicy):
     def _build(self) -> None:
         assert self.d is not None
         self.history = History(self.d)
-        self.model = RidgeModel(self.d, self.lam)
+        self.model = RidgeModel(self.d, self.lam, in_place=True)
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)
