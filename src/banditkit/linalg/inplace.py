@@ -491,18 +491,17 @@ def _view(arr: np.ndarray) -> np.ndarray:
 
 
 def _subtract_outer(matrix: np.ndarray, v: np.ndarray, c: float) -> None:
-    """Subtract c v v^T from ``matrix`` in place, on the span of v only; exactly symmetric.
+    """Subtract c v v^T from ``matrix`` in place, on the span of v only.
 
-    A long span goes through BLAS ``dger`` on the whole matrix (no d x d temporary) with
-    sqrt(|c|) v on both sides, so that entries (i, j) and (j, i) get the same product; a
-    short one through NumPy on the slice.
+    A long span goes through BLAS ``dger`` on the whole matrix (no d x d temporary;
+    symmetric up to round-off, as BLAS may round (i, j) and (j, i) differently); a short
+    one through NumPy on the slice (exactly symmetric).
     """
     lo, hi = _span(v)
     n = matrix.shape[0]
     if hi - lo > _SPARSE_FRACTION * n and hi - lo >= _BLAS_MIN:
-        r = v if abs(c) == 1.0 else math.sqrt(abs(c)) * v
         # the transpose of a C-contiguous matrix is Fortran-contiguous: updated in place
-        blas.dger(-1.0 if c > 0 else 1.0, r, r, a=matrix.T, overwrite_a=1)
+        blas.dger(-c, v, v, a=matrix.T, overwrite_a=1)
     elif hi > lo:
         vs = v[lo:hi]
         outer = np.multiply.outer(vs, vs)
