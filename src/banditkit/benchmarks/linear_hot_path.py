@@ -20,6 +20,8 @@ once into a table that every contestant reads, so all play the same online loop:
                 batched over the arms
     loop only   ``simulate`` with a policy that does nothing on the same table: the cost of
                 the loop, the checks and the environment's bookkeeping alone
+    snapshot    ``linucb`` on the snapshot ``linalg.Gram`` (the implementation before), through
+                ``simulate`` on the same table
 
 Bars: banditkit at least 8x faster than the naive loop; the per-round overhead (banditkit
 minus bare) under 30 us. The ``linear`` environment itself (which draws 2000 normals a round)
@@ -208,6 +210,7 @@ def dense100(reps: int, T: int) -> dict[str, Any]:
         "bare": lambda: run_bare(table, T),
         "naive": lambda: run_naive(table, T),
         "loop_only": lambda: run_banditkit(Idle(), table, T),
+        "snapshot": lambda: run_banditkit(SnapshotLinUCB(), table, T),
     }
     wall: dict[str, list[float]] = {k: [] for k in contestants}
     cpu: dict[str, list[float]] = {k: [] for k in contestants}
@@ -231,6 +234,11 @@ def dense100(reps: int, T: int) -> dict[str, Any]:
     row["overhead_under_30us"] = bool(row["overhead_us_cpu"] < BAR_OVERHEAD_US)
     row["same_actions_bare"] = actions["banditkit"] == actions["bare"]
     row["same_actions_naive"] = actions["banditkit"] == actions["naive"]
+    row["same_actions_snapshot"] = actions["banditkit"] == actions["snapshot"]
+    row["snapshot_over_banditkit_cpu"] = (
+        row["snapshot"]["cpu"]["median_us_per_round"]
+        / row["banditkit"]["cpu"]["median_us_per_round"]
+    )
     # the linear environment itself (2000 normals a round), banditkit against naive
     env_params = {"d": d, "n_arms": K}
     env_w, env_c = {"banditkit": [], "naive": []}, {"banditkit": [], "naive": []}
@@ -328,7 +336,7 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
         "| contestant | us / round (CPU) | us / round (wall) |",
         "|---|---|---|",
     ]
-    for name in ("banditkit", "bare", "naive", "loop_only"):
+    for name in ("banditkit", "bare", "naive", "loop_only", "snapshot"):
         lines.append(
             f"| {name} | {dense[name]['cpu']['median_us_per_round']:.1f} | "
             f"{dense[name]['wall']['median_us_per_round']:.1f} |"
