@@ -48,7 +48,13 @@ from typing import Any
 import numpy as np
 
 import banditkit as bk
-from banditkit.core import Context, ContextualEnvironment, ContextualPolicy, Step
+from banditkit.core import (
+    Context,
+    ContextualEnvironment,
+    ContextualPolicy,
+    Policy,
+    Step,
+)
 from banditkit.core.seeding import make_rng
 from banditkit.core.simulate import simulate
 from banditkit.core.types import Action, Feedback
@@ -130,16 +136,19 @@ def dense_table(K: int, d: int, T: int, seed: int = 0) -> TableEnv:
     return TableEnv(arms, arms @ theta, 0.1 * rng.standard_normal(T))
 
 
-def timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
-    """(wall seconds, CPU seconds, result) of one call."""
+def timed(
+    fn: Callable[..., Any], *args: Any, **kwargs: Any
+) -> tuple[float, float, Any]:
+    """(wall seconds, CPU seconds, result) of one call ``fn(*args, **kwargs)``."""
     wall, cpu = time.perf_counter(), time.process_time()
-    out = fn()
+    out = fn(*args, **kwargs)
     return time.perf_counter() - wall, time.process_time() - cpu, out
 
 
-def run_banditkit(policy: ContextualPolicy, env: Any, T: int) -> list[int]:
+def run_banditkit(policy: Policy, env: Any, T: int) -> list[int]:
     """Actions of ``policy`` through ``simulate``."""
-    return [int(a) for a in simulate(policy, env, T, seed=0, progress=False).actions]
+    actions = simulate(policy, env, T, seed=0, progress=False).actions
+    return [int(a) for a in np.asarray(actions)]
 
 
 def run_bare(table: TableEnv, T: int) -> list[int]:
@@ -241,7 +250,8 @@ def dense100(reps: int, T: int) -> dict[str, Any]:
     )
     # the linear environment itself (2000 normals a round), banditkit against naive
     env_params = {"d": d, "n_arms": K}
-    env_w, env_c = {"banditkit": [], "naive": []}, {"banditkit": [], "naive": []}
+    env_w: dict[str, list[float]] = {"banditkit": [], "naive": []}
+    env_c: dict[str, list[float]] = {"banditkit": [], "naive": []}
     for _ in range(max(1, reps // 2)):
         w, c, _a = timed(
             lambda: run_banditkit(
@@ -280,11 +290,8 @@ def block640(reps: int, T: int, snapshot_rounds: int) -> list[dict[str, Any]]:
             cpu.append(c)
         assert run is not None
         n = min(T, snapshot_rounds)
-        w_old, c_old, old = timed(
-            lambda snapshot=snapshot, env=env, n=n: simulate(
-                snapshot(), env, n, seed=0, progress=False
-            )
-        )
+        policy = snapshot()
+        w_old, c_old, old = timed(simulate, policy, env, n, seed=0, progress=False)
         rows.append(
             {
                 "policy": name,
