@@ -5,7 +5,7 @@ import pytest
 
 from banditkit.envs.classification import encode_arms
 from banditkit.linalg import Gram, InPlaceGram
-from banditkit.linalg.inplace import diagonal_blocks
+from banditkit.linalg.spans import diagonal_blocks
 from banditkit.policies.history import History
 from banditkit.policies.models import RidgeModel
 

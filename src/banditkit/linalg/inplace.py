@@ -54,17 +54,16 @@ from ._common import (
     sample_shape,
 )
 from .rank1 import cholesky_update, pair_norms_from_cross
+from .spans import SPARSE_FRACTION, diagonal_blocks, row_spans, span, subtract_outer
 
 if TYPE_CHECKING:
     import scipy.linalg as sla
-    import scipy.linalg.blas as blas
 else:
     from banditkit.core.lazy import lazy_import
 
     sla = lazy_import("scipy.linalg")  # slow to import: at first use
-    blas = lazy_import("scipy.linalg.blas")
 
-__all__ = ["InPlaceGram", "diagonal_blocks"]
+__all__ = ["InPlaceGram"]
 
 _STATE_KEYS = (
     "kind",
@@ -79,57 +78,6 @@ _STATE_KEYS = (
     "cholesky",
 )
 _ARRAYS = ("matrix", "inverse", "cholesky")
-
-# Assumption (measured with NumPy 2.4 / OpenBLAS on x86-64): a span longer than this
-# fraction of d is treated as dense (one BLAS call on the whole matrix beats slicing).
-_SPARSE_FRACTION = 0.5
-# Below this many coordinates a block is updated by NumPy on a slice; above it by BLAS
-# ``dger`` on the whole matrix (a slice would be copied by the BLAS wrapper).
-_BLAS_MIN = 48
-
-
-def _span(x: np.ndarray) -> tuple[int, int]:
-    """[lo, hi) of the non-zero coordinates of a vector; (0, 0) for the zero vector."""
-    n = x.shape[0]
-    if x[0] != 0.0 and x[n - 1] != 0.0:  # a dense vector: no scan
-        return 0, n
-    nz = x.nonzero()[0]
-    if nz.size == 0:
-        return 0, 0
-    return int(nz[0]), int(nz[-1]) + 1
-
-
-def _row_spans(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row [lo, hi) of the non-zero coordinates of X (K, d); empty rows give (0, 0)."""
-    nz = X != 0.0
-    lo = nz.argmax(axis=1)
-    hi = X.shape[1] - nz[:, ::-1].argmax(axis=1)
-    empty = ~nz[np.arange(X.shape[0]), lo]
-    lo[empty] = 0
-    hi[empty] = 0
-    return lo, hi
-
-
-def diagonal_blocks(matrix: np.ndarray) -> np.ndarray:
-    """Boundaries of the diagonal blocks of a symmetric matrix: (n_blocks + 1,) ints.
-
-    Block i is ``matrix[s:e, s:e]`` with s, e = bounds[i], bounds[i + 1]; every entry
-    outside the blocks is exactly zero. A dense matrix is one block, (0, d).
-
-    Example:
-        >>> diagonal_blocks(np.diag([1.0, 2.0, 3.0])).tolist()
-        [0, 1, 2, 3]
-        >>> diagonal_blocks(np.ones((2, 2))).tolist()
-        [0, 2]
-    """
-    d = matrix.shape[0]
-    nz = matrix != 0.0
-    # the last non-zero row of each column (the diagonal at least: it is positive)
-    last = d - 1 - nz[::-1, :].argmax(axis=0)
-    last = np.maximum(last, np.arange(d))
-    reach = np.maximum.accumulate(last)
-    ends = np.flatnonzero(reach == np.arange(d)) + 1
-    return np.concatenate(([0], ends))
 
 
 class InPlaceGram:
@@ -246,7 +194,7 @@ class InPlaceGram:
             moves by theta <- theta + w u (y - x^T theta) / (1 + q).
         """
         w = weight
-        lo, hi = _span(x)
+        lo, hi = span(x)
         d = self._d
         if hi == 0:  # x = 0: V does not change
             u = np.zeros(d)
@@ -258,8 +206,8 @@ class InPlaceGram:
             # w x^T V^-1 x >= 0; the clip guards the round-off of a near-zero x.
             q = max(w * float(xs @ u[lo:hi]), 0.0)
             c = w / (1.0 + q)
-            _subtract_outer(inverse, u, c)  # [Sherman1950]
-            _subtract_outer(matrix, x, -w)
+            subtract_outer(inverse, u, c)  # [Sherman1950]
+            subtract_outer(matrix, x, -w)
             self._pending.append(x.copy() if w == 1.0 else math.sqrt(w) * x)
             # matrix determinant lemma: log det(V + w x x^T) = log det V + log(1 + q)
             self._logdet += math.log1p(q)
@@ -289,7 +237,7 @@ class InPlaceGram:
         """L with every queued rank-1 term applied, in the order they were added."""
         chol, d = self._cholesky, self._d
         for v in self._pending:
-            lo, hi = _span(v)
+            lo, hi = span(v)
             if hi == 0:
                 continue
             if hi < d and chol[hi:, lo:hi].any():
@@ -349,10 +297,10 @@ class InPlaceGram:
         # dense rows (the first and the last coordinate set): one product
         if K == 0 or X[:, :: max(d - 1, 1)].all():
             return np.einsum("kd,kd->k", X @ inverse, X)
-        lo, hi = _row_spans(X)
+        lo, hi = row_spans(X)
         width = hi - lo
         m = int(width.max())
-        if m > _SPARSE_FRACTION * d:
+        if m > SPARSE_FRACTION * d:
             return np.einsum("kd,kd->k", X @ inverse, X)
         if m > 0 and K > 1 and (width == m).all():
             step = int(lo[1] - lo[0])
@@ -488,22 +436,3 @@ def _view(arr: np.ndarray) -> np.ndarray:
     view = arr.view()
     view.flags.writeable = False
     return view
-
-
-def _subtract_outer(matrix: np.ndarray, v: np.ndarray, c: float) -> None:
-    """Subtract c v v^T from ``matrix`` in place, on the span of v only.
-
-    A long span goes through BLAS ``dger`` on the whole matrix (no d x d temporary;
-    symmetric up to round-off, as BLAS may round (i, j) and (j, i) differently); a short
-    one through NumPy on the slice (exactly symmetric).
-    """
-    lo, hi = _span(v)
-    n = matrix.shape[0]
-    if hi - lo > _SPARSE_FRACTION * n and hi - lo >= _BLAS_MIN:
-        # the transpose of a C-contiguous matrix is Fortran-contiguous: updated in place
-        blas.dger(-c, v, v, a=matrix.T, overwrite_a=1)
-    elif hi > lo:
-        vs = v[lo:hi]
-        outer = np.multiply.outer(vs, vs)
-        outer *= c
-        matrix[lo:hi, lo:hi] -= outer
