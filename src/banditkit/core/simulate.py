@@ -178,7 +178,7 @@ def simulate(
     env.reset(seed)
     policy.begin(horizon)
     policy.attach(env)
-    rows = np.zeros((horizon, 7 + len(names)))
+    rows: list[tuple[float, ...]] = []  # one tuple per round; an array at the end
     actions: list[Any] = []
     clock, nan = time.perf_counter, float("nan")
     n, events = 0, 0
@@ -215,7 +215,7 @@ def simulate(
                 if values is None or values.keys() != expected:
                     _values_error(values, names, env)
                 row += tuple(values[k] for k in names)
-            rows[n] = row
+            rows.append(row)
             actions.append(action)
             n += 1
             if callback is not None:
@@ -223,20 +223,20 @@ def simulate(
             bar.tick(n)
     finally:
         bar.close()
-    rows = rows[:n]
+    table = np.array(rows, dtype=np.float64).reshape(n, 7 + len(names))
     dtypes = {r.name: r.numpy_dtype for r in records}
     return RunResult(
-        regret=rows[:, 0].copy(),
-        reward=rows[:, 1].copy(),
-        act_seconds=rows[:, 2].copy(),
-        update_seconds=rows[:, 3].copy(),
-        n_updates=rows[:, 4].astype(np.int64),
-        events_read=rows[:, 5].astype(np.int64),
+        regret=table[:, 0].copy(),
+        reward=table[:, 1].copy(),
+        act_seconds=table[:, 2].copy(),
+        update_seconds=table[:, 3].copy(),
+        n_updates=table[:, 4].astype(np.int64),
+        events_read=table[:, 5].astype(np.int64),
         events_total=events,
         meta={"seed": seed, "policy": policy.get_params(), "env": env.get_params()},
         actions=_actions(actions, env.family),
-        propensities=rows[:, 6].copy(),
-        values={k: rows[:, 7 + i].astype(dtypes[k]) for i, k in enumerate(names)},
+        propensities=table[:, 6].copy(),
+        values={k: table[:, 7 + i].astype(dtypes[k]) for i, k in enumerate(names)},
         records=records,
     )
 

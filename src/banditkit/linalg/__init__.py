@@ -1,6 +1,8 @@
 """Linear algebra for bandits: Gram matrices, weighted norms and optimal designs.
 
     Gram                    full V = lam * I + sum w x x^T with V^-1, L, log det V
+    InPlaceGram             the same, updated in place on the span of each update (fast
+                            on block-encoded arms; views instead of snapshots)
     DiagonalGram            diag(V) only, for d in the tens of thousands
     ShiftedGram             ridge * I + sum w z z^T with a ridge that may change every round
     GramLike                the interface all three answer (norms, pair_norms, update, logdet, ...)
@@ -19,6 +21,7 @@ from .design import g_optimal_design, max_leverage
 from .diagonal import DiagonalGram
 from .effdim import EFFDIMS, EXACT_FULL_MAX, EffectiveDimension, KernelLogdet, make_gram
 from .gram import Gram
+from .inplace import InPlaceGram
 from .protocol import GramLike
 from .rank1 import cholesky_rank1_update, weighted_norms
 from .shifted import GRAMS, ShiftedGram
@@ -31,6 +34,7 @@ __all__ = [
     "EffectiveDimension",
     "Gram",
     "GramLike",
+    "InPlaceGram",
     "KernelLogdet",
     "ShiftedGram",
     "cholesky_rank1_update",

@@ -49,7 +49,7 @@ class RidgePolicy(ContextualPolicy):
     def _build(self) -> None:
         assert self.d is not None
         self.history = History(self.d)
-        self.model = RidgeModel(self.d, self.lam)
+        self.model = RidgeModel(self.d, self.lam, in_place=True)
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)
@@ -92,11 +92,17 @@ class LinUCB(RidgePolicy):
     def __init__(self, *, nu: float = 1.0, lam: float = 1.0, seed: int = 0) -> None:
         super().__init__(lam=lam, seed=seed)
         self.nu = check_scalar("nu", nu, low=0.0)
+        self._scorer: Scorer | None = None
+        self._rule = Optimistic()
 
     def _act(self, ctx: Context) -> Action:
         # mean x^T theta + nu ||x||_{V^-1}, V the model's own Gram
-        mean, width = Scorer(self.model, self.model.gram, nu=self.nu).score(ctx.arms)
-        return Optimistic().select(mean, width, self.rng)
+        scorer = self._scorer
+        if scorer is None or scorer.model is not self.model:  # built once per model
+            scorer = self._scorer = Scorer(self.model, self.model.gram, nu=self.nu)
+        scorer.design = self.model.gram  # a restored model holds a new Gram
+        mean, width = scorer.score(ctx.arms)
+        return self._rule.select(mean, width, self.rng)
 
 
 @POLICIES.register("lints")

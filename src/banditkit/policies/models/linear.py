@@ -1,7 +1,8 @@
 """Linear models: ridge regression and the regularised GLM maximum-likelihood estimate.
 
     RidgeModel   theta = V^-1 b,  V = lam I + sum_s w_s x_s x_s^T,  b = sum_s w_s r_s x_s
-                 [Abbasi-Yadkori2011, Eq. (5)], kept current by rank-1 updates of linalg.Gram.
+                 [Abbasi-Yadkori2011, Eq. (5)], kept current by rank-1 updates of linalg.Gram
+                 (or, ``in_place=True``, of linalg.InPlaceGram).
     GLMModel     theta = argmin sum_s w_s nll(x_s^T theta, r_s) + lam/2 ||theta||^2
                  [Filippi2010, Sec. 4] by glm.fit_glm (Newton, warm-started), with the
                  Laplace precision H(theta) for posterior sampling [Kveton2020].
@@ -28,7 +29,8 @@ import numpy as np
 
 from banditkit.core.validation import check_scalar
 from banditkit.glm import fit_glm, fit_glm_constrained, get_link, glm_hessian
-from banditkit.linalg import Gram
+from banditkit.linalg import Gram, InPlaceGram
+from banditkit.linalg._common import check_vector, check_weight
 from banditkit.policies.history import History, PairHistory
 
 if TYPE_CHECKING:
@@ -65,9 +67,19 @@ class RidgeModel:
     refitting every round costs O(d^2). ``gram`` is V, which the linear policies also
     use as their uncertainty.
 
+    With ``in_place=True`` the Gram is a ``linalg.InPlaceGram`` (updated in place, at the
+    cost of the coordinates each row touches: O(d_block^2) on block-encoded arms) and
+    theta is kept current by the recursive least-squares step of Sherman-Morrison,
+
+        theta <- theta + w u (y - x^T theta) / (1 + w x^T u),   u = V^-1 x  (V before),
+
+    recomputed as V^-1 b whenever the Gram refactorises. Default False keeps a
+    ``linalg.Gram`` and theta = V^-1 b by Cholesky solves.
+
     Args:
         d: Feature dimension.
         lam: Ridge weight, V_0 = lam * I.
+        in_place: Keep V in an ``InPlaceGram`` and theta by the recursion above.
 
     Example:
         >>> model = RidgeModel(2, 1.0)
@@ -81,8 +93,11 @@ class RidgeModel:
     members = 1
     linearised = False
 
-    def __init__(self, d: int, lam: float) -> None:
-        self.gram = Gram(d, lam)
+    def __init__(self, d: int, lam: float, *, in_place: bool = False) -> None:
+        self.in_place = bool(in_place)
+        self.gram: Gram | InPlaceGram = (
+            InPlaceGram(d, lam) if self.in_place else Gram(d, lam)
+        )
         self.b = np.zeros(d)
         self._theta: np.ndarray | None = np.zeros(d)
         self._seen = 0
@@ -94,15 +109,36 @@ class RidgeModel:
 
     def add(self, x: np.ndarray, y: float, weight: float = 1.0) -> None:
         """Add one observation: V += w x x^T, b += w y x."""
+        if self.in_place:
+            self._add_in_place(
+                check_vector("x", x, self.gram.d), y, check_weight(weight)
+            )
+            return
         self.gram.update(x, weight)
         self.b += (y if weight == 1.0 else weight * y) * x
         self._theta = None
 
+    def _add_in_place(self, x: np.ndarray, y: float, weight: float) -> None:
+        """``add`` on a checked x: the Gram's rank-1 step and theta's recursion."""
+        gram = self.gram
+        assert isinstance(gram, InPlaceGram)
+        theta = self.theta
+        u, q = gram.rank1_update(x, weight)
+        self.b += (y if weight == 1.0 else weight * y) * x
+        if gram.since_refactor == 0:  # refactorised: theta afresh, no drift carried
+            self._theta = gram.inverse @ self.b
+        else:
+            self._theta = theta + (weight * (y - float(x @ theta)) / (1.0 + q)) * u
+
     def fit(self, history: History | PairHistory) -> None:
         """Absorb the rows added to ``history`` since the last call."""
         X, y, w = rows_of(history)
-        for i in range(self._seen, X.shape[0]):
-            self.add(X[i], float(y[i]), float(w[i]))
+        if self.in_place:  # the rows of a history are finite float64 (d,)
+            for i in range(self._seen, X.shape[0]):
+                self._add_in_place(X[i], float(y[i]), float(w[i]))
+        else:
+            for i in range(self._seen, X.shape[0]):
+                self.add(X[i], float(y[i]), float(w[i]))
         self._seen = X.shape[0]
 
     @property
@@ -139,15 +175,31 @@ class RidgeModel:
         return self.theta + scale * self.gram.sample_normal(rng)
 
     def state_dict(self) -> dict[str, Any]:
-        """Arrays and scalars only."""
-        return {"gram": self.gram.state_dict(), "b": self.b.copy(), "seen": self._seen}
+        """Arrays and scalars only (with ``in_place``, theta too: it is kept by recursion)."""
+        state: dict[str, Any] = {
+            "gram": self.gram.state_dict(),
+            "b": self.b.copy(),
+            "seen": self._seen,
+        }
+        if self.in_place:
+            state["theta"] = self.theta.copy()
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict`."""
-        self.gram = Gram.from_state_dict(state["gram"])
+        """Restore from :meth:`state_dict` (an in-place model also reads a ``Gram`` state)."""
+        if self.in_place:
+            self.gram = InPlaceGram.from_state_dict(state["gram"])
+        else:
+            self.gram = Gram.from_state_dict(state["gram"])
         self.b = np.asarray(state["b"], dtype=float).copy()
         self._seen = int(state.get("seen", 0))
         self._theta = None
+        if self.in_place:
+            self._theta = (
+                np.asarray(state["theta"], dtype=float).copy()
+                if "theta" in state
+                else self.gram.solve(self.b)
+            )
 
 
 class GLMModel:

@@ -1,0 +1,438 @@
+"""A full Gram matrix updated in place, at the cost of the coordinates each update touches.
+
+:class:`InPlaceGram` keeps what :class:`~banditkit.linalg.Gram` keeps (V, V^-1, the Cholesky
+factor L and log det V) with the same rank-1 formulas, but it overwrites its arrays instead of
+building new ones, and it restricts every step to the span of the vectors involved:
+
+    span(x)      [lo, hi): first and last non-zero coordinate of x, plus one
+    update       u = V^-1[:, span(x)] x_span,   q = w x^T u
+                 V^-1[span(u), span(u)] -= w u u^T / (1 + q)             [Sherman1950]
+                 V[span(x), span(x)]   += w x x^T
+    norms        x_k^T V^-1 x_k = x_span^T V^-1[span, span] x_span for each row
+    factor       L[B, B] <- chol(L[B, B] L[B, B]^T + w x_B x_B^T),   B = span(x), when the
+                 columns B of L are zero below B (V block-diagonal there); otherwise the
+                 trailing block from lo on                                    [Gill1974]
+
+On dense vectors these are the usual O(d^2) steps (BLAS ``dger`` in place, no d x d
+temporaries). On the block-encoded arms of the classification bandits (arm k is x in block k
+of a (K d)-vector) they cost O(d^2) instead of O((K d)^2): V stays block-diagonal, so each
+update touches one d x d block and each norm reads one.
+
+Every ``refactor_every`` updates V^-1, L and log det V are recomputed from V, block by block
+when V is block-diagonal, which bounds the drift of the incremental path.
+
+The price of updating in place: ``matrix``, ``inverse`` and ``cholesky`` are read-only
+*views* that later updates change (``Gram`` hands out snapshots). Copy them to keep one.
+
+References:
+    [Sherman1950] J. Sherman, W. J. Morrison. Adjustment of an inverse matrix
+        corresponding to a change in one element of a given matrix. Annals of
+        Mathematical Statistics 21(1), 1950.
+    [Gill1974] P. E. Gill, G. H. Golub, W. Murray, M. A. Saunders. Methods for
+        modifying matrix factorizations. Mathematics of Computation 28(126), 1974.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from banditkit.core.validation import check_int, check_scalar
+
+from ._common import (
+    check_rhs,
+    check_rng,
+    check_rows,
+    check_square,
+    check_state,
+    check_vector,
+    check_weight,
+    check_weights,
+    sample_shape,
+)
+from .rank1 import cholesky_update, pair_norms_from_cross
+from .spans import SPARSE_FRACTION, diagonal_blocks, row_spans, span, subtract_outer
+
+if TYPE_CHECKING:
+    import scipy.linalg as sla
+else:
+    from banditkit.core.lazy import lazy_import
+
+    sla = lazy_import("scipy.linalg")  # slow to import: at first use
+
+__all__ = ["InPlaceGram"]
+
+_STATE_KEYS = (
+    "kind",
+    "d",
+    "lam",
+    "refactor_every",
+    "n_updates",
+    "since_refactor",
+    "logdet",
+    "matrix",
+    "inverse",
+    "cholesky",
+)
+_ARRAYS = ("matrix", "inverse", "cholesky")
+
+
+class InPlaceGram:
+    """Full Gram V = lam * I + sum_i w_i x_i x_i^T with V^-1, L and log det V, updated in place.
+
+    The arithmetic of :class:`~banditkit.linalg.Gram` (Sherman-Morrison for V^-1, the
+    determinant lemma for log det V, the rank-1 Cholesky update for L, applied lazily when
+    L is read), restricted to the coordinates that each update touches and written into
+    the stored arrays (see the module docstring). It answers ``GramLike``.
+
+    Args:
+        d: Dimension of the feature vectors, >= 1.
+        lam: Regulariser; V_0 = lam * I, > 0.
+        refactor_every: Recompute V^-1, L and log det V from V after this many rank-1
+            updates, >= 1.
+
+    Example:
+        >>> gram = InPlaceGram(d=4, lam=1.0)
+        >>> gram.update(np.array([0.0, 3.0, 0.0, 0.0]))   # touches coordinate 1 only
+        >>> gram.norms(np.array([[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]]))
+        array([0.31622777, 1.        ])
+        >>> round(gram.logdet, 6)  # log 10
+        2.302585
+    """
+
+    def __init__(self, d: int, lam: float, *, refactor_every: int = 512) -> None:
+        self._d = check_int("d", d, low=1)
+        self._lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self._refactor_every = check_int("refactor_every", refactor_every, low=1)
+        self._n_updates = 0
+        self._since_refactor = 0
+        self._matrix = self._lam * np.eye(self._d)
+        self._inverse = np.eye(self._d) / self._lam
+        self._cholesky = math.sqrt(self._lam) * np.eye(self._d)
+        self._pending: list[np.ndarray] = []  # sqrt(w) x not yet applied to L
+        self._logdet = self._d * math.log(self._lam)
+
+    # ------------------------------------------------------------------ read
+    @property
+    def d(self) -> int:
+        """Dimension of the feature vectors."""
+        return self._d
+
+    @property
+    def lam(self) -> float:
+        """Regulariser lam of the starting matrix lam * I."""
+        return self._lam
+
+    @property
+    def refactor_every(self) -> int:
+        """Number of rank-1 updates between exact refactorisations."""
+        return self._refactor_every
+
+    @property
+    def n_updates(self) -> int:
+        """Number of rank-1 terms added so far."""
+        return self._n_updates
+
+    @property
+    def since_refactor(self) -> int:
+        """Rank-1 updates since the last exact refactorisation (0 right after one)."""
+        return self._since_refactor
+
+    @property
+    def is_diagonal(self) -> bool:
+        """False: V is kept in full."""
+        return False
+
+    @property
+    def diagonal(self) -> np.ndarray:
+        """diag(V), shape (d,) (a copy)."""
+        return np.diagonal(self._matrix).copy()
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """V, (d, d): a read-only view that later updates change."""
+        return _view(self._matrix)
+
+    @property
+    def inverse(self) -> np.ndarray:
+        """V^-1, (d, d): a read-only view that later updates change."""
+        return _view(self._inverse)
+
+    @property
+    def cholesky(self) -> np.ndarray:
+        """Lower-triangular L with V = L L^T: a read-only view that later updates change."""
+        return _view(self._factor())
+
+    @property
+    def logdet(self) -> float:
+        """Log-determinant log det V."""
+        return self._logdet
+
+    # ------------------------------------------------------------------ update
+    def update(self, x: Any, weight: float = 1.0) -> None:
+        """Add w x x^T to V and update V^-1 and log det V in place (L when next read).
+
+        Args:
+            x: Feature vector, shape (d,), finite.
+            weight: w > 0, finite.
+
+        Raises:
+            ValueError: On a wrong shape, NaN or inf in x, or weight <= 0.
+        """
+        self.rank1_update(check_vector("x", x, self._d), check_weight(weight))
+
+    def rank1_update(
+        self, x: np.ndarray, weight: float = 1.0
+    ) -> tuple[np.ndarray, float]:
+        """:meth:`update` without checks, for callers that validated x (float64 (d,)) and w.
+
+        Returns:
+            u = V^-1 x and q = w x^T V^-1 x with V before the update: the ridge estimate
+            moves by theta <- theta + w u (y - x^T theta) / (1 + q).
+        """
+        w = weight
+        lo, hi = span(x)
+        d = self._d
+        if hi == 0:  # x = 0: V does not change
+            u = np.zeros(d)
+            q = 0.0
+        else:
+            inverse, matrix = self._inverse, self._matrix
+            xs = x[lo:hi]
+            u = inverse[:, lo:hi] @ xs
+            # w x^T V^-1 x >= 0; the clip guards the round-off of a near-zero x.
+            q = max(w * float(xs @ u[lo:hi]), 0.0)
+            c = w / (1.0 + q)
+            subtract_outer(inverse, u, c)  # [Sherman1950]
+            subtract_outer(matrix, x, -w)
+            self._pending.append(x.copy() if w == 1.0 else math.sqrt(w) * x)
+            # matrix determinant lemma: log det(V + w x x^T) = log det V + log(1 + q)
+            self._logdet += math.log1p(q)
+        self._n_updates += 1
+        self._since_refactor += 1
+        if self._since_refactor >= self._refactor_every:
+            self._refactor()
+        return u, q
+
+    def update_batch(self, X: Any, weights: Any = None) -> None:
+        """Add sum_i w_i x_i x_i^T to V for the n rows of X, one rank-1 update each.
+
+        Raises:
+            ValueError: On a wrong shape, NaN or inf, or a weight <= 0.
+        """
+        X = check_rows("X", X, self._d)
+        n = X.shape[0]
+        w = (
+            np.ones(n)
+            if weights is None
+            else check_weights("weights", weights, n, strict=True)
+        )
+        for i in range(n):
+            self.rank1_update(np.ascontiguousarray(X[i]), float(w[i]))
+
+    def _factor(self) -> np.ndarray:
+        """L with every queued rank-1 term applied, in the order they were added."""
+        chol, d = self._cholesky, self._d
+        for v in self._pending:
+            lo, hi = span(v)
+            if hi == 0:
+                continue
+            if hi < d and chol[hi:, lo:hi].any():
+                hi = d  # the columns reach below the span: update the trailing block
+            block = chol[lo:hi, lo:hi]
+            p = sla.solve_triangular(block, v[lo:hi], lower=True, check_finite=False)
+            chol[lo:hi, lo:hi] = cholesky_update(block, v[lo:hi], p)
+        self._pending = []
+        return chol
+
+    def _refactor(self) -> None:
+        """Recompute L, V^-1 and log det V from V, block by block (O(sum of block^3))."""
+        matrix = 0.5 * (self._matrix + self._matrix.T)
+        chol = np.zeros_like(matrix)
+        inverse = np.zeros_like(matrix)
+        bounds = diagonal_blocks(matrix)
+        for s, e in itertools.pairwise(bounds):
+            block = np.linalg.cholesky(matrix[s:e, s:e])
+            chol[s:e, s:e] = block
+            inv = sla.cho_solve((block, True), np.eye(e - s), check_finite=False)
+            inverse[s:e, s:e] = 0.5 * (inv + inv.T)
+        self._matrix = matrix
+        self._cholesky = chol
+        self._inverse = inverse
+        self._pending = []
+        self._logdet = 2.0 * float(np.sum(np.log(np.diagonal(chol))))
+        self._since_refactor = 0
+
+    def set_ridge(self, lam: float) -> None:
+        """Replace lam * I by lam' * I in V and refactorise.
+
+        Raises:
+            ValueError: If lam is not > 0.
+        """
+        lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self._matrix += (lam - self._lam) * np.eye(self._d)
+        self._lam = lam
+        self._refactor()
+
+    # ------------------------------------------------------------------ norms, solves, draws
+    def norms(self, X: Any) -> np.ndarray:
+        """Return ||x_k||_{V^-1} for all K rows of X (K, d).
+
+        Raises:
+            ValueError: On a wrong shape, NaN or inf.
+        """
+        return self.norms_unchecked(check_rows("X", X, self._d))
+
+    def norms_unchecked(self, X: np.ndarray) -> np.ndarray:
+        """:meth:`norms` for float64 (K, d) features built by a model (no checks)."""
+        return np.sqrt(np.maximum(self.sq_norms_unchecked(X), 0.0))
+
+    def sq_norms_unchecked(self, X: np.ndarray) -> np.ndarray:
+        """x_k^T V^-1 x_k for the rows of X (K, d), each read on its span (no checks)."""
+        inverse, d = self._inverse, self._d
+        K = X.shape[0]
+        # dense rows (the first and the last coordinate set): one product
+        if K == 0 or X[:, :: max(d - 1, 1)].all():
+            return np.einsum("kd,kd->k", X @ inverse, X)
+        lo, hi = row_spans(X)
+        width = hi - lo
+        m = int(width.max())
+        if m > SPARSE_FRACTION * d:
+            return np.einsum("kd,kd->k", X @ inverse, X)
+        if m > 0 and K > 1 and (width == m).all():
+            step = int(lo[1] - lo[0])
+            last = int(lo[0]) + (K - 1) * step
+            if (
+                step >= 0
+                and (lo == lo[0] + step * np.arange(K)).all()
+                and last + m <= d
+            ):
+                # regular blocks (block encoding): arm k reads V^-1[lo_k:hi_k, lo_k:hi_k],
+                # K strided (m, m) views of V^-1 and (m,) views of X, one batched product
+                blocks = np.lib.stride_tricks.as_strided(
+                    inverse[lo[0] :, lo[0] :],
+                    shape=(K, m, m),
+                    strides=(
+                        step * (inverse.strides[0] + inverse.strides[1]),
+                        *inverse.strides,
+                    ),
+                    writeable=False,
+                )
+                rows = np.lib.stride_tricks.as_strided(
+                    X[0, lo[0] :],
+                    shape=(K, m),
+                    strides=(X.strides[0] + step * X.strides[1], X.strides[1]),
+                    writeable=False,
+                )
+                return np.einsum("ki,ki->k", (blocks @ rows[:, :, None])[:, :, 0], rows)
+        out = np.zeros(K)
+        for k in range(K):
+            s, e = lo[k], hi[k]
+            xs = X[k, s:e]
+            out[k] = xs @ (inverse[s:e, s:e] @ xs)
+        return out
+
+    def pair_norms(self, Z: Any) -> np.ndarray:
+        """||z_i - z_j||_{V^-1} for all pairs of rows of Z (K, d), shape (K, K)."""
+        return self.pair_norms_unchecked(check_rows("Z", Z, self._d))
+
+    def pair_norms_unchecked(self, Z: np.ndarray) -> np.ndarray:
+        """:meth:`pair_norms` without checks."""
+        inverse = self._inverse
+        return pair_norms_from_cross(Z, lambda U: (U @ inverse) @ U.T)
+
+    def solve(self, b: Any) -> np.ndarray:
+        """Return V^-1 b for b (d,) or (d, n), as the product with the kept inverse."""
+        return self._inverse @ check_rhs("b", b, self._d)
+
+    def sample_normal(
+        self, rng: np.random.Generator, size: int | None = None
+    ) -> np.ndarray:
+        """Draw from N(0, V^-1) as L^-T z with z ~ N(0, I) (as ``Gram.sample_normal``).
+
+        Returns:
+            Shape (d,) if size is None, else (size, d).
+        """
+        z = check_rng(rng).standard_normal(sample_shape(size, self._d))
+        draws = sla.solve_triangular(
+            self._factor(), z.T, lower=True, trans="T", check_finite=False
+        )
+        return np.asarray(draws.T)
+
+    # ------------------------------------------------------------------ state
+    def copy(self) -> InPlaceGram:
+        """An independent copy (its own arrays)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._matrix = self._matrix.copy()
+        new._inverse = self._inverse.copy()
+        new._cholesky = self._cholesky.copy()
+        new._pending = list(self._pending)
+        return new
+
+    def state_dict(self) -> dict[str, Any]:
+        """The full state (``Gram``'s keys, kind "InPlaceGram"): arrays and scalars, no pickle.
+
+        Reading it applies the queued updates to L (as any read of L does), so a restored
+        Gram continues bit for bit.
+        """
+        return {
+            "kind": "InPlaceGram",
+            "d": self._d,
+            "lam": self._lam,
+            "refactor_every": self._refactor_every,
+            "n_updates": self._n_updates,
+            "since_refactor": self._since_refactor,
+            "logdet": self._logdet,
+            "matrix": self._matrix.copy(),
+            "inverse": self._inverse.copy(),
+            "cholesky": self._factor().copy(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state of :meth:`state_dict` or of a ``Gram`` (same keys).
+
+        Raises:
+            ValueError: On missing keys, another kind or d, or malformed entries.
+        """
+        kind = state.get("kind") if isinstance(state, dict) else None
+        check_state(
+            state, "Gram" if kind == "Gram" else "InPlaceGram", _STATE_KEYS, self._d
+        )
+        arrays = {name: check_square(name, state[name], self._d) for name in _ARRAYS}
+        lam = check_scalar("lam", state["lam"], low=0.0, low_open=True)
+        refactor_every = check_int("refactor_every", state["refactor_every"], low=1)
+        n_updates = check_int("n_updates", state["n_updates"], low=0)
+        since_refactor = check_int("since_refactor", state["since_refactor"], low=0)
+        logdet = check_scalar("logdet", state["logdet"])
+        self._lam, self._refactor_every, self._logdet = lam, refactor_every, logdet
+        self._n_updates, self._since_refactor = n_updates, since_refactor
+        self._matrix = np.ascontiguousarray(arrays["matrix"])
+        self._inverse = np.ascontiguousarray(arrays["inverse"])
+        self._cholesky = np.ascontiguousarray(arrays["cholesky"])
+        self._pending = []
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, Any]) -> InPlaceGram:
+        """Build from :meth:`state_dict` output (or a ``Gram``'s)."""
+        kind = state.get("kind") if isinstance(state, dict) else None
+        check_state(
+            state, "Gram" if kind == "Gram" else "InPlaceGram", _STATE_KEYS, None
+        )
+        gram = cls(state["d"], state["lam"], refactor_every=state["refactor_every"])
+        gram.load_state_dict(state)
+        return gram
+
+    def __repr__(self) -> str:
+        return (
+            f"InPlaceGram(d={self._d}, lam={self._lam!r}, n_updates={self._n_updates})"
+        )
+
+
+def _view(arr: np.ndarray) -> np.ndarray:
+    view = arr.view()
+    view.flags.writeable = False
+    return view
