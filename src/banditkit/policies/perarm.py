@@ -44,7 +44,7 @@ from banditkit.core.validation import (
     check_int,
     check_scalar,
 )
-from banditkit.policies.selection import argmax_random_tie
+from banditkit.policies.selection import argmax_random_tie, tied
 
 __all__ = ["PerArmEpsGreedy", "PerArmLinTS", "PerArmLinUCB", "PerArmRidgePolicy"]
 
@@ -437,7 +437,7 @@ class PerArmEpsGreedy(PerArmRidgePolicy):
             action = int(self.rng.integers(ctx.n_arms))
         else:
             action = argmax_random_tie(scores, self.rng)
-        ties = scores == scores.max()
+        ties = tied(scores)
         greedy = (1.0 - self.epsilon) / np.count_nonzero(ties) if ties[action] else 0.0
         self.last_propensity = self.epsilon / ctx.n_arms + greedy
         return action

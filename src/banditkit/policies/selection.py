@@ -20,6 +20,7 @@ from banditkit.core.types import Action
 from banditkit.core.validation import check_int
 
 __all__ = [
+    "TIE_RTOL",
     "Greedy",
     "Optimistic",
     "OptimisticPair",
@@ -31,8 +32,14 @@ __all__ = [
     "gaussian_sample",
     "optimistic_argmax",
     "pair_argmax",
+    "tied",
     "top_k",
 ]
+
+
+#: Relative tolerance within which two scores are tied (about 4500 ulps: far above the
+#: rounding of a sum of a few hundred terms, far below any difference a policy means).
+TIE_RTOL = 1e-12
 
 
 def argmax_random_tie(
@@ -40,8 +47,12 @@ def argmax_random_tie(
 ) -> int:
     """Index of the largest score, ties broken at random.
 
-    Exact ties are broken uniformly at random with ``rng`` (by the lowest index when ``rng``
-    is None); ``rng`` is drawn from only when there is a tie.
+    Ties are broken uniformly at random with ``rng`` (the first largest score when ``rng`` is
+    None); ``rng`` is drawn from only when there is a tie. Scores within a relative
+    :data:`TIE_RTOL` of the largest are ties: scores that are equal in exact arithmetic and
+    differ only by rounding (the same sum taken in another order, as the block-encoded and the
+    per-arm linear policies take it for arms that have never been played) are tied, so the
+    choice among them does not depend on the BLAS or the memory layout.
 
     Raises:
         ValueError: If a score is NaN.
@@ -58,11 +69,31 @@ def argmax_random_tie(
             "scores contain NaN; for a neural policy this usually means that its "
             "training diverged (lower lr)."
         )
-    ties = scores == top
-    if rng is None or np.count_nonzero(ties) == 1:
+    if rng is None:
+        return first
+    ties = tied(scores, top)
+    if np.count_nonzero(ties) == 1:
         return first
     best = np.flatnonzero(ties)
     return int(best[rng.integers(best.size)])
+
+
+def tied(scores: np.ndarray, top: float | None = None) -> np.ndarray:
+    """Mask of the scores tied with the largest: within a relative :data:`TIE_RTOL` of it.
+
+    Args:
+        scores: (K,) scores without NaN.
+        top: Their maximum, if known.
+
+    Example:
+        >>> tied(np.array([1.0, 1.0 + 1e-15, 0.9])).tolist()
+        [True, True, False]
+    """
+    top = float(scores.max() if top is None else top)
+    bound = top - TIE_RTOL * abs(top)  # Python floats: inf - inf is NaN, no warning
+    if bound != bound:  # top = +inf: exact ties only
+        return scores == top
+    return scores >= bound
 
 
 def optimistic_argmax(

@@ -42,7 +42,7 @@ import numpy as np
 from banditkit.core import POLICIES, Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.policies.selection import argmax_random_tie
+from banditkit.policies.selection import argmax_random_tie, tied
 
 __all__ = ["EXPLORERS", "SklearnArms"]
 
@@ -406,7 +406,7 @@ class SklearnArms(ContextualPolicy):
         action = (
             int(self.rng.integers(K)) if explore else argmax_random_tie(mean, self.rng)
         )
-        ties = mean == mean.max()
+        ties = tied(mean)
         greedy = (1.0 - self.epsilon) / np.count_nonzero(ties) if ties[action] else 0.0
         self.last_propensity = self.epsilon / K + greedy
         return action
