@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from banditkit.core import POLICIES, Context, ContextualPolicy
+from banditkit.core.environment import Environment
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import (
     ArgumentTypeError,
@@ -46,7 +47,23 @@ from banditkit.core.validation import (
 )
 from banditkit.policies.selection import argmax_random_tie, tied
 
-__all__ = ["PerArmEpsGreedy", "PerArmLinTS", "PerArmLinUCB", "PerArmRidgePolicy"]
+__all__ = [
+    "PerArmEpsGreedy",
+    "PerArmLinTS",
+    "PerArmLinUCB",
+    "PerArmRidgePolicy",
+    "ask_shared",
+]
+
+
+def ask_shared(env: Environment) -> bool:
+    """Ask ``env`` to serve shared contexts to a per-arm policy, if it can.
+
+    Calls ``env.serve_shared()`` where the environment has it (the classification
+    environments) and returns what it answers; False for any other environment.
+    """
+    serve = getattr(env, "serve_shared", None)
+    return bool(serve()) if callable(serve) else False
 
 
 class PerArmRidgePolicy(ContextualPolicy):
@@ -148,6 +165,15 @@ class PerArmRidgePolicy(ContextualPolicy):
             mean = np.einsum("kj,kj->k", self.theta, X)
             width2 = np.einsum("ki,kij,kj->k", X, self.A_inv, X, optimize=False)
         return mean, np.maximum(width2, 0.0)
+
+    def attach(self, env: Environment) -> None:
+        """Ask the environment for shared contexts (``simulate`` calls this first).
+
+        A classification environment with the block encoding then hands this policy
+        ``Context.from_shared(x, n_arms=K)`` (``ClassificationEnv.serve_shared``); other
+        environments are not asked anything.
+        """
+        ask_shared(env)
 
     # ------------------------------------------------------------------ catalogue
     def add_arm(self) -> int:
