@@ -46,7 +46,9 @@ def _direct(rows, acts, rews, lam, n_arms=K):
 @pytest.mark.parametrize("lam", [1.0, 0.3])
 def test_estimate_and_widths_equal_the_joint_ridge_regression(lam):
     rows, acts, rews = _rounds(70, 0)
-    policy = _feed(bk.make_policy("linucb-hybrid", n_shared=k, lam=lam), rows, acts, rews)
+    policy = _feed(
+        bk.make_policy("linucb-hybrid", n_shared=k, lam=lam), rows, acts, rews
+    )
     M, w = _direct(rows, acts, rews, lam)
     np.testing.assert_allclose(policy.beta, w[:k], atol=1e-10)
     np.testing.assert_allclose(policy.theta, w[k:].reshape(K, d), atol=1e-10)
@@ -73,7 +75,9 @@ def test_estimate_and_widths_equal_the_joint_ridge_regression(lam):
 
 def test_action_is_the_largest_upper_confidence_bound():
     rows, acts, rews = _rounds(40, 2)
-    policy = _feed(bk.make_policy("linucb-hybrid", n_shared=k, nu=0.7), rows, acts, rews)
+    policy = _feed(
+        bk.make_policy("linucb-hybrid", n_shared=k, nu=0.7), rows, acts, rews
+    )
     M, w = _direct(rows, acts, rews, 1.0)
     probe = np.random.default_rng(3).normal(size=(K, k + d))
     Phi = np.stack([_joint(probe[a], a, K) for a in range(K)])
@@ -83,11 +87,15 @@ def test_action_is_the_largest_upper_confidence_bound():
 
 def test_no_shared_features_is_disjoint_linucb():
     rows, acts, rews = _rounds(60, 4)
-    hybrid = _feed(bk.make_policy("linucb-hybrid", n_shared=0), rows[..., k:], acts, rews)
+    hybrid = _feed(
+        bk.make_policy("linucb-hybrid", n_shared=0), rows[..., k:], acts, rews
+    )
     disjoint = _feed(bk.make_policy("linucb", per_arm=True), rows[..., k:], acts, rews)
     probe = np.random.default_rng(5).normal(size=(K, d))
     for got, want in zip(
-        hybrid._means_widths2(probe, False), disjoint._means_widths2(probe, False), strict=True
+        hybrid._means_widths2(probe, False),
+        disjoint._means_widths2(probe, False),
+        strict=True,
     ):
         np.testing.assert_allclose(got, want, atol=1e-12)
 
@@ -113,7 +121,9 @@ def test_removed_arm_is_marginalised_out():
 
 def test_added_arm_is_scored_through_beta_at_once():
     rows, acts, rews = _rounds(80, 8)
-    policy = _feed(bk.make_policy("linucb-hybrid", n_shared=k, lam=0.5), rows, acts, rews)
+    policy = _feed(
+        bk.make_policy("linucb-hybrid", n_shared=k, lam=0.5), rows, acts, rews
+    )
     kept = policy.A_inv.copy()
     assert policy.add_arm() == K
     np.testing.assert_array_equal(policy.A_inv[:K], kept)
@@ -131,7 +141,9 @@ def test_added_arm_is_scored_through_beta_at_once():
 @pytest.mark.parametrize("shared", [False, True])
 def test_partial_fit_equals_updates_one_at_a_time(shared):
     rows, acts, rews = _rounds(30, 10, shared=shared)
-    online = _feed(bk.make_policy("linucb-hybrid", n_shared=k, seed=1), rows, acts, rews)
+    online = _feed(
+        bk.make_policy("linucb-hybrid", n_shared=k, seed=1), rows, acts, rews
+    )
     batch = rows[:, 0] if shared else rows
     half = bk.make_policy("linucb-hybrid", n_shared=k, seed=1)
     half.partial_fit(batch[:12], acts[:12], rews[:12], n_arms=K)
@@ -150,7 +162,9 @@ def test_partial_fit_equals_updates_one_at_a_time(shared):
 
 def test_saved_and_restored_acts_the_same(tmp_path):
     rows, acts, rews = _rounds(30, 11)
-    policy = _feed(bk.make_policy("linucb-hybrid", n_shared=k, seed=4), rows, acts, rews)
+    policy = _feed(
+        bk.make_policy("linucb-hybrid", n_shared=k, seed=4), rows, acts, rews
+    )
     policy.add_arm()
     bk.save_policy(policy, tmp_path / "hybrid.bk")
     restored = bk.load_policy(tmp_path / "hybrid.bk")

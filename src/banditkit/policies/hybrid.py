@@ -157,7 +157,7 @@ class HybridLinUCB(PerArmRidgePolicy):
         return self.A0_inv @ self.b0
 
     @property
-    def theta(self) -> np.ndarray:  # type: ignore[override]
+    def theta(self) -> np.ndarray:
         """(K, d) the per-arm estimates theta_a = A_a^-1 (b_a - B_a beta)."""
         if self.d is None:
             return np.zeros((0, 0))
@@ -166,7 +166,7 @@ class HybridLinUCB(PerArmRidgePolicy):
 
     @theta.setter
     def theta(self, value: np.ndarray) -> None:
-        """theta is derived from the state; the base class's assignments are ignored."""
+        """Ignore assignments of the base class: theta is derived from the state."""
 
     def _learn(self, arm: int, x: np.ndarray, reward: float) -> None:
         """Alg. 2, lines 17-23, on the played arm's row ``x`` = [z, x_a] and ``reward``."""
