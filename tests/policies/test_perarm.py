@@ -136,7 +136,7 @@ def test_classification_env_shared_encoding_equals_block():
         policy = bk.make_policy("linucb", per_arm=encoding == "shared", nu=0.3, seed=2)
         env.reset(4)
         actions, regret = [], 0.0
-        for t in range(150):
+        for _ in range(150):
             ctx = env.context()
             a = policy.act(ctx)
             step = env.step(a)
