@@ -50,8 +50,8 @@ def test_block_environment_serves_shared_contexts_to_per_arm_policies_only():
 
 # Tie-breaking. Before every arm has been played the scores of the untouched arms are equal in
 # exact arithmetic; the block encoding sums each of them at another offset of a (K d)-vector,
-# so they differ by an ulp or two, in a pattern set by d, K and the BLAS. Scores within
-# TIE_RTOL of the best are tied, so both encodings draw among the same arms (shuttle: d = 9,
+# so they differ by an ulp or two, in a pattern set by d, K and the BLAS. The linear and GLM
+# policies (both kinds) tie scores within TIE_RTOL of the best, so both draw among the same arms (shuttle: d = 9,
 # magic: d = 10; their offsets are not multiples of the SIMD width, which is where the block
 # encoding's sums differ).
 @pytest.mark.parametrize(
@@ -85,13 +85,21 @@ def test_decisions_equal_block_encoded_run_from_the_first_round(
 def test_rounding_apart_scores_are_tied_and_drawn_at_random():
     top = 0.3
     scores = np.array([top, np.nextafter(top, 1.0), top * (1 - 10 * TIE_RTOL)])
-    assert tied(scores).tolist() == [True, True, False]
-    picks = {argmax_random_tie(scores, np.random.default_rng(s)) for s in range(40)}
+    assert tied(scores, rtol=TIE_RTOL).tolist() == [True, True, False]
+    assert tied(scores).tolist() == [False, True, False]  # default: exact ties
+    picks = {
+        argmax_random_tie(scores, np.random.default_rng(s), TIE_RTOL) for s in range(40)
+    }
     assert picks == {0, 1}
-    assert argmax_random_tie(scores) == 1  # without a stream: the first largest
+    assert {argmax_random_tie(scores, np.random.default_rng(s)) for s in range(5)} == {
+        1
+    }
+    assert (
+        argmax_random_tie(scores, None, TIE_RTOL) == 1
+    )  # no stream: the first largest
     inf = np.array([np.inf, np.inf, 1.0])
-    assert tied(inf).tolist() == [True, True, False]
-    assert tied(np.array([0.0, -1e-300])).tolist() == [True, False]
+    assert tied(inf, rtol=TIE_RTOL).tolist() == [True, True, False]
+    assert tied(np.array([0.0, -1e-300]), rtol=TIE_RTOL).tolist() == [True, False]
 
 
 # ------------------------------------------------------------------ reproduction configs

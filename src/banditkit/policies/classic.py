@@ -32,7 +32,7 @@ import numpy as np
 from banditkit.core import POLICIES, Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
-from banditkit.policies.selection import argmax_random_tie, tied
+from banditkit.policies.selection import argmax_random_tie
 
 if TYPE_CHECKING:
     import scipy.special as special
@@ -114,7 +114,7 @@ class _PerArmPolicy(ContextualPolicy):
 
     def _argmax(self, scores: np.ndarray) -> int:
         """Argmax with random tie-breaking; the propensity is 1 / (number of tied arms)."""
-        self.last_propensity = 1.0 / np.count_nonzero(tied(scores))
+        self.last_propensity = 1.0 / np.count_nonzero(scores == scores.max())
         return argmax_random_tie(scores, self.rng)
 
     def _state(self) -> dict[str, Any]:

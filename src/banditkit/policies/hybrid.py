@@ -45,7 +45,7 @@ from banditkit.core.environment import Environment
 from banditkit.core.types import Action
 from banditkit.core.validation import check_int, check_scalar
 from banditkit.policies.perarm import PerArmRidgePolicy
-from banditkit.policies.selection import argmax_random_tie
+from banditkit.policies.selection import TIE_RTOL, argmax_random_tie
 
 __all__ = ["HybridLinUCB"]
 
@@ -207,7 +207,7 @@ class HybridLinUCB(PerArmRidgePolicy):
 
     def _act(self, ctx: Context) -> Action:
         mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
-        return argmax_random_tie(mean + self.nu * np.sqrt(width2), self.rng)
+        return argmax_random_tie(mean + self.nu * np.sqrt(width2), self.rng, TIE_RTOL)
 
 
 def _sym_inverse(A: np.ndarray) -> np.ndarray:

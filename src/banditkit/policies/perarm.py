@@ -45,7 +45,7 @@ from banditkit.core.validation import (
     check_int,
     check_scalar,
 )
-from banditkit.policies.selection import argmax_random_tie, tied
+from banditkit.policies.selection import TIE_RTOL, argmax_random_tie, tied
 
 __all__ = [
     "PerArmEpsGreedy",
@@ -420,7 +420,7 @@ class PerArmLinUCB(PerArmRidgePolicy):
 
     def _act(self, ctx: Context) -> Action:
         mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
-        return argmax_random_tie(mean + self.nu * np.sqrt(width2), self.rng)
+        return argmax_random_tie(mean + self.nu * np.sqrt(width2), self.rng, TIE_RTOL)
 
 
 @POLICIES.register("lints-per-arm")
@@ -456,7 +456,7 @@ class PerArmLinTS(PerArmRidgePolicy):
         draws = mean + self.nu * np.sqrt(width2) * self.rng.standard_normal(
             mean.shape[0]
         )
-        return argmax_random_tie(draws, self.rng)
+        return argmax_random_tie(draws, self.rng, TIE_RTOL)
 
 
 @POLICIES.register("eps-greedy-per-arm")
@@ -495,8 +495,8 @@ class PerArmEpsGreedy(PerArmRidgePolicy):
         if explore:
             action = int(self.rng.integers(ctx.n_arms))
         else:
-            action = argmax_random_tie(scores, self.rng)
-        ties = tied(scores)
+            action = argmax_random_tie(scores, self.rng, TIE_RTOL)
+        ties = tied(scores, rtol=TIE_RTOL)
         greedy = (1.0 - self.epsilon) / np.count_nonzero(ties) if ties[action] else 0.0
         self.last_propensity = self.epsilon / ctx.n_arms + greedy
         return action

@@ -45,7 +45,7 @@ from banditkit.core.environment import Environment
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.policies.perarm import ask_shared, check_batch
-from banditkit.policies.selection import argmax_random_tie, tied
+from banditkit.policies.selection import TIE_RTOL, argmax_random_tie, tied
 
 __all__ = ["EXPLORERS", "SklearnArms"]
 
@@ -506,14 +506,14 @@ class SklearnArms(ContextualPolicy):
         fresh = np.isnan(preds[:, 0])
         if fresh.any():  # play every arm once first
             self.last_propensity = None
-            return argmax_random_tie(fresh.astype(float), self.rng)
+            return argmax_random_tie(fresh.astype(float), self.rng, TIE_RTOL)
         K = ctx.n_arms
         if self.explorer == "bootstrap-ts":
             pick = self.rng.integers(self.n_bootstrap, size=K)
-            return argmax_random_tie(preds[np.arange(K), pick], self.rng)
+            return argmax_random_tie(preds[np.arange(K), pick], self.rng, TIE_RTOL)
         if self.explorer == "bootstrap-ucb":
             return argmax_random_tie(
-                np.quantile(preds, self.ucb_quantile, axis=1), self.rng
+                np.quantile(preds, self.ucb_quantile, axis=1), self.rng, TIE_RTOL
             )
         mean = preds.mean(axis=1)
         if self.explorer == "softmax":
@@ -524,9 +524,11 @@ class SklearnArms(ContextualPolicy):
             return action
         explore = self.rng.random() < self.epsilon
         action = (
-            int(self.rng.integers(K)) if explore else argmax_random_tie(mean, self.rng)
+            int(self.rng.integers(K))
+            if explore
+            else argmax_random_tie(mean, self.rng, TIE_RTOL)
         )
-        ties = tied(mean)
+        ties = tied(mean, rtol=TIE_RTOL)
         greedy = (1.0 - self.epsilon) / np.count_nonzero(ties) if ties[action] else 0.0
         self.last_propensity = self.epsilon / K + greedy
         return action
