@@ -315,7 +315,9 @@ class ClassificationEnv(DatasetEnv, ContextualEnvironment):
         pool: Rows sampled without replacement per run to form the pool (None: all rows;
             the paper's experiments use 2500).
         encoding: "block" (disjoint one-hot blocks, dimension d*K), "onehot-id" ([x, e_k])
-            or "shared" (every arm is x: for per-arm policies, see :func:`encode_arms`).
+            or "shared" (every arm is x: for per-arm policies, see :func:`encode_arms`). A
+            per-arm policy is served the shared context under "block" too
+            (:meth:`serve_shared`).
         scale: Feature scaling before encoding ("auto": min-max to [-1, 1] per feature for
             tables, global for images; "l2" as NeuralUCB; see ``SCALINGS``).
         shuffle: Walk through permutations of the pool instead of drawing with replacement.
