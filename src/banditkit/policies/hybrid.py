@@ -69,7 +69,8 @@ class HybridLinUCB(PerArmRidgePolicy):
 
     Args:
         n_shared: k, the leading columns of each row that are shared features z, >= 0 (at
-            most the row's dimension, checked at the first round).
+            most the row's dimension, checked at the first round). The default 0 has no
+            shared features: disjoint LinUCB; give the k of your rows.
         nu: Exploration scale (alpha of [Li2010]), >= 0; 0 is greedy.
         lam: Ridge weight of beta and of every theta_a (1 in [Li2010]), > 0.
         seed: Seed of the policy's own stream (ties are broken at random).
@@ -94,7 +95,7 @@ class HybridLinUCB(PerArmRidgePolicy):
     _stacks: ClassVar[tuple[str, ...]] = ("A_inv", "B", "b", "counts")
 
     def __init__(
-        self, *, n_shared: int, nu: float = 1.0, lam: float = 1.0, seed: int = 0
+        self, *, n_shared: int = 0, nu: float = 1.0, lam: float = 1.0, seed: int = 0
     ) -> None:
         super().__init__(lam=lam, seed=seed)
         self.n_shared = check_int("n_shared", n_shared, low=0)
