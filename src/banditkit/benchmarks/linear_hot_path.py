@@ -61,7 +61,7 @@ from banditkit.core.types import Action, Feedback
 from banditkit.experiments.execute import single_threaded
 from banditkit.policies.linear import LinTS, LinUCB
 from banditkit.policies.models import RidgeModel
-from banditkit.policies.selection import argmax_random_tie
+from banditkit.policies.selection import TIE_RTOL, argmax_random_tie
 
 BAR_BLOCK_SECONDS = 1.0
 BAR_NAIVE_RATIO = 8.0
@@ -165,7 +165,7 @@ def run_bare(table: TableEnv, T: int) -> list[int]:
         ucb = X @ theta + np.sqrt(
             np.maximum(np.einsum("kd,kd->k", X @ inverse, X), 0.0)
         )
-        a = argmax_random_tie(ucb, rng)
+        a = argmax_random_tie(ucb, rng, TIE_RTOL)
         x = X[a]
         r = table.means[t, a] + table.noise[t]
         u = inverse @ x
@@ -193,7 +193,7 @@ def run_naive(env: Any, T: int) -> list[int]:
         ucb = X @ theta + np.sqrt(
             np.maximum(np.einsum("kd,kd->k", X @ inverse, X), 0.0)
         )
-        a = argmax_random_tie(ucb, rng)
+        a = argmax_random_tie(ucb, rng, TIE_RTOL)
         step = env.step(a)
         x = X[a]
         V += np.outer(x, x)

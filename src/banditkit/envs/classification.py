@@ -190,6 +190,7 @@ class DatasetEnv(Environment):
         self._queue = np.empty(0, dtype=np.int64)
         self._row = -1
         self._label = -1
+        self._serve_shared = False
 
     def _load(self, seed: int) -> Dataset:
         if self._source is not None:
@@ -240,7 +241,25 @@ class DatasetEnv(Environment):
     def _random_preprocessing(self) -> bool:
         return self._data.meta.get("categorical") == "random"
 
+    def serve_shared(self) -> bool:
+        """Hand the rounds of this run to a per-arm policy as shared contexts.
+
+        Per-arm policies (``make_policy(name, per_arm=True)``) call this from ``attach``,
+        which ``simulate`` calls after ``reset``: a block-encoded environment then serves
+        ``Context.from_shared(x, n_arms=K)`` instead of the (K, K d) block arms, until the
+        next ``reset``. The rows, labels, rewards and regrets are those of the block-encoded
+        run (the encoding draws nothing); a per-arm model on x is the block-encoded
+        shared-parameter model without the zero blocks. Other encodings are left as they are
+        (a per-arm model on [x, e_k] is another model).
+
+        Returns:
+            True if the rounds are now shared contexts.
+        """
+        self._serve_shared = self.encoding in ("block", "shared")
+        return self._serve_shared
+
     def _reset(self) -> None:
+        self._serve_shared = False
         if self.data_seed is None and self._random_preprocessing:
             self._data = self._load(int(self.instance_rng.integers(_RANDOM_SEED_BOUND)))
         n = self._data.features.shape[0]
@@ -260,6 +279,12 @@ class DatasetEnv(Environment):
         self._row = self._draw_row()
         self._label = int(self._data.labels[self._row])
         return encode_arms(self._data.features[self._row], self.n_arms, self.encoding)
+
+    def _next_shared_context(self) -> Context:
+        """The next round as ``Context.from_shared`` (see :meth:`serve_shared`)."""
+        self._row = self._draw_row()
+        self._label = int(self._data.labels[self._row])
+        return Context.from_shared(self._data.features[self._row], n_arms=self.n_arms)
 
     @property
     def label_of_round(self) -> int:
@@ -290,7 +315,9 @@ class ClassificationEnv(DatasetEnv, ContextualEnvironment):
         pool: Rows sampled without replacement per run to form the pool (None: all rows;
             the paper's experiments use 2500).
         encoding: "block" (disjoint one-hot blocks, dimension d*K), "onehot-id" ([x, e_k])
-            or "shared" (every arm is x: for per-arm policies, see :func:`encode_arms`).
+            or "shared" (every arm is x: for per-arm policies, see :func:`encode_arms`). A
+            per-arm policy is served the shared context under "block" too
+            (:meth:`serve_shared`).
         scale: Feature scaling before encoding ("auto": min-max to [-1, 1] per feature for
             tables, global for images; "l2" as NeuralUCB; see ``SCALINGS``).
         shuffle: Walk through permutations of the pool instead of drawing with replacement.
@@ -353,6 +380,8 @@ class ClassificationEnv(DatasetEnv, ContextualEnvironment):
         return f"classification-{self.source_name}"
 
     def _next_context(self) -> Context:
+        if self._serve_shared:
+            return self._next_shared_context()
         return Context(arms=self._next_row_arms())
 
     def best_action(self) -> int:

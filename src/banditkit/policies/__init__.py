@@ -31,6 +31,7 @@ from banditkit.policies.dueling import (
 )
 from banditkit.policies.ensemble import GLMES, GLMFPL, LinES, NeuralES, NeuralPHE
 from banditkit.policies.glm import GLMTS, GLMUCB
+from banditkit.policies.hybrid import HybridLinUCB
 from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
 from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
 from banditkit.policies.mnl import ONLMNL, TSMNL, UCBMNL, EpsGreedyMNL, OFUMNLPlus
@@ -88,6 +89,7 @@ __all__ = [
     "DuelingOracle",
     "EpsGreedy",
     "EpsGreedyMNL",
+    "HybridLinUCB",
     "LinES",
     "LinTS",
     "LinUCB",

@@ -24,7 +24,7 @@ from banditkit.policies.history import History
 from banditkit.policies.models import GLMModel
 from banditkit.policies.schedules import Periodic
 from banditkit.policies.scorer import Scorer
-from banditkit.policies.selection import Optimistic, argmax_random_tie
+from banditkit.policies.selection import TIE_RTOL, Optimistic, argmax_random_tie
 
 __all__ = ["GLMTS", "GLMUCB", "GLMPolicy"]
 
@@ -120,7 +120,7 @@ class GLMUCB(GLMPolicy):
     def _act(self, ctx: Context) -> Action:
         # x^T theta + nu ||x||_{V^-1}
         mean, width = Scorer(self.model, self.design, nu=self.nu).score(ctx.arms)
-        return Optimistic().select(mean, width, self.rng)
+        return Optimistic(TIE_RTOL).select(mean, width, self.rng)
 
 
 @POLICIES.register("glm-ts")
@@ -139,4 +139,4 @@ class GLMTS(GLMPolicy):
 
     def _act(self, ctx: Context) -> Action:
         theta = self.model.sample_theta(self.rng, self.nu, self.history)
-        return argmax_random_tie(ctx.arms @ theta, self.rng)
+        return argmax_random_tie(ctx.arms @ theta, self.rng, TIE_RTOL)

@@ -26,7 +26,7 @@ from banditkit.core.validation import check_scalar
 from banditkit.policies.history import History
 from banditkit.policies.models import RidgeModel
 from banditkit.policies.scorer import Scorer
-from banditkit.policies.selection import Optimistic, argmax_random_tie
+from banditkit.policies.selection import TIE_RTOL, Optimistic, argmax_random_tie, tied
 
 __all__ = ["EpsGreedy", "LinTS", "LinUCB", "RidgePolicy"]
 
@@ -93,7 +93,7 @@ class LinUCB(RidgePolicy):
         super().__init__(lam=lam, seed=seed)
         self.nu = check_scalar("nu", nu, low=0.0)
         self._scorer: Scorer | None = None
-        self._rule = Optimistic()
+        self._rule = Optimistic(TIE_RTOL)
 
     def _act(self, ctx: Context) -> Action:
         # mean x^T theta + nu ||x||_{V^-1}, V the model's own Gram
@@ -129,7 +129,7 @@ class LinTS(RidgePolicy):
 
     def _act(self, ctx: Context) -> Action:
         theta = self.model.sample_theta(self.rng, self.nu)
-        return argmax_random_tie(ctx.arms @ theta, self.rng)
+        return argmax_random_tie(ctx.arms @ theta, self.rng, TIE_RTOL)
 
 
 @POLICIES.register("eps-greedy")
@@ -164,9 +164,9 @@ class EpsGreedy(RidgePolicy):
         if explore:
             action = int(self.rng.integers(ctx.n_arms))
         else:
-            action = argmax_random_tie(scores, self.rng)
+            action = argmax_random_tie(scores, self.rng, TIE_RTOL)
         # P(action) = epsilon / K + (1 - epsilon) / (tied greedy arms), if it is one of them
-        ties = scores == scores.max()
+        ties = tied(scores, rtol=TIE_RTOL)
         greedy = (1.0 - self.epsilon) / np.count_nonzero(ties) if ties[action] else 0.0
         self.last_propensity = self.epsilon / ctx.n_arms + greedy
         return action

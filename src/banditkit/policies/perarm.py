@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from banditkit.core import POLICIES, Context, ContextualPolicy
+from banditkit.core.environment import Environment
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import (
     ArgumentTypeError,
@@ -44,9 +45,127 @@ from banditkit.core.validation import (
     check_int,
     check_scalar,
 )
-from banditkit.policies.selection import argmax_random_tie
+from banditkit.policies.selection import TIE_RTOL, argmax_random_tie, tied
 
-__all__ = ["PerArmEpsGreedy", "PerArmLinTS", "PerArmLinUCB", "PerArmRidgePolicy"]
+__all__ = [
+    "PerArmEpsGreedy",
+    "PerArmLinTS",
+    "PerArmLinUCB",
+    "PerArmRidgePolicy",
+    "ask_shared",
+    "check_batch",
+]
+
+
+def check_batch(
+    policy: ContextualPolicy,
+    contexts: Any,
+    actions: Any,
+    rewards: Any,
+    n_arms: int | None,
+    *,
+    fresh: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Validate a logged batch for ``partial_fit`` / ``fit`` of a per-arm ``policy``.
+
+    Args:
+        policy: The policy (its ``d`` and ``n_arms`` are checked unless ``fresh``; its
+            ``_check_feedback`` checks each reward).
+        contexts: (n, d) shared contexts, (n, K, d) per-arm features or n Contexts.
+        actions: (n,) int arms played.
+        rewards: (n,) rewards.
+        n_arms: K, or None to take it from the contexts or the policy.
+        fresh: Check for a policy that forgets what it knows (``fit``).
+
+    Returns:
+        (rows, actions, rewards, K): rows (n, d) shared or (n, K, d) per-arm features,
+        int64 actions, float64 rewards, the number of arms.
+
+    Raises:
+        ValueError: A bad batch; the message names the argument.
+    """
+    known_d = None if fresh else policy.d
+    known_k = None if fresh else getattr(policy, "n_arms", None)
+    if isinstance(contexts, np.ndarray):
+        rows = check_finite_array("contexts", contexts)
+        if rows.ndim not in (2, 3) or 0 in rows.shape[1:]:
+            raise ValueError(
+                "contexts must be an (n, d) array of shared contexts or an (n, K, d) "
+                f"array of per-arm features; got shape {rows.shape}."
+            )
+    elif isinstance(contexts, Sequence) and all(
+        isinstance(c, Context) for c in contexts
+    ):
+        if len(contexts) == 0:
+            rows = np.zeros((0, 1 if known_d is None else known_d))
+        else:
+            shapes = {c.arms.shape for c in contexts}
+            if len(shapes) != 1:
+                raise ValueError(
+                    f"contexts must all have the same number of arms and dimension; got {sorted(shapes)}."
+                )
+            rows = np.stack([c.arms for c in contexts])
+    else:
+        raise ArgumentTypeError(
+            "contexts must be a numpy array or a list of banditkit Contexts; got "
+            f"{type(contexts).__name__}."
+        )
+    n = rows.shape[0]
+    d = rows.shape[-1]
+    if known_d is not None and d != known_d:
+        raise ValueError(
+            f"contexts have dimension {d} but this policy was built for d={known_d}."
+        )
+    k = rows.shape[1] if rows.ndim == 3 else None
+    if n_arms is not None:
+        n_arms = check_int("n_arms", n_arms, low=1)
+        if k is not None and n_arms != k:
+            raise ValueError(f"n_arms={n_arms} but contexts have {k} arms.")
+        k = n_arms
+    if known_k is not None:
+        if k is not None and k != known_k:
+            raise ValueError(
+                f"contexts have {k} arms (n_arms) but this policy models {known_k}."
+            )
+        k = known_k
+    if k is None:
+        raise ValueError(
+            "n_arms is needed: the policy has not seen a round and (n, d) shared "
+            "contexts do not say how many arms there are."
+        )
+    acts = np.asarray(actions)
+    if acts.shape != (n,) or (n and acts.dtype.kind not in "iu"):
+        raise ValueError(
+            f"actions must be an (n,) array of int arm indices with n = {n} (the number "
+            f"of contexts); got {acts.dtype} of shape {acts.shape}."
+        )
+    if n and (acts.min() < 0 or acts.max() >= k):
+        raise ValueError(
+            f"actions must lie in [0, {k}); got {acts.min()}..{acts.max()}."
+        )
+    rews = np.asarray(rewards)
+    if rews.shape != (n,):
+        raise ValueError(
+            f"rewards must be an (n,) array with n = {n}; got shape {rews.shape}."
+        )
+    if n:
+        rews = np.array(
+            [
+                policy._check_feedback(float(r), int(a))
+                for r, a in zip(rews, acts, strict=True)
+            ]
+        )
+    return rows, acts.astype(np.int64), rews.astype(np.float64), k
+
+
+def ask_shared(env: Environment) -> bool:
+    """Ask ``env`` to serve shared contexts to a per-arm policy, if it can.
+
+    Calls ``env.serve_shared()`` where the environment has it (the classification
+    environments) and returns what it answers; False for any other environment.
+    """
+    serve = getattr(env, "serve_shared", None)
+    return bool(serve()) if callable(serve) else False
 
 
 class PerArmRidgePolicy(ContextualPolicy):
@@ -148,6 +267,15 @@ class PerArmRidgePolicy(ContextualPolicy):
             mean = np.einsum("kj,kj->k", self.theta, X)
             width2 = np.einsum("ki,kij,kj->k", X, self.A_inv, X, optimize=False)
         return mean, np.maximum(width2, 0.0)
+
+    def attach(self, env: Environment) -> None:
+        """Ask the environment for shared contexts (``simulate`` calls this first).
+
+        A classification environment with the block encoding then hands this policy
+        ``Context.from_shared(x, n_arms=K)`` (``ClassificationEnv.serve_shared``); other
+        environments are not asked anything.
+        """
+        ask_shared(env)
 
     # ------------------------------------------------------------------ catalogue
     def add_arm(self) -> int:
@@ -260,79 +388,10 @@ class PerArmRidgePolicy(ContextualPolicy):
         *,
         fresh: bool = False,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        known_d = None if fresh else self.d
-        known_k = None if fresh else self.n_arms
-        if isinstance(contexts, np.ndarray):
-            rows = check_finite_array("contexts", contexts)
-            if rows.ndim not in (2, 3) or 0 in rows.shape[1:]:
-                raise ValueError(
-                    "contexts must be an (n, d) array of shared contexts or an (n, K, d) "
-                    f"array of per-arm features; got shape {rows.shape}."
-                )
-        elif isinstance(contexts, Sequence) and all(
-            isinstance(c, Context) for c in contexts
-        ):
-            if len(contexts) == 0:
-                rows = np.zeros((0, 1 if known_d is None else known_d))
-            else:
-                shapes = {c.arms.shape for c in contexts}
-                if len(shapes) != 1:
-                    raise ValueError(
-                        f"contexts must all have the same number of arms and dimension; got {sorted(shapes)}."
-                    )
-                rows = np.stack([c.arms for c in contexts])
-        else:
-            raise ArgumentTypeError(
-                "contexts must be a numpy array or a list of banditkit Contexts; got "
-                f"{type(contexts).__name__}."
-            )
-        n = rows.shape[0]
-        d = rows.shape[-1]
-        if known_d is not None and d != known_d:
-            raise ValueError(
-                f"contexts have dimension {d} but this policy was built for d={known_d}."
-            )
-        k = rows.shape[1] if rows.ndim == 3 else None
-        if n_arms is not None:
-            n_arms = check_int("n_arms", n_arms, low=1)
-            if k is not None and n_arms != k:
-                raise ValueError(f"n_arms={n_arms} but contexts have {k} arms.")
-            k = n_arms
-        if known_k is not None:
-            if k is not None and k != known_k:
-                raise ValueError(
-                    f"contexts have {k} arms (n_arms) but this policy models {known_k}."
-                )
-            k = known_k
-        if k is None:
-            raise ValueError(
-                "n_arms is needed: the policy has not seen a round and (n, d) shared "
-                "contexts do not say how many arms there are."
-            )
-        acts = np.asarray(actions)
-        if acts.shape != (n,) or (n and acts.dtype.kind not in "iu"):
-            raise ValueError(
-                f"actions must be an (n,) array of int arm indices with n = {n} (the number "
-                f"of contexts); got {acts.dtype} of shape {acts.shape}."
-            )
-        if n and (acts.min() < 0 or acts.max() >= k):
-            raise ValueError(
-                f"actions must lie in [0, {k}); got {acts.min()}..{acts.max()}."
-            )
-        rews = np.asarray(rewards)
-        if rews.shape != (n,):
-            raise ValueError(
-                f"rewards must be an (n,) array with n = {n}; got shape {rews.shape}."
-            )
-        if n:
-            rews = np.array(
-                [
-                    self._check_feedback(float(r), int(a))
-                    for r, a in zip(rews, acts, strict=True)
-                ]
-            )
-        self._batch_arms = k
-        return rows, acts.astype(np.int64), rews.astype(np.float64)
+        rows, acts, rews, self._batch_arms = check_batch(
+            self, contexts, actions, rewards, n_arms, fresh=fresh
+        )
+        return rows, acts, rews
 
 
 @POLICIES.register("linucb-per-arm")
@@ -361,7 +420,7 @@ class PerArmLinUCB(PerArmRidgePolicy):
 
     def _act(self, ctx: Context) -> Action:
         mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
-        return argmax_random_tie(mean + self.nu * np.sqrt(width2), self.rng)
+        return argmax_random_tie(mean + self.nu * np.sqrt(width2), self.rng, TIE_RTOL)
 
 
 @POLICIES.register("lints-per-arm")
@@ -397,7 +456,7 @@ class PerArmLinTS(PerArmRidgePolicy):
         draws = mean + self.nu * np.sqrt(width2) * self.rng.standard_normal(
             mean.shape[0]
         )
-        return argmax_random_tie(draws, self.rng)
+        return argmax_random_tie(draws, self.rng, TIE_RTOL)
 
 
 @POLICIES.register("eps-greedy-per-arm")
@@ -436,8 +495,8 @@ class PerArmEpsGreedy(PerArmRidgePolicy):
         if explore:
             action = int(self.rng.integers(ctx.n_arms))
         else:
-            action = argmax_random_tie(scores, self.rng)
-        ties = scores == scores.max()
+            action = argmax_random_tie(scores, self.rng, TIE_RTOL)
+        ties = tied(scores, rtol=TIE_RTOL)
         greedy = (1.0 - self.epsilon) / np.count_nonzero(ties) if ties[action] else 0.0
         self.last_propensity = self.epsilon / ctx.n_arms + greedy
         return action

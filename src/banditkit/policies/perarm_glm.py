@@ -30,7 +30,7 @@ from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm import LINKS, fit_glm, glm_hessian
 from banditkit.policies.perarm import PerArmRidgePolicy
-from banditkit.policies.selection import argmax_random_tie
+from banditkit.policies.selection import TIE_RTOL, argmax_random_tie
 
 __all__ = ["PerArmGLMPolicy", "PerArmGLMTS", "PerArmGLMUCB"]
 
@@ -179,7 +179,7 @@ class PerArmGLMUCB(PerArmGLMPolicy):
 
     def _act(self, ctx: Context) -> Action:
         mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
-        return argmax_random_tie(mean + self.nu * np.sqrt(width2), self.rng)
+        return argmax_random_tie(mean + self.nu * np.sqrt(width2), self.rng, TIE_RTOL)
 
 
 @POLICIES.register("glm-ts-per-arm")
@@ -207,4 +207,4 @@ class PerArmGLMTS(PerArmGLMPolicy):
             var = np.einsum("ki,kij,kj->k", X, self.H_inv, X)
         sd = np.sqrt(np.maximum(var, 0.0))
         draws = mean + self.nu * sd * self.rng.standard_normal(mean.shape[0])
-        return argmax_random_tie(draws, self.rng)
+        return argmax_random_tie(draws, self.rng, TIE_RTOL)

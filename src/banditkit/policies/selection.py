@@ -20,6 +20,7 @@ from banditkit.core.types import Action
 from banditkit.core.validation import check_int
 
 __all__ = [
+    "TIE_RTOL",
     "Greedy",
     "Optimistic",
     "OptimisticPair",
@@ -31,17 +32,29 @@ __all__ = [
     "gaussian_sample",
     "optimistic_argmax",
     "pair_argmax",
+    "tied",
     "top_k",
 ]
 
 
+#: Relative tolerance within which the linear and GLM policies tie two scores (about 4500
+#: ulps: far above the rounding of a sum of a few hundred terms, far below any difference a
+#: policy means).
+TIE_RTOL = 1e-12
+
+
 def argmax_random_tie(
-    scores: np.ndarray, rng: np.random.Generator | None = None
+    scores: np.ndarray, rng: np.random.Generator | None = None, rtol: float = 0.0
 ) -> int:
     """Index of the largest score, ties broken at random.
 
-    Exact ties are broken uniformly at random with ``rng`` (by the lowest index when ``rng``
-    is None); ``rng`` is drawn from only when there is a tie.
+    Ties are broken uniformly at random with ``rng`` (the first largest score when ``rng`` is
+    None); ``rng`` is drawn from only when there is a tie. With ``rtol`` > 0, scores within
+    a relative ``rtol`` of the largest are ties too (:func:`tied`): the linear and GLM
+    policies pass :data:`TIE_RTOL`, so that scores equal in exact arithmetic that differ only
+    by rounding (the same sum taken in another order, as the block-encoded and the per-arm
+    policies take it for arms never played) tie, and the choice among them does not depend
+    on the BLAS or the memory layout.
 
     Raises:
         ValueError: If a score is NaN.
@@ -58,11 +71,32 @@ def argmax_random_tie(
             "scores contain NaN; for a neural policy this usually means that its "
             "training diverged (lower lr)."
         )
-    ties = scores == top
-    if rng is None or np.count_nonzero(ties) == 1:
+    if rng is None:
+        return first
+    ties = tied(scores, top, rtol) if rtol else scores == top
+    if np.count_nonzero(ties) == 1:
         return first
     best = np.flatnonzero(ties)
     return int(best[rng.integers(best.size)])
+
+
+def tied(scores: np.ndarray, top: float | None = None, rtol: float = 0.0) -> np.ndarray:
+    """Mask of the scores tied with the largest: within a relative ``rtol`` of it.
+
+    Args:
+        scores: (K,) scores without NaN.
+        top: Their maximum, if known.
+        rtol: Relative tolerance, >= 0 (0: exact ties).
+
+    Example:
+        >>> tied(np.array([1.0, 1.0 + 1e-15, 0.9]), rtol=TIE_RTOL).tolist()
+        [True, True, False]
+    """
+    top = float(scores.max() if top is None else top)
+    bound = top - rtol * abs(top)  # Python floats: inf - inf is NaN, no warning
+    if bound != bound:  # top = +inf: exact ties only
+        return scores == top
+    return scores >= bound
 
 
 def optimistic_argmax(
@@ -70,6 +104,7 @@ def optimistic_argmax(
     width: np.ndarray,
     nu: float,
     rng: np.random.Generator | None = None,
+    rtol: float = 0.0,
 ) -> int:
     """Upper-confidence rule: argmax_k mean_k + nu * width_k.
 
@@ -79,7 +114,7 @@ def optimistic_argmax(
         >>> optimistic_argmax(np.array([0.5, 0.2]), np.array([0.1, 1.0]), nu=0.0)
         0
     """
-    return argmax_random_tie(np.asarray(mean) + nu * np.asarray(width), rng)
+    return argmax_random_tie(np.asarray(mean) + nu * np.asarray(width), rng, rtol)
 
 
 def gaussian_sample(
@@ -168,13 +203,21 @@ class Greedy:
 
 
 class Optimistic:
-    """argmax_k mean_k + width_k (the widths carry nu)."""
+    """argmax_k mean_k + width_k (the widths carry nu).
+
+    Args:
+        rtol: Scores within this relative tolerance of the best are ties
+            (:func:`argmax_random_tie`); 0 (default): exact ties.
+    """
+
+    def __init__(self, rtol: float = 0.0) -> None:
+        self.rtol = rtol
 
     def select(
         self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
     ) -> int:
         """The arm of largest upper confidence bound."""
-        return optimistic_argmax(mean, width, 1.0, rng)
+        return optimistic_argmax(mean, width, 1.0, rng, self.rtol)
 
 
 class Sampled:

@@ -35,14 +35,17 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from banditkit.core import POLICIES, Context, ContextualPolicy
+from banditkit.core.environment import Environment
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.policies.selection import argmax_random_tie
+from banditkit.policies.perarm import ask_shared, check_batch
+from banditkit.policies.selection import TIE_RTOL, argmax_random_tie, tied
 
 __all__ = ["EXPLORERS", "SklearnArms"]
 
@@ -253,8 +256,13 @@ class SklearnArms(ContextualPolicy):
         super()._check_context(ctx)
         if ctx.n_arms != self.n_arms:
             raise ValueError(
-                f"ctx has {ctx.n_arms} arms but this per-arm policy models {self.n_arms}."
+                f"ctx has {ctx.n_arms} arms but this per-arm policy models {self.n_arms}; "
+                "change the catalogue with add_arm() / remove_arm() first."
             )
+
+    def attach(self, env: Environment) -> None:
+        """Ask a classification environment for shared contexts (see ``perarm.ask_shared``)."""
+        ask_shared(env)
 
     def _state(self) -> dict[str, Any]:
         return {
@@ -328,9 +336,13 @@ class SklearnArms(ContextualPolicy):
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)
+        self._learn(action, ctx.arms[action], float(feedback))
+
+    def _learn(self, action: int, x: np.ndarray, reward: float) -> None:
+        """Log the round with its bootstrap weights; partial fit, or refit when due."""
         B = self.n_bootstrap
         w = self.rng.poisson(1.0, size=B).astype(float) if B > 1 else np.ones(1)
-        self._append(ctx.arms[action], float(feedback), action, w)
+        self._append(x, reward, action, w)
         n = self._n
         if self._partial:
             self._partial_fit(action, n - 1)
@@ -342,6 +354,114 @@ class SklearnArms(ContextualPolicy):
                 self._refit(int(a), int(counts[a]))
             self.n_fit = counts
             self._n_updates += 1
+
+    # ------------------------------------------------------------------ catalogue
+    def add_arm(self) -> int:
+        """Append an arm that has never been played and return its index, K before the call.
+
+        The other arms keep their estimators and rows; contexts must then have K + 1 arms.
+        The new arm is played first (as every unplayed arm).
+
+        Raises:
+            ValueError: Before the first round (the feature dimension is not known yet).
+        """
+        self._require_started("add_arm")
+        assert self.n_arms is not None
+        self.n_fit = np.append(self.n_fit, 0)
+        self._models.append(None)
+        self.n_arms += 1
+        return self.n_arms - 1
+
+    def remove_arm(self, arm: int) -> None:
+        """Drop arm ``arm``, its estimators and its rows; the arms after it move down one.
+
+        The other arms keep their estimators as they are (no refit) and their rows, so
+        their predictions do not change, and a restored copy replays the same fits.
+
+        Raises:
+            ValueError: Before the first round, if ``arm`` is not in [0, K), or if it is the
+                last arm left.
+        """
+        self._require_started("remove_arm")
+        assert self.n_arms is not None
+        arm = check_int("arm", arm, low=0, high=self.n_arms - 1)
+        if self.n_arms == 1:
+            raise ValueError("arm cannot be removed: it is the only arm left.")
+        keep = self.row_arms != arm
+        arms = self.row_arms[keep]
+        self._set_log(
+            self.rows[keep],
+            self.targets[keep],
+            arms - (arms > arm),
+            self.weights[keep],
+        )
+        self.n_fit = np.delete(self.n_fit, arm)
+        del self._models[arm]
+        self.n_arms -= 1
+
+    def _require_started(self, what: str) -> None:
+        if self.d is None:
+            raise ValueError(
+                f"{what}() needs the feature dimension: play a round or fit() logged "
+                "rounds first."
+            )
+
+    # ------------------------------------------------------------------ batch fits
+    def partial_fit(
+        self,
+        contexts: np.ndarray | Sequence[Context],
+        actions: Any,
+        rewards: Any,
+        *,
+        n_arms: int | None = None,
+    ) -> SklearnArms:
+        """Learn from logged rounds, as ``update`` on each of them in order would.
+
+        Each round draws its bootstrap weights from the policy's stream, as ``update``
+        does, so the result (estimators, log, stream) is that of the same rounds fed one
+        at a time.
+
+        Args:
+            contexts: (n, d) shared contexts, (n, K, d) per-arm features, or a list of n
+                :class:`Context`.
+            actions: (n,) arms played, in [0, K).
+            rewards: (n,) rewards, as ``update`` accepts them.
+            n_arms: K, needed only when the policy has not seen a round and ``contexts`` is
+                an (n, d) array; otherwise it must match.
+
+        Returns:
+            The policy itself.
+
+        Raises:
+            ValueError: A bad batch (the message names the argument); nothing is learned
+                from a rejected batch.
+        """
+        rows, acts, rews, k = check_batch(self, contexts, actions, rewards, n_arms)
+        if self.d is None:
+            self.d = int(rows.shape[-1])
+            self._reset(k)
+        shared = rows.ndim == 2
+        for i in range(acts.shape[0]):
+            a = int(acts[i])
+            self._learn(a, rows[i] if shared else rows[i, a], float(rews[i]))
+            self.t += 1
+        return self
+
+    def fit(
+        self,
+        contexts: np.ndarray | Sequence[Context],
+        actions: Any,
+        rewards: Any,
+        *,
+        n_arms: int | None = None,
+    ) -> SklearnArms:
+        """Forget every estimator and learn from logged rounds (see :meth:`partial_fit`).
+
+        The random stream is not reset. K is taken from the batch.
+        """
+        check_batch(self, contexts, actions, rewards, n_arms, fresh=True)
+        self.d, self.n_arms, self.t, self._n_updates = None, None, 0, 0
+        return self.partial_fit(contexts, actions, rewards, n_arms=n_arms)
 
     # ------------------------------------------------------------------ acting
     def predictions(self, ctx: Context) -> np.ndarray:
@@ -386,14 +506,14 @@ class SklearnArms(ContextualPolicy):
         fresh = np.isnan(preds[:, 0])
         if fresh.any():  # play every arm once first
             self.last_propensity = None
-            return argmax_random_tie(fresh.astype(float), self.rng)
+            return argmax_random_tie(fresh.astype(float), self.rng, TIE_RTOL)
         K = ctx.n_arms
         if self.explorer == "bootstrap-ts":
             pick = self.rng.integers(self.n_bootstrap, size=K)
-            return argmax_random_tie(preds[np.arange(K), pick], self.rng)
+            return argmax_random_tie(preds[np.arange(K), pick], self.rng, TIE_RTOL)
         if self.explorer == "bootstrap-ucb":
             return argmax_random_tie(
-                np.quantile(preds, self.ucb_quantile, axis=1), self.rng
+                np.quantile(preds, self.ucb_quantile, axis=1), self.rng, TIE_RTOL
             )
         mean = preds.mean(axis=1)
         if self.explorer == "softmax":
@@ -404,9 +524,11 @@ class SklearnArms(ContextualPolicy):
             return action
         explore = self.rng.random() < self.epsilon
         action = (
-            int(self.rng.integers(K)) if explore else argmax_random_tie(mean, self.rng)
+            int(self.rng.integers(K))
+            if explore
+            else argmax_random_tie(mean, self.rng, TIE_RTOL)
         )
-        ties = mean == mean.max()
+        ties = tied(mean, rtol=TIE_RTOL)
         greedy = (1.0 - self.epsilon) / np.count_nonzero(ties) if ties[action] else 0.0
         self.last_propensity = self.epsilon / K + greedy
         return action
