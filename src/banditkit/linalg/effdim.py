@@ -20,6 +20,7 @@ import scipy.sparse
 
 from banditkit.core.validation import check_choice
 
+from ._common import check_vector, check_weight
 from .diagonal import DiagonalGram
 from .gram import Gram
 from .shifted import GRAMS
@@ -147,6 +148,53 @@ class KernelLogdet:
         self._indptr = np.array(state["indptr"], dtype=np.int64).reshape(self.n + 1)
 
 
+class _LogdetGram(Gram):
+    """A ``Gram`` whose rank-1 updates write V and V^-1 in place (``EffectiveDimension``).
+
+    ``Gram.update`` builds a new (d, d) array for V and for V^-1 on every update, so
+    that arrays read earlier stay snapshots; at p = 420 (NeuralLog-UCB-2's gradients on
+    h1) those are two fresh 1.4 MB arrays per round, whose allocation and first touch
+    cost more than the arithmetic. The effective dimension reads only log det V, so this
+    Gram adds w x x^T and -w u u^T / (1 + q) into V and V^-1 themselves, through one
+    scratch array, with the same products and sums as ``Gram.update`` (the same values
+    bit for bit; the refactorisations and ``state_dict`` are ``Gram``'s). Its ``matrix``
+    and ``inverse`` are therefore not snapshots.
+    """
+
+    def update(self, x: Any, weight: float = 1.0) -> None:
+        """Add w x x^T to V in place; the values of ``Gram.update``."""
+        x = check_vector("x", x, self._d)
+        w = check_weight(weight)
+        u = self._inverse @ x
+        wq = max(w * float(x @ u), 0.0)
+        scratch = self.__dict__.get("_scratch")
+        if scratch is None:
+            scratch = self.__dict__["_scratch"] = np.empty((self._d, self._d))
+        for name, vec, coef in (("_matrix", x, w), ("_inverse", u, -w / (1.0 + wq))):
+            target = getattr(self, name)
+            if not target.flags.writeable:  # after a refactorisation or a load
+                target = np.array(target)
+                setattr(self, name, target)
+            # Gram's _plus_outer: (v v^T) * c + A, the same roundings
+            np.multiply.outer(vec, vec, out=scratch)
+            scratch *= coef
+            target += scratch
+        self._pending.append(math.sqrt(w) * x)
+        self._logdet += math.log1p(wq)
+        self._n_updates += 1
+        self._since_refactor += 1
+        if self._since_refactor >= self._refactor_every:
+            self._refactor()
+
+    def copy(self) -> Gram:
+        """An independent copy (its own V and V^-1, which this class writes in place)."""
+        new = super().copy()
+        new.__dict__.pop("_scratch", None)
+        new._matrix = np.array(self._matrix)
+        new._inverse = np.array(self._inverse)
+        return new
+
+
 class EffectiveDimension:
     """Data-adaptive effective dimension d_eff = logdet(I + a * sum_i z_i z_i^T).
 
@@ -183,9 +231,13 @@ class EffectiveDimension:
         if kind == "exact":
             kind = "full" if d <= EXACT_FULL_MAX else "kernel"
         self.kind = kind
-        self.gram: Gram | DiagonalGram | KernelLogdet = (
-            KernelLogdet(d, scale) if kind == "kernel" else make_gram(kind, d, 1.0)
-        )
+        self.gram: Gram | DiagonalGram | KernelLogdet
+        if kind == "kernel":
+            self.gram = KernelLogdet(d, scale)
+        elif kind == "full":  # log det only: V and V^-1 updated in place
+            self.gram = _LogdetGram(d, 1.0)
+        else:
+            self.gram = make_gram(kind, d, 1.0)
 
     def update(self, z: np.ndarray) -> None:
         """Add a * z z^T to the sum."""
