@@ -292,7 +292,7 @@ class EffectiveDimension:
         if kind == "exact":
             kind = "full" if d <= EXACT_FULL_MAX else "kernel"
         self.kind = kind
-        self.gram: LogdetGram | DiagonalGram | KernelLogdet
+        self.gram: Gram | LogdetGram | DiagonalGram | KernelLogdet
         if kind == "kernel":
             self.gram = KernelLogdet(d, scale)
         elif kind == "full":  # log det only: V and V^-1 updated in place
