@@ -23,20 +23,23 @@ References:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from banditkit.core.validation import check_finite_array, check_int, check_scalar
-from banditkit.glm.links import Link, get_link
+from banditkit.glm.links import Link, LogisticLink, get_link
 
 if TYPE_CHECKING:
     import scipy.linalg as sla
+    import scipy.special as special
 else:
     from banditkit.core.lazy import lazy_import
 
     sla = lazy_import("scipy.linalg")  # slow to import: at first use
+    special = lazy_import("scipy.special")
 
 __all__ = ["GLMFit", "fit_glm", "glm_hessian"]
 
@@ -90,10 +93,25 @@ class _Problem:
     w: np.ndarray
     center: np.ndarray
     link: Link
+    _latent: list[Any] = field(default_factory=list, compare=False, repr=False)
+
+    def latent(self, theta: np.ndarray) -> np.ndarray:
+        """Z = X theta, kept for the last theta asked (the array itself, by identity).
+
+        Newton's line search evaluates the objective at the candidate it then accepts,
+        and the next gradient and Hessian are taken at that very array: the product is
+        computed once (the same values; the iterates are never modified in place).
+        """
+        cache = self._latent
+        if cache and cache[0] is theta:
+            return cache[1]
+        z = self.X @ theta
+        cache[:] = [theta, z]
+        return z
 
     def objective(self, theta: np.ndarray, lam: float) -> float:
         diff = theta - self.center
-        data = float(self.w @ self.link.nll(self.X @ theta, self.y))
+        data = float(self.w @ self.link.nll(self.latent(theta), self.y))
         return data + 0.5 * lam * float(diff @ diff)
 
     def data_grad(self, theta: np.ndarray) -> np.ndarray:
@@ -102,17 +120,23 @@ class _Problem:
 
     def grad_hess(self, theta: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
         """Return the gradient (d,) and Hessian (d, d) of L at theta; O(n d^2)."""
-        z = self.X @ theta
-        g = self.X.T @ (self.w * self.link.nll_grad(z, self.y))
+        z = self.latent(theta)
+        if type(self.link) is LogisticLink:
+            # nll_grad = expit(z) - y and nll_hess = expit(z) expit(-z), one expit(z)
+            mu = self.link.mean(z)
+            grad, hess = mu - self.y, mu * special.expit(-z)
+        else:
+            grad, hess = self.link.nll_grad(z, self.y), self.link.nll_hess(z, self.y)
+        g = self.X.T @ (self.w * grad)
         g += lam * (theta - self.center)
-        H = _weighted_gram(self.X, self.w * self.link.nll_hess(z, self.y), lam)
+        H = _weighted_gram(self.X, self.w * hess, lam)
         return g, H
 
 
 def _weighted_gram(X: np.ndarray, c: np.ndarray, lam: float) -> np.ndarray:
     """Return sum_i c_i x_i x_i^T + lam I, shape (d, d)."""
     H = (X * c[:, None]).T @ X
-    H[np.diag_indices_from(H)] += lam
+    H.flat[:: H.shape[0] + 1] += lam  # the diagonal
     return H
 
 
@@ -171,10 +195,54 @@ def _check_vector(name: str, value: Any, d: int) -> np.ndarray:
     return v.copy()
 
 
+def _cho_factor(H: np.ndarray) -> tuple[np.ndarray, bool]:
+    """``sla.cho_factor(H, lower=True, check_finite=False)`` without its wrappers.
+
+    The same LAPACK call (``potrf``, lower, not cleaned), so the same factor; scipy's
+    argument handling around it costs more than the factorisation at d = 20.
+    """
+    if H.size == 0 or H.dtype != np.float64 or H.ndim != 2:
+        return sla.cho_factor(H, lower=True, check_finite=False)
+    potrf, _ = _lapack()
+    c, info = potrf(H, lower=1, overwrite_a=0, clean=0)
+    if info > 0:
+        raise np.linalg.LinAlgError(
+            f"{info}-th leading minor of the array is not positive definite"
+        )
+    if info < 0:
+        raise ValueError(f"illegal value in argument {-info} of potrf")
+    return c, True
+
+
+def _cho_solve(factor: tuple[np.ndarray, bool], g: np.ndarray) -> np.ndarray:
+    """``sla.cho_solve(factor, g, check_finite=False)`` by its LAPACK call (potrs)."""
+    c, lower = factor
+    if c.size == 0 or c.dtype != np.float64 or g.dtype != np.float64:
+        return sla.cho_solve(factor, g, check_finite=False)
+    _, potrs = _lapack()
+    x, info = potrs(c, g, lower=int(lower), overwrite_b=0)
+    if info != 0:
+        raise ValueError(f"illegal value in argument {-info} of potrs")
+    return x
+
+
+_LAPACK: list[Any] = []
+
+
+def _lapack() -> tuple[Any, Any]:
+    """float64 potrf and potrs, looked up once."""
+    if not _LAPACK:
+        from scipy.linalg.lapack import get_lapack_funcs
+
+        dummy = np.eye(1)
+        _LAPACK.extend(get_lapack_funcs(("potrf", "potrs"), (dummy,)))
+    return _LAPACK[0], _LAPACK[1]
+
+
 def _newton_direction(H: np.ndarray, g: np.ndarray, lam: float) -> np.ndarray:
     """Return -H^-1 g by Cholesky; raise _SingularHessianError if lam = 0 and H ~ 0."""
     try:
-        factor = sla.cho_factor(H, lower=True, check_finite=False)
+        factor = _cho_factor(H)
         if lam == 0.0:
             pivots = np.abs(np.diag(factor[0]))
             if pivots.min() ** 2 <= _SINGULAR_RTOL * pivots.max() ** 2:
@@ -187,8 +255,8 @@ def _newton_direction(H: np.ndarray, g: np.ndarray, lam: float) -> np.ndarray:
             ) from exc
         # Positive definite in exact arithmetic (lam > 0): retry with a small ridge.
         H = H + _JITTER * max(float(np.trace(H)) / H.shape[0], lam) * np.eye(len(H))
-        factor = sla.cho_factor(H, lower=True, check_finite=False)
-    return -sla.cho_solve(factor, g, check_finite=False)
+        factor = _cho_factor(H)
+    return -_cho_solve(factor, g)
 
 
 def _newton(
@@ -203,7 +271,7 @@ def _newton(
     f = problem.objective(theta, lam)
     for it in range(max_iter + 1):
         g, H = problem.grad_hess(theta, lam)
-        if np.linalg.norm(g) < tol:
+        if math.sqrt(float(g @ g)) < tol:  # np.linalg.norm(g), one call less
             return GLMFit(theta, it, True, f)
         step = _newton_direction(H, g, lam)
         slope = float(g @ step)  # = -decrement^2 [Boyd2004, Sec. 9.5.1]

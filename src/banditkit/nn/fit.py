@@ -28,6 +28,7 @@ from typing import NamedTuple
 import torch
 
 from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.nn.fused import fusable, fused_gd
 from banditkit.nn.losses import Loss
 from banditkit.nn.network import Params, StackedMLP
 from banditkit.nn.observations import Pairs, Rows, Sets
@@ -37,6 +38,7 @@ __all__ = ["FitResult", "fit", "objective_and_grads"]
 
 OPTIMIZERS = ("gd", "adam")
 REDUCTIONS = ("sum", "mean")
+RECORDS = ("all", "ends")
 Observations = Rows | Pairs | Sets
 
 
@@ -126,6 +128,7 @@ def fit(
     reduction: str = "sum",
     inplace: bool = False,
     method: str = "auto",
+    record: str = "all",
 ) -> FitResult:
     """Train M members at once, warm-started from ``params`` (module docstring).
 
@@ -143,15 +146,19 @@ def fit(
         inplace: Update the tensors of ``params`` themselves (e.g. views of a module's
             parameters from ``stack_params``); otherwise they are copied first.
         method: "auto", "closed-form" (depth 2) or "torch.func" (``net.forward_vjp``).
+        record: "all" (J at every step) or "ends" (J at the first and the last step
+            only, history (2, M), or (1, M) for one step): the parameters are the same;
+            the fused loop of ``nn.fused`` then skips the objective's value on the
+            other steps.
 
     Returns:
-        FitResult(params, history (steps, M)).
+        FitResult(params, history (steps, M), or the recorded steps).
 
     Raises:
         ValueError: On a loss/observation mismatch, wrong shapes, member rows of y,
             weights or penalty centres other than M (or 1 for centres), a penalty on
-            unknown parameters, lr <= 0, steps < 1, or an unknown optimizer or
-            reduction.
+            unknown parameters, lr <= 0, steps < 1, or an unknown optimizer,
+            reduction or record.
 
     Example:
         >>> net = StackedMLP(2, width=4)
@@ -166,6 +173,7 @@ def fit(
     lr = check_scalar("lr", lr, low=0.0, low_open=True)
     steps = check_int("steps", steps, low=1)
     reduction = check_choice("reduction", reduction, REDUCTIONS)
+    record = check_choice("record", record, RECORDS)
     M = net.check_params(params)
     if not isinstance(obs, loss.observations):
         raise ValueError(
@@ -182,13 +190,27 @@ def fit(
     scale = 1.0 / obs.n if reduction == "mean" else 1.0
     history = []
     workspace: dict[str, torch.Tensor] = {}
+    if opt is None and fusable(net, params, obs, loss, penalties, method):
+        # one depth-2 network on rows: the fused loop, the same arithmetic (nn.fused)
+        assert isinstance(obs, Rows)
+        history = fused_gd(
+            net,
+            params,
+            obs,
+            loss,
+            penalties,
+            step=lr * scale,
+            steps=steps,
+            record=record,
+        )
+        return FitResult(params, torch.stack(history) * scale)
     if opt is None:  # plain GD: theta -= lr * scale * grad, no optimiser state
         step = lr * scale
         items = list(params.items())
         # one no_grad for the whole loop: the closed form and the penalties then skip
         # their own (torch.func's vjp ignores an outer no_grad, as it should)
         with torch.no_grad():
-            for _ in range(steps):
+            for i in range(steps):
                 value, grads = objective_and_grads(
                     net,
                     params,
@@ -198,15 +220,17 @@ def fit(
                     method=method,
                     workspace=workspace,
                 )
-                history.append(value)
+                if record == "all" or i == 0 or i == steps - 1:
+                    history.append(value)
                 for name, param in items:
                     param.sub_(grads[name], alpha=step)
         return FitResult(params, torch.stack(history) * scale)
-    for _ in range(steps):
+    for i in range(steps):
         value, grads = objective_and_grads(
             net, params, obs, loss, penalties, method=method, workspace=workspace
         )
-        history.append(value)
+        if record == "all" or i == 0 or i == steps - 1:
+            history.append(value)
         for name, param in params.items():
             param.grad = grads[name] if scale == 1.0 else grads[name] * scale
         opt.step()

@@ -39,7 +39,7 @@ import torch
 from torch.func import functional_call, grad, vmap
 
 from banditkit.core.validation import check_choice
-from banditkit.nn.kernels import activation_slope
+from banditkit.nn.kernels import depth2_slopes
 from banditkit.nn.mlp import MLP
 from banditkit.nn.network import METHODS, stack_params
 
@@ -93,7 +93,8 @@ def _depth2_pass(
     with torch.no_grad():
         f, _, h = model.forward_with_hidden(X)
         w2 = model.layer(1)[0]
-        c = (model.out_scale * w2[0]) * activation_slope(model.activation, h)
+        # c = a'(z) * s W_2[0], the factor the trainer's vjp uses (nn.kernels)
+        c = depth2_slopes(model.activation, h, model.out_scale * w2[0])
     return f, h, c
 
 

@@ -44,7 +44,9 @@ import torch
 __all__ = [
     "ROW_BLOCK_ELEMENTS",
     "activation_slope",
+    "depth2_dense_pass",
     "depth2_forward_vjp",
+    "depth2_slopes",
     "no_grad_if_enabled",
     "stack_mm",
     "stack_mv",
@@ -171,6 +173,67 @@ def depth2_forward_vjp(
     return _blocked(params, X, activation, out_scale, workspace)
 
 
+def depth2_slopes(
+    activation: str,
+    h: torch.Tensor,
+    sw: torch.Tensor,
+    out: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Return c = a'(z) * (s W_2[0]) from h = a(z): the depth-2 backward factor.
+
+    The one definition of c shared by the trainer's vjp (``depth2_dense_pass``) and the
+    per-arm gradients of ``nn.grads``. sw (..., m) broadcasts over the rows of h.
+    """
+    return activation_slope(activation, h, out=out).mul_(sw)
+
+
+def depth2_dense_pass(
+    X: torch.Tensor,
+    w1: torch.Tensor,
+    w2: torch.Tensor,
+    activation: str,
+    s: float,
+    *,
+    b1: torch.Tensor | None = None,
+    b2: torch.Tensor | None = None,
+    h: torch.Tensor | None = None,
+    c: torch.Tensor | None = None,
+    sw: torch.Tensor | None = None,
+    f: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The forward half of the dense depth-2 pass of one member (M = 1).
+
+    h = a(X W_1^T + b_1) (1, N, m), sw = s W_2[0] (1, m), f = h sw + s b_2 (1, N) and
+    c = a'(z) * sw (1, N, m), with the 2-D products of the single-network code. Used by
+    ``depth2_forward_vjp`` (M = 1) and by the fused GD loop of ``nn.fused``, which pass
+    buffers (h, c, sw, f; f only without b_2) so that nothing is allocated per step.
+    Call it under ``no_grad``.
+
+    Returns:
+        f, h, c, sw (the buffers when given).
+    """
+    w1t = w1[0].mT
+    if h is None:
+        h = X.matmul(w1t)[None]
+    else:
+        torch.matmul(X, w1t, out=h[0])
+    if b1 is not None:
+        h.add_(b1.unsqueeze(1))
+    h = torch.relu_(h) if activation == "relu" else torch.sigmoid_(h)
+    if sw is None:
+        sw = s * w2[:, 0]
+    else:
+        torch.mul(w2[:, 0], s, out=sw)
+    if f is None:
+        f = h[0].mv(sw[0]).unsqueeze(0)
+    else:
+        torch.mv(h[0], sw[0], out=f[0])
+    if b2 is not None:
+        f = f + s * b2
+    c = depth2_slopes(activation, h, sw.unsqueeze(1), out=c)
+    return f, h, c, sw
+
+
 def _dense(
     params: Grads,
     X: torch.Tensor,
@@ -184,18 +247,17 @@ def _dense(
     block = (w1.shape[0], X.shape[0], w1.shape[1])
     with no_grad_if_enabled():
         # h = a(W_1 x + b_1) in one buffer; c = s W_2[0] a'(z) in another
-        h = stack_mm(X, w1.mT, out=workspace_buffer(workspace, "h", block, X))
-        if b1 is not None:
-            h.add_(b1.unsqueeze(1))
-        h = torch.relu_(h) if activation == "relu" else torch.sigmoid_(h)
-        sw = s * w2[:, 0]
-        f = stack_mv(h, sw)
-        if b2 is not None:
-            f = f + s * b2
-        c = activation_slope(
-            activation, h, out=workspace_buffer(workspace, "c", block, X)
+        f, h, c, _ = depth2_dense_pass(
+            X,
+            w1,
+            w2,
+            activation,
+            s,
+            b1=b1,
+            b2=b2,
+            h=workspace_buffer(workspace, "h", block, X),
+            c=workspace_buffer(workspace, "c", block, X),
         )
-        c.mul_(sw.unsqueeze(1))
 
     def vjp(v: torch.Tensor) -> Grads:
         vc = torch.mul(

@@ -28,7 +28,7 @@ References:
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import torch
 
@@ -257,15 +257,38 @@ class MLP(torch.nn.Module):
             c0 = 0
             for part in parts:
                 c1 = c0 + part.shape[-1]
-                block = weight[r0:r1, c0:c1].clone(
-                    memory_format=torch.contiguous_format
-                )
+                block = self._block(weight, r0, r1, c0, c1)
                 term = part @ block.mT
                 acc = term if acc is None else acc + term
                 c0 = c1
             assert acc is not None
             outs.append(acc if bias is None else acc + bias[r0:r1])
         return outs
+
+    def _block(
+        self, weight: torch.Tensor, r0: int, r1: int, c0: int, c1: int
+    ) -> torch.Tensor:
+        """The contiguous copy weight[r0:r1, c0:c1] that ``_affine`` multiplies.
+
+        Without gradients, the copies of the module's own parameters are kept until the
+        parameter changes (its version counter moves): the per-round passes of a policy
+        (``nn.forward_and_grads``, ``nn.forward_and_sq_norms``) then skip four copies
+        per call between refits. The same values either way.
+        """
+        if torch.is_grad_enabled() or not isinstance(weight, torch.nn.Parameter):
+            return weight[r0:r1, c0:c1].clone(memory_format=torch.contiguous_format)
+        cache: dict[tuple[int, int, int, int, int], Any] = self.__dict__.setdefault(
+            "_block_cache", {}
+        )
+        key = (id(weight), r0, r1, c0, c1)
+        hit = cache.get(key)
+        # the same tensor, storage (not a copy of the module) and version
+        stamp = (weight, weight.data_ptr(), weight._version)
+        if hit is not None and hit[0] is weight and hit[1:3] == stamp[1:]:
+            return hit[3]
+        block = weight[r0:r1, c0:c1].clone(memory_format=torch.contiguous_format)
+        cache[key] = (*stamp, block)
+        return block
 
     def _preactivation(
         self, index: int, parts: list[torch.Tensor]

@@ -138,6 +138,7 @@ def train(
     lr: float = 0.01,
     steps: int = 100,
     reduction: str = "sum",
+    record: str = "all",
 ) -> list[float]:
     """Minimise J(theta) (module docstring) in place, warm-started from the model.
 
@@ -158,10 +159,14 @@ def train(
         lr: Step size, > 0.
         steps: Number of full-batch steps, >= 1.
         reduction: "sum" (the papers' objective) or "mean" (J / n, same minimiser).
+        record: "all" (J at every step) or "ends" (J at the first and the last step
+            only, which saves the objective's value on the other steps; see
+            ``nn.fit``). The parameters are the same either way.
 
     Returns:
-        J at the parameters each step started from (length ``steps``); ``history[0]`` is
-        the objective at the warm start. A diverging run shows up as inf or nan here.
+        J at the parameters each step started from (length ``steps``, or the first and
+        the last with record="ends"); ``history[0]`` is the objective at the warm
+        start. A diverging run shows up as inf or nan here.
 
     Raises:
         ValueError: On bad shapes, NaN or inf in the data, labels out of range, lr <= 0,
@@ -200,6 +205,7 @@ def train(
         steps=steps,
         reduction=reduction,
         inplace=True,
+        record=record,
     )
     return [float(v) for v in result.history[:, 0].tolist()]
 
@@ -248,6 +254,7 @@ class Trainer:
         *,
         weights: ArrayLike | None = None,
         mask: ArrayLike | None = None,
+        record: str = "all",
     ) -> list[float]:
         """Run ``train`` with these hyper-parameters; see ``train`` for the arguments.
 
@@ -267,4 +274,5 @@ class Trainer:
             lr=self.lr,
             steps=self.steps,
             reduction=self.reduction,
+            record=record,
         )

@@ -239,6 +239,7 @@ class NeuralModel:
                 torch.from_numpy(choice),
                 weights=weights,
                 mask=torch.from_numpy(mask),
+                record="ends",  # the backtracking reads the first and last J
             )
         elif (
             self.grouped
@@ -253,6 +254,7 @@ class NeuralModel:
                 torch.from_numpy(history.X),
                 torch.from_numpy(history.y),
                 weights=weights,
+                record="ends",
             )
         return objective
 
@@ -285,6 +287,7 @@ class NeuralModel:
             steps=trainer.steps,
             reduction="sum",
             inplace=True,
+            record="ends",
         )
         objective = result.history[:, 0]
         if trainer.reduction == "mean":
@@ -319,6 +322,7 @@ class NeuralModel:
             steps=trainer.steps,
             reduction=trainer.reduction,
             inplace=True,
+            record="ends",
         )
         return [float(v) for v in result.history[:, 0].tolist()]
 

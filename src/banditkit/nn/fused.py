@@ -1,0 +1,147 @@
+"""The fused full-batch GD loop of ``nn.fit`` for one depth-2 network on rows.
+
+The generic loop of ``nn.fit`` runs, per step, the closed-form forward/vjp of
+``nn.kernels``, the loss's value and derivative, the penalties' value and gradient and
+the update: about 35 tensor operations, each a few microseconds of dispatch and Python,
+whatever the number of rows. At the sizes of a bandit refit (tens to a few thousand rows,
+widths 20 to 100) that fixed cost is of the order of the two GEMMs of the step. This loop
+does the same arithmetic, operation for operation, for the common case
+
+    one member (M = 1), depth 2, no biases, GD, ``Rows`` without weights,
+    loss ``BCE`` or ``MSE``, ``L2Penalty`` on every parameter,
+
+with every intermediate in a buffer allocated once per fit, and the objective's value
+(the loss values, their sum and the penalty values, used only for ``history``) computed
+only on the steps that ``fit``'s ``record`` keeps: on every step ("all") or on the first
+and the last ("ends"). Per step (relu; z = X W_1^T, s W_2[0] = w):
+
+    h = relu(X W_1^T);  f = h w;  c = sign(h) * w;  d = l'(f);
+    dW_1 = (c * d)^T X + lam (W_1 - C_1);  dW_2 = (s d)^T h + lam (W_2 - C_2);
+    W -= lr * dW
+
+which is 14 operations, two of them the GEMMs. The forward half is the dense pass of
+``nn.kernels`` (``depth2_dense_pass``), the one piece of code shared with the generic
+loop and with the per-arm gradients of ``nn.grads``. Results equal the generic loop's
+bitwise (tests/nn/test_fused.py checks parameters and history step by step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from banditkit.nn.kernels import depth2_dense_pass
+from banditkit.nn.losses import BCE, Gaussian, Loss
+from banditkit.nn.network import Params, StackedMLP
+from banditkit.nn.observations import Pairs, Rows, Sets
+from banditkit.nn.penalties import L2Penalty
+
+__all__ = ["fusable", "fused_gd"]
+
+Observations = Rows | Pairs | Sets
+
+
+def fusable(
+    net: StackedMLP,
+    params: Params,
+    obs: Observations,
+    loss: Loss,
+    penalties: Sequence[L2Penalty],
+    method: str,
+) -> bool:
+    """Whether ``fused_gd`` computes this fit (module docstring); else the generic loop."""
+    if (
+        type(net) is not StackedMLP
+        or net.depth != 2
+        or net.bias
+        or method not in ("auto", "closed-form")
+        or not isinstance(obs, Rows)
+        or obs.weights is not None
+        or obs.y.ndim != 1
+    ):
+        return False
+    if not (
+        type(loss) is BCE
+        or (isinstance(loss, Gaussian) and loss._precision == 1.0)  # MSE: sigma = 1
+    ):
+        return False
+    w1 = params["layers.0.weight"]
+    if w1.shape[0] != 1 or w1.dtype != obs.X.dtype or w1.device != obs.X.device:
+        return False
+    return all(
+        type(p) is L2Penalty and (p.names is None or set(p.names) == set(params))
+        for p in penalties
+    )
+
+
+def fused_gd(
+    net: StackedMLP,
+    params: Params,
+    obs: Rows,
+    loss: Loss,
+    penalties: Sequence[L2Penalty],
+    *,
+    step: float,
+    steps: int,
+    record: str,
+) -> list[torch.Tensor]:
+    """Run ``steps`` GD steps theta -= step * grad J in place; return the recorded J.
+
+    Args:
+        net: A depth-2 ``StackedMLP`` without biases (``fusable``).
+        params: One member's parameters (1, ...), updated in place.
+        obs: Rows without weights.
+        loss: ``BCE`` or ``MSE``.
+        penalties: L2 penalties on every parameter.
+        step: lr (times 1 / n for reduction "mean").
+        steps: Number of steps.
+        record: "all" (J at every step) or "ends" (the first and the last step).
+
+    Returns:
+        J (1,) (reduction "sum", unscaled) of the recorded steps, in order.
+    """
+    X, y = obs.X, obs.y
+    w1, w2 = params["layers.0.weight"], params["layers.1.weight"]
+    names = list(params)
+    N, m = X.shape[0], net.width
+    s = net.out_scale
+    new = X.new_empty
+    h, c, vc = new((1, N, m)), new((1, N, m)), new((1, N, m))
+    f, dloss, sv, sw = new((1, N)), new((1, N)), new((1, N)), new((1, m))
+    g1, g2 = torch.empty_like(w1), torch.empty_like(w2)
+    bce = type(loss) is BCE
+    lams = [(p.lam, p.center) for p in penalties if p.lam != 0.0]
+    history: list[torch.Tensor] = []
+    with torch.no_grad():
+        for i in range(steps):
+            depth2_dense_pass(X, w1, w2, net.activation, s, h=h, c=c, sw=sw, f=f)
+            recorded = record == "all" or i == 0 or i == steps - 1
+            if recorded:
+                values, deriv = loss.value_and_dloss_df(f, obs)
+                dloss.copy_(deriv)
+            elif bce:  # BCE's derivative: sigmoid(f) - y
+                torch.sigmoid(f, out=dloss).sub_(y)
+            else:  # MSE's: f - y
+                torch.sub(f, y, out=dloss)
+            # the vjp of nn.kernels (dense layout): dW_1 = (c v)^T X, dW_2 = s v^T h
+            torch.mul(c, dloss.unsqueeze(-1), out=vc)
+            torch.matmul(vc[0].mT, X, out=g1[0])
+            torch.mul(dloss, s, out=sv)
+            torch.matmul(sv, h[0], out=g2[0])  # (1, N) @ (N, m)
+            grads = {"layers.0.weight": g1, "layers.1.weight": g2}
+            if recorded:
+                total = values.sum(-1).expand(1)
+                for penalty in penalties:
+                    value, grads = penalty.apply(params, grads)
+                    total = total + value
+                history.append(total)
+            else:  # the penalties' gradient lam (theta - c), in place
+                for lam, center in lams:
+                    for name in names:
+                        theta = params[name]
+                        diff = theta if center is None else theta - center[name]
+                        grads[name].add_(diff, alpha=lam)
+            w1.sub_(grads["layers.0.weight"], alpha=step)
+            w2.sub_(grads["layers.1.weight"], alpha=step)
+    return history
