@@ -37,7 +37,7 @@ from banditkit.nn.fit import fit
 from banditkit.nn.grads import as_model_tensor
 from banditkit.nn.losses import BCE, MNL, MSE, Loss
 from banditkit.nn.mlp import MLP
-from banditkit.nn.network import Params, stack_params
+from banditkit.nn.network import METHODS, Params, stack_params
 from banditkit.nn.observations import Rows, Sets, per_member
 from banditkit.nn.penalties import L2Penalty
 
@@ -138,6 +138,7 @@ def train(
     lr: float = 0.01,
     steps: int = 100,
     reduction: str = "sum",
+    method: str = "auto",
 ) -> list[float]:
     """Minimise J(theta) (module docstring) in place, warm-started from the model.
 
@@ -158,6 +159,8 @@ def train(
         lr: Step size, > 0.
         steps: Number of full-batch steps, >= 1.
         reduction: "sum" (the papers' objective) or "mean" (J / n, same minimiser).
+        method: Gradient method of ``StackedMLP.forward_vjp`` ("auto" by default;
+            "backprop" is an explicit reverse pass, the same gradient up to rounding).
 
     Returns:
         J at the parameters each step started from (length ``steps``); ``history[0]`` is
@@ -200,6 +203,7 @@ def train(
         steps=steps,
         reduction=reduction,
         inplace=True,
+        method=method,
     )
     return [float(v) for v in result.history[:, 0].tolist()]
 
@@ -216,6 +220,7 @@ class Trainer:
         lr: See ``train``.
         steps: See ``train``.
         reduction: See ``train``.
+        method: See ``train`` ("auto" by default).
 
     Example:
         >>> trainer = Trainer(lr=0.01, steps=100)  # [Bae2025, Sec. 7]
@@ -230,6 +235,7 @@ class Trainer:
     lr: float = 0.01
     steps: int = 100
     reduction: str = "sum"
+    method: str = "auto"
 
     def __post_init__(self) -> None:
         check_choice("loss", self.loss, LOSSES)
@@ -239,6 +245,7 @@ class Trainer:
         check_scalar("lr", self.lr, low=0.0, low_open=True)
         check_int("steps", self.steps, low=1)
         check_choice("reduction", self.reduction, REDUCTIONS)
+        check_choice("method", self.method, METHODS)
 
     def fit(
         self,
@@ -267,4 +274,5 @@ class Trainer:
             lr=self.lr,
             steps=self.steps,
             reduction=self.reduction,
+            method=self.method,
         )

@@ -285,6 +285,7 @@ class NeuralModel:
             steps=trainer.steps,
             reduction="sum",
             inplace=True,
+            method=trainer.method,
         )
         objective = result.history[:, 0]
         if trainer.reduction == "mean":
