@@ -104,7 +104,10 @@ class GLMPolicy(ContextualPolicy):
             if self.plan is None:
                 self.plan = design_plan(ctx.arms, self.warmup, self.rng)
                 self.plan_arms = ctx.arms.copy()
-            if np.array_equal(self.plan_arms, ctx.arms) and i < self.plan.size:
+            same = self.plan_arms is not None and np.array_equal(
+                self.plan_arms, ctx.arms
+            )
+            if same and i < self.plan.size:
                 return int(self.plan[i])
         return int(self.rng.integers(ctx.n_arms))
 
@@ -119,7 +122,7 @@ class GLMPolicy(ContextualPolicy):
             self._n_updates += 1
 
     def _state(self) -> dict[str, Any]:
-        state = {
+        state: dict[str, Any] = {
             "history": self.history.state_dict(),
             "model": self.model.state_dict(),
             "design": self.design.state_dict(),
