@@ -37,7 +37,7 @@ from banditkit.nn.fit import fit
 from banditkit.nn.grads import as_model_tensor
 from banditkit.nn.losses import BCE, MNL, MSE, Loss
 from banditkit.nn.mlp import MLP
-from banditkit.nn.network import Params, stack_params
+from banditkit.nn.network import METHODS, Params, stack_params
 from banditkit.nn.observations import Rows, Sets, per_member
 from banditkit.nn.penalties import L2Penalty
 
@@ -139,6 +139,7 @@ def train(
     steps: int = 100,
     reduction: str = "sum",
     record: str = "all",
+    method: str = "auto",
 ) -> list[float]:
     """Minimise J(theta) (module docstring) in place, warm-started from the model.
 
@@ -162,6 +163,8 @@ def train(
         record: "all" (J at every step) or "ends" (J at the first and the last step
             only, which saves the objective's value on the other steps; see
             ``nn.fit``). The parameters are the same either way.
+        method: Gradient method of ``StackedMLP.forward_vjp`` ("auto" by default;
+            "backprop" is an explicit reverse pass, the same gradient up to rounding).
 
     Returns:
         J at the parameters each step started from (length ``steps``, or the first and
@@ -206,6 +209,7 @@ def train(
         reduction=reduction,
         inplace=True,
         record=record,
+        method=method,
     )
     return [float(v) for v in result.history[:, 0].tolist()]
 
@@ -222,6 +226,7 @@ class Trainer:
         lr: See ``train``.
         steps: See ``train``.
         reduction: See ``train``.
+        method: See ``train`` ("auto" by default).
 
     Example:
         >>> trainer = Trainer(lr=0.01, steps=100)  # [Bae2025, Sec. 7]
@@ -236,6 +241,7 @@ class Trainer:
     lr: float = 0.01
     steps: int = 100
     reduction: str = "sum"
+    method: str = "auto"
 
     def __post_init__(self) -> None:
         check_choice("loss", self.loss, LOSSES)
@@ -245,6 +251,7 @@ class Trainer:
         check_scalar("lr", self.lr, low=0.0, low_open=True)
         check_int("steps", self.steps, low=1)
         check_choice("reduction", self.reduction, REDUCTIONS)
+        check_choice("method", self.method, METHODS)
 
     def fit(
         self,
@@ -275,4 +282,5 @@ class Trainer:
             steps=self.steps,
             reduction=self.reduction,
             record=record,
+            method=self.method,
         )

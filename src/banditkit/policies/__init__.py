@@ -29,7 +29,7 @@ from banditkit.policies.dueling import (
     VACDB,
     CoLSTIM,
 )
-from banditkit.policies.ensemble import GLMES, GLMFPL, LinES, NeuralES, NeuralPHE
+from banditkit.policies.ensemble import EVILL, GLMES, GLMFPL, LinES, NeuralES, NeuralPHE
 from banditkit.policies.glm import GLMTS, GLMUCB
 from banditkit.policies.hybrid import HybridLinUCB
 from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
@@ -61,6 +61,7 @@ __all__ = [
     "BGLE",
     "BLCE",
     "BLCEG",
+    "EVILL",
     "GLMES",
     "GLMFPL",
     "GLMTS",

@@ -8,9 +8,12 @@ Lin-ES, GLM-ES, Neural-ES, their anytime (doubling-trick) variants, and Neural-P
     anytime    doubling schedule T_i = floor(T0 b^i), per-phase (m_i, sigma_R,i), l(T0, b)
     base       EnsemblePolicy, the loop of Algorithm 1 with anytime restarts
     policies   lin-es, glm-es, neural-es, neural-phe, glm-fpl (registered)
+    evill      evill, the linearly perturbed GLM comparator [Janz2024] (registered)
     theory     the ensemble sizes and lambda of Thms 5.5 and 5.11 (documentation)
 
 References:
+    [Janz2024] D. Janz, S. Liu, A. Ayoub, C. Szepesvari. Exploration via linearly perturbed
+        loss minimisation. AISTATS 2024.
     [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
         nonlinear contextual bandits. arXiv:2510.10730.
 """
@@ -23,6 +26,11 @@ from banditkit.policies.ensemble.anytime import (
     phase_parameters,
 )
 from banditkit.policies.ensemble.base import EnsemblePolicy
+from banditkit.policies.ensemble.evill import (
+    EVILL,
+    evill_perturbation,
+    fit_linearly_perturbed,
+)
 from banditkit.policies.ensemble.history import PerturbedHistory
 from banditkit.policies.ensemble.members import (
     GLMEnsemble,
@@ -40,6 +48,7 @@ from banditkit.policies.ensemble.theory import theory_params
 from banditkit.policies.ensemble.warmup import design_plan, round_design
 
 __all__ = [
+    "EVILL",
     "GLMES",
     "GLMFPL",
     "GOLDEN_BASE",
@@ -53,6 +62,8 @@ __all__ = [
     "RidgeEnsemble",
     "design_plan",
     "doubling_factor",
+    "evill_perturbation",
+    "fit_linearly_perturbed",
     "phase_ends",
     "phase_lengths",
     "phase_parameters",

@@ -117,6 +117,12 @@ class PerturbedHistory(History):
         sums = self._ysum[:U, None] + self._zsum[:U]
         return X, self._counts[:U].copy(), sums
 
+    def grouped_rewards(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Distinct rows X (U, d), counts c (U,) and the unperturbed reward sums (U, 1)."""
+        U = len(self._rows)
+        X = np.array(self._rows).reshape(U, self.d)
+        return X, self._counts[:U].copy(), self._ysum[:U, None].copy()
+
     def grouped_with(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Distinct rows, counts and the sums of y + z for fresh perturbations z (n, M')."""
         U = len(self._rows)

@@ -255,6 +255,9 @@ class NeuralEnsemble:
         lr: GD step size eta.
         reduction: "mean" or "sum".
         generator: Draws theta_0 (one network, copied to every member).
+        independent_init: False (default, [Sun2025, Sec. 4.3]): one theta_0 for every
+            member. True: member j starts from, and is regularised towards, its own draw
+            theta_0^j of the same initialisation (a different algorithm; an option).
     """
 
     linearised = False
@@ -271,12 +274,14 @@ class NeuralEnsemble:
         lr: float,
         reduction: str,
         generator: torch.Generator,
+        independent_init: bool = False,
     ) -> None:
         from banditkit import nn
 
         self.members = members
         self.net = nn.StackedMLP(d, width=width, depth=depth)
-        self.params0 = self.net.init(1, generator)
+        # theta_0: (1, ...) shared by every member, or (M, ...) one draw per member
+        self.params0 = self.net.init(members if independent_init else 1, generator)
         self.params = {
             k: v.expand(members, *v.shape[1:]).clone() for k, v in self.params0.items()
         }

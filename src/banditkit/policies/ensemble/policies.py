@@ -246,6 +246,7 @@ class _NeuralEnsemblePolicy(EnsemblePolicy):
     steps: int
     lr: float
     reduction: str
+    independent_init: bool = False
 
     def _set_network(
         self,
@@ -256,7 +257,9 @@ class _NeuralEnsemblePolicy(EnsemblePolicy):
         steps: int,
         lr: float,
         reduction: str,
+        independent_init: bool = False,
     ) -> None:
+        self.independent_init = check_bool("independent_init", independent_init)
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
         width = check_int("width", width, low=2)
         if width % 2:
@@ -287,6 +290,7 @@ class _NeuralEnsemblePolicy(EnsemblePolicy):
             lr=self.lr,
             reduction=self.reduction,
             generator=generator,
+            independent_init=self.independent_init,
         )
 
 
@@ -318,6 +322,11 @@ class NeuralES(_NeuralEnsemblePolicy):
         anytime: None, or {t0, base[, m_scale, sigma_scale]}.
         perturb_warmup: Perturb the warm-up rewards too (True).
         update_every: Refit every this many rounds.
+        independent_init: False (default; [Sun2025, Sec. 4.3, Alg. 1]: one theta_0 for
+            every member, members differ only through their perturbations) or True: member
+            j starts from and is regularised towards its own draw theta_0^j (the members'
+            spread then also comes from the initialisation, as in the deep-ensemble
+            practice of Osband et al.; not the paper's algorithm).
         seed: Seed of the policy's own stream (theta_0, members, perturbations, ties).
 
     Example:
@@ -342,11 +351,18 @@ class NeuralES(_NeuralEnsemblePolicy):
         anytime: dict[str, Any] | None = None,
         perturb_warmup: bool = True,
         update_every: int = 1,
+        independent_init: bool = False,
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
         self._set_network(
-            lam=lam, width=width, depth=depth, steps=steps, lr=lr, reduction=reduction
+            lam=lam,
+            width=width,
+            depth=depth,
+            steps=steps,
+            lr=lr,
+            reduction=reduction,
+            independent_init=independent_init,
         )
         self._set_common(
             m=m,

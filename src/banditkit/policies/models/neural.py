@@ -288,6 +288,7 @@ class NeuralModel:
             reduction="sum",
             inplace=True,
             record="ends",
+            method=trainer.method,
         )
         objective = result.history[:, 0]
         if trainer.reduction == "mean":
