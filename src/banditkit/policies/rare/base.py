@@ -34,10 +34,12 @@ from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
 from banditkit.linalg import Gram, g_optimal_design
 from banditkit.policies.history import History
+from banditkit.policies.rare.elimination import EliminationLevels, quad_norms
 from banditkit.policies.rare.grids import check_grid, interval_of, update_grid
 from banditkit.policies.schedules import Grid
 
 __all__ = [
+    "EliminationLevels",
     "GridPolicy",
     "blce_widths",
     "cascade",
@@ -45,14 +47,6 @@ __all__ = [
     "quad_norms",
     "ucb_cascade",
 ]
-
-
-def quad_norms(X: np.ndarray, inverse: np.ndarray) -> np.ndarray:
-    """x_k^T A^-1 x_k for every row (squared ||x_k||_{A^-1}), shape (K,).
-
-    One (K, d) x (d, d) product through BLAS, then row-wise dots: O(K d^2).
-    """
-    return np.einsum("ij,ij->i", X @ inverse, X)
 
 
 def cascade(
@@ -69,9 +63,9 @@ def cascade(
         eps_k   = max_{y in A^(k-1)} ||y||_{V_k^-1} * beta(|A^(k-1)|)
         A^(k)   = {x in A^(k-1) : <theta_k, x^(k) - x> <= 2 eps_k}
 
-    The means <x, theta_k> and squared norms ||x||^2_{V_k^-1} of every arm at every level
-    come from two matrix products (K x d by d x m and d x m d), so the cascade itself is
-    O(K m) of masking; the cost is the O(K d^2 m) of those products.
+    One-off form of :class:`~banditkit.policies.rare.elimination.EliminationLevels`, which
+    the policies build once per interval (see there for how a level is certified to
+    remove nothing without its quadratic forms, and computed exactly otherwise).
 
     Args:
         arms: (K, d).
@@ -82,23 +76,7 @@ def cascade(
     Returns:
         Indices of the surviving arms, increasing (the best arm of every level survives).
     """
-    m = len(thetas)
-    K, d = arms.shape
-    if m == 0:
-        return np.arange(K)
-    scores = np.asarray(thetas) @ arms.T  # (m, K): row k holds <x, theta_k>
-    stacked = np.asarray(inverses).transpose(1, 0, 2).reshape(d, m * d)
-    sq = np.einsum("kmd,kd->mk", (arms @ stacked).reshape(K, m, d), arms)  # (m, K)
-    alive = np.ones(K, dtype=bool)
-    n = K
-    top, neg_inf = np.maximum.reduce, -np.inf
-    for k in range(m):
-        s = scores[k]
-        best = top(s, where=alive, initial=neg_inf)
-        u = math.sqrt(max(float(top(sq[k], where=alive, initial=0.0)), 0.0))
-        alive &= best - s <= 2.0 * u * beta(n)
-        n = int(np.count_nonzero(alive))
-    return np.flatnonzero(alive)
+    return EliminationLevels(thetas, inverses).survivors(arms, beta)
 
 
 def ucb_cascade(
@@ -226,6 +204,22 @@ class GridPolicy(ContextualPolicy):
         self.H = Gram(self.d, self.lam_value)
         self.thetas: list[np.ndarray] = []
         self.inverses: list[np.ndarray] = []
+        self._levels_key: tuple[int, int] | None = None
+        self._levels_cache = EliminationLevels([], [])
+
+    def _levels(self, start: int = 0) -> EliminationLevels:
+        """The cascade of the estimates ``thetas[start:]``, stacked once per interval.
+
+        The estimates change only at grid points, so the stacked matrices (and their top
+        eigenvectors) are rebuilt only when an estimate has been added.
+        """
+        key = (start, len(self.thetas))
+        if key != self._levels_key:
+            self._levels_cache = EliminationLevels(
+                self.thetas[start:], self.inverses[start:]
+            )
+            self._levels_key = key
+        return self._levels_cache
 
     @property
     def n_intervals(self) -> int:

@@ -39,7 +39,6 @@ from banditkit.core.validation import check_int, check_scalar
 from banditkit.glm import fit_glm_constrained
 from banditkit.policies.rare.base import (
     GridPolicy,
-    cascade,
     check_rate,
     near_g_draw,
     quad_norms,
@@ -143,11 +142,9 @@ class BGLE(_LogisticGrid):
         if ell == 1:
             return int(np.argmax(quad_norms(arms, self.H.inverse)))
         beta = self.beta
-        levels = slice(1, ell - 1)  # theta_2 .. theta_{l-1}
-        alive = cascade(
-            arms, self.thetas[levels], self.inverses[levels], lambda n: beta
-        )
-        S = arms[alive]
+        # theta_2 .. theta_{l-1} (inside the horizon, thetas holds theta_1 .. theta_{l-1})
+        alive = self._levels(1).survivors(arms, lambda n: beta)
+        S = arms if alive.size == arms.shape[0] else arms[alive]
         assert self.horizon is not None
         if offset <= math.ceil(self.c * phase_scale("bgle", self.horizon, ell)):
             return int(alive[int(np.argmax(quad_norms(S, self.H.inverse)))])

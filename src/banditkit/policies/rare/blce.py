@@ -39,7 +39,6 @@ from banditkit.core.validation import check_scalar
 from banditkit.policies.rare.base import (
     GridPolicy,
     blce_widths,
-    cascade,
     check_rate,
     near_g_draw,
     quad_norms,
@@ -85,9 +84,9 @@ class _Eliminating(GridPolicy):
         if ell == 1:
             alive = np.arange(arms.shape[0])
         else:
-            alive = cascade(arms, self.thetas, self.inverses, self._beta)
+            alive = self._levels().survivors(arms, self._beta)
         self.last_survivors = int(alive.size)
-        S = arms[alive]
+        S = arms if alive.size == arms.shape[0] else arms[alive]
         n_design, n_uncertain = self._phase_lengths(ell)
         if offset <= n_design:
             self.last_phase = "design"
