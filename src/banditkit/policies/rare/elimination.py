@@ -96,6 +96,13 @@ class EliminationLevels:
         margin = 4.0 * gamma * math.sqrt(d) * cond
         # A level whose margin is not small (ill-conditioned V_k) is always computed exactly.
         self.shrink = np.where(margin < 1e-3, 1.0 - margin, 0.0)
+        # ||y||^2_{V_k^-1} <= (l1 - l2) <y, v_k>^2 + l2 ||y||^2 (l1 >= l2 the top two
+        # eigenvalues): the arms whose bound is below the floor cannot hold the maximum.
+        # ``slack`` (times max ||y||^2) covers the round-off of the bound and of the forms.
+        top2 = values[:, -2] if d >= 2 else np.zeros(self.m)
+        self.lead = values[:, -1] - top2
+        self.rest = top2
+        self.slack = 16.0 * gamma * math.sqrt(d) * np.abs(values[:, -1])
 
     def _floor(self, arms: np.ndarray, rows: np.ndarray, levels: slice) -> np.ndarray:
         """Lower bounds on max_y ||y||^2_{V_k^-1}: the larger exact form of two arms per level.
@@ -107,6 +114,34 @@ class EliminationLevels:
         Y = arms[rows]  # (2, m', d)
         q = np.einsum("jkd,kde,jke->jk", Y, M, Y)
         return np.maximum(q.max(axis=0), 0.0) * self.shrink[levels]
+
+    def _max_form(
+        self,
+        arms: np.ndarray,
+        idx: np.ndarray | None,
+        P: np.ndarray,
+        k: int,
+        low: float,
+    ) -> float:
+        """max_{y in set} ||y||^2_{V_k^-1}, computed exactly on the arms that may hold it.
+
+        ``low`` is a lower bound on the maximum attained by an arm of the set; arms whose
+        eigenvalue bound (plus the round-off slack) is below it are skipped.
+        """
+        sq = self._sq_norms
+        if sq is None:
+            sq = self._sq_norms = np.einsum("ij,ij->i", arms, arms)
+            self._sq_top = float(sq.max())
+        p = P[k] if idx is None else P[k, idx]
+        nn = sq if idx is None else sq[idx]
+        bound = p * p
+        bound *= self.lead[k]
+        bound += self.rest[k] * nn
+        pick = np.flatnonzero(bound >= low - self.slack[k] * self._sq_top)
+        rows = pick if idx is None else idx[pick]
+        if rows.size == 0:  # only if round-off defeats the bound: use every arm
+            rows = np.arange(arms.shape[0]) if idx is None else idx
+        return float(quad_norms(arms[rows], self.inverses[k]).max())
 
     def survivors(self, arms: np.ndarray, beta: Callable[[int], float]) -> np.ndarray:
         """Indices of the arms surviving every level, increasing.
@@ -121,6 +156,7 @@ class EliminationLevels:
         K = arms.shape[0]
         if self.m == 0:
             return np.arange(K)
+        self._sq_norms: np.ndarray | None = None  # ||y||^2, computed when first needed
         S = self.thetas @ arms.T  # (m, K): row k holds <x, theta_k>
         P = self.directions @ arms.T  # (m, K): projections on the top v_k
         # Every level at once, as if no earlier level removed an arm.
@@ -140,6 +176,7 @@ class EliminationLevels:
             s = S[k] if idx is None else S[k, idx]
             if k == first:
                 top = float(best[k])  # the pass above was exact up to this level
+                low = float(floor[k])
             else:
                 top = float(s.max())
                 p = P[k] if idx is None else P[k, idx]
@@ -149,8 +186,7 @@ class EliminationLevels:
                 low = float(self._floor(arms, pair, slice(k, k + 1))[0])
                 if top - float(s.min()) <= 2.0 * math.sqrt(low) * beta(n):
                     continue
-            Y = arms if idx is None else arms[idx]
-            u = math.sqrt(max(float(quad_norms(Y, self.inverses[k]).max()), 0.0))
+            u = math.sqrt(max(self._max_form(arms, idx, P, k, low), 0.0))
             keep = top - s <= 2.0 * u * beta(n)
             if not keep.all():
                 idx = np.flatnonzero(keep) if idx is None else idx[keep]
