@@ -143,12 +143,16 @@ class BGLE(_LogisticGrid):
             return int(np.argmax(quad_norms(arms, self.H.inverse)))
         beta = self.beta
         # theta_2 .. theta_{l-1} (inside the horizon, thetas holds theta_1 .. theta_{l-1})
-        alive = self._levels(1).survivors(arms, lambda n: beta)
-        S = arms if alive.size == arms.shape[0] else arms[alive]
+        levels = self._levels(1)
+        alive = levels.survivors(arms, lambda n: beta)
+        everyone = alive.size == arms.shape[0]
         assert self.horizon is not None
         if offset <= math.ceil(self.c * phase_scale("bgle", self.horizon, ell)):
+            S = arms if everyone else arms[alive]
             return int(alive[int(np.argmax(quad_norms(S, self.H.inverse)))])
-        return int(alive[int(np.argmax(S @ self.thetas[-1]))])
+        # <x, theta_{l-1}>: the cascade's last level (none yet in interval 2)
+        means = arms @ self.thetas[-1] if levels.m == 0 else levels.scores[-1]
+        return int(alive[int(np.argmax(means if everyone else means[alive]))])
 
     def _gram_weight(self, x: np.ndarray) -> float:
         t = self.t + 1

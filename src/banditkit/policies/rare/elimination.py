@@ -86,7 +86,8 @@ class EliminationLevels:
         d = self.thetas.shape[1]
         self.inverses = np.asarray(inverses, dtype=float).reshape(self.m, d, d)
         values, vectors = np.linalg.eigh(self.inverses)
-        self.directions = np.ascontiguousarray(vectors[:, :, -1])  # (m, d), top v_k
+        # Rows 0..m-1: theta_k; rows m..2m-1: the top eigenvector v_k of V_k^-1.
+        self.rows = np.concatenate([self.thetas, vectors[:, :, -1]])
         # Relative round-off of a computed quadratic form y^T M y, whatever the order of
         # its sums: gamma_{2d+1} |y|^T |M| |y| <= gamma sqrt(d) cond(M) y^T M y. Twice that
         # (the bound's arm and the exact maximum both err), with a factor 2 to spare.
@@ -151,18 +152,24 @@ class EliminationLevels:
             beta: The confidence multiplier as a function of the current set size.
 
         Returns:
-            The surviving indices (the best arm of every level survives).
+            The surviving indices (the best arm of every level survives). Afterwards
+            ``scores`` holds the means <x, theta_k> of all arms, shape (m, K) (the last
+            row serves the greedy rule).
         """
         K = arms.shape[0]
         if self.m == 0:
             return np.arange(K)
+        m = self.m
         self._sq_norms: np.ndarray | None = None  # ||y||^2, computed when first needed
-        S = self.thetas @ arms.T  # (m, K): row k holds <x, theta_k>
-        P = self.directions @ arms.T  # (m, K): projections on the top v_k
+        Z = self.rows @ arms.T  # one product for the means and the projections
+        S, P = Z[:m], Z[m:]  # S[k] = <x, theta_k>, P[k] = <x, v_k>, shape (m, K)
+        self.scores = S
         # Every level at once, as if no earlier level removed an arm.
         best = S.max(axis=1)
         widest = best - S.min(axis=1)
-        rows = np.stack([P.argmax(axis=1), P.argmin(axis=1)])
+        rows = np.empty((2, m), dtype=np.intp)
+        P.argmax(axis=1, out=rows[0])
+        P.argmin(axis=1, out=rows[1])
         floor = self._floor(arms, rows, slice(None))
         certified = widest <= 2.0 * np.sqrt(floor) * beta(K)
         if certified.all():
@@ -171,7 +178,7 @@ class EliminationLevels:
         # level on the surviving set.
         first = int(np.argmin(certified))
         idx: np.ndarray | None = None
-        for k in range(first, self.m):
+        for k in range(first, m):
             n = K if idx is None else idx.size
             s = S[k] if idx is None else S[k, idx]
             if k == first:
