@@ -28,7 +28,11 @@ def _instance(rng, K, d, m, law, pulls):
     arms /= np.linalg.norm(arms, axis=1, keepdims=True)
     thetas, inverses = [], []
     for _ in range(m):
-        X = rng.standard_normal((pulls, d)) if law == "normal" else rng.random((pulls, d))
+        X = (
+            rng.standard_normal((pulls, d))
+            if law == "normal"
+            else rng.random((pulls, d))
+        )
         X /= np.linalg.norm(X, axis=1, keepdims=True)
         V = np.eye(d) + X.T @ X
         inverse = np.linalg.inv(V)
@@ -38,7 +42,9 @@ def _instance(rng, K, d, m, law, pulls):
 
 
 @pytest.mark.parametrize("law", ["uniform", "normal"])
-@pytest.mark.parametrize(("K", "d", "m"), [(200, 5, 1), (300, 5, 7), (150, 10, 4), (40, 2, 3)])
+@pytest.mark.parametrize(
+    ("K", "d", "m"), [(200, 5, 1), (300, 5, 7), (150, 10, 4), (40, 2, 3)]
+)
 def test_survivors_equal_the_direct_cascade(law, K, d, m):
     rng = np.random.default_rng(K + d + m)
     beta = blce_widths(d, 8, 10_000, 1.0)
@@ -49,7 +55,9 @@ def test_survivors_equal_the_direct_cascade(law, K, d, m):
         for scale in (1.0, 0.05, 0.01):  # narrower widths: more levels remove arms
             b = lambda n, s=scale: s * beta(n)  # noqa: E731
             fast = levels.survivors(arms, b)
-            np.testing.assert_array_equal(fast, direct_cascade(arms, thetas, inverses, b))
+            np.testing.assert_array_equal(
+                fast, direct_cascade(arms, thetas, inverses, b)
+            )
             np.testing.assert_allclose(levels.scores, np.asarray(thetas) @ arms.T)
             paths["all survive" if fast.size == K else "eliminated"] += 1
     assert paths["eliminated"] > 0
@@ -80,7 +88,9 @@ def test_the_lower_bound_never_exceeds_the_maximum_form():
         P = levels.rows[3:] @ arms.T
         rows = np.stack([P.argmax(axis=1), P.argmin(axis=1)])
         floor = levels._floor(arms, rows, slice(None))
-        exact = np.array([np.einsum("ij,jk,ik->i", arms, M, arms).max() for M in inverses])
+        exact = np.array(
+            [np.einsum("ij,jk,ik->i", arms, M, arms).max() for M in inverses]
+        )
         assert np.all(floor <= exact) and np.all(floor >= 0.5 * exact)
 
 
@@ -99,7 +109,11 @@ def test_policies_play_as_with_the_direct_cascade(cls, monkeypatch):
             ctx = Context(arms=X / np.linalg.norm(X, axis=1, keepdims=True))
             a = policy.act(ctx)
             z = float(ctx.arms[a] @ theta)
-            r = float(rng.random() < 1 / (1 + math.exp(-z))) if logistic else z + rng.normal()
+            r = (
+                float(rng.random() < 1 / (1 + math.exp(-z)))
+                if logistic
+                else z + rng.normal()
+            )
             policy.update(ctx, a, r)
             actions.append(a)
         return actions

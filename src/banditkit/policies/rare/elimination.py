@@ -76,6 +76,9 @@ class EliminationLevels:
         self, thetas: Sequence[np.ndarray], inverses: Sequence[np.ndarray]
     ) -> None:
         self.m = len(thetas)
+        self._sq_norms: np.ndarray | None = None  # ||y||^2 of this round's arms
+        self._sq_top = 0.0
+        self.scores = np.zeros((0, 0))
         if len(inverses) != self.m:
             raise ValueError(
                 f"inverses must hold one matrix per estimate ({self.m}); got {len(inverses)}."
@@ -160,7 +163,9 @@ class EliminationLevels:
         if self.m == 0:
             return np.arange(K)
         m = self.m
-        self._sq_norms: np.ndarray | None = None  # ||y||^2, computed when first needed
+        self._sq_norms = (
+            None  # ||y||^2 of this round's arms, computed when first needed
+        )
         Z = self.rows @ arms.T  # one product for the means and the projections
         S, P = Z[:m], Z[m:]  # S[k] = <x, theta_k>, P[k] = <x, v_k>, shape (m, K)
         self.scores = S
