@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from banditkit.core import Context
-from banditkit.policies.rare import BGLE, BLCE, BLCEG
+from banditkit.policies.rare import BGLE, BLCE, BLCEG, elimination
 from banditkit.policies.rare.base import blce_widths
 from banditkit.policies.rare.elimination import EliminationLevels
 
@@ -41,11 +41,15 @@ def _instance(rng, K, d, m, law, pulls):
     return arms, thetas, inverses
 
 
+@pytest.mark.parametrize("small_work", [0, 10**12], ids=["bounded", "stacked"])
 @pytest.mark.parametrize("law", ["uniform", "normal"])
 @pytest.mark.parametrize(
     ("K", "d", "m"), [(200, 5, 1), (300, 5, 7), (150, 10, 4), (40, 2, 3)]
 )
-def test_survivors_equal_the_direct_cascade(law, K, d, m):
+def test_survivors_equal_the_direct_cascade(law, K, d, m, small_work, monkeypatch):
+    # both ways of evaluating a failed certificate: level by level with the eigenvalue
+    # bound, or every form of the remaining levels in one product
+    monkeypatch.setattr(elimination, "_SMALL_WORK", small_work)
     rng = np.random.default_rng(K + d + m)
     beta = blce_widths(d, 8, 10_000, 1.0)
     paths = {"all survive": 0, "eliminated": 0}
@@ -94,9 +98,11 @@ def test_the_lower_bound_never_exceeds_the_maximum_form():
         assert np.all(floor <= exact) and np.all(floor >= 0.5 * exact)
 
 
+@pytest.mark.parametrize("small_work", [0, 10**12], ids=["bounded", "stacked"])
 @pytest.mark.parametrize("cls", [BLCE, BLCEG, BGLE])
-def test_policies_play_as_with_the_direct_cascade(cls, monkeypatch):
+def test_policies_play_as_with_the_direct_cascade(cls, small_work, monkeypatch):
     """The same actions with the fast cascade and with the direct one (greedy, exploration)."""
+    monkeypatch.setattr(elimination, "_SMALL_WORK", small_work)
 
     def play(policy, T=500, K=60, d=4):
         rng = np.random.default_rng(11)
