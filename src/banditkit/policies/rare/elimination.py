@@ -200,9 +200,9 @@ class EliminationLevels:
         if small and not self._certified_last:
             # Where all the forms are cheap and the certificates failed last round (arms
             # are being removed), compute every level as written.
-            idx = self._direct(arms, S, 0, beta)
-            self._certified_last = idx.size == K
-            return idx
+            kept = self._direct(arms, S, 0, beta)
+            self._certified_last = kept.size == K
+            return kept
         # Every level at once, as if no earlier level removed an arm.
         best = S.max(axis=1)
         widest = best - S.min(axis=1)
