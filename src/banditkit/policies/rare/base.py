@@ -9,8 +9,9 @@ interval's data alone (not pooled) and H is reset to lam * I [Yu2026, Alg. 1 l.1
 estimate counts as one parameter update (``n_updates``), so a run of T rounds makes exactly B.
 
 Parts: the interval buffer is a row ``History``, H a ``linalg.Gram`` (rank-1 inverse
-updates), the refit times a ``schedules.Grid``; the elimination cascade and the
-near-G-optimal draw are the functions of this module.
+updates), the refit times a ``schedules.Grid``; the elimination cascade is
+:mod:`~banditkit.policies.rare.elimination` (stacked once per interval by
+``GridPolicy._levels``), the near-G-optimal draw a function of this module.
 
 Rounds after T_B = T (a policy played past its horizon) play greedily with the last
 estimate, with no further update.
