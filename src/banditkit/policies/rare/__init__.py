@@ -2,6 +2,8 @@
 
     grids        the static update grids (``update_grid``), computed from T before the run
     base         the grid policy, the elimination cascades, the near-G-optimal draw
+    elimination  the nested cascade of BLCE-G / BLCE / BGLE, stacked once per interval,
+                 exact, with the quadratic forms of a level skipped when it removes no arm
     blce         BLCE-G (``blce-g``) and BLCE (``blce``)
     bgle         BGLE (``bgle``) and B-GLinCB (``b-glincb``), logistic rewards
     baselines    RS-OFUL (``rs-oful``), BatchLinUCB-DG (``batchlinucb-dg``), BatchLearning

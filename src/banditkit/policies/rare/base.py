@@ -9,8 +9,9 @@ interval's data alone (not pooled) and H is reset to lam * I [Yu2026, Alg. 1 l.1
 estimate counts as one parameter update (``n_updates``), so a run of T rounds makes exactly B.
 
 Parts: the interval buffer is a row ``History``, H a ``linalg.Gram`` (rank-1 inverse
-updates), the refit times a ``schedules.Grid``; the elimination cascade and the
-near-G-optimal draw are the functions of this module.
+updates), the refit times a ``schedules.Grid``; the elimination cascade is
+:mod:`~banditkit.policies.rare.elimination` (stacked once per interval by
+``GridPolicy._levels``), the near-G-optimal draw a function of this module.
 
 Rounds after T_B = T (a policy played past its horizon) play greedily with the last
 estimate, with no further update.
@@ -34,10 +35,12 @@ from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
 from banditkit.linalg import Gram, g_optimal_design
 from banditkit.policies.history import History
+from banditkit.policies.rare.elimination import EliminationLevels, quad_norms
 from banditkit.policies.rare.grids import check_grid, interval_of, update_grid
 from banditkit.policies.schedules import Grid
 
 __all__ = [
+    "EliminationLevels",
     "GridPolicy",
     "blce_widths",
     "cascade",
@@ -45,14 +48,6 @@ __all__ = [
     "quad_norms",
     "ucb_cascade",
 ]
-
-
-def quad_norms(X: np.ndarray, inverse: np.ndarray) -> np.ndarray:
-    """x_k^T A^-1 x_k for every row (squared ||x_k||_{A^-1}), shape (K,).
-
-    One (K, d) x (d, d) product through BLAS, then row-wise dots: O(K d^2).
-    """
-    return np.einsum("ij,ij->i", X @ inverse, X)
 
 
 def cascade(
@@ -69,9 +64,9 @@ def cascade(
         eps_k   = max_{y in A^(k-1)} ||y||_{V_k^-1} * beta(|A^(k-1)|)
         A^(k)   = {x in A^(k-1) : <theta_k, x^(k) - x> <= 2 eps_k}
 
-    The means <x, theta_k> and squared norms ||x||^2_{V_k^-1} of every arm at every level
-    come from two matrix products (K x d by d x m and d x m d), so the cascade itself is
-    O(K m) of masking; the cost is the O(K d^2 m) of those products.
+    One-off form of :class:`~banditkit.policies.rare.elimination.EliminationLevels`, which
+    the policies build once per interval (see there for how a level is certified to
+    remove nothing without its quadratic forms, and computed exactly otherwise).
 
     Args:
         arms: (K, d).
@@ -82,23 +77,7 @@ def cascade(
     Returns:
         Indices of the surviving arms, increasing (the best arm of every level survives).
     """
-    m = len(thetas)
-    K, d = arms.shape
-    if m == 0:
-        return np.arange(K)
-    scores = np.asarray(thetas) @ arms.T  # (m, K): row k holds <x, theta_k>
-    stacked = np.asarray(inverses).transpose(1, 0, 2).reshape(d, m * d)
-    sq = np.einsum("kmd,kd->mk", (arms @ stacked).reshape(K, m, d), arms)  # (m, K)
-    alive = np.ones(K, dtype=bool)
-    n = K
-    top, neg_inf = np.maximum.reduce, -np.inf
-    for k in range(m):
-        s = scores[k]
-        best = top(s, where=alive, initial=neg_inf)
-        u = math.sqrt(max(float(top(sq[k], where=alive, initial=0.0)), 0.0))
-        alive &= best - s <= 2.0 * u * beta(n)
-        n = int(np.count_nonzero(alive))
-    return np.flatnonzero(alive)
+    return EliminationLevels(thetas, inverses).survivors(arms, beta)
 
 
 def ucb_cascade(
@@ -226,6 +205,22 @@ class GridPolicy(ContextualPolicy):
         self.H = Gram(self.d, self.lam_value)
         self.thetas: list[np.ndarray] = []
         self.inverses: list[np.ndarray] = []
+        self._levels_key: tuple[int, int] | None = None
+        self._levels_cache = EliminationLevels([], [])
+
+    def _levels(self, start: int = 0) -> EliminationLevels:
+        """The cascade of the estimates ``thetas[start:]``, stacked once per interval.
+
+        The estimates change only at grid points, so the stacked matrices (and their top
+        eigenvectors) are rebuilt only when an estimate has been added.
+        """
+        key = (start, len(self.thetas))
+        if key != self._levels_key:
+            self._levels_cache = EliminationLevels(
+                self.thetas[start:], self.inverses[start:]
+            )
+            self._levels_key = key
+        return self._levels_cache
 
     @property
     def n_intervals(self) -> int:

@@ -39,7 +39,6 @@ from banditkit.core.validation import check_int, check_scalar
 from banditkit.glm import fit_glm_constrained
 from banditkit.policies.rare.base import (
     GridPolicy,
-    cascade,
     check_rate,
     near_g_draw,
     quad_norms,
@@ -143,15 +142,17 @@ class BGLE(_LogisticGrid):
         if ell == 1:
             return int(np.argmax(quad_norms(arms, self.H.inverse)))
         beta = self.beta
-        levels = slice(1, ell - 1)  # theta_2 .. theta_{l-1}
-        alive = cascade(
-            arms, self.thetas[levels], self.inverses[levels], lambda n: beta
-        )
-        S = arms[alive]
+        # theta_2 .. theta_{l-1} (inside the horizon, thetas holds theta_1 .. theta_{l-1})
+        levels = self._levels(1)
+        alive = levels.survivors(arms, lambda n: beta)
+        everyone = alive.size == arms.shape[0]
         assert self.horizon is not None
         if offset <= math.ceil(self.c * phase_scale("bgle", self.horizon, ell)):
+            S = arms if everyone else arms[alive]
             return int(alive[int(np.argmax(quad_norms(S, self.H.inverse)))])
-        return int(alive[int(np.argmax(S @ self.thetas[-1]))])
+        # <x, theta_{l-1}>: the cascade's last level (none yet in interval 2)
+        means = arms @ self.thetas[-1] if levels.m == 0 else levels.scores[-1]
+        return int(alive[int(np.argmax(means if everyone else means[alive]))])
 
     def _gram_weight(self, x: np.ndarray) -> float:
         t = self.t + 1

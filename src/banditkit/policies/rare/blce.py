@@ -39,7 +39,6 @@ from banditkit.core.validation import check_scalar
 from banditkit.policies.rare.base import (
     GridPolicy,
     blce_widths,
-    cascade,
     check_rate,
     near_g_draw,
     quad_norms,
@@ -74,29 +73,41 @@ class _Eliminating(GridPolicy):
     def _build(self) -> None:
         assert self.d is not None and self.horizon is not None
         self._beta = blce_widths(self.d, self.n_intervals, self.horizon, self.lam_value)
+        self._phase_cache: tuple[int, tuple[int, int]] = (0, (0, 0))
         super()._build()
 
     def _phase_lengths(self, ell: int) -> tuple[int, int]:
         """(G-design rounds, uncertainty rounds) of interval ell; the rest is greedy."""
         raise NotImplementedError
 
+    def _phases(self, ell: int) -> tuple[int, int]:
+        """:meth:`_phase_lengths`, computed once per interval."""
+        if self._phase_cache[0] != ell:
+            self._phase_cache = (ell, self._phase_lengths(ell))
+        return self._phase_cache[1]
+
     def _choose(self, ctx: Context, ell: int, offset: int) -> int:
         arms = ctx.arms
         if ell == 1:
             alive = np.arange(arms.shape[0])
         else:
-            alive = cascade(arms, self.thetas, self.inverses, self._beta)
+            alive = self._levels().survivors(arms, self._beta)
         self.last_survivors = int(alive.size)
-        S = arms[alive]
-        n_design, n_uncertain = self._phase_lengths(ell)
+        n_design, n_uncertain = self._phases(ell)
         if offset <= n_design:
             self.last_phase = "design"
+            S = arms if alive.size == arms.shape[0] else arms[alive]
             return int(alive[near_g_draw(S, self.rng)])
         if offset <= n_design + n_uncertain:
             self.last_phase = "uncertainty"
+            S = arms if alive.size == arms.shape[0] else arms[alive]
             return int(alive[int(np.argmax(quad_norms(S, self.H.inverse)))])
         self.last_phase = "greedy"
-        return int(alive[int(np.argmax(S @ self.thetas[-1]))])
+        # <x, theta_{l-1}>: the cascade's last level has computed it for every arm
+        means = self._levels().scores[-1]
+        if alive.size < arms.shape[0]:
+            means = means[alive]
+        return int(alive[int(np.argmax(means))])
 
     def _estimate(self) -> tuple[np.ndarray, np.ndarray]:
         return self._ridge_estimate()

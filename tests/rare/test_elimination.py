@@ -1,0 +1,137 @@
+"""The fast elimination cascade against a direct level-by-level evaluation."""
+
+import math
+
+import numpy as np
+import pytest
+
+from banditkit.core import Context
+from banditkit.policies.rare import BGLE, BLCE, BLCEG, elimination
+from banditkit.policies.rare.base import blce_widths
+from banditkit.policies.rare.elimination import EliminationLevels
+
+
+def direct_cascade(arms, thetas, inverses, beta):
+    """The algorithm as written: every quadratic form of every surviving arm, direct inverse."""
+    alive = np.arange(arms.shape[0])
+    for theta, inverse in zip(thetas, inverses, strict=True):
+        S = arms[alive]
+        means = S @ theta
+        forms = np.array([x @ inverse @ x for x in S])
+        eps = math.sqrt(max(forms.max(), 0.0)) * beta(alive.size)
+        alive = alive[means.max() - means <= 2.0 * eps]
+    return alive
+
+
+def _instance(rng, K, d, m, law, pulls):
+    arms = rng.standard_normal((K, d)) if law == "normal" else rng.random((K, d))
+    arms /= np.linalg.norm(arms, axis=1, keepdims=True)
+    thetas, inverses = [], []
+    for _ in range(m):
+        X = (
+            rng.standard_normal((pulls, d))
+            if law == "normal"
+            else rng.random((pulls, d))
+        )
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+        V = np.eye(d) + X.T @ X
+        inverse = np.linalg.inv(V)
+        thetas.append(rng.standard_normal(d) / math.sqrt(d))
+        inverses.append(0.5 * (inverse + inverse.T))
+    return arms, thetas, inverses
+
+
+@pytest.mark.parametrize("small_work", [0, 10**12], ids=["bounded", "stacked"])
+@pytest.mark.parametrize("law", ["uniform", "normal"])
+@pytest.mark.parametrize(
+    ("K", "d", "m"), [(200, 5, 1), (300, 5, 7), (150, 10, 4), (40, 2, 3)]
+)
+def test_survivors_equal_the_direct_cascade(law, K, d, m, small_work, monkeypatch):
+    # both ways of evaluating a failed certificate: level by level with the eigenvalue
+    # bound, or every form of the remaining levels in one product
+    monkeypatch.setattr(elimination, "_SMALL_WORK", small_work)
+    rng = np.random.default_rng(K + d + m)
+    beta = blce_widths(d, 8, 10_000, 1.0)
+    paths = {"all survive": 0, "eliminated": 0}
+    for pulls in (30, 300, 3000):
+        arms, thetas, inverses = _instance(rng, K, d, m, law, pulls)
+        levels = EliminationLevels(thetas, inverses)
+        for scale in (1.0, 0.05, 0.01):  # narrower widths: more levels remove arms
+            b = lambda n, s=scale: s * beta(n)  # noqa: E731
+            fast = levels.survivors(arms, b)
+            np.testing.assert_array_equal(
+                fast, direct_cascade(arms, thetas, inverses, b)
+            )
+            np.testing.assert_allclose(levels.scores, np.asarray(thetas) @ arms.T)
+            paths["all survive" if fast.size == K else "eliminated"] += 1
+    assert paths["eliminated"] > 0
+
+
+def test_ill_conditioned_levels_are_computed_exactly():
+    # cond(V^-1) ~ 1e13: no certificate is trusted, every level is evaluated directly
+    rng = np.random.default_rng(4)
+    d, K = 4, 100
+    arms = rng.standard_normal((K, d))
+    Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    inverse = Q @ np.diag([1e-13, 1e-3, 1.0, 1.0]) @ Q.T
+    levels = EliminationLevels([rng.standard_normal(d)] * 2, [inverse] * 2)
+    assert np.all(levels.shrink == 0.0)
+    for s in (0.01, 0.1, 1.0):
+        b = lambda n, s=s: s  # noqa: E731
+        np.testing.assert_array_equal(
+            levels.survivors(arms, b),
+            direct_cascade(arms, [levels.thetas[0]] * 2, [inverse] * 2, b),
+        )
+
+
+def test_the_lower_bound_never_exceeds_the_maximum_form():
+    rng = np.random.default_rng(5)
+    for d in (2, 5, 10):
+        arms, thetas, inverses = _instance(rng, 500, d, 3, "normal", 100)
+        levels = EliminationLevels(thetas, inverses)
+        P = levels.rows[3:] @ arms.T
+        rows = np.stack([P.argmax(axis=1), P.argmin(axis=1)])
+        floor = levels._floor(arms, rows, slice(None))
+        exact = np.array(
+            [np.einsum("ij,jk,ik->i", arms, M, arms).max() for M in inverses]
+        )
+        assert np.all(floor <= exact) and np.all(floor >= 0.5 * exact)
+
+
+@pytest.mark.parametrize("small_work", [0, 10**12], ids=["bounded", "stacked"])
+@pytest.mark.parametrize("cls", [BLCE, BLCEG, BGLE])
+def test_policies_play_as_with_the_direct_cascade(cls, small_work, monkeypatch):
+    """The same actions with the fast cascade and with the direct one (greedy, exploration)."""
+    monkeypatch.setattr(elimination, "_SMALL_WORK", small_work)
+
+    def play(policy, T=500, K=60, d=4):
+        rng = np.random.default_rng(11)
+        theta = rng.standard_normal(d)
+        policy.begin(T)
+        logistic = isinstance(policy, BGLE)
+        actions = []
+        for _ in range(T):
+            X = rng.standard_normal((K, d))
+            ctx = Context(arms=X / np.linalg.norm(X, axis=1, keepdims=True))
+            a = policy.act(ctx)
+            z = float(ctx.arms[a] @ theta)
+            r = (
+                float(rng.random() < 1 / (1 + math.exp(-z)))
+                if logistic
+                else z + rng.normal()
+            )
+            policy.update(ctx, a, r)
+            actions.append(a)
+        return actions
+
+    kwargs = {"c": 0.2, "grid": [40, 100, 200, 300, 400]}
+    fast = play(cls(**kwargs))
+
+    def slow(self, arms, beta):
+        self.scores = self.thetas @ arms.T if self.m else None
+        if self.m == 0:
+            return np.arange(arms.shape[0])
+        return direct_cascade(arms, list(self.thetas), list(self.inverses), beta)
+
+    monkeypatch.setattr(EliminationLevels, "survivors", slow)
+    assert play(cls(**kwargs)) == fast
