@@ -36,6 +36,20 @@ def test_dueling_configs_load_and_resolve(monkeypatch):
         labels = {p.label for p in resolved.policies}
         if path.stem in ("fig2", "figE1", "figE3", "figE4", "figE5-7", "statlog"):
             assert labels >= NVLDB
+    # one multi-panel figure per paper figure (Figs. 2, E.1-E.11)
+    layouts = {
+        spec.name: spec for path in configs for spec in (load_config(path).layout or [])
+    }
+    assert set(layouts) == {"fig2"} | {f"figE{i}" for i in range(1, 12)}
+    assert [len(layouts[n].panels or []) for n in ("figE1", "figE9", "figE11")] == [
+        6,
+        2,
+        4,
+    ]
+    for rule, fig in (("ASYM", "figE5"), ("OSYM", "figE6"), ("CSYM", "figE7")):
+        for panel in layouts[fig].panels or []:
+            assert panel.policies is not None
+            assert all(p.endswith(rule) for p in panel.policies)
     e1 = resolve(paper_dirs("figE1"))
     cells = {(c.env.label, c.policy.label): c for c in e1.cells}
     assert cells[("covertype", "NDB-UCB")].params["gram"] == "diagonal"

@@ -79,6 +79,18 @@ def test_stated_layout_draws_its_panels_in_order(tmp_path):
     assert not (tmp_path / "figures" / "tiny.png").exists()  # layout given: no default
 
 
+def test_a_panel_draws_only_its_policies(tmp_path):
+    linear, _ = _labels()
+    layout = {
+        "name": "subset",
+        "panels": [{"env": linear, "policies": ["LinUCB", "Oracle"]}],
+    }
+    run_experiment(tiny(horizon=10, seeds=1, layout=layout), tmp_path, progress="none")
+    titles = _titles(tmp_path / "figures" / "subset.svg")
+    assert "LinUCB" in titles and "Oracle" in titles
+    assert "Random" not in titles
+
+
 def test_empty_layout_list_draws_no_multi_panel_figure(tmp_path):
     run_experiment(tiny(horizon=10, seeds=1, layout=[]), tmp_path, progress="none")
     names = {p.stem for p in (tmp_path / "figures").glob("*.png")}
@@ -130,6 +142,11 @@ def test_schema_errors_name_the_field(layout, field, message):
             [{"env": "ENV", "metric": "regert"}],
             "layout[0].panels[0].metric",
             "Did you mean 'regret'",
+        ),
+        (
+            [{"env": "ENV", "policies": ["LinUCB", "LinUCBB"]}],
+            "layout[0].panels[0].policies",
+            "no policy labelled 'LinUCBB'",
         ),
     ],
 )

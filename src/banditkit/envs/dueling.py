@@ -11,8 +11,9 @@ scaled to unit L2 norm ([Oh2025, Listing 1]). Utilities:
     quadratic-vector     u(x) = x^T Theta Theta^T x = (Theta^T x)^2, Theta a vector (App. E.1.1
                          literally; equals square / 10)
 
-The first arm of the pair wins with probability g(u_i - u_j), g the link (``"btl"``: the
-sigmoid, the paper's; ``"thurstone"``: the normal CDF). The outcome is 1[xi < g(u_i - u_j)]
+The first arm of the pair wins with probability g(u_i - u_j), g the link of
+``glm.duel_links`` (``"btl"``: the sigmoid, the paper's; ``"thurstone"``: the normal
+CDF; or their glm names "logistic" and "probit"), the link the policies' ``link`` names. The outcome is 1[xi < g(u_i - u_j)]
 with xi ~ U(0, 1) drawn once per round before the action is known, so policies under one seed
 see the same contexts and the same noise (common random numbers).
 
@@ -27,17 +28,15 @@ References:
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit, ndtr
 
 from banditkit.core import ENVIRONMENTS, Context, DuelingEnvironment, Step
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int
+from banditkit.glm.duel_links import LINK_NAMES, LINKS
 
 __all__ = ["LINKS", "UTILITIES", "DuelingEnv"]
 
 UTILITIES = ("cos", "square", "quadratic", "quadratic-vector")
-#: P(first beats second) as a function of u_first - u_second.
-LINKS = {"btl": expit, "thurstone": ndtr}
 
 
 @ENVIRONMENTS.register("dueling")
@@ -48,7 +47,7 @@ class DuelingEnv(DuelingEnvironment):
         utility: "cos", "square", "quadratic" (d x d matrix Theta) or "quadratic-vector".
         d: Context dimension, >= 1 (paper: 5; 10 in Fig. E.3; 20 in Table E.3).
         n_arms: K, >= 2 (paper: 5; 10 in Fig. E.4).
-        link: "btl" (paper) or "thurstone".
+        link: "btl" (paper; alias "logistic") or "thurstone" (alias "probit").
 
     Raises:
         ValueError: For an unknown utility or link, d < 1 or n_arms < 2.
@@ -73,8 +72,8 @@ class DuelingEnv(DuelingEnvironment):
         self.utility = check_choice("utility", utility, UTILITIES)
         self.d = check_int("d", d, low=1)
         self.n_arms = check_int("n_arms", n_arms, low=2)
-        self.link = check_choice("link", link, tuple(LINKS))
-        self._g = LINKS[self.link]
+        self.link = check_choice("link", link, tuple(LINK_NAMES))
+        self._g = LINKS[self.link].g
         self.theta = np.zeros(self.d)
         self._u = np.zeros(self.n_arms)
         self._xi = 0.5

@@ -8,6 +8,7 @@ the preference is
 
     btl            P(i beats j) = sigmoid(u_i - u_j)      (Magic, Covertype: the correct arm
                                                           beats a wrong one w.p. 0.731)
+    thurstone      P(i beats j) = Phi(u_i - u_j)          (0.841; not in the paper)
     deterministic  P(i beats j) = 1 if u_i > u_j, 0 if u_i < u_j, 1/2 on ties
                                                           (Statlog/shuttle: "P = 1 for i > j",
                                                           read as u_i > u_j, our reading of
@@ -41,10 +42,11 @@ from banditkit.core import ENVIRONMENTS, Context, DuelingEnvironment, Step
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice
 from banditkit.envs.classification import DatasetEnv
+from banditkit.glm.duel_links import LINKS
 
 __all__ = ["PREFERENCES", "TIES", "DuelingClassificationEnv"]
 
-PREFERENCES = ("auto", "btl", "deterministic")
+PREFERENCES = ("auto", "btl", "thurstone", "deterministic")
 #: How a deterministic preference settles two different arms of equal utility (two wrong
 #: classes): "coin" (P = 1/2) or "index" (the higher index wins, App. E.1.2's literal
 #: "P(i beats j) = 1 for i > j" applied among the wrong classes).
@@ -64,7 +66,8 @@ class DuelingClassificationEnv(DatasetEnv, DuelingEnvironment):
         encoding: "block" (disjoint, d*K) or "onehot-id" ([x, e_k]).
         scale: Feature scaling (default "l2": unit-norm rows; "zscore-l2" standardises first).
         shuffle: Walk through permutations of the pool instead of drawing with replacement.
-        preference: "btl", "deterministic" or "auto" (deterministic for shuttle only).
+        preference: "btl", "thurstone" (the link g of ``glm.duel_links``),
+            "deterministic" or "auto" (deterministic for shuttle only, else btl).
         ties: Deterministic preferences only: two different arms of equal utility (two
             wrong classes) duel as a fair coin ("coin", default) or the higher index wins
             ("index"). An arm against itself is always a fair coin.
@@ -120,7 +123,7 @@ class DuelingClassificationEnv(DatasetEnv, DuelingEnvironment):
 
     @property
     def preference_model(self) -> str:
-        """The resolved preference: "btl" or "deterministic"."""
+        """The resolved preference: "btl", "thurstone" or "deterministic"."""
         if self.preference != "auto":
             return self.preference
         return "deterministic" if self.dataset in _DETERMINISTIC_DATASETS else "btl"
@@ -147,8 +150,9 @@ class DuelingClassificationEnv(DatasetEnv, DuelingEnvironment):
         """P(first beats second) in the current round."""
         u = self.utilities()
         diff = u[first] - u[second]
-        if self.preference_model == "btl":
-            return float(1.0 / (1.0 + np.exp(-diff)))
+        model = self.preference_model
+        if model != "deterministic":
+            return float(LINKS[model].g(np.array(diff)))
         if diff != 0:
             return 1.0 if diff > 0 else 0.0
         if self.ties == "index" and first != second:

@@ -10,13 +10,16 @@ A config may state the paper figures it makes, each a grid of panels::
           - {env: linear, title: "(a) linear"}                 # metric defaults to regret
           - {env: logistic, metric: act_seconds, title: "(b) selection time"}
           - {figure: fig1-neural, env: quadratic, title: "(c) quadratic"}
+          - {env: linear, policies: [UCB, TS], title: "(d) UCB against TS"}
 
 A panel names an environment label of the config (``env`` may be left out when the config has
 one environment), the metric drawn (``regret``, a metric the environment declares, or a
 registered figure metric such as ``act_seconds``; default ``regret``), an optional title
 (default ``(a) <env>``, with the metric's name when it is not the regret) and, optionally, the
 figure id of another config of the same paper (``figure:``) whose stored runs it draws: this is
-how one paper figure spans several configs. A layout with no ``panels`` draws every
+how one paper figure spans several configs. ``policies:`` (policy labels) restricts a panel to
+those curves (default: every policy of the config), so one config can feed several paper
+figures that each show a subset of its algorithms. A layout with no ``panels`` draws every
 environment x every plotted metric of the config (one row per metric). Without a ``layout:``
 key, a config gets that default layout, named after its figure id; ``layout: []`` draws none.
 
@@ -72,6 +75,11 @@ class PanelSpec(BaseModel):
         min_length=1,
         description="Figure id of another config of the same paper to draw from.",
     )
+    policies: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        description="Policy labels drawn in the panel (default: every policy).",
+    )
 
 
 class LayoutSpec(BaseModel):
@@ -104,6 +112,7 @@ class Panel:
     env: str
     metric: str
     title: str
+    policies: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -193,6 +202,7 @@ def expand_layouts(
                         p.title
                         if p.title is not None
                         else _panel_title(i, env or str(p.figure), p.metric),
+                        None if p.policies is None else tuple(p.policies),
                     )
                 )
             ncols = spec.ncols or max(1, min(len(panels), MAX_DEFAULT_COLUMNS))
@@ -206,11 +216,13 @@ def check(
     layouts: Sequence[LayoutSpec] | None,
     envs: Sequence[EnvEntry],
     extra_metrics: Sequence[str],
+    policy_labels: Sequence[str] | None = None,
 ) -> tuple[str, str] | None:
     """The first problem of the config's own panels as (field, message), or None.
 
     Panels drawing from another config (``figure:``) are checked where the paper is known
-    (``banditkit reproduce``).
+    (``banditkit reproduce``); a panel's ``policies`` are checked against
+    ``policy_labels`` when given.
     """
     from banditkit.core.validation import suggest
     from banditkit.experiments.metrics import METRICS
@@ -253,6 +265,13 @@ def check(
                     f"unknown metric {panel.metric!r} for {env.label!r}."
                     f"{suggest(panel.metric, known)} Known: {', '.join(known)}.",
                 )
+            for label in panel.policies or []:
+                if policy_labels is not None and label not in policy_labels:
+                    return (
+                        f"{where}.policies",
+                        f"no policy labelled {label!r}.{suggest(label, policy_labels)} "
+                        f"Policy labels: {', '.join(policy_labels)}.",
+                    )
     return None
 
 
@@ -340,7 +359,13 @@ def draw_layout(
             )
             continue
         env = resolved.envs[labels.index(env_label)]
-        env_cells = [c for c in cells if c.cell.env.label == env_label and c.tables]
+        env_cells = [
+            c
+            for c in cells
+            if c.cell.env.label == env_label
+            and c.tables
+            and (panel.policies is None or c.cell.policy.label in panel.policies)
+        ]
         try:
             series = [
                 (c.cell.policy.label, series_of(c, panel.metric)) for c in env_cells

@@ -229,7 +229,7 @@ def resolve(
     _check_grid(cfg, policies, source)
     cells, applied, provenance = _build_cells(cfg, envs, policies, base, source)
     _check_metrics(cfg, envs, source)
-    _check_layouts(cfg, envs, source)
+    _check_layouts(cfg, envs, source, [p.label for p in policies])
     claims = _resolve_claims(cfg, envs, policies, source)
     resolved_config = cfg.model_copy(
         update={
@@ -376,11 +376,16 @@ def _build_cells(
     return cells, applied, provenance
 
 
-def _check_layouts(cfg: ExperimentConfig, envs: list[EnvEntry], source: str) -> None:
-    """``layout:`` panels name environments and metrics of this config."""
+def _check_layouts(
+    cfg: ExperimentConfig,
+    envs: list[EnvEntry],
+    source: str,
+    policy_labels: list[str] | None = None,
+) -> None:
+    """``layout:`` panels name environments, metrics and policies of this config."""
     from banditkit.experiments.layouts import check
 
-    problem = check(cfg.layout, envs, cfg.metrics)
+    problem = check(cfg.layout, envs, cfg.metrics, policy_labels)
     if problem is not None:
         raise ConfigError(problem[1], source=source, field=problem[0])
 

@@ -5,9 +5,11 @@ mle     GLMFit, fit_glm, glm_hessian
 constrained  fit_glm_constrained (over a ball)
 stacked fit_glm_stacked (M members at once, grouped rows; GD or Newton)
 mnl     MNLSets, MNLFit, fit_mnl, mnl_objective (multinomial logit, linear utilities)
+duel_links  DuelLink, get_duel_link (a binary link read on the utility difference of a duel)
 """
 
 from banditkit.glm.constrained import fit_glm_constrained
+from banditkit.glm.duel_links import DuelLink, get_duel_link
 from banditkit.glm.links import (
     LINKS,
     IdentityLink,
@@ -22,6 +24,7 @@ from banditkit.glm.stacked import fit_glm_stacked
 
 __all__ = [
     "LINKS",
+    "DuelLink",
     "GLMFit",
     "IdentityLink",
     "Link",
@@ -33,6 +36,7 @@ __all__ = [
     "fit_glm_constrained",
     "fit_glm_stacked",
     "fit_mnl",
+    "get_duel_link",
     "get_link",
     "glm_hessian",
     "mnl_objective",

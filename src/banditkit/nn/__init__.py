@@ -6,7 +6,8 @@ Functional core (parameters as explicit tensors stacked along a member axis M):
     stack_params, Params          a module's parameters as a stack of one (nn.network)
     Rows, Pairs, Sets             observations over a feature table     (nn.observations)
     BCE, Gaussian, MSE,           losses with value_and_dloss_df        (nn.losses)
-    BradleyTerry, MNL
+    BradleyTerry, MNL,
+    PairwiseGLM
     L2Penalty                     L2 to a centre on a parameter group   (nn.penalties)
     fit, FitResult                full-batch GD / Adam on M members     (nn.fit)
     depth2_forward_vjp            the closed-form depth-2 pass          (nn.kernels)
@@ -41,6 +42,7 @@ from banditkit.nn.losses import (
     BradleyTerry,
     Gaussian,
     Loss,
+    PairwiseGLM,
     loss_and_derivative,
 )
 from banditkit.nn.mlp import MLP
@@ -62,6 +64,7 @@ __all__ = [
     "Loss",
     "NeuralLinear",
     "Pairs",
+    "PairwiseGLM",
     "Params",
     "Rows",
     "Sets",

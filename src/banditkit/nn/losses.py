@@ -13,13 +13,15 @@ class here.
     MSE          rows   Gaussian with sigma = 1: (f_i - y_i)^2 / 2  [Zhou2020, Alg. 1]
     BradleyTerry pairs  w_i (log(1 + exp(t_i)) - y_i t_i), t_i = f(first_i) - f(second_i)
                         (Bradley-Terry-Luce, logistic link) [Saha2021]
+    PairwiseGLM  pairs  w_i nll(t_i, y_i), nll the Bernoulli NLL of a ``glm.Link``
+                        (probit: Thurstone-Mosteller), computed by the link itself
     MNL          sets   w_i (log(1 + sum_{j in S_i} exp(f_j)) - [c_i >= 0] f_{S_i, c_i})
                         P(choose j | S) = exp(f_j) / (1 + sum_{l in S} exp(f_l)), c_i = -1
                         the outside option [Oh2021]
 
 Derivatives, with sigma the sigmoid and p_ij the MNL choice probability of slot j:
 BCE w (sigma(f) - y); Gaussian w (f - y) / sigma^2; BradleyTerry +-w (sigma(t) - y) on
-first/second; MNL w (p_ij - 1[j = c_i]) on the offered rows (summed when a row appears
+first/second; PairwiseGLM +-w nll_grad(t, y) on first/second; MNL w (p_ij - 1[j = c_i]) on the offered rows (summed when a row appears
 in several observations).
 
 References:
@@ -37,6 +39,7 @@ from __future__ import annotations
 import abc
 from typing import Any
 
+import numpy as np
 import torch
 
 from banditkit.core.validation import check_scalar
@@ -49,6 +52,7 @@ __all__ = [
     "BradleyTerry",
     "Gaussian",
     "Loss",
+    "PairwiseGLM",
     "bce_loss",
     "loss_and_derivative",
     "mnl_nll",
@@ -234,9 +238,57 @@ class BradleyTerry(Loss):
         """See ``Loss``."""
         margin = f[:, obs.first] - f[:, obs.second]
         values, g = BCE().value_and_derivative(margin, obs.y, obs.weights)
-        g = g.expand_as(margin)
-        df = torch.zeros_like(f).index_add_(1, obs.first, g)
-        return values, df.index_add_(1, obs.second, -g)
+        return values, _scatter_pairs(f, obs, g.expand_as(margin))
+
+
+def _scatter_pairs(f: torch.Tensor, obs: Pairs, g: torch.Tensor) -> torch.Tensor:
+    """Return d loss / d f (M, N) from d loss / d t (M, n), t = f(first) - f(second)."""
+    df = torch.zeros_like(f).index_add_(1, obs.first, g)
+    return df.index_add_(1, obs.second, -g)
+
+
+class PairwiseGLM(Loss):
+    """Bernoulli negative log-likelihood of pairs through a binary GLM link.
+
+    P(first beats second) = mu(t), t = f(x_first) - f(x_second), mu the mean of a
+    ``banditkit.glm`` link; loss_i = w_i nll(t_i, y_i) and d loss_i / d t_i =
+    w_i nll_grad(t_i, y_i), both computed by the link (float64 numpy, stable in the
+    tails), so every link of ``glm`` (or a custom ``glm.Link``) is a pair loss without a
+    second implementation. With ``glm.LogisticLink`` it is ``BradleyTerry`` (up to
+    rounding); with ``glm.ProbitLink`` it is the Thurstone-Mosteller model.
+
+    Args:
+        link: A ``glm.Link`` or the name of one ("logistic", "probit").
+
+    Example:
+        >>> pairs = Pairs(torch.eye(2), first=[0], second=[1], y=[1.0])
+        >>> f = torch.tensor([[0.0, 0.0]], dtype=torch.float64)
+        >>> PairwiseGLM("probit").value_and_dloss_df(f, pairs)[1]  # -phi(0) / Phi(0)
+        tensor([[-0.7979,  0.7979]], dtype=torch.float64)
+    """
+
+    observations = Pairs
+
+    def __init__(self, link: Any = "logistic") -> None:
+        from banditkit.glm.links import get_link
+
+        self.link = get_link(link)
+
+    def value_and_dloss_df(
+        self, f: torch.Tensor, obs: Pairs
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """See ``Loss``."""
+        margin = f[:, obs.first] - f[:, obs.second]
+        t = margin.detach().cpu().numpy().astype(np.float64)
+        y = obs.y.detach().cpu().numpy().astype(np.float64)
+        values = torch.as_tensor(
+            self.link.nll(t, y), dtype=f.dtype, device=f.device
+        ).expand_as(margin)
+        g = torch.as_tensor(
+            self.link.nll_grad(t, y), dtype=f.dtype, device=f.device
+        ).expand_as(margin)
+        values, g = _weighted(values, g, obs.weights)
+        return values, _scatter_pairs(f, obs, g.expand_as(margin))
 
 
 class MNL(Loss):

@@ -24,8 +24,8 @@ References:
         for stochastic contextual dueling bandits. ICLR 2024.
 """
 
+from banditkit.glm.duel_links import LINKS, DuelLink
 from banditkit.policies.dueling.linear import VACDB, CoLSTIM
-from banditkit.policies.dueling.links import LINKS, DuelLink
 from banditkit.policies.dueling.ndb import NDBTS, NDBUCB, NeuralDuelingPolicy
 from banditkit.policies.dueling.nvldb import (
     NLDBTS,

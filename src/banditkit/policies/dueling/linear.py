@@ -1,6 +1,7 @@
 """Linear contextual dueling baselines of [Oh2025, Sec. 6]: CoLSTIM [Bengs2022], VACDB [Di2023].
 
-Both model u(x) = theta^T x under BTL, fitted as a logistic GLM on the differences
+Both model u(x) = theta^T x under a preference link g (``link``: BTL by default, or
+Thurstone / any glm link), fitted as a binary GLM with that link on the differences
 z = x_1 - x_2 of the played pairs (``GLMModel`` on a ``PairHistory``, Newton's method), with
 Gram matrices of those differences (``linalg.Gram``) and the pair norms
 ||x_k - x_k'||_{M^-1} (``Gram.pair_norms_unchecked``).
@@ -44,6 +45,7 @@ import numpy as np
 from banditkit.core import POLICIES, Context, DuelingPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
+from banditkit.glm.duel_links import get_duel_link
 from banditkit.linalg import Gram
 from banditkit.policies.history import PairHistory
 
@@ -67,6 +69,8 @@ class CoLSTIM(DuelingPolicy):
         kappa: Factor of the MLE penalty, > 0 (0.1).
         gram_lam: M_0 = gram_lam I, > 0 (1.0).
         beta: Confidence width of the challenger; None: 2 sqrt(d log T).
+        link: The preference link of the MLE: "btl" (alias "logistic", the default),
+            "thurstone" (alias "probit") or a ``glm.Link`` / ``DuelLink``.
         seed: Seed of the policy's stream.
 
     Example:
@@ -83,9 +87,12 @@ class CoLSTIM(DuelingPolicy):
         kappa: float = 0.1,
         gram_lam: float = 1.0,
         beta: float | None = None,
+        link: Any = "btl",
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
+        self._link = get_duel_link(link)
+        self.link = link
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
         self.kappa = check_scalar("kappa", kappa, low=0.0, low_open=True)
         self.gram_lam = check_scalar("gram_lam", gram_lam, low=0.0, low_open=True)
@@ -96,7 +103,7 @@ class CoLSTIM(DuelingPolicy):
         from banditkit.policies.models import GLMModel
 
         assert self.d is not None
-        self.model: GLMModel = GLMModel(self.d, lam=self.lam)
+        self.model: GLMModel = GLMModel(self.d, lam=self.lam, link=self._link.glm)
         self.design = Gram(self.d, self.gram_lam)
         self.history = PairHistory(self.d)
 
@@ -154,6 +161,8 @@ class VACDB(DuelingPolicy):
         alpha: Accuracy of the last layer, in (0, 1) (L = ceil(log2(1 / alpha)) layers).
         beta: Confidence width beta_{t, l}, a constant >= 0 (1.0).
         kappa: Factor of the per-layer MLE penalty kappa 2^-2l ||theta||^2, > 0.
+        link: The preference link of the MLE: "btl" (alias "logistic", the default),
+            "thurstone" (alias "probit") or a ``glm.Link`` / ``DuelLink``.
         seed: Seed of the policy's stream.
     """
 
@@ -165,9 +174,12 @@ class VACDB(DuelingPolicy):
         alpha: float = 0.01,
         beta: float = 1.0,
         kappa: float = 0.1,
+        link: Any = "btl",
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
+        self._link = get_duel_link(link)
+        self.link = link
         self.alpha = check_scalar("alpha", alpha, low=0.0, high=1.0, low_open=True)
         if self.alpha >= 1.0:
             raise ValueError(f"alpha must be < 1; got {alpha!r}.")
@@ -183,7 +195,8 @@ class VACDB(DuelingPolicy):
         self.grams = [Gram(self.d, s) for s in scales]
         self.histories = [PairHistory(self.d) for _ in scales]
         self.models: list[GLMModel] = [
-            GLMModel(self.d, lam=2.0 * self.kappa * s) for s in scales
+            GLMModel(self.d, lam=2.0 * self.kappa * s, link=self._link.glm)
+            for s in scales
         ]
         self._pending: tuple[int, int, int, float] | None = None
 

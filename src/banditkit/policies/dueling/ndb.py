@@ -3,7 +3,8 @@
 The same asymmetric pair rules as NVLDB-*-ASYM, with the exploration of the whole network:
 
     model        NeuralModel: an MLP f(x; theta) (mirrored initialisation, f(x; theta_0) = 0),
-                 trained on the duels by the BTL likelihood of f(x_i1) - f(x_i2) with
+                 trained on the duels by the likelihood of f(x_i1) - f(x_i2) under the
+                 link g (``link``: BTL by default, or Thurstone / any glm link) with
                  (lam / 2) ||theta - theta_0||^2 on every parameter (``nn.fit``; Adam, sum)
     uncertainty  a p x p Gram V = lam I + sum_i (g_i1 - g_i2)(g_i1 - g_i2)^T / m of the
                  gradients g(x; theta) of all p parameters at selection time, bonuses
@@ -35,6 +36,7 @@ import numpy as np
 from banditkit.core import POLICIES, Context, DuelingPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.glm.duel_links import get_duel_link
 from banditkit.linalg import DiagonalGram, Gram, GramLike
 from banditkit.policies.dueling.nvldb import resolve_preset
 from banditkit.policies.dueling.rules import PairRule
@@ -63,6 +65,8 @@ class NeuralDuelingPolicy(DuelingPolicy):
         update_every: Rounds between fits, >= 1.
         gram: "full" (p x p) or "diagonal".
         exact_inverse: Refactorise V from scratch every round (O(p^3)).
+        link: The preference link of the loss: "btl" (alias "logistic", the default),
+            "thurstone" (alias "probit") or a ``glm.Link`` / ``DuelLink``.
         seed: Seed of the policy's streams.
     """
 
@@ -83,6 +87,7 @@ class NeuralDuelingPolicy(DuelingPolicy):
         update_every: int = 1,
         gram: str = "full",
         exact_inverse: bool = False,
+        link: Any = "btl",
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
@@ -103,6 +108,8 @@ class NeuralDuelingPolicy(DuelingPolicy):
         if not isinstance(exact_inverse, bool):
             raise ValueError(f"exact_inverse must be a bool; got {exact_inverse!r}.")
         self.exact_inverse = exact_inverse
+        self._link = get_duel_link(link)
+        self.link = link
 
     def _setup(self, ctx: Context) -> None:
         from banditkit.nn import make_generator
@@ -124,7 +131,12 @@ class NeuralDuelingPolicy(DuelingPolicy):
             reduction="sum",
         )
         self.model: NeuralModel = NeuralModel(
-            d, width=self._m, depth=self.depth, trainer=trainer, generator=generator
+            d,
+            width=self._m,
+            depth=self.depth,
+            trainer=trainer,
+            generator=generator,
+            pair_link=self._link.glm,
         )
         p = self.model.n_params
         self.design: GramLike = (

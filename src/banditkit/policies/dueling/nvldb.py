@@ -5,7 +5,8 @@ One composition of shared parts ([Oh2025, Algorithm 1]):
     history      PairHistory of the duels (x_i1, x_i2, o_i) with weights w_i = 1 / zeta_i^2
     model        NeuralLinearModel, loss "btl": f(x) = theta^T phi(x; W) (+ a bias that
                  cancels in every difference), trained by ``nn.fit`` (Adam, summed loss)
-                 on the weighted BTL likelihood of Eq. 4 with (lam / 2) ||params - params_0||^2
+                 on the weighted likelihood of Eq. 4 under the link g (``link``: BTL by
+                 default, or Thurstone / any glm link) with (lam / 2) ||params - params_0||^2
                  on every layer (``penalised="all"``; Eq. 4's theta-only penalty: "head")
     uncertainty  a D x D ``linalg.Gram`` V = lam I + sum_i dphi_i dphi_i^T / zeta_i^2 (Eq. 6)
                  of the feature differences dphi_i = s (phi(x_i1) - phi(x_i2)); bonuses
@@ -15,8 +16,9 @@ One composition of shared parts ([Oh2025, Algorithm 1]):
     selection    ``rules.PairRule``: UCB or TS x ASYM, OSYM or CSYM (Sec. 4.2)
     schedule     ``Periodic(update_every)`` (the episode length H)
 
-The weights (Eq. 5) are zeta_i = max(sigma_hat_i, eps) with sigma_hat_i^2 = g(df_i)(1 - g(df_i))
-at the current network (``variance_mode="estimated"``), the true Bernoulli standard deviation
+The link g (``glm.duel_links``) is the one of the loss, of sigma_hat below and hence of the
+weights 1 / zeta_i^2 of V and of the bonuses. The weights (Eq. 5) are
+zeta_i = max(sigma_hat_i, eps) with sigma_hat_i^2 = g(df_i)(1 - g(df_i)) at the current network (``variance_mode="estimated"``), the true Bernoulli standard deviation
 of the duel floored at eps (``"oracle"``, read from the environment), or 1 (``"agnostic"``:
 NLDB). They are constants of the loss (no gradient flows through them).
 
@@ -41,8 +43,8 @@ import numpy as np
 from banditkit.core import POLICIES, Context, DuelingPolicy, Environment
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.glm.duel_links import DuelLink, get_duel_link
 from banditkit.linalg import Gram
-from banditkit.policies.dueling.links import LINKS, POLICY_LINKS, DuelLink
 from banditkit.policies.dueling.rules import RULES, TSCSYM_FORMS, PairRule
 from banditkit.policies.history import PairHistory
 from banditkit.policies.schedules import Periodic
@@ -116,7 +118,9 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         gram_mode: "rebuild" or "incremental".
         zeta_mode: "recompute" or "frozen".
         tscsym_form: "listing" or "paper" (TS-CSYM only; ``rules.ts_csym``).
-        link: The preference link; "btl" (g = sigmoid), the one the loss is written for.
+        link: The preference link g of the loss (Eq. 4) and of sigma_hat (Eq. 5): "btl"
+            (alias "logistic", g = sigmoid, the paper's), "thurstone" (alias "probit",
+            g = Phi) or a ``glm.Link`` / ``DuelLink`` (``glm.get_duel_link``).
         penalised: "all" (default: (lam / 2) ||params - params_0||^2 on every layer, as
             NDB's loss) or "head" (Eq. 4 literally: (lam / 2) ||theta - theta_0||^2 only).
             With "head", Eq. 4 has no minimiser on separable duels: W grows, the margins
@@ -148,7 +152,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         gram_mode: str = "rebuild",
         zeta_mode: str = "recompute",
         tscsym_form: str = "listing",
-        link: str = "btl",
+        link: Any = "btl",
         penalised: str = "all",
         feature_scale: float | None = None,
         seed: int = 0,
@@ -173,7 +177,8 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         self.gram_mode = check_choice("gram_mode", gram_mode, GRAM_MODES)
         self.zeta_mode = check_choice("zeta_mode", zeta_mode, ZETA_MODES)
         self.tscsym_form = check_choice("tscsym_form", tscsym_form, TSCSYM_FORMS)
-        self.link = check_choice("link", link, POLICY_LINKS)
+        self._link: DuelLink = get_duel_link(link)
+        self.link = link
         self.penalised = check_choice("penalised", penalised, ("head", "all"))
         self.feature_scale = feature_scale
         self._scale = (
@@ -221,6 +226,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
             width=self._m,
             depth=self.depth,
             loss="btl",
+            link=self._link.glm,
             lam=self.lam,
             center="init",
             penalised=self.penalised,
@@ -236,7 +242,6 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
             self.exploration, self.rule, a=self.a, tscsym_form=self.tscsym_form
         )
         self.schedule = Periodic(self.update_every)
-        self._link: DuelLink = LINKS[self.link]
         self._sigma_true: list[float] = []  # oracle mode: sigma_t of each duel
 
     # ------------------------------------------------------------------ loop
@@ -391,7 +396,7 @@ class _Agnostic(NeuralLinearDuelingPolicy):
         update_every: int = 1,
         gram_mode: str = "rebuild",
         tscsym_form: str = "listing",
-        link: str = "btl",
+        link: Any = "btl",
         penalised: str = "all",
         feature_scale: float | None = None,
         seed: int = 0,

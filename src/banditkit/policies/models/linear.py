@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from banditkit.core.validation import check_scalar
-from banditkit.glm import fit_glm, fit_glm_constrained, get_link, glm_hessian
+from banditkit.glm import Link, fit_glm, fit_glm_constrained, get_link, glm_hessian
 from banditkit.linalg import Gram, InPlaceGram
 from banditkit.linalg._common import check_vector, check_weight
 from banditkit.policies.history import History, PairHistory
@@ -213,7 +213,7 @@ class GLMModel:
     Args:
         d: Feature dimension.
         lam: Ridge weight of the MLE, > 0.
-        link: "logistic", "probit" or "identity".
+        link: "logistic", "probit" or "identity", or a ``glm.Link``.
         radius: Norm bound S of the constrained MLE, > 0, or None (unconstrained).
 
     Example:
@@ -230,7 +230,11 @@ class GLMModel:
     linearised = False
 
     def __init__(
-        self, d: int, lam: float, link: str = "logistic", radius: float | None = None
+        self,
+        d: int,
+        lam: float,
+        link: str | Link = "logistic",
+        radius: float | None = None,
     ) -> None:
         self.lam = check_scalar("lam", lam, low=0.0)
         self.link = get_link(link)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from banditkit.glm.links import LogisticLink, get_link
 from banditkit.policies.history import History, PairHistory, SetHistory
 from banditkit.policies.models.neural_linear import observations_of
 
@@ -75,6 +76,9 @@ class NeuralModel:
             step costs O(distinct rows) instead of O(t) on a fixed arm set. False (the
             default) fits every row.
 
+        pair_link: The link of the duel loss on a ``PairHistory``: "logistic" (default,
+            Bradley-Terry-Luce, ``nn.BradleyTerry``), "probit" (Thurstone-Mosteller) or
+            a ``glm.Link`` (``nn.PairwiseGLM``).
         dtype: "float64" (default) or "float32": the dtype of the network, its
             training and its forward/gradient passes. What ``evaluate`` and the other
             methods return is float64 either way, so the Grams built on g (and their
@@ -104,6 +108,7 @@ class NeuralModel:
         backtrack: int = 0,
         dtype: str = "float64",
         grouped: bool = False,
+        pair_link: Any = "logistic",
     ) -> None:
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {list(DTYPES)}; got {dtype!r}.")
@@ -115,6 +120,7 @@ class NeuralModel:
             d, width=width, depth=depth, generator=generator, dtype=self._torch_dtype
         )
         self.trainer = trainer
+        self.pair_link = get_link(pair_link)
         if not isinstance(grouped, bool):
             raise ValueError(f"grouped must be a bool; got {grouped!r}.")
         self.grouped = grouped
@@ -316,7 +322,9 @@ class NeuralModel:
             self.mlp.network,
             nn.stack_params(self.mlp),  # views: trained in place
             obs,
-            nn.BradleyTerry(),
+            nn.BradleyTerry()
+            if isinstance(self.pair_link, LogisticLink)
+            else nn.PairwiseGLM(self.pair_link),
             penalties=[nn.L2Penalty(trainer.lam, center)] if trainer.lam > 0.0 else [],
             optimizer=trainer.optimizer,
             lr=trainer.lr,

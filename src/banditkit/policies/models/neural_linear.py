@@ -6,6 +6,8 @@ trained by the functional trainer ``nn.fit`` on whatever a history holds:
 
     History       Rows   (x_i, y_i, w_i)       "mse" (Gaussian) or "bce" (logistic head)
     PairHistory   Pairs  (x_i1, x_i2, o_i, w_i) "btl": BradleyTerry on f(x_i1) - f(x_i2)
+                                              (``link="probit"``, or any glm link:
+                                              PairwiseGLM, e.g. Thurstone-Mosteller)
     SetHistory    Sets   (S_i, c_i, w_i)        "mnl": multinomial logit, outside option 0
 
 with the weights w of the history (e.g. the 1 / zeta_i^2 of a variance-aware estimator)
@@ -30,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.glm.links import Link, LogisticLink, get_link
 from banditkit.policies.history import History, PairHistory, SetHistory
 
 if TYPE_CHECKING:
@@ -126,6 +129,9 @@ class NeuralLinearModel:
         width: Hidden units per layer, the feature dimension D = p, >= 1.
         depth: Linear layers including the head, >= 2 (depth 2: phi is one hidden layer).
         loss: "mse" or "bce" (rows), "btl" (pairs), "mnl" (sets).
+        link: The link of the pair loss "btl": "logistic" (default, Bradley-Terry-Luce,
+            ``nn.BradleyTerry``), "probit" (Thurstone-Mosteller) or a ``glm.Link``
+            (``nn.PairwiseGLM``); other losses take only "logistic".
         lam: Penalty weight, >= 0.
         center: "init" (towards params_0) or "zero".
         penalised: "all" or "head".
@@ -164,6 +170,7 @@ class NeuralLinearModel:
         optimizer: str = "adam",
         reduction: str = "mean",
         generator: torch.Generator,
+        link: str | Link = "logistic",
     ) -> None:
         self.net = nn.NeuralLinear(
             check_int("d", d, low=1),
@@ -171,6 +178,12 @@ class NeuralLinearModel:
             depth=check_int("depth", depth, low=2),
         )
         self.loss = check_choice("loss", loss, tuple(LOSSES))
+        self.link = get_link(link)
+        if self.loss != "btl" and not isinstance(self.link, LogisticLink):
+            raise ValueError(
+                f"link applies to the pair loss 'btl' only; got link="
+                f"{self.link.name!r} with loss={self.loss!r}."
+            )
         self.lam = check_scalar("lam", lam, low=0.0)
         self.center = check_choice("center", center, CENTERS)
         self.penalised = check_choice("penalised", penalised, PENALISED)
@@ -250,7 +263,7 @@ class NeuralLinearModel:
             self.net,
             self.params,
             observations_of(history),
-            getattr(nn, loss_name)(),
+            self._loss_object(loss_name),
             penalties=self.penalties(),
             optimizer=self.optimizer,
             lr=self.lr,
@@ -267,6 +280,13 @@ class NeuralLinearModel:
             )
         self.params = result.params
         return objective
+
+    def _loss_object(self, loss_name: str) -> nn.Loss:
+        """The ``nn`` loss of ``loss``; a pair loss through ``link`` unless logistic."""
+        if self.loss == "btl" and not isinstance(self.link, LogisticLink):
+            return nn.PairwiseGLM(self.link)
+        loss: nn.Loss = getattr(nn, loss_name)()
+        return loss
 
     def state_dict(self) -> dict[str, Any]:
         """Arrays only: the parameters and the initial draw, by parameter name."""
