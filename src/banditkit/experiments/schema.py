@@ -371,7 +371,7 @@ def load_config(
         ...              "policies": [{"name": "random"}]}, source="my.yaml")
         Traceback (most recent call last):
         ...
-        banditkit.experiments.schema.ConfigError: my.yaml: horizon: Input should be greater than 0; got -1
+        banditkit.experiments.config_errors.ConfigError: my.yaml: horizon: Input should be greater than 0; got -1
     """
     from banditkit.experiments.limits import check_size  # limits imports this module
 
