@@ -104,7 +104,7 @@ def test_logistic_configs_load_and_resolve(monkeypatch):
                 assert grid == {"nu": paper_grid, "lam": paper_grid}
             else:  # the neural methods after the width calibration (docs/logistic.md)
                 assert set(grid) == {"nu", "lam"}
-                assert {0.001, 0.01, 0.1} <= set(grid["nu"]) and max(grid["nu"]) < 1
+                assert {0.001, 0.01, 0.1} <= set(grid["nu"]) and max(grid["nu"]) <= 1
                 assert {0.1, 1, 10} <= set(grid["lam"])
         labels = {p.label for p in resolved.policies}
         assert {"NCBF-UCB", "NeuralLog-UCB-2"} <= labels
