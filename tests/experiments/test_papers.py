@@ -108,9 +108,15 @@ def test_logistic_configs_load_and_resolve(monkeypatch):
                 assert {0.1, 1, 10} <= set(grid["lam"])
         labels = {p.label for p in resolved.policies}
         assert {"NCBF-UCB", "NeuralLog-UCB-2"} <= labels
-    fig2 = {(c.env.label, c.policy.label): c for c in resolve(folder / "fig2.yaml").cells}
-    assert fig2[("classification-mnist", "NeuralLog-UCB-2")].params["init"] == "standard"
-    assert fig2[("classification-shuttle", "NeuralLog-UCB-2")].params["init"] == "mirrored"
+    fig2 = {
+        (c.env.label, c.policy.label): c for c in resolve(folder / "fig2.yaml").cells
+    }
+    assert (
+        fig2[("classification-mnist", "NeuralLog-UCB-2")].params["init"] == "standard"
+    )
+    assert (
+        fig2[("classification-shuttle", "NeuralLog-UCB-2")].params["init"] == "mirrored"
+    )
     table2 = resolve(folder / "table2.yaml")
     cells = {(c.env.label, c.policy.label): c for c in table2.cells}
     assert cells[("obd-m100", "NeuralLog-UCB-2")].params["width"] == 100
