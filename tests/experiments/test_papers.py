@@ -98,13 +98,25 @@ def test_logistic_configs_load_and_resolve(monkeypatch):
         assert cfg.ci_level == 0.96
         assert cfg.seeds == list(range(5 if path.stem == "table2" else 10))
         assert cfg.horizon == 2000
-        for grid in cfg.grid.values():
-            assert grid == {
-                "nu": [0.01, 0.1, 1, 10, 100],
-                "lam": [0.01, 0.1, 1, 10, 100],
-            }
+        paper_grid = [0.01, 0.1, 1, 10, 100]
+        for label, grid in cfg.grid.items():
+            if label in ("Logistic-UCB-1", "ada-OFU-ECOLog"):
+                assert grid == {"nu": paper_grid, "lam": paper_grid}
+            else:  # the neural methods after the width calibration (docs/logistic.md)
+                assert set(grid) == {"nu", "lam"}
+                assert {0.001, 0.01, 0.1} <= set(grid["nu"]) and max(grid["nu"]) <= 1
+                assert {0.1, 1, 10} <= set(grid["lam"])
         labels = {p.label for p in resolved.policies}
         assert {"NCBF-UCB", "NeuralLog-UCB-2"} <= labels
+    fig2 = {
+        (c.env.label, c.policy.label): c for c in resolve(folder / "fig2.yaml").cells
+    }
+    assert (
+        fig2[("classification-mnist", "NeuralLog-UCB-2")].params["init"] == "standard"
+    )
+    assert (
+        fig2[("classification-shuttle", "NeuralLog-UCB-2")].params["init"] == "mirrored"
+    )
     table2 = resolve(folder / "table2.yaml")
     cells = {(c.env.label, c.policy.label): c for c in table2.cells}
     assert cells[("obd-m100", "NeuralLog-UCB-2")].params["width"] == 100

@@ -77,6 +77,7 @@ REG_CENTERS = ("zero", "init")
 MEAN_SCALES = ("probability", "latent")
 LAMBDA_SCHEDULES = ("fixed", "adaptive")
 BONUSES = ("orders", "table")
+INITS = ("mirrored", "standard")
 _LINK = LogisticLink()
 
 
@@ -165,6 +166,15 @@ class NeuralLogPolicy(NeuralScoredPolicy):
             UCB-1) or "table" (with the absolute constants, c_S (sqrt(d_eff) +
             sqrt(L / lam)) + 1). NCBF-UCB keeps its own B either way. Theory mode only
             takes None.
+        init: Initialisation of the network in practical mode: "mirrored" (default;
+            the NTK initialisation of [Zhou2020] and [Bae2025, Sec. 4], first-layer
+            weights N(0, 4/m) whatever the input dimension, f(x; theta_0) = 0) or
+            "standard" (hidden weights N(0, 2/fan_in), output weights N(0, 1/m), as
+            the practical code of the neural-bandit lineage initialises its layers).
+            The mirrored first layer assumes inputs of norm about 1: on mnist's block
+            inputs (||x||^2 = 168) its pre-activations have variance 34 and every
+            bonus explores too much (docs/logistic.md, section "Fidelity", mnist).
+            Theory mode takes "mirrored" only.
         dtype: "float64" (default) or "float32": the dtype of the network, its
             training and its gradients in practical mode; the Grams and d_eff stay
             float64 (docs/performance.md, "Neural training speed"). Theory mode takes
@@ -226,11 +236,13 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         effdim_kind: str | None = None,
         scale_features: bool | None = None,
         bonus: str | None = None,
+        init: str = "mirrored",
         dtype: str = "float64",
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
         self.dtype = check_choice("dtype", dtype, DTYPES)
+        self.init = check_choice("init", init, INITS)
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
         self.kappa = check_scalar("kappa", kappa, low=1.0)
         self.S = check_scalar("S", S, low=0.0, low_open=True)
@@ -239,6 +251,11 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         if nu is None:  # theory: the literal radius; practical: tuned (docs)
             nu = 1.0 if theory_mode else self.default_nu
         self.nu = check_scalar("nu", nu, low=0.0)
+        if theory_mode and self.init != "mirrored":
+            raise ValueError(
+                f"init must be 'mirrored' in theory mode (Algs. 1-2 start from the "
+                f"NTK initialisation); got {self.init!r}."
+            )
         if theory_mode and self.dtype != "float64":
             raise ValueError(
                 f"dtype must be 'float64' in theory mode; got {self.dtype!r}."
@@ -365,6 +382,7 @@ class NeuralLogPolicy(NeuralScoredPolicy):
             trainer=trainer,
             generator=generator,
             dtype=self.dtype,
+            init=self.init,
         )
 
     def _trainer(self, n: int) -> Trainer:

@@ -64,7 +64,10 @@ class NeuralModel:
         width: Hidden units m (even).
         depth: Layers L >= 2.
         trainer: The trainer's settings (loss, lam, center, lr, steps, reduction).
-        generator: Torch stream of the mirrored initialisation theta_0.
+        generator: Torch stream of the initialisation theta_0.
+        init: Initialisation of the MLP (``nn.MLP``): "mirrored" (default; the NTK
+            initialisation of [Zhou2020] and [Bae2025], f(x; theta_0) = 0) or "standard"
+            (hidden weights N(0, 2/fan_in), output weights N(0, 1/width)).
         backtrack: Retries of a refit that ends above the objective it started from
             (or overflows): each restarts from the parameters before the refit with the
             trainer's lr divided by 10, which is kept for later refits (0: none, the
@@ -109,6 +112,7 @@ class NeuralModel:
         dtype: str = "float64",
         grouped: bool = False,
         pair_link: Any = "logistic",
+        init: str = "mirrored",
     ) -> None:
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {list(DTYPES)}; got {dtype!r}.")
@@ -117,7 +121,12 @@ class NeuralModel:
         self._torch_dtype = getattr(torch, dtype)
         self._np_dtype = np.dtype(dtype)
         self.mlp = nn.MLP(
-            d, width=width, depth=depth, generator=generator, dtype=self._torch_dtype
+            d,
+            width=width,
+            depth=depth,
+            init=init,
+            generator=generator,
+            dtype=self._torch_dtype,
         )
         self.trainer = trainer
         self.pair_link = get_link(pair_link)
