@@ -376,6 +376,8 @@ _CLAIM_KINDS = {
     "regret-below",
     "value-below",
     "sublinear",
+    "linear",
+    "grows-less",
     "top-k",
     "equal",
 }
