@@ -164,3 +164,51 @@ def test_onl_mnl_solvers_agree(solver):
         bk.simulate(policy, env, horizon=40, seed=0)
         runs[s] = policy.net.w
     np.testing.assert_allclose(runs[solver], runs["newton"], atol=1e-6)
+
+
+def test_newton_does_not_stall_when_the_decrease_is_below_rounding(monkeypatch):
+    """Near the optimum of a long sum the predicted Armijo decrease is below the rounding
+    of L: a value that comes out a few ulps higher must not stop the step (in a UCB-MNL
+    run this halved the step 34 times per iteration and stalled until max_iter)."""
+    import banditkit.glm.mnl as mnl
+
+    rng = np.random.default_rng(7)
+    sets = random_sets(rng, n=400, width=5, p=3, scale=0.5)
+    opt = fit_mnl(sets, lam=1.0, tol=1e-12)
+    _, _, hess = mnl_objective(sets, opt.w, lam=1.0)
+    start = opt.w + np.linalg.solve(hess, np.full(3, 2e-6))  # gradient ~3.5e-6
+    exact = mnl._value_grad
+    calls = []
+
+    def rounded_up(sets, w, lam, c):  # every value after the first: 8 ulps high
+        value, grad, p = exact(sets, w, lam, c)
+        calls.append(1)
+        return value + 8 * len(calls[1:]) * np.spacing(value), grad, p
+
+    monkeypatch.setattr(mnl, "_value_grad", rounded_up)
+    fit = fit_mnl(sets, lam=1.0, w0=start, tol=1e-6, max_iter=20)
+    assert fit.grad_norm <= 1e-6 and fit.iterations == 1 and len(calls) == 2
+    monkeypatch.setattr(mnl, "_VALUE_NOISE", 0.0)  # no slack: the step is halved away
+    calls.clear()
+    fit_mnl(sets, lam=1.0, w0=start, tol=1e-6, max_iter=3)
+    assert len(calls) > 30
+
+
+def test_refit_from_the_previous_value_and_gradient_is_the_same_solve():
+    """refit_mnl(previous=(value, grad)) skips one pass; the solve, value and gradient
+    equal a refit without it and the objective computed afresh."""
+    from banditkit.glm.mnl import MNLSetBuffer, refit_mnl
+
+    rng = np.random.default_rng(3)
+    sets = random_sets(rng, n=60, width=4, p=3, ragged=False)
+    buf = MNLSetBuffer(3)
+    w, hess, prev = np.zeros(3), np.eye(3), (0.0, np.zeros(3))
+    for s in range(60):
+        buf.append(sets.Z[s], sets.offset[s], int(sets.choice[s]))
+        plain = refit_mnl(buf.sets, n_new=1, hessian=hess, lam=1.0, w0=w)
+        fast = refit_mnl(buf.sets, n_new=1, hessian=hess, lam=1.0, w0=w, previous=prev)
+        np.testing.assert_allclose(fast.w, plain.w, atol=1e-8)
+        value, grad, _ = mnl_objective(buf.sets, fast.w, lam=1.0)
+        assert fast.value == pytest.approx(value, rel=1e-10)
+        np.testing.assert_allclose(fast.grad, grad, atol=1e-9)
+        w, hess, prev = fast.w, fast.hessian, (fast.value, fast.grad)

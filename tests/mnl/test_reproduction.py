@@ -27,11 +27,12 @@ def test_every_mnl_config_resolves():
     assert (mis["width"], mis["t0"], mis["lam_scale"], mis["beta_scale"]) == (
         15,
         100,
-        0.002,
-        0.01,
+        2e-05,
+        1e-04,
     )
     assert fig2[("mnl-misspecified-gaussian", "eps-greedy-MNL")]["width"] == 15
-    assert fig2[("mnl-realizable-gaussian", "ONL-MNL")]["beta_scale"] == 0.1
+    real = fig2[("mnl-realizable-gaussian", "ONL-MNL")]
+    assert (real["lam_scale"], real["beta_scale"]) == (0.002, 1e-04)  # tuned-fig2.yaml
 
 
 def test_an_mnl_experiment_runs_with_claims(tmp_path):

@@ -10,6 +10,10 @@ A claim is one entry of a config's ``claims:`` list. Its ``kind`` picks the chec
     value-below           metric(policy) < value
     sublinear             R(T) - R(T/2) < fraction * R(T/2): the regret of the second half
                           of the horizon is smaller than a fraction of the first half's
+    linear                R(T) - R(T/2) >= fraction * R(T/2): the regret keeps growing at
+                          (at least) a fraction of its first-half rate (not sublinear)
+    grows-less            from ``envs[0]`` to ``envs[1]`` the metric of policy changes by
+                          less than that of other: m(p, b) - m(p, a) < m(o, b) - m(o, a)
     top-k                 each of ``policies`` (or, with ``require: any``, at least one) is
                           among the k best of all policies (or of ``among``) by ``metric``
     equal                 each of ``policies`` has the same per-seed final ``metric`` on every
@@ -45,6 +49,8 @@ __all__ = [
     "Below",
     "Claim",
     "Equal",
+    "GrowsLess",
+    "Linear",
     "LowestFinalRegret",
     "Metric",
     "RegretBelow",
@@ -258,6 +264,52 @@ class Sublinear(_ClaimBase):
         return f"regret of {self.policy} is sublinear (second half < {self.fraction:g} x first)"
 
 
+class Linear(_ClaimBase):
+    """``R(T) - R(T/2) >= fraction * R(T/2)``: the regret does not flatten (linear growth).
+
+    The counterpart of :class:`Sublinear` with the same halves; linear regret gives a
+    ratio of 1, so ``fraction: 0.8`` reads "the second half costs at least 80 % of the first".
+    """
+
+    kind: Literal["linear"]
+    fraction: float = Field(default=0.8, gt=0, le=1)
+
+    def _default_text(self) -> str:
+        return f"regret of {self.policy} grows linearly (second half >= {self.fraction:g} x first)"
+
+
+class GrowsLess(_ClaimBase):
+    """From ``envs[0]`` to ``envs[1]``, ``metric`` of ``policy`` changes less than ``other``'s.
+
+    A comparison across two environments (e.g. N = 100 and N = 800 items):
+    ``m(policy, b) - m(policy, a) < m(other, b) - m(other, a)`` on the means over seeds.
+    """
+
+    kind: Literal["grows-less"]
+    other: str
+    metric: Metric = "final_regret"
+    at: int | None = _at_field()
+
+    @model_validator(mode="after")
+    def _two_envs(self) -> GrowsLess:
+        if self.envs is None or len(self.envs) != 2 or self.env is not None:
+            raise ValueError(
+                "a `grows-less` claim compares `envs:` (a list of exactly 2 labels: from, to)"
+            )
+        return self
+
+    def policies(self) -> list[str]:
+        """Policy labels this claim refers to."""
+        return [self.policy, self.other]
+
+    def _default_text(self) -> str:
+        a, b = self.envs or ["?", "?"]
+        return (
+            f"{named(self.metric, self.at)} of {self.policy} grows less than that of "
+            f"{self.other} from {a} to {b}"
+        )
+
+
 class TopK(_ClaimCore):
     """Each of ``policies`` (``require: any``: at least one) is among the ``k`` best.
 
@@ -330,6 +382,8 @@ Claim = Annotated[
     | RegretBelow
     | ValueBelow
     | Sublinear
+    | Linear
+    | GrowsLess
     | TopK
     | Equal
     | WithinBand,

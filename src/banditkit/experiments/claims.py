@@ -24,6 +24,8 @@ from banditkit.experiments.claim_kinds import (
     Below,
     Claim,
     Equal,
+    GrowsLess,
+    Linear,
     LowestFinalRegret,
     Metric,
     RegretBelow,
@@ -42,6 +44,8 @@ __all__ = [
     "Below",
     "Claim",
     "Equal",
+    "GrowsLess",
+    "Linear",
     "LowestFinalRegret",
     "Metric",
     "RegretBelow",
@@ -181,6 +185,20 @@ def _check_one(
             evidence,
             {"first_half": first, "second_half": second, "ratio": ratio},
         )
+    if isinstance(claim, Linear):
+        first, total = halves.get((env, claim.policy), (math.nan, math.nan))
+        second = total - first
+        ratio = second / first if first > 0 else math.nan
+        passed = ratio >= claim.fraction
+        evidence = (
+            f"R(T/2) {first:.4g}, R(T)-R(T/2) {second:.4g}, ratio {ratio:.3g} "
+            f"(needs >= {claim.fraction:g})"
+        )
+        return (
+            passed,
+            evidence,
+            {"first_half": first, "second_half": second, "ratio": ratio},
+        )
     if isinstance(claim, TopK):
         return _check_top_k(claim, env, rows)
     if isinstance(claim, WithinBand):
@@ -311,6 +329,35 @@ def _evaluate_equal(claim: Equal, rows: Sequence[Mapping[str, Any]]) -> dict[str
     }
 
 
+def _evaluate_grows_less(
+    claim: GrowsLess, rows: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    a, b = list(claim.envs or [])
+    values: dict[str, dict[str, float | None]] = {}
+    changes: dict[str, float] = {}
+    parts: list[str] = []
+    for label in (claim.policy, claim.other):
+        va = metric_value(_row(rows, a, label), claim.metric, claim.at)
+        vb = metric_value(_row(rows, b, label), claim.metric, claim.at)
+        changes[label] = vb - va
+        values[label] = {
+            k: (v if math.isfinite(v) else None)
+            for k, v in {a: va, b: vb, "change": vb - va}.items()
+        }
+        parts.append(f"{label} {va:.4g} -> {vb:.4g} ({vb - va:+.4g})")
+    passed = changes[claim.policy] < changes[claim.other]
+    return {
+        "id": claim.id,
+        "text": claim.statement(),
+        "kind": claim.kind,
+        "passed": passed,
+        "evidence": f"{a} -> {b}: "
+        + "; ".join(parts)
+        + f" -> {'PASS' if passed else 'FAIL'}",
+        "values": values,
+    }
+
+
 def evaluate_claim(
     claim: Any,
     rows: Sequence[Mapping[str, Any]],
@@ -323,15 +370,17 @@ def evaluate_claim(
         rows: ``summary.json`` result rows; each has ``env`` and ``label`` keys (and
             ``per_seed`` for ``equal`` claims).
         halves: (env, label) -> (R(T/2), R(T)) of the mean cumulative regret curve, used by
-            ``sublinear`` claims.
+            ``sublinear`` and ``linear`` claims.
 
     Returns:
         ``{"id", "text", "kind", "passed", "evidence", "values"}``; ``values`` maps each
-        environment to the numbers the decision used (for ``equal``: each policy to its
-        mean per environment).
+        environment to the numbers the decision used (for ``equal`` and ``grows-less``:
+        each policy to its mean per environment).
     """
     if isinstance(claim, Equal):
         return _evaluate_equal(claim, rows)
+    if isinstance(claim, GrowsLess):
+        return _evaluate_grows_less(claim, rows)
     named = claim.env_labels()
     envs = named if named else list(dict.fromkeys(r["env"] for r in rows))
     passed = bool(envs)

@@ -30,6 +30,12 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg.blas import dsyrk
 
+_SMALL_ROWS = 64
+"""Hessians of at most this many padded items are formed by plain products."""
+
+_VALUE_NOISE = 64 * float(np.finfo(float).eps)
+"""Relative rounding slack of the Armijo test of :func:`fit_mnl`."""
+
 __all__ = [
     "MNLFit",
     "MNLSetBuffer",
@@ -131,6 +137,10 @@ class MNLFit(NamedTuple):
     iterations: int
     grad_norm: float
     hessian: np.ndarray | None = None
+    value: float | None = None
+    """L at ``w`` (with the ridge), for :func:`refit_mnl`'s ``previous``."""
+    grad: np.ndarray | None = None
+    """grad L at ``w``, for :func:`refit_mnl`'s ``previous``."""
 
 
 def _probs(sets: MNLSets, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -188,6 +198,12 @@ def set_hessian(sets: MNLSets, w: np.ndarray) -> np.ndarray:
 
 def _hessian(sets: MNLSets, p: np.ndarray, lam: float) -> np.ndarray:
     n, width, dim = sets.Z.shape
+    if n * width <= _SMALL_ROWS:  # a few new sets: plain products beat BLAS set-up
+        flat = sets.Z.reshape(n * width, dim)
+        Q = np.einsum("nsp,ns->np", sets.Z, p)
+        H = (flat.T * p.reshape(-1)) @ flat - Q.T @ Q
+        H[np.diag_indices(dim)] += lam
+        return H
     A = (sets.Z * np.sqrt(p)[:, :, None]).reshape(n * width, dim)
     Q = np.einsum("nsp,ns->np", sets.Z, p)
     # A^T A - Q^T Q + lam I by two symmetric rank-k updates (BLAS syrk, half the work)
@@ -233,6 +249,7 @@ def fit_mnl(
     hessian: np.ndarray | None = None,
     refresh: float = 0.25,
     return_hessian: bool = False,
+    start: tuple[float, np.ndarray] | None = None,
 ) -> MNLFit:
     """Minimise L(w) by damped Newton with backtracking, warm-started at ``w0``.
 
@@ -258,9 +275,11 @@ def fit_mnl(
             fraction of the gradient norm.
         return_hessian: Also return the Hessian at the returned point, or the lagged one
             if it still converged fast (to warm-start the next call).
+        start: ``(L(w0), grad L(w0))`` when the caller knows them (saves one pass over
+            the sets); None computes them.
 
     Returns:
-        ``MNLFit(w, iterations, grad_norm, hessian)``.
+        ``MNLFit(w, iterations, grad_norm, hessian, value, grad)``.
 
     Raises:
         ValueError: If lam < 0, or the shapes disagree.
@@ -284,13 +303,19 @@ def fit_mnl(
     c = np.zeros(dim) if center is None else np.asarray(center, dtype=float)
     w = (c if w0 is None else np.asarray(w0, dtype=float)).copy()
     threshold = tol * max(1.0, lam)
-    value, grad, p = _value_grad(sets, w, lam, c)
+    p: np.ndarray | None
+    if start is None:
+        value, grad, p = _value_grad(sets, w, lam, c)
+    else:
+        value, grad, p = float(start[0]), np.asarray(start[1], dtype=float), None
     gnorm = float(np.linalg.norm(grad))
     H = None if hessian is None else np.asarray(hessian, dtype=float)
     lagged = H is not None
     it = 0
     while gnorm > threshold and it < max_iter:
         if not lagged:
+            if p is None:
+                p = _probs(sets, w)[0]
             H = _hessian(sets, p, lam)
         assert H is not None
         try:
@@ -302,10 +327,14 @@ def fit_mnl(
             lagged = False
             continue
         a = 1.0
+        # L is a float sum known to a few ulps of |L|; near the optimum the predicted
+        # decrease a |slope| falls below that and the Armijo test would fail on rounding
+        # alone (halving the step 34 times, then stalling for max_iter). Allow that slack.
+        noise = _VALUE_NOISE * max(1.0, abs(value))
         while True:
             cand = w + a * step
             new_value, new_grad, new_p = _value_grad(sets, cand, lam, c)
-            if new_value <= value + 1e-4 * a * slope or a < 1e-10:
+            if new_value <= value + 1e-4 * a * slope + noise or a < 1e-10:
                 break
             a *= 0.5
         new_gnorm = float(np.linalg.norm(new_grad))
@@ -316,8 +345,8 @@ def fit_mnl(
         w, value, grad, p, gnorm = cand, new_value, new_grad, new_p, new_gnorm
         it += 1
     if return_hessian and H is None:
-        H = _hessian(sets, p, lam)
-    return MNLFit(w, it, gnorm, H if return_hessian else None)
+        H = _hessian(sets, _probs(sets, w)[0] if p is None else p, lam)
+    return MNLFit(w, it, gnorm, H if return_hessian else None, value, grad)
 
 
 def refit_mnl(
@@ -329,13 +358,16 @@ def refit_mnl(
     w0: np.ndarray,
     center: np.ndarray | None = None,
     tol: float = 1e-6,
+    previous: tuple[float, np.ndarray] | None = None,
 ) -> MNLFit:
     """Re-solve after ``n_new`` sets were appended, from the previous solve (lagged Newton).
 
     Starts :func:`fit_mnl` at ``w0`` with the lagged matrix ``hessian`` plus the new sets'
     Hessian at ``w0`` (None: exact Newton). The returned ``hessian`` is the one to pass next
     time: the lagged matrix while it converges in at most two steps, else the exact Hessian
-    at the new estimate.
+    at the new estimate. ``previous`` is ``(fit.value, fit.grad)`` of the previous solve
+    (the objective over the old sets at ``w0``): with it the starting value and gradient
+    are that plus the new sets' terms, and no pass over the old sets is needed to start.
 
     Example:
         >>> buf = MNLSetBuffer(1)
@@ -345,18 +377,26 @@ def refit_mnl(
         (1, 1)
     """
     n = sets.Z.shape[0]
-    start = None
+    lagged = None
+    begin = None
     if hessian is not None:
         new = MNLSets(*(a[n - n_new :] for a in sets))
-        start = hessian + set_hessian(new, w0)
+        if previous is None:
+            lagged = hessian + set_hessian(new, w0)
+        else:
+            c = np.zeros_like(w0) if center is None else np.asarray(center, dtype=float)
+            value, grad, p = _value_grad(new, np.asarray(w0, dtype=float), 0.0, c)
+            lagged = hessian + _hessian(new, p, 0.0)  # the new sets' terms at w0
+            begin = (float(previous[0]) + value, np.asarray(previous[1]) + grad)
     fit = fit_mnl(
         sets,
         lam=lam,
         center=center,
         w0=w0,
         tol=tol,
-        hessian=start,
+        hessian=lagged,
         return_hessian=True,
+        start=begin,
     )
     if hessian is not None and fit.iterations > 2:  # drifted: rebuild at the estimate
         H = set_hessian(sets, fit.w)

@@ -96,6 +96,8 @@ class _LinearMLE(AssortmentPolicy):
         self.gram = Gram(d, self.lam)
         self.sets = MNLSetBuffer(d)
         self.hessian = self.lam * np.eye(d)  # lagged Hessian of the MLE (glm.refit_mnl)
+        self.fit_value = 0.0  # L(theta) and its gradient over the sets so far, at theta
+        self.fit_grad = np.zeros(d)
 
     def alpha(self, t: int, capacity: int) -> float:
         """alpha_t = alpha_scale / (2 kappa) sqrt(2 d log(1 + t/d) + 2 log t) [Oh2021, Thm 1]."""
@@ -112,13 +114,19 @@ class _LinearMLE(AssortmentPolicy):
         assert isinstance(action, tuple) and isinstance(feedback, int)
         X = ctx.arms[list(action)]
         self.sets.append(X, np.zeros(len(action)), slot_of(action, feedback))
-        for x in X:
-            self.gram.update(x)
+        self.gram.update_batch(X)
         fit = refit_mnl(
-            self.sets.sets, n_new=1, hessian=self.hessian, lam=self.lam, w0=self.theta
+            self.sets.sets,
+            n_new=1,
+            hessian=self.hessian,
+            lam=self.lam,
+            w0=self.theta,
+            previous=(self.fit_value, self.fit_grad),
         )
-        assert fit.hessian is not None
+        assert fit.hessian is not None and fit.value is not None
+        assert fit.grad is not None
         self.theta, self.hessian = fit.w, fit.hessian
+        self.fit_value, self.fit_grad = fit.value, fit.grad
         self._n_updates += 1
 
     def _state(self) -> dict[str, Any]:
@@ -127,6 +135,8 @@ class _LinearMLE(AssortmentPolicy):
             "gram": self.gram.state_dict(),
             "sets": self.sets.state_dict(),
             "hessian": self.hessian,
+            "fit_value": self.fit_value,
+            "fit_grad": self.fit_grad,
         }
 
     def _load_state(self, state: dict[str, Any]) -> None:
@@ -135,6 +145,8 @@ class _LinearMLE(AssortmentPolicy):
         self.gram.load_state_dict(state["gram"])
         self.sets.load_state_dict(state["sets"])
         self.hessian = np.asarray(state["hessian"], dtype=float).copy()
+        self.fit_value = float(state["fit_value"])
+        self.fit_grad = np.asarray(state["fit_grad"], dtype=float).copy()
 
 
 @POLICIES.register("ucb-mnl")
