@@ -53,6 +53,10 @@ LAM = 1.0
 BAR = 3.0
 OVERHEAD_BAR_US = 20.0
 PEERS = ("mabwiser", "contextualbandits", "vowpalwabbit")
+WIRED_PEERS = (
+    "mabwiser",
+    "contextualbandits",
+)  # Vowpal Wabbit: see docs/performance.md
 BLOCK_ROUNDS = 300  # the block-encoded run is timed once, on the first rounds only
 
 
@@ -156,6 +160,52 @@ def regret_of(actions: list[int], R: np.ndarray) -> float:
     return float((R.max(axis=1) - R[np.arange(T), actions]).sum())
 
 
+def run_peer(peer: str, X: np.ndarray, R: np.ndarray) -> tuple[float, list[int]]:
+    """CPU seconds and actions of a peer library's disjoint LinUCB on the same loop.
+
+    Both peers need data before their first prediction, so every arm is played once in turn
+    (as the bare loop does); then each round predicts one context and learns the reward of
+    the arm played (``partial_fit``). alpha = nu = 1, lambda = 1, no intercept, float64.
+    """
+    T, K = R.shape
+    first = np.arange(K)
+    rewards = R[first, first]
+    actions = list(range(K))
+    start = time.process_time()
+    if peer == "mabwiser":
+        from mabwiser.mab import MAB, LearningPolicy
+
+        mab = MAB(
+            arms=list(range(K)),
+            learning_policy=LearningPolicy.LinUCB(alpha=NU, l2_lambda=LAM),
+            seed=0,
+        )
+        mab.fit(decisions=list(first), rewards=list(rewards), contexts=X[:K])
+        for t in range(K, T):
+            a = int(mab.predict(X[t : t + 1]))
+            actions.append(a)
+            mab.partial_fit(decisions=[a], rewards=[R[t, a]], contexts=X[t : t + 1])
+    elif peer == "contextualbandits":
+        from contextualbandits.online import LinUCB
+
+        model = LinUCB(
+            nchoices=K,
+            alpha=NU,
+            lambda_=LAM,
+            fit_intercept=False,
+            use_float=False,
+            random_state=1,
+        )
+        model.fit(X[:K], first, rewards)
+        for t in range(K, T):
+            a = int(model.predict(X[t : t + 1])[0])
+            actions.append(a)
+            model.partial_fit(X[t : t + 1], np.array([a]), np.array([R[t, a]]))
+    else:
+        raise ValueError(f"peer must be one of {list(WIRED_PEERS)}; got {peer!r}.")
+    return time.process_time() - start, actions
+
+
 def main(quick: bool, out: Path) -> dict[str, Any]:
     """Per-round cost of per-arm LinUCB / LinTS, the bare loop, the overhead, the block run."""
     reps = 2 if quick else 5
@@ -169,7 +219,11 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
         "peers": {},
     }
     result["peers"] = {
-        p: ("installed, not wired in this benchmark" if ok else "not installed")
+        p: (
+            ("installed, timed below" if p in WIRED_PEERS else "installed, not wired")
+            if ok
+            else "not installed"
+        )
         for p, ok in peers.items()
     }
     lines = [
@@ -228,6 +282,18 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
                     "cpu_seconds": ours_cpu,
                     "bare_cpu_seconds": bare_cpu,
                 }
+                for peer in WIRED_PEERS:
+                    if name != "linucb" or not peers[peer]:
+                        continue
+                    times: list[float] = []
+                    peer_acts: list[int] = []
+                    for _ in range(reps):
+                        seconds, peer_acts = run_peer(peer, X, R)
+                        times.append(seconds)
+                    t_peer = statistics.median(times) / T * 1e6
+                    row[f"{peer}_us_per_round"] = t_peer
+                    row[f"{peer}_over_banditkit"] = t_peer / t_ours
+                    row[f"{peer}_same_actions"] = peer_acts == acts
                 result["rows"].append(row)
                 lines.append(
                     f"| {K} x {d} x {T} | {row['policy']} | {t_ours:.1f} | {t_bare:.1f} | "
@@ -241,6 +307,16 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
         r["overhead_under_20us"] for r in result["rows"]
     )
     result["loadavg"] = list(os.getloadavg())
+    peer_lines = [
+        f"- {r['K']} x {r['d']} x {r['T']}, {peer} LinUCB: "
+        f"{r[f'{peer}_us_per_round']:.0f} us/round CPU, "
+        f"{r[f'{peer}_over_banditkit']:.1f}x banditkit's, same actions: "
+        f"{r[f'{peer}_same_actions']}"
+        for r in result["rows"]
+        for peer in WIRED_PEERS
+        if f"{peer}_us_per_round" in r
+    ]
+    lines += ["", *peer_lines] if peer_lines else []
     lines += [
         "",
         "Peers: " + ", ".join(f"{p}: {s}" for p, s in result["peers"].items()) + ".",
