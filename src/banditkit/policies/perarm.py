@@ -31,20 +31,16 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-from banditkit.core import POLICIES, Context, ContextualPolicy
-from banditkit.core.environment import Environment
-from banditkit.core.types import Action, Feedback
+from banditkit.core import POLICIES, Context
+from banditkit.core.types import Action
 from banditkit.core.validation import (
-    ArgumentTypeError,
-    check_finite_array,
-    check_int,
     check_scalar,
 )
+from banditkit.policies.catalogue import PerArmPolicy, ask_shared, check_batch
 from banditkit.policies.selection import TIE_RTOL, argmax_random_tie, tied
 
 __all__ = [
@@ -57,118 +53,7 @@ __all__ = [
 ]
 
 
-def check_batch(
-    policy: ContextualPolicy,
-    contexts: Any,
-    actions: Any,
-    rewards: Any,
-    n_arms: int | None,
-    *,
-    fresh: bool = False,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Validate a logged batch for ``partial_fit`` / ``fit`` of a per-arm ``policy``.
-
-    Args:
-        policy: The policy (its ``d`` and ``n_arms`` are checked unless ``fresh``; its
-            ``_check_feedback`` checks each reward).
-        contexts: (n, d) shared contexts, (n, K, d) per-arm features or n Contexts.
-        actions: (n,) int arms played.
-        rewards: (n,) rewards.
-        n_arms: K, or None to take it from the contexts or the policy.
-        fresh: Check for a policy that forgets what it knows (``fit``).
-
-    Returns:
-        (rows, actions, rewards, K): rows (n, d) shared or (n, K, d) per-arm features,
-        int64 actions, float64 rewards, the number of arms.
-
-    Raises:
-        ValueError: A bad batch; the message names the argument.
-    """
-    known_d = None if fresh else policy.d
-    known_k = None if fresh else getattr(policy, "n_arms", None)
-    if isinstance(contexts, np.ndarray):
-        rows = check_finite_array("contexts", contexts)
-        if rows.ndim not in (2, 3) or 0 in rows.shape[1:]:
-            raise ValueError(
-                "contexts must be an (n, d) array of shared contexts or an (n, K, d) "
-                f"array of per-arm features; got shape {rows.shape}."
-            )
-    elif isinstance(contexts, Sequence) and all(
-        isinstance(c, Context) for c in contexts
-    ):
-        if len(contexts) == 0:
-            rows = np.zeros((0, 1 if known_d is None else known_d))
-        else:
-            shapes = {c.arms.shape for c in contexts}
-            if len(shapes) != 1:
-                raise ValueError(
-                    f"contexts must all have the same number of arms and dimension; got {sorted(shapes)}."
-                )
-            rows = np.stack([c.arms for c in contexts])
-    else:
-        raise ArgumentTypeError(
-            "contexts must be a numpy array or a list of banditkit Contexts; got "
-            f"{type(contexts).__name__}."
-        )
-    n = rows.shape[0]
-    d = rows.shape[-1]
-    if known_d is not None and d != known_d:
-        raise ValueError(
-            f"contexts have dimension {d} but this policy was built for d={known_d}."
-        )
-    k = rows.shape[1] if rows.ndim == 3 else None
-    if n_arms is not None:
-        n_arms = check_int("n_arms", n_arms, low=1)
-        if k is not None and n_arms != k:
-            raise ValueError(f"n_arms={n_arms} but contexts have {k} arms.")
-        k = n_arms
-    if known_k is not None:
-        if k is not None and k != known_k:
-            raise ValueError(
-                f"contexts have {k} arms (n_arms) but this policy models {known_k}."
-            )
-        k = known_k
-    if k is None:
-        raise ValueError(
-            "n_arms is needed: the policy has not seen a round and (n, d) shared "
-            "contexts do not say how many arms there are."
-        )
-    acts = np.asarray(actions)
-    if acts.shape != (n,) or (n and acts.dtype.kind not in "iu"):
-        raise ValueError(
-            f"actions must be an (n,) array of int arm indices with n = {n} (the number "
-            f"of contexts); got {acts.dtype} of shape {acts.shape}."
-        )
-    if n and (acts.min() < 0 or acts.max() >= k):
-        raise ValueError(
-            f"actions must lie in [0, {k}); got {acts.min()}..{acts.max()}."
-        )
-    rews = np.asarray(rewards)
-    if rews.shape != (n,):
-        raise ValueError(
-            f"rewards must be an (n,) array with n = {n}; got shape {rews.shape}."
-        )
-    if n:
-        rews = np.array(
-            [
-                policy._check_feedback(float(r), int(a))
-                for r, a in zip(rews, acts, strict=True)
-            ]
-        )
-    return rows, acts.astype(np.int64), rews.astype(np.float64), k
-
-
-def ask_shared(env: Environment) -> bool:
-    """Ask ``env`` to serve shared contexts to a per-arm policy, if it can.
-
-    Calls ``env.serve_shared()`` where the environment has it (the classification
-    environments) and returns what it answers; False for any other environment.
-    """
-    serve = getattr(env, "serve_shared", None)
-    return bool(serve()) if callable(serve) else False
-
-
-class PerArmRidgePolicy(ContextualPolicy):
+class PerArmRidgePolicy(PerArmPolicy):
     """Shared part of the per-arm ridge policies: the (K, d, d) stack, its update and state.
 
     The number of arms K is fixed at the first round (``ctx.n_arms``) and changed only by
@@ -189,7 +74,7 @@ class PerArmRidgePolicy(ContextualPolicy):
     def __init__(self, *, lam: float = 1.0, seed: int = 0) -> None:
         super().__init__(seed=seed)
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self.n_arms: int | None = None
+        self.n_arms = None
 
     A_inv: np.ndarray
     b: np.ndarray
@@ -211,21 +96,10 @@ class PerArmRidgePolicy(ContextualPolicy):
             "counts": np.zeros((), dtype=np.int64),
         }
 
-    def _setup(self, ctx: Context) -> None:
-        self._allocate(ctx.n_arms)
-
     def _allocate(self, n_arms: int) -> None:
         self.n_arms = n_arms
         for name, value in self._fresh_arm().items():
             setattr(self, name, np.repeat(value[None], n_arms, axis=0))
-
-    def _check_context(self, ctx: Context) -> None:
-        super()._check_context(ctx)
-        if ctx.n_arms != self.n_arms:
-            raise ValueError(
-                f"ctx has {ctx.n_arms} arms but this per-arm policy models {self.n_arms}; "
-                "change the catalogue with add_arm() / remove_arm() first."
-            )
 
     def _state(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._stacks}
@@ -246,11 +120,6 @@ class PerArmRidgePolicy(ContextualPolicy):
         self.theta[arm] = A_inv @ self.b[arm]
         self.counts[arm] += 1
 
-    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
-        assert isinstance(action, int)
-        self._learn(action, ctx.arms[action], float(feedback))
-        self._learned()
-
     def _learned(self) -> None:
         """Called after each learned round: the ridge estimate is re-estimated every round."""
         self._n_updates += 1
@@ -268,130 +137,22 @@ class PerArmRidgePolicy(ContextualPolicy):
             width2 = np.einsum("ki,kij,kj->k", X, self.A_inv, X, optimize=False)
         return mean, np.maximum(width2, 0.0)
 
-    def attach(self, env: Environment) -> None:
-        """Ask the environment for shared contexts (``simulate`` calls this first).
-
-        A classification environment with the block encoding then hands this policy
-        ``Context.from_shared(x, n_arms=K)`` (``ClassificationEnv.serve_shared``); other
-        environments are not asked anything.
-        """
-        ask_shared(env)
-
-    # ------------------------------------------------------------------ catalogue
-    def add_arm(self) -> int:
-        """Append a fresh arm (A = lam I, b = 0) and return its index, K before the call.
-
-        The other arms keep their state; contexts must then have K + 1 arms.
-
-        Raises:
-            ValueError: Before the first round (the feature dimension is not known yet).
-        """
-        self._require_started("add_arm")
-        assert self.n_arms is not None
+    # ------------------------------------------------------------------ catalogue hooks
+    def _add_arm(self) -> None:
+        """Append a fresh arm (A = lam I, b = 0) to every stack."""
         for name, value in self._fresh_arm().items():
             setattr(
                 self, name, np.concatenate([getattr(self, name), value[None]], axis=0)
             )
-        self.n_arms += 1
-        return self.n_arms - 1
 
-    def remove_arm(self, arm: int) -> None:
-        """Drop arm ``arm``; the arms after it move down one index and keep their state.
-
-        Raises:
-            ValueError: Before the first round, if ``arm`` is not in [0, K), or if it is the
-                last arm left.
-        """
-        self._require_started("remove_arm")
-        assert self.n_arms is not None
-        arm = check_int("arm", arm, low=0, high=self.n_arms - 1)
-        if self.n_arms == 1:
-            raise ValueError("arm cannot be removed: it is the only arm left.")
-        keep = np.arange(self.n_arms) != arm
+    def _drop_arm(self, arm: int) -> None:
+        keep = np.arange(self.n_arms or 0) != arm
         for name in self._stacks:
             setattr(self, name, getattr(self, name)[keep])
         self._removed(arm)
-        self.n_arms -= 1
 
     def _removed(self, arm: int) -> None:
         """React to the removal of ``arm`` from the stacks (override)."""
-
-    def _require_started(self, what: str) -> None:
-        if self.d is None:
-            raise ValueError(
-                f"{what}() needs the feature dimension: play a round or fit() logged "
-                "rounds first."
-            )
-
-    # ------------------------------------------------------------------ batch fits
-    def partial_fit(
-        self,
-        contexts: np.ndarray | Sequence[Context],
-        actions: Any,
-        rewards: Any,
-        *,
-        n_arms: int | None = None,
-    ) -> PerArmRidgePolicy:
-        """Learn from logged rounds, as ``update`` on each of them in order would.
-
-        Args:
-            contexts: (n, d) shared contexts (every arm sees row t), (n, K, d) per-arm
-                features, or a list of n :class:`Context`.
-            actions: (n,) arms played, in [0, K).
-            rewards: (n,) rewards, as ``update`` accepts them.
-            n_arms: K, needed only when the policy has not seen a round and ``contexts`` is
-                an (n, d) array; otherwise it must match.
-
-        Returns:
-            The policy itself.
-
-        Raises:
-            ValueError: Mismatched lengths, a bad row, action or reward (the message names
-                the argument); nothing is learned from a rejected batch.
-        """
-        rows, acts, rews = self._check_batch(contexts, actions, rewards, n_arms)
-        if self.d is None:
-            self.d = rows.shape[-1]
-            self._allocate(self._batch_arms)
-        shared = rows.ndim == 2
-        for i in range(acts.shape[0]):
-            a = int(acts[i])
-            self._learn(a, rows[i] if shared else rows[i, a], float(rews[i]))
-            self.t += 1
-            self._learned()
-        return self
-
-    def fit(
-        self,
-        contexts: np.ndarray | Sequence[Context],
-        actions: Any,
-        rewards: Any,
-        *,
-        n_arms: int | None = None,
-    ) -> PerArmRidgePolicy:
-        """Forget what was learned and learn from logged rounds (see :meth:`partial_fit`).
-
-        The random stream is not reset: a fresh policy that is fitted acts as the same policy
-        fed the rounds through ``update``. K is taken from the batch (``n_arms`` or the
-        contexts), not from the previous fit.
-        """
-        self._check_batch(contexts, actions, rewards, n_arms, fresh=True)
-        self.d, self.n_arms, self.t, self._n_updates = None, None, 0, 0
-        return self.partial_fit(contexts, actions, rewards, n_arms=n_arms)
-
-    def _check_batch(
-        self,
-        contexts: Any,
-        actions: Any,
-        rewards: Any,
-        n_arms: int | None,
-        *,
-        fresh: bool = False,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        rows, acts, rews, self._batch_arms = check_batch(
-            self, contexts, actions, rewards, n_arms, fresh=fresh
-        )
-        return rows, acts, rews
 
 
 @POLICIES.register("linucb-per-arm")

@@ -35,16 +35,14 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-from banditkit.core import POLICIES, Context, ContextualPolicy
-from banditkit.core.environment import Environment
-from banditkit.core.types import Action, Feedback
+from banditkit.core import POLICIES, Context
+from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.policies.perarm import ask_shared, check_batch
+from banditkit.policies.catalogue import PerArmPolicy
 from banditkit.policies.selection import TIE_RTOL, argmax_random_tie, tied
 
 __all__ = ["EXPLORERS", "SklearnArms"]
@@ -92,7 +90,7 @@ def _build(path: str, params: dict[str, Any]) -> Any:
 
 
 @POLICIES.register("sklearn")
-class SklearnArms(ContextualPolicy):
+class SklearnArms(PerArmPolicy):
     """One scikit-learn estimator (times ``n_bootstrap``) per arm; see the module docstring.
 
     Args:
@@ -192,13 +190,10 @@ class SklearnArms(ContextualPolicy):
             )
         self._template = template
         self.reward_kind = "binary" if self._classifier else "real"
-        self.n_arms: int | None = None
+        self.n_arms = None
 
     # ------------------------------------------------------------------ state
-    def _setup(self, ctx: Context) -> None:
-        self._reset(ctx.n_arms)
-
-    def _reset(self, n_arms: int) -> None:
+    def _allocate(self, n_arms: int) -> None:
         assert self.d is not None
         self.n_arms = n_arms
         self._set_log(
@@ -252,18 +247,6 @@ class SklearnArms(ContextualPolicy):
         """(n, n_bootstrap) the members' Poisson(1) bootstrap weights of each."""
         return self._buf[3][: self._n]
 
-    def _check_context(self, ctx: Context) -> None:
-        super()._check_context(ctx)
-        if ctx.n_arms != self.n_arms:
-            raise ValueError(
-                f"ctx has {ctx.n_arms} arms but this per-arm policy models {self.n_arms}; "
-                "change the catalogue with add_arm() / remove_arm() first."
-            )
-
-    def attach(self, env: Environment) -> None:
-        """Ask a classification environment for shared contexts (see ``perarm.ask_shared``)."""
-        ask_shared(env)
-
     def _state(self) -> dict[str, Any]:
         return {
             "rows": self.rows,
@@ -275,7 +258,7 @@ class SklearnArms(ContextualPolicy):
 
     def _load_state(self, state: dict[str, Any]) -> None:
         n_fit = np.array(state["n_fit"], dtype=np.int64)
-        self._reset(int(n_fit.shape[0]))
+        self._allocate(int(n_fit.shape[0]))
         assert self.d is not None
         self._set_log(
             np.array(state["rows"], dtype=np.float64).reshape(-1, self.d),
@@ -334,10 +317,6 @@ class SklearnArms(ContextualPolicy):
             members.append(est)
         self._models[arm] = members
 
-    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
-        assert isinstance(action, int)
-        self._learn(action, ctx.arms[action], float(feedback))
-
     def _learn(self, action: int, x: np.ndarray, reward: float) -> None:
         """Log the round with its bootstrap weights; partial fit, or refit when due."""
         B = self.n_bootstrap
@@ -356,37 +335,17 @@ class SklearnArms(ContextualPolicy):
             self._n_updates += 1
 
     # ------------------------------------------------------------------ catalogue
-    def add_arm(self) -> int:
-        """Append an arm that has never been played and return its index, K before the call.
-
-        The other arms keep their estimators and rows; contexts must then have K + 1 arms.
-        The new arm is played first (as every unplayed arm).
-
-        Raises:
-            ValueError: Before the first round (the feature dimension is not known yet).
-        """
-        self._require_started("add_arm")
-        assert self.n_arms is not None
+    def _add_arm(self) -> None:
+        """Add an arm never played: no estimator, no rows (it is played first)."""
         self.n_fit = np.append(self.n_fit, 0)
         self._models.append(None)
-        self.n_arms += 1
-        return self.n_arms - 1
 
-    def remove_arm(self, arm: int) -> None:
-        """Drop arm ``arm``, its estimators and its rows; the arms after it move down one.
+    def _drop_arm(self, arm: int) -> None:
+        """Drop the arm's estimators and rows.
 
-        The other arms keep their estimators as they are (no refit) and their rows, so
-        their predictions do not change, and a restored copy replays the same fits.
-
-        Raises:
-            ValueError: Before the first round, if ``arm`` is not in [0, K), or if it is the
-                last arm left.
+        The other arms keep their estimators as they are (no refit) and their rows, so their
+        predictions do not change, and a restored copy replays the same fits.
         """
-        self._require_started("remove_arm")
-        assert self.n_arms is not None
-        arm = check_int("arm", arm, low=0, high=self.n_arms - 1)
-        if self.n_arms == 1:
-            raise ValueError("arm cannot be removed: it is the only arm left.")
         keep = self.row_arms != arm
         arms = self.row_arms[keep]
         self._set_log(
@@ -397,71 +356,6 @@ class SklearnArms(ContextualPolicy):
         )
         self.n_fit = np.delete(self.n_fit, arm)
         del self._models[arm]
-        self.n_arms -= 1
-
-    def _require_started(self, what: str) -> None:
-        if self.d is None:
-            raise ValueError(
-                f"{what}() needs the feature dimension: play a round or fit() logged "
-                "rounds first."
-            )
-
-    # ------------------------------------------------------------------ batch fits
-    def partial_fit(
-        self,
-        contexts: np.ndarray | Sequence[Context],
-        actions: Any,
-        rewards: Any,
-        *,
-        n_arms: int | None = None,
-    ) -> SklearnArms:
-        """Learn from logged rounds, as ``update`` on each of them in order would.
-
-        Each round draws its bootstrap weights from the policy's stream, as ``update``
-        does, so the result (estimators, log, stream) is that of the same rounds fed one
-        at a time.
-
-        Args:
-            contexts: (n, d) shared contexts, (n, K, d) per-arm features, or a list of n
-                :class:`Context`.
-            actions: (n,) arms played, in [0, K).
-            rewards: (n,) rewards, as ``update`` accepts them.
-            n_arms: K, needed only when the policy has not seen a round and ``contexts`` is
-                an (n, d) array; otherwise it must match.
-
-        Returns:
-            The policy itself.
-
-        Raises:
-            ValueError: A bad batch (the message names the argument); nothing is learned
-                from a rejected batch.
-        """
-        rows, acts, rews, k = check_batch(self, contexts, actions, rewards, n_arms)
-        if self.d is None:
-            self.d = int(rows.shape[-1])
-            self._reset(k)
-        shared = rows.ndim == 2
-        for i in range(acts.shape[0]):
-            a = int(acts[i])
-            self._learn(a, rows[i] if shared else rows[i, a], float(rews[i]))
-            self.t += 1
-        return self
-
-    def fit(
-        self,
-        contexts: np.ndarray | Sequence[Context],
-        actions: Any,
-        rewards: Any,
-        *,
-        n_arms: int | None = None,
-    ) -> SklearnArms:
-        """Forget every estimator and learn from logged rounds (see :meth:`partial_fit`).
-
-        The random stream is not reset. K is taken from the batch.
-        """
-        check_batch(self, contexts, actions, rewards, n_arms, fresh=True)
-        self.d, self.n_arms, self.t, self._n_updates = None, None, 0, 0
-        return self.partial_fit(contexts, actions, rewards, n_arms=n_arms)
 
     # ------------------------------------------------------------------ acting
     def predictions(self, ctx: Context) -> np.ndarray:
