@@ -21,6 +21,7 @@ import numpy as np
 __all__ = [
     "ArgumentTypeError",
     "check_arms",
+    "check_bool",
     "check_choice",
     "check_finite_array",
     "check_int",
@@ -137,6 +138,18 @@ def suggest(name: str, known: Iterable[str], n: int = 3) -> str:
     if not close:
         return ""
     return " Did you mean " + ", ".join(repr(c) for c in close) + "?"
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """``value`` if it is a bool (not merely truthy), else ValueError naming ``name``.
+
+    Example:
+        >>> check_bool("grouped", True)
+        True
+    """
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be a bool; got {value!r}.")
+    return value
 
 
 def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:

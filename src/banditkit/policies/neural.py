@@ -22,7 +22,7 @@ import math
 from typing import TYPE_CHECKING
 
 from banditkit.core import POLICIES
-from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.core.validation import check_bool, check_choice, check_int, check_scalar
 from banditkit.glm import LogisticLink
 from banditkit.linalg import GRAMS
 from banditkit.policies.models import NeuralModel
@@ -179,9 +179,7 @@ class NeuralUCB(NeuralScoredPolicy):
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
         self.backtrack = check_int("backtrack", backtrack, low=0)
         self.dtype = check_choice("dtype", dtype, DTYPES)
-        if not isinstance(grouped, bool):
-            raise ValueError(f"grouped must be a bool; got {grouped!r}.")
-        self.grouped = grouped
+        self.grouped = check_bool("grouped", grouped)
         self._set_network(
             width=width,
             depth=depth,

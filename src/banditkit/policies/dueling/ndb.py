@@ -35,7 +35,7 @@ import numpy as np
 
 from banditkit.core import POLICIES, Context, DuelingPolicy
 from banditkit.core.types import Action, Feedback
-from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.core.validation import check_bool, check_choice, check_int, check_scalar
 from banditkit.glm.duel_links import get_duel_link
 from banditkit.linalg import DiagonalGram, Gram, GramLike
 from banditkit.policies.dueling.nvldb import resolve_preset
@@ -105,9 +105,7 @@ class NeuralDuelingPolicy(DuelingPolicy):
         self.steps = check_int("steps", steps, low=1)
         self.update_every = check_int("update_every", update_every, low=1)
         self.gram = check_choice("gram", gram, GRAMS)
-        if not isinstance(exact_inverse, bool):
-            raise ValueError(f"exact_inverse must be a bool; got {exact_inverse!r}.")
-        self.exact_inverse = exact_inverse
+        self.exact_inverse = check_bool("exact_inverse", exact_inverse)
         self._link = get_duel_link(link)
         self.link = link
 

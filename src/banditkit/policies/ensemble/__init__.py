@@ -7,7 +7,8 @@ Lin-ES, GLM-ES, Neural-ES, their anytime (doubling-trick) variants, and Neural-P
     warmup     G-optimal design rounding (Algorithms 2-3), warm-up plans
     anytime    doubling schedule T_i = floor(T0 b^i), per-phase (m_i, sigma_R,i), l(T0, b)
     base       EnsemblePolicy, the loop of Algorithm 1 with anytime restarts
-    policies   lin-es, glm-es, neural-es, neural-phe, glm-fpl (registered)
+    policies   lin-es, glm-es, glm-fpl (registered)
+    neural     neural-es, neural-phe (registered)
     evill      evill, the linearly perturbed GLM comparator [Janz2024] (registered)
     theory     the ensemble sizes and lambda of Thms 5.5 and 5.11 (documentation)
 
@@ -37,13 +38,8 @@ from banditkit.policies.ensemble.members import (
     NeuralEnsemble,
     RidgeEnsemble,
 )
-from banditkit.policies.ensemble.policies import (
-    GLMES,
-    GLMFPL,
-    LinES,
-    NeuralES,
-    NeuralPHE,
-)
+from banditkit.policies.ensemble.neural import NeuralES, NeuralPHE
+from banditkit.policies.ensemble.policies import GLMES, GLMFPL, LinES
 from banditkit.policies.ensemble.theory import theory_params
 from banditkit.policies.ensemble.warmup import design_plan, round_design
 

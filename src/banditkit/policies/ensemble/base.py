@@ -27,7 +27,7 @@ import numpy as np
 
 from banditkit.core import Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
-from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.core.validation import check_bool, check_choice, check_int, check_scalar
 from banditkit.policies.ensemble.anytime import (
     check_anytime,
     phase_end,
@@ -82,19 +82,13 @@ class EnsemblePolicy(ContextualPolicy):
         checked = check_anytime(anytime)
         self.anytime = None if checked is None else dict(anytime)
         self._anytime = checked
-        if not isinstance(perturb_warmup, bool):
-            raise ValueError(f"perturb_warmup must be a bool; got {perturb_warmup!r}.")
-        self.perturb_warmup = perturb_warmup
+        self.perturb_warmup = check_bool("perturb_warmup", perturb_warmup)
         self.update_every = check_int("update_every", update_every, low=1)
         self.design_a = check_scalar(
             "design_a", design_a, low=0.0, high=1.0, low_open=True, high_open=True
         )
         self.rounding = check_choice("rounding", rounding, ROUNDINGS)
-        if not isinstance(enforce_min_pulls, bool):
-            raise ValueError(
-                f"enforce_min_pulls must be a bool; got {enforce_min_pulls!r}."
-            )
-        self.enforce_min_pulls = enforce_min_pulls
+        self.enforce_min_pulls = check_bool("enforce_min_pulls", enforce_min_pulls)
 
     # ------------------------------------------------------------------ hooks
     def _make_model(self, members: int, *, restoring: bool = False) -> Any:

@@ -1,9 +1,10 @@
-"""Lin-ES, GLM-ES, Neural-ES and Neural-PHE: ensemble sampling and perturbed history.
+"""Lin-ES, GLM-ES and GLM-FPL: ensemble sampling with linear and GLM members.
 
     lin-es      ridge members, shared Gram, stacked right-hand sides     [Sun2025, Sec. 7.2]
     glm-es      GLM members, GD (or Newton) on the (d, m) stack          [Sun2025, Eq. 4.3]
-    neural-es   ReLU networks from one theta_0, fitted as a stack        [Sun2025, Eq. 4.4]
-    neural-phe  one network, all perturbations redrawn every round       [Jia2022]
+    glm-fpl     one GLM member, perturbations redrawn every round (baseline)
+
+Neural-ES and Neural-PHE are in ``policies.ensemble.neural``.
 
 Every policy takes ``anytime = {t0, base}`` (all but Neural-PHE) for the doubling-trick
 variant of [Sun2025, Sec. 6] (``policies.ensemble.base``).
@@ -22,26 +23,18 @@ from typing import Any
 import numpy as np
 
 from banditkit.core import POLICIES
-from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.core.validation import check_bool, check_choice, check_int, check_scalar
 from banditkit.glm import LINKS
 from banditkit.glm.stacked import STACKED_SOLVERS
 from banditkit.policies.ensemble.base import EnsemblePolicy
 from banditkit.policies.ensemble.members import (
     GLMEnsemble,
-    NeuralEnsemble,
     RidgeEnsemble,
 )
 
-__all__ = ["GLMES", "GLMFPL", "LinES", "NeuralES", "NeuralPHE"]
+__all__ = ["GLMES", "GLMFPL", "LinES"]
 
 REDUCTIONS = ("mean", "sum")
-
-
-def check_bool(name: str, value: Any) -> bool:
-    """``value`` if it is a bool, else ValueError naming ``name``."""
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be a bool; got {value!r}.")
-    return value
 
 
 def _prior_draws(policy: Any, members: int) -> np.ndarray:
@@ -233,217 +226,6 @@ class GLMES(EnsemblePolicy):
             reduction=self.reduction,
             prior=prior,
         )
-
-
-class _NeuralEnsemblePolicy(EnsemblePolicy):
-    """Network hyper-parameters shared by Neural-ES and Neural-PHE."""
-
-    contract_params = {"m": 3, "width": 4, "steps": 3, "warmup": 3}  # noqa: RUF012
-    needs_torch = True
-    width: int
-    depth: int
-    lam: float
-    steps: int
-    lr: float
-    reduction: str
-    independent_init: bool = False
-
-    def _set_network(
-        self,
-        *,
-        lam: float,
-        width: int,
-        depth: int,
-        steps: int,
-        lr: float,
-        reduction: str,
-        independent_init: bool = False,
-    ) -> None:
-        self.independent_init = check_bool("independent_init", independent_init)
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        width = check_int("width", width, low=2)
-        if width % 2:
-            raise ValueError(f"width must be an even int >= 2; got {width!r}.")
-        self.width = width
-        self.depth = check_int("depth", depth, low=2)
-        self.steps = check_int("steps", steps, low=1)
-        self.lr = check_scalar("lr", lr, low=0.0, low_open=True)
-        self.reduction = check_choice("reduction", reduction, REDUCTIONS)
-
-    def _make_model(self, members: int, *, restoring: bool = False) -> NeuralEnsemble:
-        from banditkit.nn import make_generator
-
-        assert self.d is not None
-        if restoring:  # theta_0 and theta come from the state: leave self.rng alone
-            import torch
-
-            generator = torch.Generator().manual_seed(0)
-        else:
-            generator = make_generator(self.rng)
-        return NeuralEnsemble(
-            self.d,
-            members,
-            width=self.width,
-            depth=self.depth,
-            lam=self.lam,
-            steps=self.steps,
-            lr=self.lr,
-            reduction=self.reduction,
-            generator=generator,
-            independent_init=self.independent_init,
-        )
-
-
-@POLICIES.register("neural-es")
-class NeuralES(_NeuralEnsemblePolicy):
-    """Neural ensemble sampling (Neural-ES) [Sun2025, Sec. 4.3, Eq. 4.4, Alg. 1].
-
-        theta^j = J GD steps on (1/2) sum_l (f(x_l; theta) - y_l - Z_l^j)^2
-                  + (lam N / 2) ||theta - theta_0||^2,   same theta_0 for every member
-        a_t = argmax_k f(x_k; theta^{j_t})
-
-    f(x; theta) = sqrt(N) W_L relu(... relu(W_1 x)), bias-free, mirrored initialisation
-    (``nn.StackedMLP``); the m members are one stacked network trained by one ``nn.fit``.
-
-    Symbols: m = m, N = width, L = depth, lam = lambda, sigma_r = sigma_R, steps = J,
-    lr = eta.
-
-    Args:
-        m: Ensemble size (paper: 10).
-        lam: lambda; the penalty weight is lam * width.
-        sigma_r: Perturbation standard deviation sigma_R, >= 0.
-        width: N, hidden units per layer, even (paper: 20).
-        depth: L, linear layers (paper: 3).
-        steps: GD steps J per refit (paper: 100).
-        lr: GD step size eta (paper: 0.01).
-        reduction: "mean" (GD on the objective / n; default) or "sum".
-        warmup: Warm-up rounds (paper: 50, each of the K = 50 arms once).
-        warmup_strategy: "round-robin" (default: each arm in turn), "random" or "design".
-        anytime: None, or {t0, base[, m_scale, sigma_scale]}.
-        perturb_warmup: Perturb the warm-up rewards too (True).
-        update_every: Refit every this many rounds.
-        independent_init: False (default; [Sun2025, Sec. 4.3, Alg. 1]: one theta_0 for
-            every member, members differ only through their perturbations) or True: member
-            j starts from and is regularised towards its own draw theta_0^j (the members'
-            spread then also comes from the initialisation, as in the deep-ensemble
-            practice of Osband et al.; not the paper's algorithm).
-        seed: Seed of the policy's own stream (theta_0, members, perturbations, ties).
-
-    Example:
-        >>> from banditkit.core import Context
-        >>> NeuralES(m=2, width=4, steps=2, warmup=0).act(Context(arms=np.eye(3))) in range(3)
-        True
-    """
-
-    def __init__(
-        self,
-        *,
-        m: int = 10,
-        lam: float = 1.0,
-        sigma_r: float = 0.1,
-        width: int = 20,
-        depth: int = 3,
-        steps: int = 100,
-        lr: float = 0.01,
-        reduction: str = "mean",
-        warmup: int = 50,
-        warmup_strategy: str = "round-robin",
-        anytime: dict[str, Any] | None = None,
-        perturb_warmup: bool = True,
-        update_every: int = 1,
-        independent_init: bool = False,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self._set_network(
-            lam=lam,
-            width=width,
-            depth=depth,
-            steps=steps,
-            lr=lr,
-            reduction=reduction,
-            independent_init=independent_init,
-        )
-        self._set_common(
-            m=m,
-            sigma_r=sigma_r,
-            warmup=warmup,
-            warmup_strategy=warmup_strategy,
-            anytime=anytime,
-            perturb_warmup=perturb_warmup,
-            update_every=update_every,
-        )
-
-
-@POLICIES.register("neural-phe")
-class NeuralPHE(_NeuralEnsemblePolicy):
-    """Neural perturbed-history exploration (NPR / Neural-PHE) [Jia2022, Alg. 1].
-
-    Every round redraw gamma_l ~ N(0, sigma_r^2) for **all** l <= t (never stored) and
-    take J GD steps of one network on
-
-        (1/2) sum_l (f(x_l; theta) - y_l - gamma_l)^2 + (lam N / 2) ||theta - theta_0||^2,
-
-    then play a_t = argmax_k f(x_k; theta) (no sampling at decision time). Same network,
-    optimiser and warm-up as ``neural-es`` [Sun2025, Sec. 7.2].
-
-    Symbols: sigma_r = nu (the perturbation scale), N = width, L = depth, steps = J.
-
-    Args:
-        sigma_r: Perturbation standard deviation, >= 0 (0.1 as Neural-ES).
-        lam: lambda; the penalty weight is lam * width.
-        width: N, even.
-        depth: L.
-        steps: GD steps per refit.
-        lr: GD step size.
-        reduction: "mean" or "sum".
-        warmup: Warm-up rounds.
-        warmup_strategy: "round-robin", "random" or "design".
-        update_every: Refit every this many rounds.
-        seed: Seed of the policy's own stream.
-
-    Example:
-        >>> from banditkit.core import Context
-        >>> NeuralPHE(width=4, steps=2, warmup=0).act(Context(arms=np.eye(3))) in range(3)
-        True
-    """
-
-    fresh_perturbations = True
-    contract_params = {"width": 4, "steps": 3, "warmup": 3}  # noqa: RUF012
-
-    def __init__(
-        self,
-        *,
-        sigma_r: float = 0.1,
-        lam: float = 1.0,
-        width: int = 20,
-        depth: int = 3,
-        steps: int = 100,
-        lr: float = 0.01,
-        reduction: str = "mean",
-        warmup: int = 50,
-        warmup_strategy: str = "round-robin",
-        update_every: int = 1,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self._set_network(
-            lam=lam, width=width, depth=depth, steps=steps, lr=lr, reduction=reduction
-        )
-        self._set_common(
-            m=1,
-            sigma_r=sigma_r,
-            warmup=warmup,
-            warmup_strategy=warmup_strategy,
-            anytime=None,
-            perturb_warmup=True,
-            update_every=update_every,
-        )
-
-    def _refit(self) -> None:
-        # Theta(t) fresh draws every round [Jia2022]: nothing is stored.
-        z = self.rng.normal(0.0, self.sigma, (self.history.n, 1))
-        self.model.fit_grouped(*self.history.grouped_with(z))
 
 
 @POLICIES.register("glm-fpl")

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from banditkit.core.validation import check_bool
 from banditkit.glm.links import LogisticLink, get_link
 from banditkit.policies.history import History, PairHistory, SetHistory
 from banditkit.policies.models.neural_linear import observations_of
@@ -130,9 +131,7 @@ class NeuralModel:
         )
         self.trainer = trainer
         self.pair_link = get_link(pair_link)
-        if not isinstance(grouped, bool):
-            raise ValueError(f"grouped must be a bool; got {grouped!r}.")
-        self.grouped = grouped
+        self.grouped = check_bool("grouped", grouped)
         if isinstance(backtrack, bool) or int(backtrack) != backtrack or backtrack < 0:
             raise ValueError(f"backtrack must be an int >= 0; got {backtrack!r}.")
         #: Retries of a diverging fit, each from the parameters before it at lr / 10.
