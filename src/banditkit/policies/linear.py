@@ -18,15 +18,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from banditkit.core import POLICIES, Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
 from banditkit.policies.history import History
 from banditkit.policies.models import RidgeModel
 from banditkit.policies.scorer import Scorer
-from banditkit.policies.selection import TIE_RTOL, Optimistic, argmax_random_tie, tied
+from banditkit.policies.selection import (
+    TIE_RTOL,
+    Optimistic,
+    argmax_random_tie,
+    epsilon_greedy,
+)
 
 __all__ = ["EpsGreedy", "LinTS", "LinUCB", "RidgePolicy"]
 
@@ -159,14 +162,6 @@ class EpsGreedy(RidgePolicy):
         self.epsilon = check_scalar("epsilon", epsilon, low=0.0, high=1.0)
 
     def _act(self, ctx: Context) -> Action:
-        explore = self.rng.random() < self.epsilon
         scores = self.model.predict(ctx.arms)
-        if explore:
-            action = int(self.rng.integers(ctx.n_arms))
-        else:
-            action = argmax_random_tie(scores, self.rng, TIE_RTOL)
-        # P(action) = epsilon / K + (1 - epsilon) / (tied greedy arms), if it is one of them
-        ties = tied(scores, rtol=TIE_RTOL)
-        greedy = (1.0 - self.epsilon) / np.count_nonzero(ties) if ties[action] else 0.0
-        self.last_propensity = self.epsilon / ctx.n_arms + greedy
+        action, self.last_propensity = epsilon_greedy(scores, self.epsilon, self.rng)
         return action

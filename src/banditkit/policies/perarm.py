@@ -41,7 +41,11 @@ from banditkit.core.validation import (
     check_scalar,
 )
 from banditkit.policies.catalogue import PerArmPolicy, ask_shared, check_batch
-from banditkit.policies.selection import TIE_RTOL, argmax_random_tie, tied
+from banditkit.policies.selection import (
+    TIE_RTOL,
+    argmax_random_tie,
+    epsilon_greedy,
+)
 
 __all__ = [
     "PerArmEpsGreedy",
@@ -248,16 +252,9 @@ class PerArmEpsGreedy(PerArmRidgePolicy):
         self.epsilon = check_scalar("epsilon", epsilon, low=0.0, high=1.0)
 
     def _act(self, ctx: Context) -> Action:
-        explore = self.rng.random() < self.epsilon
         X = ctx.arms
         scores = (
             self.theta @ X[0] if ctx.is_shared else np.einsum("kj,kj->k", self.theta, X)
         )
-        if explore:
-            action = int(self.rng.integers(ctx.n_arms))
-        else:
-            action = argmax_random_tie(scores, self.rng, TIE_RTOL)
-        ties = tied(scores, rtol=TIE_RTOL)
-        greedy = (1.0 - self.epsilon) / np.count_nonzero(ties) if ties[action] else 0.0
-        self.last_propensity = self.epsilon / ctx.n_arms + greedy
+        action, self.last_propensity = epsilon_greedy(scores, self.epsilon, self.rng)
         return action

@@ -130,6 +130,28 @@ def gaussian_sample(
     return argmax_random_tie(draws, rng)
 
 
+def epsilon_greedy(
+    scores: np.ndarray, epsilon: float, rng: np.random.Generator, rtol: float = TIE_RTOL
+) -> tuple[int, float]:
+    """Epsilon-greedy rule and the probability of the arm it chose.
+
+    With probability ``epsilon`` a uniform arm, else the best score (near-ties within
+    ``rtol`` broken at random, :func:`argmax_random_tie`). The propensity is
+    P(action) = epsilon / K + (1 - epsilon) / (number of tied best arms) if the action is one
+    of them, epsilon / K otherwise (what off-policy estimators need).
+
+    Example:
+        >>> epsilon_greedy(np.array([0.1, 0.9]), 0.0, np.random.default_rng(0))
+        (1, 1.0)
+    """
+    K = scores.shape[0]
+    explore = rng.random() < epsilon
+    action = int(rng.integers(K)) if explore else argmax_random_tie(scores, rng, rtol)
+    ties = tied(scores, rtol=rtol)
+    greedy = (1.0 - epsilon) / np.count_nonzero(ties) if ties[action] else 0.0
+    return action, float(epsilon / K + greedy)
+
+
 def top_k(
     scores: np.ndarray, k: int, rng: np.random.Generator | None = None
 ) -> tuple[int, ...]:

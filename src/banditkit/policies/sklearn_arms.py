@@ -43,7 +43,11 @@ from banditkit.core import POLICIES, Context
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.policies.catalogue import PerArmPolicy
-from banditkit.policies.selection import TIE_RTOL, argmax_random_tie, tied
+from banditkit.policies.selection import (
+    TIE_RTOL,
+    argmax_random_tie,
+    epsilon_greedy,
+)
 
 __all__ = ["EXPLORERS", "SklearnArms"]
 
@@ -416,13 +420,5 @@ class SklearnArms(PerArmPolicy):
             action = int(self.rng.choice(K, p=p))
             self.last_propensity = float(p[action])
             return action
-        explore = self.rng.random() < self.epsilon
-        action = (
-            int(self.rng.integers(K))
-            if explore
-            else argmax_random_tie(mean, self.rng, TIE_RTOL)
-        )
-        ties = tied(mean, rtol=TIE_RTOL)
-        greedy = (1.0 - self.epsilon) / np.count_nonzero(ties) if ties[action] else 0.0
-        self.last_propensity = self.epsilon / K + greedy
+        action, self.last_propensity = epsilon_greedy(mean, self.epsilon, self.rng)
         return action
