@@ -1,0 +1,451 @@
+"""S seeds of one practical NeuralLog configuration as one stacked computation.
+
+``BatchedNeuralLog`` plays S policies of one class of ``policies.neurallog`` (the same
+hyper-parameters, their own seeds) in lockstep (``core.batched``): every per-round
+quantity of the shared loop of ``ScoredPolicy`` (docs/logistic.md, "Shared loop") carries
+a leading axis of S members, so that a round costs about as many tensor operations for
+S seeds as for one:
+
+    network        W_1 (S, m, d), w_2 (S, m); h = relu(X W_1^T), f = s h w_2 per member,
+                   on the members' own arms X (S, K, d) (batched products)
+    widths         ||z_k / sqrt(m)||_{A^-1}^2 = sum_j g_kj^2 u_j, u = 1 / (m diag A) (S, p)
+                   in O(K m d) without the (K, p) gradient block (``nn.forward_and_sq_norms``)
+    A              diagonal, (S, p): A += w_t z_t^2 / m
+    d_eff          logdet(I + a sum z z^T) exactly (p <= 512), ``SeedLogdets``
+    training       ``steps`` full-batch GD steps on the (S, n, d) rows of all members,
+                   the arithmetic of ``nn.fused`` with a member axis (``fit_stacked``)
+    selection      argmax of mean + nu B(d_eff) width per member; ties and Thompson
+                   draws from each member's own stream, as in its separate run
+
+The members themselves are built as for a separate run (their first ``act`` draws theta_0
+from their stream), so the initial networks and every random draw are those of the
+separate runs; the radius B(d_eff) and the mean map are the members' own methods.
+Results equal the separate runs' up to the order of floating-point operations (batched
+products and the blocked update of ``SeedLogdets`` round differently): the same actions
+on the tested horizons, regrets equal to 1e-9 (tests/policies/test_neurallog_batched.py).
+
+Supported (``BatchedNeuralLog.supports``): practical mode with a diagonal A, depth 2,
+``lambda_schedule="fixed"``, an effective dimension "diagonal" or exact with p <= 512,
+any dtype, UCB and TS. Other configurations run seed by seed.
+
+References:
+    [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from banditkit.core import Context
+from banditkit.linalg import EXACT_FULL_MAX
+from banditkit.policies.selection import Optimistic, argmax_random_tie
+
+if TYPE_CHECKING:
+    import torch
+
+    from banditkit.policies.neurallog_base import NeuralLogPolicy
+else:
+    from banditkit.core.lazy import lazy_import
+
+    torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
+
+__all__ = ["BatchedNeuralLog", "SeedLogdets", "fit_stacked"]
+
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+class SeedLogdets:
+    """logdet(I + a sum_i z_i z_i^T) of S members, updated by one row per member.
+
+    The value of ``linalg.EffectiveDimension`` with an exact p x p Gram (``LogdetGram``)
+    for S members at once. A rank-1 update needs u = V^-1 z (matrix determinant lemma,
+    logdet += log(1 + a z^T u)); writing V^-1 -= a u u^T / (1 + a z^T u) back every round
+    would move 2 S p^2 doubles per round, so the updates are delayed in blocks
+    (Woodbury): with V_0^-1 the inverse at the start of a block and the block's earlier
+    rows in U = [u_1 .. u_k], gamma_i = a / (1 + a z_i^T u_i),
+
+        u = V_0^-1 z - U (gamma * (U^T z)),     V^-1 = V_0^-1 - U diag(gamma) U^T,
+
+    and the block is folded into V_0^-1 with one product every ``block`` updates. As
+    ``LogdetGram``, V^-1 and the log-determinant are recomputed from V = I + a Z^T Z by
+    a Cholesky factorisation every ``refactor_every`` updates.
+
+    Args:
+        size: Members S, >= 1.
+        d: Feature dimension p, >= 1.
+        scale: a > 0.
+        block: Updates per block, >= 1 (divides ``refactor_every``).
+        refactor_every: Updates between refactorisations (512, as ``LogdetGram``).
+    """
+
+    def __init__(
+        self,
+        size: int,
+        d: int,
+        scale: float,
+        *,
+        block: int = 32,
+        refactor_every: int = 512,
+    ) -> None:
+        if size < 1 or d < 1:
+            raise ValueError(f"size and d must be >= 1; got {size} and {d}.")
+        if not scale > 0.0:
+            raise ValueError(f"scale must be > 0; got {scale!r}.")
+        if block < 1 or refactor_every % block:
+            raise ValueError(
+                f"block must be >= 1 and divide refactor_every={refactor_every}; "
+                f"got {block!r}."
+            )
+        self.size, self.d, self.scale = size, d, float(scale)
+        self.block, self.refactor_every = block, refactor_every
+        eye = torch.eye(d, dtype=torch.float64).expand(size, d, d)
+        self._inverse_t = eye.clone()  # V_0^-1
+        self._matrix_t = eye.clone()  # V
+        self._inverse = self._inverse_t.numpy()  # a view: matvecs through numpy
+        self._U = np.zeros((size, block, d))  # this block's u_i
+        self._Z = np.zeros((size, block, d))  # this block's z_i
+        self._gamma = np.zeros((size, block))
+        self._k = 0  # rows in the block
+        self.n = 0
+        self.logdet = np.zeros(size)
+
+    @property
+    def value(self) -> np.ndarray:
+        """The S log-determinants (S,)."""
+        return self.logdet
+
+    def update(self, Z: np.ndarray) -> None:
+        """Add a z_s z_s^T to member s's sum, for the rows z_s of Z (S, p)."""
+        k, a = self._k, self.scale
+        u = np.matmul(self._inverse, Z[:, :, None])[:, :, 0]  # V_0^-1 z
+        if k:
+            U, gamma = self._U[:, :k], self._gamma[:, :k]
+            cross = np.matmul(U, Z[:, :, None])[:, :, 0]  # U^T z (S, k)
+            u -= np.matmul((gamma * cross)[:, None, :], U)[:, 0]
+        wq = np.maximum(a * np.einsum("sp,sp->s", Z, u), 0.0)
+        self.logdet += np.log1p(wq)
+        self._U[:, k] = u
+        self._Z[:, k] = Z
+        self._gamma[:, k] = a / (1.0 + wq)
+        self._k = k + 1
+        self.n += 1
+        if self._k == self.block:
+            self._fold()
+
+    def _fold(self) -> None:
+        """V_0^-1 -= U diag(gamma) U^T and V += a Z^T Z for the block; maybe refactor."""
+        k = self._k
+        U = torch.from_numpy(self._U[:, :k])
+        Z = torch.from_numpy(self._Z[:, :k])
+        gamma_u = U * torch.from_numpy(self._gamma[:, :k, None])
+        self._inverse_t.baddbmm_(U.mT, gamma_u, alpha=-1.0)  # in place
+        self._matrix_t.baddbmm_(Z.mT, Z, alpha=self.scale)
+        self._k = 0
+        if self.n % self.refactor_every == 0:
+            self._refactor()
+
+    def _refactor(self) -> None:
+        chol = torch.linalg.cholesky(self._matrix_t)
+        self._inverse_t = torch.cholesky_inverse(chol)
+        self._inverse = self._inverse_t.numpy()
+        diag = torch.diagonal(chol, dim1=1, dim2=2)
+        self.logdet = 2.0 * torch.log(diag).sum(-1).numpy()
+
+
+class _DiagonalLogdets:
+    """d_eff = sum_j log(1 + a sum_i z_ij^2) of S members (``effdim_kind="diagonal"``)."""
+
+    def __init__(self, size: int, d: int, scale: float) -> None:
+        self.scale = scale
+        self._diagonal = np.ones((size, d))
+
+    @property
+    def value(self) -> np.ndarray:
+        return np.log(self._diagonal).sum(-1)
+
+    def update(self, Z: np.ndarray) -> None:
+        self._diagonal += self.scale * (Z * Z)
+
+
+def fit_stacked(
+    X: torch.Tensor,
+    y: torch.Tensor,
+    w1: torch.Tensor,
+    w2: torch.Tensor,
+    *,
+    out_scale: float,
+    lam: float,
+    step: float,
+    steps: int,
+) -> None:
+    """``steps`` GD steps on BCE + (lam / 2) ||theta||^2 for S depth-2 relu networks.
+
+    Member s has its own rows X[s] (S, n, d), labels y[s] (S, n) and parameters
+    W_1 = w1[s] (S, m, d), w_2 = w2[s] (S, m), updated in place; per step, as
+    ``nn.fused.fused_gd`` for one member (reduction "sum" of the loss; ``step`` is
+    lr / n for the mean-scaled objective):
+
+        h = relu(X W_1^T),  f = s h w_2,  v = sigmoid(f) - y,
+        dW_1 = (s w_2) * (1[h > 0] * v)^T X + lam W_1,   dw_2 = s v^T h + lam w_2,
+        W -= step * dW.
+
+    The order of the products differs from ``fused_gd`` (s w_2 multiplies the (m, d)
+    gradient instead of the (n, m) block), so the iterates agree up to rounding.
+    """
+    S, n, _ = X.shape
+    m = w1.shape[1]
+    with torch.no_grad():
+        h = X.new_empty((S, n, m))
+        mask = X.new_empty((S, n, m))
+        f = X.new_empty((S, n, 1))
+        g1 = torch.empty_like(w1)
+        g2 = X.new_empty((S, 1, m))
+        for _ in range(steps):
+            torch.bmm(X, w1.mT, out=h)
+            h.relu_()
+            torch.bmm(h, w2.unsqueeze(-1), out=f)
+            f.mul_(out_scale)
+            v = torch.sigmoid_(f).squeeze(-1).sub_(y)  # (S, n), in f's buffer
+            torch.sign(h, out=mask)
+            mask.mul_(v.unsqueeze(-1))
+            torch.bmm(mask.mT, X, out=g1)
+            g1.mul_(w2.unsqueeze(-1) * out_scale)
+            torch.bmm(v.unsqueeze(1), h, out=g2)
+            g1.add_(w1, alpha=lam)
+            w1.sub_(g1, alpha=step)
+            w2.sub_(g2.squeeze(1).mul_(out_scale).add_(w2, alpha=lam), alpha=step)
+
+
+class BatchedNeuralLog:
+    """S practical NeuralLog policies of one configuration stepped together.
+
+    Built by ``NeuralLogPolicy.batched`` (``core.batched``); the module docstring has the
+    stacked loop. ``act`` takes the members' arms (S, K, d) and returns their actions
+    (S,); ``update`` takes the actions and the rewards (S,).
+
+    Args:
+        members: S fresh policies of one class and configuration that ``supports``.
+    """
+
+    def __init__(self, members: list[NeuralLogPolicy]) -> None:
+        for member in members:
+            reason = self.supports(member)
+            if reason is not None:
+                raise ValueError(f"members cannot be batched: {reason}.")
+        self.members = members
+        self.size = len(members)
+        first = members[0]
+        self._first = first
+        self._torch_dtype = None  # set up at the first act (the members' d)
+        self._n = 0
+        self._n_updates = np.zeros(self.size, dtype=np.int64)
+        self._cache: tuple[torch.Tensor, ...] | None = None
+        self._sampling = bool(first.sampling)
+
+    @staticmethod
+    def supports(policy: NeuralLogPolicy) -> str | None:
+        """None when ``policy``'s configuration can be batched, else the reason."""
+        if policy.mode != "practical":
+            return "mode must be 'practical'"
+        if policy.gram != "diagonal":
+            return "gram must be 'diagonal'"
+        if policy.depth != 2:
+            return "depth must be 2"
+        if policy.lambda_schedule != "fixed":
+            return "lambda_schedule must be 'fixed'"
+        if policy.effdim_kind not in ("diagonal", "exact", "full"):
+            return "effdim_kind must be 'diagonal', 'exact' or 'full'"
+        if policy.reg_center != "zero":
+            return "reg_center must be 'zero'"
+        return None
+
+    @property
+    def n_updates(self) -> np.ndarray:
+        """Refits of each member so far (S,)."""
+        return self._n_updates
+
+    # ------------------------------------------------------------------ setup
+    def _setup(self, arms: np.ndarray) -> None:
+        from banditkit import nn
+
+        S, _, d = arms.shape
+        for s, member in enumerate(self.members):
+            # the member's own first-round setup: theta_0 from its stream
+            member._check_context(Context(arms=arms[s]))
+        first = self._first
+        mlp = first.model.mlp  # type: ignore[attr-defined]
+        self.d, self.m = d, first.width
+        self.p = mlp.n_params
+        self.s = float(mlp.out_scale)
+        if (
+            mlp.activation != "relu"
+            or mlp.bias
+            or self.p != self.m * d + self.m
+            or first.model.linearised
+        ):
+            raise ValueError("members cannot be batched: the network is not supported.")
+        self._torch_dtype = getattr(torch, first.dtype)
+        self._np_dtype = np.dtype(first.dtype)
+        layers = [m.model.mlp for m in self.members]  # type: ignore[attr-defined]
+        self.w1 = torch.stack([nn.flat_params(mlp)[: self.m * d] for mlp in layers])
+        self.w1 = self.w1.reshape(S, self.m, d).contiguous()
+        self.w2 = torch.stack([nn.flat_params(mlp)[self.m * d :] for mlp in layers])
+        self.diag = np.stack([m.design.diagonal for m in self.members])
+        self.feature_scale = first._feature_scale()
+        scale = first._effdim_scale()
+        self.effdim: SeedLogdets | _DiagonalLogdets | None
+        if scale is None:
+            self.effdim = None
+        else:
+            kind = first.effdim.kind  # type: ignore[union-attr]
+            if kind == "diagonal":
+                self.effdim = _DiagonalLogdets(S, self.p, scale)
+            elif kind == "full" and self.p <= EXACT_FULL_MAX:
+                self.effdim = SeedLogdets(S, self.p, scale)
+            else:
+                raise ValueError(
+                    f"members cannot be batched: effective dimension {kind!r} of "
+                    f"p={self.p} parameters."
+                )
+        capacity = first.horizon or 1024
+        self._X = torch.empty((S, capacity, d), dtype=self._torch_dtype)
+        self._y = torch.empty((S, capacity), dtype=self._torch_dtype)
+        self._lam = 2.0 * first._lam_now  # the trainer's lam' = 2 lam [Bae2025, Sec. 7]
+        assert first.lr is not None
+        self._lr = first.lr
+        self._mean_scaled = first.loss_reduction == "mean_scaled"
+
+    # ------------------------------------------------------------------ loop
+    def _forward(
+        self, X: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """f (S, K), h (S, K, m) and c = 1[h > 0] s w_2 (S, K, m) of the members."""
+        h = torch.bmm(X, self.w1.mT).relu_()
+        f = torch.bmm(h, self.w2.unsqueeze(-1)).squeeze(-1).mul_(self.s)
+        c = torch.sign(h).mul_((self.s * self.w2).unsqueeze(1))
+        return f, h, c
+
+    def act(self, arms: np.ndarray) -> np.ndarray:
+        """The members' actions (S,) for their arms (S, K, d) (module docstring)."""
+        arms = np.asarray(arms, dtype=np.float64)
+        if arms.ndim != 3 or arms.shape[0] != self.size:
+            raise ValueError(
+                f"arms must have shape ({self.size}, K, d); got {arms.shape}."
+            )
+        if self._torch_dtype is None:
+            self._setup(arms)
+        elif arms.shape[2] != self.d:
+            raise ValueError(f"arms must have d={self.d}; got {arms.shape[2]}.")
+        m, d, s = self.m, self.d, self.s
+        X = torch.from_numpy(np.asarray(arms, dtype=self._np_dtype))
+        f, h, c = self._forward(X)
+        u = torch.from_numpy(
+            ((self.feature_scale**2) / self.diag).astype(self._np_dtype)
+        )
+        u1 = u[:, : m * d].view(self.size, m, d)
+        u2 = u[:, m * d :].unsqueeze(-1)
+        q = (c * c).mul_(torch.bmm(X * X, u1.mT)).sum(-1)
+        q.add_(torch.bmm(h * h, u2).squeeze(-1), alpha=s * s)
+        self._cache = (X, f, h, c)
+        latent = f.to(torch.float64).numpy()
+        norms = np.sqrt(q.to(torch.float64).numpy())
+        d_eff = (
+            np.zeros(self.size) if self.effdim is None else self.effdim.value
+        )
+        members = self.members
+        radius = np.array([mb._radius(float(v)) for mb, v in zip(members, d_eff)])
+        width = (self._first.nu * radius)[:, None] * norms
+        if self._sampling:
+            return np.array(
+                [
+                    mb.rule.select(latent[i], width[i], mb.rng)
+                    for i, mb in enumerate(members)
+                ],
+                dtype=np.int64,
+            )
+        scores = self._first._mean(latent) + width
+        actions = scores.argmax(1)
+        top = scores[np.arange(self.size), actions]
+        ties = np.count_nonzero(scores == top[:, None], axis=1) != 1
+        for i in np.flatnonzero(ties | np.isnan(top)):  # a member's own tie-break
+            rule = members[i].rule
+            assert isinstance(rule, Optimistic)
+            actions[i] = argmax_random_tie(scores[i], members[i].rng, rule.rtol)
+        return actions.astype(np.int64)
+
+    def update(
+        self, arms: np.ndarray, actions: np.ndarray, rewards: np.ndarray
+    ) -> None:
+        """Learn from the rewards (S,) of ``actions`` (S,) on ``arms`` (S, K, d)."""
+        actions = np.asarray(actions, dtype=np.int64)
+        rewards = np.asarray(rewards, dtype=np.float64)
+        if self._cache is None or not (
+            actions.shape == rewards.shape == (self.size,)
+        ):
+            raise ValueError(
+                f"update needs the act of this round and ({self.size},) actions and "
+                f"rewards; got {actions.shape} and {rewards.shape}."
+            )
+        if not np.all((rewards >= 0.0) & (rewards <= 1.0)):
+            raise ValueError(f"rewards must lie in [0, 1]; got {rewards}.")
+        X, f, h, c = self._cache
+        self._cache = None
+        rows = torch.arange(self.size)
+        index = torch.from_numpy(actions)
+        x, h_t, c_t = X[rows, index], h[rows, index], c[rows, index]
+        # z = g(x_t; theta_{t-1}) = [c x^T (row-major), s h] at selection
+        z = torch.cat(
+            [(c_t.unsqueeze(-1) * x.unsqueeze(1)).reshape(self.size, -1), self.s * h_t],
+            dim=1,
+        )
+        Z = z.to(torch.float64).numpy()
+        latent = f[rows, index].to(torch.float64).numpy()
+        n = self._n
+        if n == self._X.shape[1]:  # grow the history (no horizon given)
+            self._X = torch.cat([self._X, torch.empty_like(self._X)], dim=1)
+            self._y = torch.cat([self._y, torch.empty_like(self._y)], dim=1)
+        self._X[:, n] = x
+        self._y[:, n] = torch.from_numpy(rewards.astype(self._np_dtype))
+        self._n = n = n + 1
+        if self.effdim is not None:
+            self.effdim.update(Z)
+        first = self._first
+        refitted = n % first.update_every == 0
+        if refitted:
+            self._fit(n)
+            self._n_updates += 1
+        if first.weighted:
+            if refitted:  # f(x_t; theta_t) after this round's refit
+                latent = self._forward(x.unsqueeze(1))[0][:, 0]
+                latent = latent.to(torch.float64).numpy()
+            weight = np.maximum(first.link.deriv(latent), _TINY)
+        else:
+            weight = np.ones(self.size)
+        scaled = self.feature_scale * Z
+        self.diag = self.diag + weight[:, None] * (scaled * scaled)
+        for member in self.members:
+            member.t += 1
+
+    def _fit(self, n: int) -> None:
+        step = self._lr / n if self._mean_scaled else self._lr
+        fit_stacked(
+            self._X[:, :n].contiguous(),
+            self._y[:, :n].contiguous(),
+            self.w1,
+            self.w2,
+            out_scale=self.s,
+            lam=self._lam,
+            step=step,
+            steps=self._first.steps,
+        )
+        finite = torch.isfinite(self.w1).flatten(1).all(1) & torch.isfinite(
+            self.w2
+        ).all(1)
+        if not bool(finite.all()):
+            bad = [self.members[i].seed for i in np.flatnonzero(~finite.numpy())]
+            raise FloatingPointError(
+                f"training diverged on {n} observations for the seeds {bad} at "
+                f"lr={self._lr:g}; use a smaller lr."
+            )
