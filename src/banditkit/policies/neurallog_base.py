@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
     from banditkit.core import Policy
     from banditkit.core.batched import BatchedPolicy
-
     from banditkit.nn import Trainer
 
 __all__ = [

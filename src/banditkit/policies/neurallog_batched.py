@@ -124,7 +124,7 @@ class SeedLogdets:
             U, gamma = self._U[:, :k], self._gamma[:, :k]
             cross = np.matmul(U, Z[:, :, None])[:, :, 0]  # U^T z (S, k)
             u -= np.matmul((gamma * cross)[:, None, :], U)[:, 0]
-        wq = np.maximum(a * np.einsum("sp,sp->s", Z, u), 0.0)
+        wq = np.maximum(a * (Z * u).sum(1), 0.0)
         self.logdet += np.log1p(wq)
         self._U[:, k] = u
         self._Z[:, k] = Z
@@ -199,20 +199,21 @@ def fit_stacked(
     with torch.no_grad():
         h = X.new_empty((S, n, m))
         mask = X.new_empty((S, n, m))
-        f = X.new_empty((S, n, 1))
+        f = X.new_empty((S, 1, n))
         g1 = torch.empty_like(w1)
         g2 = X.new_empty((S, 1, m))
+        labels = y.unsqueeze(1)
         for _ in range(steps):
             torch.bmm(X, w1.mT, out=h)
             h.relu_()
-            torch.bmm(h, w2.unsqueeze(-1), out=f)
-            f.mul_(out_scale)
-            v = torch.sigmoid_(f).squeeze(-1).sub_(y)  # (S, n), in f's buffer
+            # f as a (1, m) @ (m, n) product per member: a batched GEMV is slower
+            torch.bmm(w2.unsqueeze(1), h.mT, out=f)
+            v = torch.sigmoid_(f.mul_(out_scale)).sub_(labels)  # (S, 1, n), in f
             torch.sign(h, out=mask)
-            mask.mul_(v.unsqueeze(-1))
+            mask.mul_(v.mT)
             torch.bmm(mask.mT, X, out=g1)
             g1.mul_(w2.unsqueeze(-1) * out_scale)
-            torch.bmm(v.unsqueeze(1), h, out=g2)
+            torch.bmm(v, h, out=g2)
             g1.add_(w1, alpha=lam)
             w1.sub_(g1, alpha=step)
             w2.sub_(g2.squeeze(1).mul_(out_scale).add_(w2, alpha=lam), alpha=step)
@@ -321,7 +322,7 @@ class BatchedNeuralLog:
     def _forward(
         self, X: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """f (S, K), h (S, K, m) and c = 1[h > 0] s w_2 (S, K, m) of the members."""
+        """The members' f (S, K), h (S, K, m) and c = 1[h > 0] s w_2 (S, K, m)."""
         h = torch.bmm(X, self.w1.mT).relu_()
         f = torch.bmm(h, self.w2.unsqueeze(-1)).squeeze(-1).mul_(self.s)
         c = torch.sign(h).mul_((self.s * self.w2).unsqueeze(1))
@@ -351,11 +352,11 @@ class BatchedNeuralLog:
         self._cache = (X, f, h, c)
         latent = f.to(torch.float64).numpy()
         norms = np.sqrt(q.to(torch.float64).numpy())
-        d_eff = (
-            np.zeros(self.size) if self.effdim is None else self.effdim.value
-        )
+        d_eff = np.zeros(self.size) if self.effdim is None else self.effdim.value
         members = self.members
-        radius = np.array([mb._radius(float(v)) for mb, v in zip(members, d_eff)])
+        radius = np.array(
+            [mb._radius(float(v)) for mb, v in zip(members, d_eff, strict=True)]
+        )
         width = (self._first.nu * radius)[:, None] * norms
         if self._sampling:
             return np.array(
@@ -381,9 +382,7 @@ class BatchedNeuralLog:
         """Learn from the rewards (S,) of ``actions`` (S,) on ``arms`` (S, K, d)."""
         actions = np.asarray(actions, dtype=np.int64)
         rewards = np.asarray(rewards, dtype=np.float64)
-        if self._cache is None or not (
-            actions.shape == rewards.shape == (self.size,)
-        ):
+        if self._cache is None or not (actions.shape == rewards.shape == (self.size,)):
             raise ValueError(
                 f"update needs the act of this round and ({self.size},) actions and "
                 f"rewards; got {actions.shape} and {rewards.shape}."
