@@ -37,6 +37,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import scipy.linalg
 
 from banditkit.core import Context
 from banditkit.linalg import EXACT_FULL_MAX
@@ -54,30 +55,40 @@ else:
 __all__ = ["BatchedNeuralLog", "SeedLogdets", "fit_stacked"]
 
 _TINY = float(np.finfo(np.float64).tiny)
+#: Relative margin by which a selection decided on bounds must win (``_decide``): far
+#: above the rounding of the scores, so the exact computation would pick the same arm.
+_MARGIN = 1e-9
 
 
 class SeedLogdets:
-    """logdet(I + a sum_i z_i z_i^T) of S members, updated by one row per member.
+    """logdet(I + a sum_i z_i z_i^T) of S members, one row per member and round, lazily.
 
     The value of ``linalg.EffectiveDimension`` with an exact p x p Gram (``LogdetGram``)
-    for S members at once. A rank-1 update needs u = V^-1 z (matrix determinant lemma,
-    logdet += log(1 + a z^T u)); writing V^-1 -= a u u^T / (1 + a z^T u) back every round
-    would move 2 S p^2 doubles per round, so the updates are delayed in blocks
-    (Woodbury): with V_0^-1 the inverse at the start of a block and the block's earlier
-    rows in U = [u_1 .. u_k], gamma_i = a / (1 + a z_i^T u_i),
+    for S members at once. Reading V^-1 (p x p) once per round and member is what an
+    exact update costs (p = 420: 1.4 MB per member); here the rows are collected in
+    blocks and V^-1 is read only when a member's exact value is asked for
+    (``resolve``) or a block is full. With V_0 = I + a sum of the rows before the block
+    and the block's rows Z = [z_1 .. z_k] (matrix determinant lemma),
 
-        u = V_0^-1 z - U (gamma * (U^T z)),     V^-1 = V_0^-1 - U diag(gamma) U^T,
+        logdet V_j = logdet V_0 + 2 sum_{i <= j} log L_ii,
+        L L^T = M = I_k + a Z V_0^-1 Z^T,
 
-    and the block is folded into V_0^-1 with one product every ``block`` updates. As
-    ``LogdetGram``, V^-1 and the log-determinant are recomputed from V = I + a Z^T Z by
-    a Cholesky factorisation every ``refactor_every`` updates.
+    so resolving the pending rows of a member costs one product Y = Z_new V_0^-1 and
+    extends the Cholesky factor L of the small k x k matrix M by their rows. A full block
+    is folded into V_0^-1 (Woodbury: V_0^-1 -= a W^T W, W = L^-1 Y) and V += a Z^T Z;
+    as ``LogdetGram``, V^-1 and the log-determinant are recomputed from V by a Cholesky
+    factorisation every ``refactor_every`` rows.
+
+    Until it is resolved, a member's value is bracketed by ``bounds``: every pending row
+    adds log(1 + a z^T V^-1 z) in [0, log(1 + a ||z||^2)] (V >= I), which is enough to
+    decide most selections (``BatchedNeuralLog.act``).
 
     Args:
         size: Members S, >= 1.
         d: Feature dimension p, >= 1.
         scale: a > 0.
-        block: Updates per block, >= 1 (divides ``refactor_every``).
-        refactor_every: Updates between refactorisations (512, as ``LogdetGram``).
+        block: Rows per block, >= 1 (divides ``refactor_every``).
+        refactor_every: Rows between refactorisations (512, as ``LogdetGram``).
     """
 
     def __init__(
@@ -103,46 +114,78 @@ class SeedLogdets:
         eye = torch.eye(d, dtype=torch.float64).expand(size, d, d)
         self._inverse_t = eye.clone()  # V_0^-1
         self._matrix_t = eye.clone()  # V
-        self._inverse = self._inverse_t.numpy()  # a view: matvecs through numpy
-        self._U = np.zeros((size, block, d))  # this block's u_i
-        self._Z = np.zeros((size, block, d))  # this block's z_i
-        self._gamma = np.zeros((size, block))
-        self._k = 0  # rows in the block
+        self._inverse = self._inverse_t.numpy()  # a view: products through numpy
+        self._Z = np.zeros((size, block, d))  # the block's rows z_i
+        self._Y = np.zeros((size, block, d))  # their V_0^-1 z_i, once resolved
+        self._L = np.zeros((size, block, block))  # Cholesky factor of M
+        self._k = 0  # rows in the block (every member has the same)
+        self._done = np.zeros(size, dtype=np.int64)  # rows resolved per member
+        self._base = np.zeros(size)  # logdet V_0
+        self._known = np.zeros(size)  # logdet after the resolved rows
+        self._slack = np.zeros(size)  # sum of log(1 + a ||z||^2) of the pending rows
         self.n = 0
-        self.logdet = np.zeros(size)
 
     @property
     def value(self) -> np.ndarray:
-        """The S log-determinants (S,)."""
-        return self.logdet
+        """The S exact log-determinants (S,) (resolves every member)."""
+        self.resolve(np.ones(self.size, dtype=bool))
+        return self._known.copy()
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds (S,) on the log-determinants; equal once resolved."""
+        return self._known, self._known + self._slack
 
     def update(self, Z: np.ndarray) -> None:
         """Add a z_s z_s^T to member s's sum, for the rows z_s of Z (S, p)."""
-        k, a = self._k, self.scale
-        u = np.matmul(self._inverse, Z[:, :, None])[:, :, 0]  # V_0^-1 z
-        if k:
-            U, gamma = self._U[:, :k], self._gamma[:, :k]
-            cross = np.matmul(U, Z[:, :, None])[:, :, 0]  # U^T z (S, k)
-            u -= np.matmul((gamma * cross)[:, None, :], U)[:, 0]
-        wq = np.maximum(a * (Z * u).sum(1), 0.0)
-        self.logdet += np.log1p(wq)
-        self._U[:, k] = u
+        k = self._k
         self._Z[:, k] = Z
-        self._gamma[:, k] = a / (1.0 + wq)
+        self._slack += np.log1p(self.scale * (Z * Z).sum(1))
         self._k = k + 1
         self.n += 1
         if self._k == self.block:
             self._fold()
 
+    def resolve(self, which: np.ndarray) -> None:
+        """Make the values of the members ``which`` (S,) bool exact."""
+        members = np.flatnonzero(which & (self._done < self._k))
+        if members.size == 0:
+            return
+        a, k = self.scale, self._k
+        for s in members:
+            j = int(self._done[s])
+            Z_new = self._Z[s, j:k]
+            Y_new = Z_new @ self._inverse[s]  # (k - j, p): V_0^-1 is symmetric
+            self._Y[s, j:k] = Y_new
+            L = self._L[s]
+            if j:
+                # the new rows of L: L_21 = a Z_new Y_old^T L_11^-T
+                cross = a * (Z_new @ self._Y[s, :j].T)
+                L[j:k, :j] = scipy.linalg.solve_triangular(
+                    L[:j, :j], cross.T, lower=True, check_finite=False
+                ).T
+            M = a * (Z_new @ Y_new.T)
+            M[np.diag_indices_from(M)] += 1.0
+            if j:
+                M -= L[j:k, :j] @ L[j:k, :j].T
+            L[j:k, j:k] = np.linalg.cholesky(M)
+            diag = np.diagonal(L)[: k]
+            self._known[s] = self._base[s] + 2.0 * np.log(diag).sum()
+            self._done[s] = k
+            self._slack[s] = 0.0
+
     def _fold(self) -> None:
-        """V_0^-1 -= U diag(gamma) U^T and V += a Z^T Z for the block; maybe refactor."""
-        k = self._k
-        U = torch.from_numpy(self._U[:, :k])
+        """V_0^-1 -= a W^T W (W = L^-1 Y) and V += a Z^T Z; maybe refactor."""
+        self.resolve(np.ones(self.size, dtype=bool))
+        k, a = self._k, self.scale
+        W = np.linalg.solve(self._L[:, :k, :k], self._Y[:, :k])  # (S, k, p)
+        W_t = torch.from_numpy(W)
         Z = torch.from_numpy(self._Z[:, :k])
-        gamma_u = U * torch.from_numpy(self._gamma[:, :k, None])
-        self._inverse_t.baddbmm_(U.mT, gamma_u, alpha=-1.0)  # in place
-        self._matrix_t.baddbmm_(Z.mT, Z, alpha=self.scale)
+        self._inverse_t.baddbmm_(W_t.mT, W_t, alpha=-a)  # in place
+        self._matrix_t.baddbmm_(Z.mT, Z, alpha=a)
+        self._base = self._known.copy()
         self._k = 0
+        self._done[:] = 0
+        self._L[:] = 0.0
         if self.n % self.refactor_every == 0:
             self._refactor()
 
@@ -151,7 +194,8 @@ class SeedLogdets:
         self._inverse_t = torch.cholesky_inverse(chol)
         self._inverse = self._inverse_t.numpy()
         diag = torch.diagonal(chol, dim1=1, dim2=2)
-        self.logdet = 2.0 * torch.log(diag).sum(-1).numpy()
+        self._base = 2.0 * torch.log(diag).sum(-1).numpy()
+        self._known = self._base.copy()
 
 
 class _DiagonalLogdets:
@@ -164,6 +208,13 @@ class _DiagonalLogdets:
     @property
     def value(self) -> np.ndarray:
         return np.log(self._diagonal).sum(-1)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        value = self.value
+        return value, value
+
+    def resolve(self, which: np.ndarray) -> None:
+        """Always exact: nothing to do."""
 
     def update(self, Z: np.ndarray) -> None:
         self._diagonal += self.scale * (Z * Z)
@@ -352,29 +403,78 @@ class BatchedNeuralLog:
         self._cache = (X, f, h, c)
         latent = f.to(torch.float64).numpy()
         norms = np.sqrt(q.to(torch.float64).numpy())
-        d_eff = np.zeros(self.size) if self.effdim is None else self.effdim.value
+        S = self.size
         members = self.members
-        radius = np.array(
-            [mb._radius(float(v)) for mb, v in zip(members, d_eff, strict=True)]
+        nu = self._first.nu
+        mean = latent if self._sampling else self._first._mean(latent)
+        # Thompson: each member's draws xi, as gaussian_sample makes them
+        xi = (
+            np.stack([mb.rng.standard_normal(latent.shape[1]) for mb in members])
+            if self._sampling
+            else None
         )
-        width = (self._first.nu * radius)[:, None] * norms
-        if self._sampling:
-            return np.array(
-                [
-                    mb.rule.select(latent[i], width[i], mb.rng)
-                    for i, mb in enumerate(members)
-                ],
-                dtype=np.int64,
-            )
-        scores = self._first._mean(latent) + width
-        actions = scores.argmax(1)
-        top = scores[np.arange(self.size), actions]
+        decided = np.full(S, -1, dtype=np.int64)
+        if self.effdim is None:
+            d_eff = np.zeros(S)
+        else:
+            low, high = self.effdim.bounds()
+            pending = high > low
+            if pending.any():
+                decided = self._decide(mean, norms, xi, low, high, pending)
+                self.effdim.resolve(pending & (decided < 0))
+            d_eff = self.effdim.bounds()[0]
+        actions = np.empty(S, dtype=np.int64)
+        for i in np.flatnonzero(decided >= 0):
+            actions[i] = decided[i]
+        exact = np.flatnonzero(decided < 0)
+        radius = np.array([members[i]._radius(float(d_eff[i])) for i in exact])
+        width = (nu * radius)[:, None] * norms[exact]
+        scores = mean[exact] + (width if xi is None else width * xi[exact])
+        best = scores.argmax(1)
+        top = scores[np.arange(exact.size), best]
         ties = np.count_nonzero(scores == top[:, None], axis=1) != 1
-        for i in np.flatnonzero(ties | np.isnan(top)):  # a member's own tie-break
-            rule = members[i].rule
-            assert isinstance(rule, Optimistic)
-            actions[i] = argmax_random_tie(scores[i], members[i].rng, rule.rtol)
-        return actions.astype(np.int64)
+        for row, i in enumerate(exact):
+            if ties[row] or top[row] != top[row]:  # a member's own tie-break
+                rule = members[i].rule
+                rtol = rule.rtol if isinstance(rule, Optimistic) else 0.0
+                best[row] = argmax_random_tie(scores[row], members[i].rng, rtol)
+            actions[i] = best[row]
+        return actions
+
+    def _decide(
+        self,
+        mean: np.ndarray,
+        norms: np.ndarray,
+        xi: np.ndarray | None,
+        low: np.ndarray,
+        high: np.ndarray,
+        pending: np.ndarray,
+    ) -> np.ndarray:
+        """Actions fixed by the bounds on d_eff (-1 where they are not).
+
+        The score of arm k, mean_k + B slope_k, is linear in the radius B, and B(d_eff)
+        increases with d_eff, so an arm that is the unique best, by a margin, at both
+        ends of [B(low), B(high)] is the best at the exact d_eff, with no tie: the
+        member's exact selection would be that arm and would draw nothing more.
+        """
+        members = self.members
+        decided = np.full(self.size, -1, dtype=np.int64)
+        rows = np.flatnonzero(pending)
+        slope = self._first.nu * norms[rows]
+        if xi is not None:
+            slope = slope * xi[rows]
+        best = None
+        for ends in (low, high):
+            radius = np.array([members[i]._radius(float(ends[i])) for i in rows])
+            scores = mean[rows] + radius[:, None] * slope
+            order = np.sort(scores, axis=1)
+            margin = order[:, -1] - order[:, -2] if scores.shape[1] > 1 else np.inf
+            tol = _MARGIN * np.maximum(np.abs(order[:, -1]), 1.0)
+            arm = np.where(margin > tol, scores.argmax(1), -1)
+            best = arm if best is None else np.where(arm == best, arm, -1)
+        assert best is not None
+        decided[rows] = best
+        return decided
 
     def update(
         self, arms: np.ndarray, actions: np.ndarray, rewards: np.ndarray
