@@ -168,7 +168,7 @@ class SeedLogdets:
             if j:
                 M -= L[j:k, :j] @ L[j:k, :j].T
             L[j:k, j:k] = np.linalg.cholesky(M)
-            diag = np.diagonal(L)[: k]
+            diag = np.diagonal(L)[:k]
             self._known[s] = self._base[s] + 2.0 * np.log(diag).sum()
             self._done[s] = k
             self._slack[s] = 0.0
