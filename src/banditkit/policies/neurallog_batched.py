@@ -517,8 +517,8 @@ class BatchedNeuralLog:
             self._n_updates += 1
         if first.weighted:
             if refitted:  # f(x_t; theta_t) after this round's refit
-                latent = self._forward(x.unsqueeze(1))[0][:, 0]
-                latent = latent.to(torch.float64).numpy()
+                refit_f = self._forward(x.unsqueeze(1))[0][:, 0]
+                latent = refit_f.to(torch.float64).numpy()
             weight = np.maximum(first.link.deriv(latent), _TINY)
         else:
             weight = np.ones(self.size)
