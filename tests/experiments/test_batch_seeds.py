@@ -80,3 +80,11 @@ def test_batched_store_equals_separate_store(tmp_path) -> None:
         cfg, outs["on"], backend="serial", progress="none", figures=False
     )
     assert again.computed == 0 and again.skipped == 6  # resumable as before
+
+
+def test_replay_environments_are_not_batched() -> None:
+    specs = [
+        RunSpec("log-replay", {}, "neurallog-ucb2", NEURAL, seed=s, horizon=5)
+        for s in range(3)
+    ]
+    assert group_seeds(specs, "on") == specs

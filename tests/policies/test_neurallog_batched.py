@@ -114,6 +114,10 @@ def test_unsupported_configurations_have_no_batch() -> None:
     assert batched_policy(members("linucb")) is None  # no batched counterpart
     assert batched_policy(members("neurallog-ucb2", mode="theory", width=4)) is None
     assert batched_policy(members("neurallog-ucb2", gram="full", width=4)) is None
+    assert (
+        batched_policy(members("neurallog-ucb1", keep_log_factors=True, width=4))
+        is None
+    )
     assert batched_policy(members("neurallog-ucb2", width=4)[:1]) is None
     assert batched_policy(members("neurallog-ucb2", width=4)) is not None
     with pytest.raises(ValueError, match="same hyper-parameters"):
@@ -133,3 +137,11 @@ def test_simulate_seeds_validates() -> None:
     linear = [make_policy("linucb", seed=s) for s in (0, 1)]
     with pytest.raises(ValueError, match="no batched policy"):
         simulate_seeds(linear, envs, 5, [0, 1])
+
+
+def test_kernel_effective_dimension_uses_the_members_trackers() -> None:
+    separate, batched = _runs(
+        "neurallog-ucb2", {**SMALL, "effdim_kind": "kernel"}, [1, 2], 40
+    )
+    for one, many in zip(separate, batched, strict=True):
+        np.testing.assert_array_equal(many.actions, one.actions)

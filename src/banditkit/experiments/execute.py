@@ -207,11 +207,20 @@ def _batch_key(spec: RunSpec) -> str:
 
 
 def _batchable(spec: RunSpec) -> bool:
-    """Whether the policy of ``spec`` offers a batched counterpart for its configuration."""
-    from banditkit.core import make_policy
+    """Whether the policy of ``spec`` offers a batched counterpart for its configuration.
+
+    Only on contextual environments that accept every round (not replay environments).
+    """
+    from banditkit.core import ENVIRONMENTS, make_policy
     from banditkit.core.batched import batched_policy
+    from banditkit.envs.replay import ReplayEnv
 
     try:
+        env_cls = ENVIRONMENTS.get(spec.env_name)
+        if getattr(env_cls, "family", None) != "contextual" or (
+            isinstance(env_cls, type) and issubclass(env_cls, ReplayEnv)
+        ):
+            return False
         members = [
             make_policy(spec.policy_name, **spec.policy_params, seed=s) for s in (0, 1)
         ]

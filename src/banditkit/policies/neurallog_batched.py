@@ -11,7 +11,8 @@ S seeds as for one:
     widths         ||z_k / sqrt(m)||_{A^-1}^2 = sum_j g_kj^2 u_j, u = 1 / (m diag A) (S, p)
                    in O(K m d) without the (K, p) gradient block (``nn.forward_and_sq_norms``)
     A              diagonal, (S, p): A += w_t z_t^2 / m
-    d_eff          logdet(I + a sum z z^T) exactly (p <= 512), ``SeedLogdets``
+    d_eff          logdet(I + a sum z z^T) exactly, ``SeedLogdets`` (p <= 512; above, the
+                   members' own ``linalg.KernelLogdet``)
     training       ``steps`` full-batch GD steps on the (S, n, d) rows of all members,
                    the arithmetic of ``nn.fused`` with a member axis (``fit_stacked``)
     selection      argmax of mean + nu B(d_eff) width per member; ties and Thompson
@@ -25,8 +26,10 @@ products and the blocked update of ``SeedLogdets`` round differently): the same 
 on the tested horizons, regrets equal to 1e-9 (tests/policies/test_neurallog_batched.py).
 
 Supported (``BatchedNeuralLog.supports``): practical mode with a diagonal A, depth 2,
-``lambda_schedule="fixed"``, an effective dimension "diagonal" or exact with p <= 512,
-any dtype, UCB and TS. Other configurations run seed by seed.
+``lambda_schedule="fixed"``, ``reg_center="zero"``, ``keep_log_factors=False``, any
+effective dimension, either
+dtype, UCB and TS (the radius B increases with d_eff, which ``act`` relies on). Other
+configurations run seed by seed.
 
 References:
     [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
@@ -40,7 +43,6 @@ import numpy as np
 import scipy.linalg
 
 from banditkit.core import Context
-from banditkit.linalg import EXACT_FULL_MAX
 from banditkit.policies.selection import Optimistic, argmax_random_tie
 
 if TYPE_CHECKING:
@@ -220,6 +222,28 @@ class _DiagonalLogdets:
         self._diagonal += self.scale * (Z * Z)
 
 
+class _MemberLogdets:
+    """d_eff of S members by their own trackers (``linalg.KernelLogdet`` for large p)."""
+
+    def __init__(self, members: list[NeuralLogPolicy]) -> None:
+        self._trackers = [m.effdim for m in members]
+
+    @property
+    def value(self) -> np.ndarray:
+        return np.array([t.value for t in self._trackers])  # type: ignore[union-attr]
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        value = self.value
+        return value, value
+
+    def resolve(self, which: np.ndarray) -> None:
+        """Always exact: nothing to do."""
+
+    def update(self, Z: np.ndarray) -> None:
+        for tracker, z in zip(self._trackers, Z, strict=True):
+            tracker.update(z)  # type: ignore[union-attr]
+
+
 def fit_stacked(
     X: torch.Tensor,
     y: torch.Tensor,
@@ -307,8 +331,8 @@ class BatchedNeuralLog:
             return "depth must be 2"
         if policy.lambda_schedule != "fixed":
             return "lambda_schedule must be 'fixed'"
-        if policy.effdim_kind not in ("diagonal", "exact", "full"):
-            return "effdim_kind must be 'diagonal', 'exact' or 'full'"
+        if policy.keep_log_factors:
+            return "keep_log_factors must be False (the radius would read the round)"
         if policy.reg_center != "zero":
             return "reg_center must be 'zero'"
         return None
@@ -347,20 +371,17 @@ class BatchedNeuralLog:
         self.diag = np.stack([m.design.diagonal for m in self.members])
         self.feature_scale = first._feature_scale()
         scale = first._effdim_scale()
-        self.effdim: SeedLogdets | _DiagonalLogdets | None
+        self.effdim: SeedLogdets | _DiagonalLogdets | _MemberLogdets | None
         if scale is None:
             self.effdim = None
         else:
             kind = first.effdim.kind  # type: ignore[union-attr]
             if kind == "diagonal":
                 self.effdim = _DiagonalLogdets(S, self.p, scale)
-            elif kind == "full" and self.p <= EXACT_FULL_MAX:
+            elif kind == "full":
                 self.effdim = SeedLogdets(S, self.p, scale)
-            else:
-                raise ValueError(
-                    f"members cannot be batched: effective dimension {kind!r} of "
-                    f"p={self.p} parameters."
-                )
+            else:  # "kernel" (large p): the members' own trackers, one by one
+                self.effdim = _MemberLogdets(self.members)
         capacity = first.horizon or 1024
         self._X = torch.empty((S, capacity, d), dtype=self._torch_dtype)
         self._y = torch.empty((S, capacity), dtype=self._torch_dtype)
