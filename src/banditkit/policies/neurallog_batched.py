@@ -301,6 +301,10 @@ class BatchedNeuralLog:
     stacked loop. ``act`` takes the members' arms (S, K, d) and returns their actions
     (S,); ``update`` takes the actions and the rewards (S,).
 
+    The batch holds the state: after the first round the members' own networks, Grams
+    and histories are not updated (their random streams and round counters are), so a
+    member is not a policy to save or continue on its own after a batched run.
+
     Args:
         members: S fresh policies of one class and configuration that ``supports``.
     """
