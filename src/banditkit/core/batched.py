@@ -117,6 +117,17 @@ def simulate_seeds(
         ValueError: If the lengths differ, the configuration has no batched policy, an
             environment is not contextual or rejects a round, or a step's values do not
             match its declared records.
+
+    Example:
+        >>> import banditkit as bk
+        >>> params = {"width": 4, "steps": 5, "update_every": 10}
+        >>> def members():
+        ...     return [bk.make_policy("neurallog-ucb2", **params, seed=s) for s in (0, 1)]
+        >>> envs = [bk.make_env("logistic", d=3, n_arms=2) for _ in (0, 1)]
+        >>> runs = simulate_seeds(members(), envs, 30, [0, 1])
+        >>> alone = bk.simulate(members()[1], bk.make_env("logistic", d=3, n_arms=2), 30, seed=1)
+        >>> bool((runs[1].actions == alone.actions).all())
+        True
     """
     horizon = check_int("horizon", horizon, low=1)
     size = len(members)
