@@ -15,7 +15,8 @@ from banditkit.core import make_env, make_policy, simulate
 from banditkit.core.batched import batched_policy, simulate_seeds
 from banditkit.linalg.effdim import LogdetGram
 from banditkit.nn import MLP, Trainer, flat_params
-from banditkit.policies.neurallog_batched import SeedLogdets, fit_stacked
+from banditkit.policies.batched_logdets import SeedLogdets
+from banditkit.policies.neurallog_batched import fit_stacked
 
 ENV = {"h": "h1", "d": 6, "n_arms": 4, "pool": 40}
 SMALL = {"width": 8, "update_every": 15, "steps": 10, "lr": 0.1}
