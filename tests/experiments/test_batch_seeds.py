@@ -88,3 +88,29 @@ def test_replay_environments_are_not_batched() -> None:
         for s in range(3)
     ]
     assert group_seeds(specs, "on") == specs
+
+
+def test_command_line_option(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from banditkit.cli import app
+    from tests.experiments.helpers import write_yaml
+
+    cfg = {
+        "name": "batch-cli",
+        "horizon": 12,
+        "seeds": 2,
+        "env": {"name": "logistic", **ENV},
+        "policies": [{"name": "neurallog-ucb2", **NEURAL}],
+    }
+    path = write_yaml(tmp_path / "exp.yaml", cfg)
+    cli = CliRunner()
+    args = ["run", str(path), "--out", str(tmp_path / "out"), "--backend", "serial"]
+    done = cli.invoke(app, [*args, "--batch-seeds", "on"], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    metas = [
+        json.loads(p.read_text()) for p in (tmp_path / "out" / "runs").glob("*.json")
+    ]
+    assert sorted(m["batched_seeds"] for m in metas) == [2, 2]
+    bad = cli.invoke(app, [*args, "--batch-seeds", "sometimes"])
+    assert bad.exit_code == 2
