@@ -114,3 +114,30 @@ def test_command_line_option(tmp_path) -> None:
     assert sorted(m["batched_seeds"] for m in metas) == [2, 2]
     bad = cli.invoke(app, [*args, "--batch-seeds", "sometimes"])
     assert bad.exit_code == 2
+
+
+def test_process_backend_computes_groups_in_workers(tmp_path) -> None:
+    cfg = {
+        "name": "batch-process",
+        "horizon": 15,
+        "seeds": 4,
+        "env": {"name": "logistic", **ENV},
+        "policies": [{"name": "neurallog-ucb2", **NEURAL}],
+    }
+    kwargs = {"progress": "none", "figures": False}
+    pooled = bk.run_experiment(
+        cfg, tmp_path / "pool", backend="process", jobs=2, **kwargs
+    )
+    alone = bk.run_experiment(
+        cfg, tmp_path / "alone", backend="serial", batch_seeds="off", **kwargs
+    )
+    assert pooled.ok and pooled.computed == 4
+    metas = [
+        json.loads(p.read_text()) for p in (tmp_path / "pool" / "runs").glob("*.json")
+    ]
+    assert sorted(m["batched_seeds"] for m in metas) == [2, 2, 2, 2]  # split in two
+    keys = ["seed", "t"]
+    a = load_runs(tmp_path / "pool").sort_values(keys).reset_index(drop=True)
+    b = load_runs(tmp_path / "alone").sort_values(keys).reset_index(drop=True)
+    np.testing.assert_array_equal(a["action"], b["action"])
+    assert alone.ok
