@@ -73,6 +73,14 @@ class Backend(str, Enum):
     ray = "ray"
 
 
+class BatchSeeds(str, Enum):
+    """Whether the seeds of a configuration run as one batch (``--batch-seeds``)."""
+
+    auto = "auto"
+    on = "on"
+    off = "off"
+
+
 class ProgressMode(str, Enum):
     """How progress is shown."""
 

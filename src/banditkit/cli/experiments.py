@@ -15,6 +15,7 @@ from banditkit.cli.common import (
     AddressOption,
     Backend,
     BackendOption,
+    BatchSeeds,
     ImportOption,
     JobsOption,
     OutOption,
@@ -46,6 +47,15 @@ def run(
     ] = None,
     progress: ProgressOption = ProgressMode.auto,
     imports: ImportOption = None,
+    batch_seeds: Annotated[
+        BatchSeeds,
+        typer.Option(
+            "--batch-seeds",
+            help="auto/on: compute the seeds of a configuration as one stacked batch "
+            "where its policy offers it (practical NeuralLog; same results up to "
+            "floating-point order); off: each run on its own.",
+        ),
+    ] = BatchSeeds.auto,
 ) -> None:
     """Run an experiment: every environment x policy x seed, into DIR (resumable)."""
     _load_imports(imports)
@@ -64,6 +74,7 @@ def run(
         horizon=horizon,
         progress=progress.value,
         check=False,  # failed runs are reported below, then exit 1
+        batch_seeds=batch_seeds.value,
     )
     _report_experiment(result, out)
     if not result.ok:

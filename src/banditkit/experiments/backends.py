@@ -10,7 +10,9 @@
               workers need banditkit installed but no shared file system
 
 Every backend computes each run with :func:`execute.compute_run`, so the same run gives the
-same numbers on all of them.
+same numbers on all of them. A backend also takes ``execute.SeedGroup`` tasks (the seeds of
+one configuration, ``execute.group_seeds``), computed as one batch by
+:func:`execute.compute_seed_group`; it yields one record per run of the group.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from typing import Any
 
 from banditkit.experiments.execute import (
     RunRecord,
-    compute_run,
+    SeedGroup,
+    compute_item,
     init_worker,
     limit_threads_in_process,
     run_metadata,
@@ -52,15 +55,22 @@ def failed_record(spec: RunSpec, message: str) -> RunRecord:
     return RunRecord(spec, spec.id, None, meta, error=message)
 
 
+Task = RunSpec | SeedGroup
+
+
+def _specs(item: Task) -> tuple[RunSpec, ...]:
+    return item.specs if isinstance(item, SeedGroup) else (item,)
+
+
 class SerialBackend:
     """Compute runs one after the other in this process."""
 
     name = "serial"
 
-    def map(self, specs: Sequence[RunSpec]) -> Iterator[RunRecord]:
+    def map(self, specs: Sequence[Task]) -> Iterator[RunRecord]:
         """Yield the record of each run in order."""
         for spec in specs:
-            yield compute_run(spec)
+            yield from compute_item(spec)
 
 
 class ProcessBackend:
@@ -75,7 +85,7 @@ class ProcessBackend:
     def __init__(self, jobs: int) -> None:
         self.jobs = max(1, int(jobs))
 
-    def map(self, specs: Sequence[RunSpec]) -> Iterator[RunRecord]:
+    def map(self, specs: Sequence[Task]) -> Iterator[RunRecord]:
         """Yield records as runs finish (completion order)."""
         if not specs:
             return
@@ -85,34 +95,35 @@ class ProcessBackend:
             initializer=init_worker,
             initargs=(os.getpid(),),
         )
-        futures: dict[Future[RunRecord], RunSpec] = {}
+        futures: dict[Future[list[RunRecord]], Task] = {}
         try:
-            futures = {pool.submit(compute_run, spec): spec for spec in specs}
+            futures = {pool.submit(compute_item, spec): spec for spec in specs}
             pending = set(futures)
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
-                    spec = futures[future]
+                    item = futures[future]
                     try:
-                        yield future.result()
+                        yield from future.result()
                     except BrokenProcessPool:
-                        yield failed_record(
-                            spec,
+                        message = (
                             "worker process failed:\n"
                             + traceback.format_exc()
-                            + _BROKEN_POOL_HINT,
+                            + _BROKEN_POOL_HINT
                         )
+                        for spec in _specs(item):
+                            yield failed_record(spec, message)
                     except Exception:
-                        yield failed_record(
-                            spec, "worker process failed:\n" + traceback.format_exc()
-                        )
+                        message = "worker process failed:\n" + traceback.format_exc()
+                        for spec in _specs(item):
+                            yield failed_record(spec, message)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _ray_task(spec: RunSpec) -> RunRecord:
+def _ray_task(spec: Task) -> list[RunRecord]:
     limit_threads_in_process()
-    return compute_run(spec)
+    return compute_item(spec)
 
 
 class RayBackend:
@@ -131,7 +142,7 @@ class RayBackend:
         self.jobs = max(1, int(jobs))
         self.address = address
 
-    def map(self, specs: Sequence[RunSpec]) -> Iterator[RunRecord]:
+    def map(self, specs: Sequence[Task]) -> Iterator[RunRecord]:
         """Yield records as runs finish (completion order)."""
         try:
             import ray
@@ -154,19 +165,19 @@ class RayBackend:
             ray.init(**kwargs)
             started_here = True
         task = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
-        pending: dict[Any, RunSpec] = {}
+        pending: dict[Any, Task] = {}
         try:
             pending = {task.remote(spec): spec for spec in specs}
             while pending:
                 done, _ = ray.wait(list(pending), num_returns=1)
                 for ref in done:
-                    spec = pending.pop(ref)
+                    item = pending.pop(ref)
                     try:
-                        yield ray.get(ref)
+                        yield from ray.get(ref)
                     except Exception:
-                        yield failed_record(
-                            spec, "ray task failed:\n" + traceback.format_exc()
-                        )
+                        message = "ray task failed:\n" + traceback.format_exc()
+                        for spec in _specs(item):
+                            yield failed_record(spec, message)
         finally:
             for ref in pending:
                 ray.cancel(ref, force=True)

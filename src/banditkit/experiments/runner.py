@@ -4,7 +4,8 @@
     2. open the output directory (create, check writable, lock, drop stale temporary files)
        and write the resolved ``config.yaml``;
     3. expand runs (environments x policies x seeds), skip those already finished;
-    4. compute the rest on the chosen backend, writing each run as soon as it arrives (a
+    4. compute the rest on the chosen backend (the seeds of one configuration as one
+       batch where its policy offers it, ``batch_seeds``), writing each run as soon as it arrives (a
        run that raises is written as ``runs/<id>.error.json`` and the others go on);
     5. summarise everything stored (``summaries``), decide the claims (``claims``), write
        ``summary.json``, and draw the figures (``plots``).
@@ -26,6 +27,7 @@ from typing import Any
 from banditkit.core.errors import RunsFailedError
 from banditkit.experiments.backends import BACKENDS, make_backend
 from banditkit.experiments.claims import evaluate_claims
+from banditkit.experiments.execute import BATCH_SEEDS, group_seeds
 from banditkit.experiments.progress import Progress, RunKind, make_progress
 from banditkit.experiments.resolve import ResolvedExperiment, RunSpec, resolve
 from banditkit.experiments.schema import (
@@ -156,11 +158,14 @@ def execute_experiment(
     figures: bool = True,
     title: str | None = None,
     colours: dict[str, tuple[float, ...]] | None = None,
+    batch_seeds: str = "auto",
 ) -> ExperimentResult:
     """Run a resolved experiment into ``out`` (steps 2-5 of the module docstring).
 
     ``colours`` (policy label -> colour) is passed to the figures (a paper gives one
-    mapping for all its configs).
+    mapping for all its configs). ``batch_seeds`` ("auto", "on" or "off") computes the
+    seeds of a configuration as one batch where its policy offers it
+    (``execute.group_seeds``; docs/experiments.md, "Seed batching").
 
     Raises:
         OutputDirError: If ``out`` cannot be written or another process uses it.
@@ -180,6 +185,10 @@ def execute_experiment(
     jobs = default_jobs() if jobs is None else jobs
     if jobs < 1:
         raise ValueError(f"jobs must be an int >= 1; got {jobs!r}.")
+    if batch_seeds not in BATCH_SEEDS:
+        raise ValueError(
+            f"batch_seeds must be one of {', '.join(BATCH_SEEDS)}; got {batch_seeds!r}."
+        )
     store = RunStore(out)
     store.prepare()
     reporter = make_progress(progress)
@@ -196,7 +205,9 @@ def execute_experiment(
         measured = getattr(reporter, "measured", None)
         if plan is not None:
             plan([run_kind(s) for s in todo], 1 if backend == "serial" else jobs)
-        records = runner.map(todo)
+        records = runner.map(
+            group_seeds(todo, batch_seeds, 1 if backend == "serial" else jobs)
+        )
         try:
             for record in records:
                 if record.ok:
@@ -250,6 +261,7 @@ def run_experiment(
     progress: str | Progress | None = "auto",
     figures: bool = True,
     check: bool = True,
+    batch_seeds: str = "auto",
 ) -> ExperimentResult:
     """Run the experiment of ``config`` into ``out``; the Python side of ``banditkit run``.
 
@@ -275,6 +287,11 @@ def run_experiment(
         check: Raise :class:`~banditkit.errors.RunsFailedError` when some runs failed
             (after storing and summarising the others); False returns the result with
             ``result.ok`` False instead.
+        batch_seeds: "auto" (default) or "on": compute the seeds of each configuration
+            whose policy offers it as one stacked computation (the practical NeuralLog
+            policies; the same results up to floating-point order, docs/experiments.md,
+            "Seed batching"); "auto" splits the batches over ``jobs`` workers when
+            there are fewer batches than workers. "off": every run on its own.
 
     Returns:
         An :class:`ExperimentResult`.
@@ -304,6 +321,7 @@ def run_experiment(
         address=address,
         progress=progress,
         figures=figures,
+        batch_seeds=batch_seeds,
     )
     if check and not result.ok:
         raise RunsFailedError(result.failed, out, result)

@@ -29,6 +29,8 @@ from banditkit.policies.scored import R_LOGISTIC
 if TYPE_CHECKING:
     import torch
 
+    from banditkit.core import Policy
+    from banditkit.core.batched import BatchedPolicy
     from banditkit.nn import Trainer
 
 __all__ = [
@@ -326,6 +328,23 @@ class NeuralLogPolicy(NeuralScoredPolicy):
             else self.lam
         )
         self._lam_now = self._lam0
+
+    # ---------------------------------------------------------------- seeds
+    @classmethod
+    def batched(cls, members: list[Policy]) -> BatchedPolicy | None:
+        """S fresh members of one configuration as one batch, or None if unsupported.
+
+        The ``core.batched`` protocol: practical mode with a diagonal A, depth 2 and a
+        fixed lam (``policies.neurallog_batched``); None for other configurations.
+        """
+        from banditkit.policies.neurallog_batched import BatchedNeuralLog
+
+        policies = [m for m in members if isinstance(m, NeuralLogPolicy)]
+        if len(policies) != len(members) or any(
+            BatchedNeuralLog.supports(m) is not None for m in policies
+        ):
+            return None
+        return BatchedNeuralLog(policies)
 
     # ---------------------------------------------------------------- parts
     @property
