@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from banditkit.core import Context
-from banditkit.policies.rare import BGLE, BLCE, BLCEG, elimination
+from banditkit.policies.rare import BGLE, BLCE, BLCEG
 from banditkit.policies.rare.base import blce_widths
 from banditkit.policies.rare.elimination import EliminationLevels
 
@@ -41,21 +41,22 @@ def _instance(rng, K, d, m, law, pulls):
     return arms, thetas, inverses
 
 
-@pytest.mark.parametrize("small_work", [0, 10**12], ids=["bounded", "stacked"])
+@pytest.mark.parametrize("start", ["certified", "exact"])
 @pytest.mark.parametrize("law", ["uniform", "normal"])
 @pytest.mark.parametrize(
     ("K", "d", "m"), [(200, 5, 1), (300, 5, 7), (150, 10, 4), (40, 2, 3)]
 )
-def test_survivors_equal_the_direct_cascade(law, K, d, m, small_work, monkeypatch):
-    # both ways of evaluating a failed certificate: level by level with the eigenvalue
-    # bound, or every form of the remaining levels in one product
-    monkeypatch.setattr(elimination, "_SMALL_WORK", small_work)
+def test_survivors_equal_the_direct_cascade(law, K, d, m, start):
+    # every level first tried by certificate (exact_from moves down as they fail), or
+    # every level evaluated exactly from the start
     rng = np.random.default_rng(K + d + m)
     beta = blce_widths(d, 8, 10_000, 1.0)
     paths = {"all survive": 0, "eliminated": 0}
     for pulls in (30, 300, 3000):
         arms, thetas, inverses = _instance(rng, K, d, m, law, pulls)
         levels = EliminationLevels(thetas, inverses)
+        if start == "exact":
+            levels.exact_from = 0
         for scale in (1.0, 0.05, 0.01):  # narrower widths: more levels remove arms
             b = lambda n, s=scale: s * beta(n)  # noqa: E731
             fast = levels.survivors(arms, b)
@@ -63,6 +64,8 @@ def test_survivors_equal_the_direct_cascade(law, K, d, m, small_work, monkeypatc
                 fast, direct_cascade(arms, thetas, inverses, b)
             )
             np.testing.assert_allclose(levels.scores, np.asarray(thetas) @ arms.T)
+            np.testing.assert_array_equal(levels.means, levels.scores[-1])
+            assert levels.n_alive == fast.size
             paths["all survive" if fast.size == K else "eliminated"] += 1
     assert paths["eliminated"] > 0
 
@@ -84,25 +87,40 @@ def test_ill_conditioned_levels_are_computed_exactly():
         )
 
 
-def test_the_lower_bound_never_exceeds_the_maximum_form():
+def test_the_lower_bounds_never_exceed_the_maximum_form():
+    # the projection bound l1 max <y, v_k>^2 and the exact form of the extreme arms
     rng = np.random.default_rng(5)
     for d in (2, 5, 10):
         arms, thetas, inverses = _instance(rng, 500, d, 3, "normal", 100)
         levels = EliminationLevels(thetas, inverses)
-        P = levels.rows[3:] @ arms.T
-        rows = np.stack([P.argmax(axis=1), P.argmin(axis=1)])
-        floor = levels._floor(arms, rows, slice(None))
         exact = np.array(
             [np.einsum("ij,jk,ik->i", arms, M, arms).max() for M in inverses]
         )
-        assert np.all(floor <= exact) and np.all(floor >= 0.5 * exact)
+        P = levels.top @ arms.T
+        first = levels.lead * np.max(P * P, axis=1)
+        assert np.all(first <= exact) and np.all(first >= 0.2 * exact)
+        for k in range(3):
+            pair = arms[[P[k].argmax(), P[k].argmin()]]
+            second = np.einsum("jd,de,je->j", pair, inverses[k], pair).max()
+            assert first[k] <= exact[k] and second * levels.shrink[k] <= exact[k]
 
 
-@pytest.mark.parametrize("small_work", [0, 10**12], ids=["bounded", "stacked"])
+def test_a_failed_certificate_makes_its_level_exact():
+    rng = np.random.default_rng(6)
+    arms, thetas, inverses = _instance(rng, 300, 5, 4, "normal", 3000)
+    levels = EliminationLevels(thetas, inverses)
+    beta = blce_widths(5, 8, 10_000, 1.0)
+    assert levels.exact_from == 4
+    kept = levels.survivors(arms, beta)
+    assert kept.size < 300 and levels.exact_from < 4  # a level removed arms
+    np.testing.assert_array_equal(
+        levels.survivors(arms, beta), direct_cascade(arms, thetas, inverses, beta)
+    )
+
+
 @pytest.mark.parametrize("cls", [BLCE, BLCEG, BGLE])
-def test_policies_play_as_with_the_direct_cascade(cls, small_work, monkeypatch):
+def test_policies_play_as_with_the_direct_cascade(cls, monkeypatch):
     """The same actions with the fast cascade and with the direct one (greedy, exploration)."""
-    monkeypatch.setattr(elimination, "_SMALL_WORK", small_work)
 
     def play(policy, T=500, K=60, d=4):
         rng = np.random.default_rng(11)
@@ -128,10 +146,20 @@ def test_policies_play_as_with_the_direct_cascade(cls, small_work, monkeypatch):
     fast = play(cls(**kwargs))
 
     def slow(self, arms, beta):
-        self.scores = self.thetas @ arms.T if self.m else None
-        if self.m == 0:
-            return np.arange(arms.shape[0])
-        return direct_cascade(arms, list(self.thetas), list(self.inverses), beta)
+        K = arms.shape[0]
+        self._Z = self.thetas @ arms.T if self.m else np.zeros((0, K))
+        if self.m:
+            self.means = self._Z[-1]
+        kept = (
+            np.arange(K)
+            if self.m == 0
+            else direct_cascade(arms, list(self.thetas), list(self.inverses), beta)
+        )
+        self.n_alive = kept.size
+        self.alive = None
+        if kept.size < K:
+            self.alive = np.zeros(K, dtype=bool)
+            self.alive[kept] = True
 
-    monkeypatch.setattr(EliminationLevels, "survivors", slow)
+    monkeypatch.setattr(EliminationLevels, "evaluate", slow)
     assert play(cls(**kwargs)) == fast

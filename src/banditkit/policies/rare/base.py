@@ -250,6 +250,14 @@ class GridPolicy(ContextualPolicy):
         """Weight of a pull in the within-interval Gram H (1 for the linear algorithms)."""
         return 1.0
 
+    def _gram_read(self, t: int) -> bool:
+        """Whether H after round t is read again before the interval ends (default: yes).
+
+        A policy whose later rounds of an interval no longer read H (BLCE's greedy phase)
+        skips their reward-free updates: H is reset at the interval's end anyway.
+        """
+        return True
+
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)
         x = ctx.arms[action]
@@ -258,7 +266,8 @@ class GridPolicy(ContextualPolicy):
             return  # past the horizon: no more updates
         # Reward-free state: H <- H + w x x^T by Sherman-Morrison; the reward only goes
         # into the interval buffer, read at the interval's end.
-        self.H.update(x, self._gram_weight(x))
+        if self._gram_read(t):
+            self.H.update(x, self._gram_weight(x))
         self.buffer.append(x, float(feedback))
         if self.schedule.due(t):
             theta, inverse = self._estimate()

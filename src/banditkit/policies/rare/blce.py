@@ -43,7 +43,7 @@ from banditkit.policies.rare.base import (
     near_g_draw,
     quad_norms,
 )
-from banditkit.policies.rare.grids import phase_scale
+from banditkit.policies.rare.grids import interval_of, phase_scale
 
 __all__ = ["BLCE", "BLCEG"]
 
@@ -88,26 +88,45 @@ class _Eliminating(GridPolicy):
 
     def _choose(self, ctx: Context, ell: int, offset: int) -> int:
         arms = ctx.arms
-        if ell == 1:
-            alive = np.arange(arms.shape[0])
-        else:
-            alive = self._levels().survivors(arms, self._beta)
-        self.last_survivors = int(alive.size)
+        # interval 1 has no estimate yet: an empty cascade, every arm survives
+        levels = self._levels()
         n_design, n_uncertain = self._phases(ell)
         if offset <= n_design:
             self.last_phase = "design"
-            S = arms if alive.size == arms.shape[0] else arms[alive]
-            return int(alive[near_g_draw(S, self.rng)])
+            levels.evaluate(arms, self._beta)
+            self.last_survivors = levels.n_alive
+            if levels.alive is None:
+                return near_g_draw(arms, self.rng)
+            alive = np.flatnonzero(levels.alive)
+            return int(alive[near_g_draw(arms[alive], self.rng)])
+        levels.evaluate(arms, self._beta)
+        self.last_survivors = levels.n_alive
+        alive = levels.alive
         if offset <= n_design + n_uncertain:
             self.last_phase = "uncertainty"
-            S = arms if alive.size == arms.shape[0] else arms[alive]
-            return int(alive[int(np.argmax(quad_norms(S, self.H.inverse)))])
+            if alive is None:
+                return int(np.argmax(quad_norms(arms, self.H.inverse)))
+            idx = np.flatnonzero(alive)
+            return int(idx[int(np.argmax(quad_norms(arms[idx], self.H.inverse)))])
         self.last_phase = "greedy"
-        # <x, theta_{l-1}>: the cascade's last level has computed it for every arm
-        means = self._levels().scores[-1]
-        if alive.size < arms.shape[0]:
-            means = means[alive]
-        return int(alive[int(np.argmax(means))])
+        # <x, theta_{l-1}>: the cascade's last level; argmax over the survivors, first
+        # index on ties
+        means = levels.means
+        if alive is None:
+            return int(np.argmax(means))
+        return int(np.argmax(np.where(alive, means, -np.inf)))
+
+    def _gram_read(self, t: int) -> bool:
+        """Whether H after round t is read again in its interval (exploration rounds follow).
+
+        The phases run design, uncertainty, greedy: H is read last by the final
+        uncertainty round, so the pulls from that round on need not enter it (H is
+        reset at the interval's end and the estimate is refitted from the buffer).
+        """
+        ell = interval_of(self.update_times, t)
+        start = 0 if ell == 1 else self.update_times[ell - 2]
+        n_design, n_uncertain = self._phases(ell)
+        return t - start < n_design + n_uncertain
 
     def _estimate(self) -> tuple[np.ndarray, np.ndarray]:
         return self._ridge_estimate()
