@@ -47,7 +47,7 @@ def _instance(rng, K, d, m, law, pulls):
     ("K", "d", "m"), [(200, 5, 1), (300, 5, 7), (150, 10, 4), (40, 2, 3)]
 )
 def test_survivors_equal_the_direct_cascade(law, K, d, m, start):
-    # every level first tried by certificate (exact_from moves down as they fail), or
+    # every level first tried by certificate (a level is made exact when they fail), or
     # every level evaluated exactly from the start
     rng = np.random.default_rng(K + d + m)
     beta = blce_widths(d, 8, 10_000, 1.0)
@@ -56,7 +56,7 @@ def test_survivors_equal_the_direct_cascade(law, K, d, m, start):
         arms, thetas, inverses = _instance(rng, K, d, m, law, pulls)
         levels = EliminationLevels(thetas, inverses)
         if start == "exact":
-            levels.exact_from = 0
+            levels.exact = [True] * m
         for scale in (1.0, 0.05, 0.01):  # narrower widths: more levels remove arms
             b = lambda n, s=scale: s * beta(n)  # noqa: E731
             fast = levels.survivors(arms, b)
@@ -110,9 +110,9 @@ def test_a_failed_certificate_makes_its_level_exact():
     arms, thetas, inverses = _instance(rng, 300, 5, 4, "normal", 3000)
     levels = EliminationLevels(thetas, inverses)
     beta = blce_widths(5, 8, 10_000, 1.0)
-    assert levels.exact_from == 4
+    assert not any(levels.exact)
     kept = levels.survivors(arms, beta)
-    assert kept.size < 300 and levels.exact_from < 4  # a level removed arms
+    assert kept.size < 300 and any(levels.exact)  # a level removed arms
     np.testing.assert_array_equal(
         levels.survivors(arms, beta), direct_cascade(arms, thetas, inverses, beta)
     )
@@ -145,8 +145,10 @@ def test_policies_play_as_with_the_direct_cascade(cls, monkeypatch):
     kwargs = {"c": 0.2, "grid": [40, 100, 200, 300, 400]}
     fast = play(cls(**kwargs))
 
-    def slow(self, arms, beta):
+    def slow(self, arms, beta, extra=None):
         K = arms.shape[0]
+        if extra is not None:
+            self.forms = np.einsum("ij,jk,ik->i", arms, extra, arms)
         self._Z = self.thetas @ arms.T if self.m else np.zeros((0, K))
         if self.m:
             self.means = self._Z[-1]
@@ -162,4 +164,35 @@ def test_policies_play_as_with_the_direct_cascade(cls, monkeypatch):
             self.alive[kept] = True
 
     monkeypatch.setattr(EliminationLevels, "evaluate", slow)
+    monkeypatch.setattr(EliminationLevels, "survives", lambda *args: False)
     assert play(cls(**kwargs)) == fast
+
+
+@pytest.mark.parametrize("law", ["uniform", "normal"])
+def test_an_arm_that_passes_the_survival_test_survives(law):
+    rng = np.random.default_rng(7)
+    beta = blce_widths(5, 8, 10_000, 1.0)
+    passed = 0
+    for pulls in (300, 3000):
+        arms, thetas, inverses = _instance(rng, 200, 5, 4, law, pulls)
+        levels = EliminationLevels(thetas, inverses)
+        for scale in (1.0, 0.05):
+            b = lambda n, s=scale: s * beta(n)  # noqa: E731
+            kept = set(direct_cascade(arms, thetas, inverses, b).tolist())
+            for i in range(200):
+                if levels.survives(arms, i, b):
+                    assert i in kept
+                    passed += 1
+    assert passed > 50
+
+
+def test_extra_forms_come_with_the_cascade():
+    rng = np.random.default_rng(8)
+    arms, thetas, inverses = _instance(rng, 100, 4, 3, "normal", 300)
+    A = np.linalg.inv(np.eye(4) + arms[:7].T @ arms[:7])
+    levels = EliminationLevels(thetas, inverses)
+    levels.evaluate(arms, lambda n: 0.05, A)
+    np.testing.assert_allclose(levels.forms, np.einsum("ij,jk,ik->i", arms, A, arms))
+    kept = direct_cascade(arms, thetas, inverses, lambda n: 0.05)
+    assert levels.alive is not None and levels.n_alive == kept.size
+    np.testing.assert_array_equal(np.flatnonzero(levels.alive), kept)

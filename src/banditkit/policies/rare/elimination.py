@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -57,6 +58,9 @@ __all__ = ["EliminationLevels", "quad_norms"]
 
 #: Unit round-off of float64.
 _UNIT = 2.0**-53
+
+#: Rounds without a removal after which an exact level is tried by certificate again.
+_QUIET_ROUNDS = 64
 
 #: Relative slack of the projection bound l1 <y, v_k>^2 for the round-off of <y, v_k>.
 _PROJECTION_SLACK = 1e-6
@@ -68,6 +72,16 @@ def quad_norms(X: np.ndarray, inverse: np.ndarray) -> np.ndarray:
     One (K, d) x (d, d) product through BLAS, then row-wise dots: O(K d^2).
     """
     return np.einsum("ij,ij->i", X @ inverse, X)
+
+
+class _Plan(NamedTuple):
+    """The stacked rows of one split into certified and exact levels."""
+
+    W: np.ndarray  # (m + certified + exact * d, d): theta_k, v_k, the rows of V_k^-1
+    row: list[int]  # per level: its projection row in W (certified), else -1
+    block: list[int]  # per level: its block among the exact levels, else -1
+    n_head: int  # rows of means and projections
+    n_exact: int
 
 
 class EliminationLevels:
@@ -103,12 +117,14 @@ class EliminationLevels:
             raise ValueError(
                 f"inverses must hold one matrix per estimate ({self.m}); got {len(inverses)}."
             )
-        self.exact_from = self.m
         self.alive: np.ndarray | None = None
         self.n_alive = 0
         self.means = np.zeros(0)
+        self.exact = [False] * self.m
+        self._quiet = [0] * self.m
         self._Z = np.zeros((0, 0))
-        self._plans: dict[tuple[int, int], np.ndarray] = {}
+        self._plans: dict[tuple[bool, ...], _Plan] = {}
+        self.forms = np.zeros(0)
         if self.m == 0:
             return
         self.thetas = np.asarray(thetas, dtype=float)  # (m, d)
@@ -122,158 +138,228 @@ class EliminationLevels:
         margin = 4.0 * gamma * math.sqrt(d) * cond
         # A level whose margin is not small (ill-conditioned V_k) is always computed exactly.
         self.shrink = np.where(margin < 1e-3, 1.0 - margin, 0.0)
-        ill = np.flatnonzero(self.shrink == 0.0)
-        if ill.size:
-            self.exact_from = int(ill[0])
+        self._ill = (self.shrink == 0.0).tolist()
+        self.exact = list(self._ill)
         # l1 <y, v_k>^2 <= ||y||^2_{V_k^-1}, less the round-off of the projection
         self.lead = values[:, -1] * self.shrink * (1.0 - _PROJECTION_SLACK)
+        self._lead = self.lead.tolist()
+        self._shrink = self.shrink.tolist()
+        # For :meth:`pick`: sqrt(shrink_k) and the round-off of a computed mean, whatever
+        # the product that computed it: |fl<x, theta_k> - <x, theta_k>| <= gamma_d
+        # ||theta_k||_1 max|x_i|, twice for the two means of a gap, twice for two products.
+        self._root_shrink = np.sqrt(self.shrink).tolist()
+        gamma_d = d * _UNIT / (1.0 - d * _UNIT)
+        self._mean_slack = (4.0 * gamma_d * np.abs(self.thetas).sum(axis=1)).tolist()
 
     @property
     def scores(self) -> np.ndarray:
         """The means <x, theta_k> of the last round, every level, shape (m, K)."""
         return self._Z[: self.m]
 
-    def _rows(self, d: int) -> np.ndarray:
-        """W for the current ``exact_from`` (cached).
+    def _plan(self, d: int, extra: bool) -> _Plan:
+        """W for the current split into certified and exact levels (cached).
 
-        Rows: theta_k (every level), v_k (levels before ``exact_from``), the d rows of
-        V_k^-1 (the other levels).
+        Rows: theta_k (every level), v_k (certified levels), the d rows of V_k^-1 (exact
+        levels), then d rows for ``extra`` (filled by the caller).
         """
-        m, f = self.m, self.exact_from
-        key = (f, d)
-        W = self._plans.get(key)
-        if W is None:
-            W = np.zeros((m + f + (m - f) * d, d))
-            W[:m] = self.thetas
-            W[m : m + f] = self.top[:f]
-            W[m + f : m + f + (m - f) * d] = self.inverses[f:].reshape(-1, d)
-            self._plans[key] = W
-        return W
+        key = (*self.exact, extra)
+        plan = self._plans.get(key)
+        if plan is None:
+            m = self.m
+            cert = [k for k in range(m) if not self.exact[k]]
+            exact = [k for k in range(m) if self.exact[k]]
+            rows = [self.thetas, self.top[cert], self.inverses[exact].reshape(-1, d)]
+            if extra:
+                rows.append(np.zeros((d, d)))
+            row = [-1] * m
+            for i, k in enumerate(cert):
+                row[k] = m + i
+            block = [-1] * m
+            for j, k in enumerate(exact):
+                block[k] = j
+            plan = self._plans[key] = _Plan(
+                np.concatenate(rows), row, block, m + len(cert), len(exact)
+            )
+        return plan
 
     def evaluate(
         self,
         arms: np.ndarray,
         beta: Callable[[int], float],
+        extra: np.ndarray | None = None,
     ) -> None:
-        """One round of the cascade: sets ``alive``, ``n_alive`` and ``means``.
+        """One round of the cascade: sets ``alive``, ``n_alive``, ``means`` (and ``forms``).
 
         Args:
             arms: (K, d).
             beta: The confidence multiplier as a function of the current set size.
+            extra: A symmetric (d, d) matrix A, or None; with it, ``forms`` holds x^T A x
+                of every arm, from the same product as the cascade's.
         """
         K, d = arms.shape
         self.alive, self.n_alive = None, K
-        X_T = arms.T
         if self.m == 0:
             self._Z = np.zeros((0, K))
+            if extra is not None:
+                self.forms = quad_norms(arms, extra)
             return
-        m, f = self.m, self.exact_from
-        W = self._rows(d)
-        Z = self._Z
-        if Z.shape != (W.shape[0], K):
-            Z = self._Z = np.empty((W.shape[0], K))
-        np.matmul(W, X_T, out=Z)
+        m = self.m
+        plan = self._plan(d, extra is not None)
+        W = plan.W
+        if extra is not None:
+            W[W.shape[0] - d :] = extra
+        Z = self._Z = W @ arms.T
         self.means = Z[m - 1]
-        head = Z[: m + f]
-        hi = head.max(axis=1)
-        lo = head.min(axis=1)
-        start = f
-        if f > 0:
-            # Levels 0..f-1 at once, as if no earlier level removed an arm.
-            proj = np.maximum(hi[m:], -lo[m:])
-            width = np.sqrt(self.lead[:f] * (proj * proj))
-            width *= 2.0 * beta(K)
-            certified = hi[:f] - lo[:f] <= width
-            if not certified.all():
-                start = self._first_uncertified(
-                    arms, Z, np.flatnonzero(~certified), hi, lo, beta(K)
+        head = Z[: plan.n_head]
+        hi = head.max(axis=1).tolist()
+        lo = head.min(axis=1).tolist()
+        forms: np.ndarray | None = None
+        tops: list[float] = []
+        if extra is not None:
+            forms = self._forms(Z, plan, arms)
+            self.forms = forms[-1]
+            tops = forms.max(axis=1).tolist()
+        alive: np.ndarray | None = None
+        n = K
+        b = 2.0 * beta(K)
+        for k in range(m):
+            r = plan.row[k]
+            if r >= 0:  # a certified level: try the certificates
+                p_hi, p_lo = hi[r], lo[r]
+                width = hi[k] - lo[k]  # >= the gaps of the surviving arms
+                up = p_hi >= -p_lo
+                pm = p_hi if up else -p_lo
+                if width <= math.sqrt(self._lead[k] * pm * pm) * b:
+                    if alive is None:
+                        continue
+                    i = int(Z[r].argmax()) if up else int(Z[r].argmin())
+                    if alive[i]:  # the bound's arm survives: it bounds the maximum
+                        continue
+                else:
+                    i = int(Z[r].argmax()) if up else int(Z[r].argmin())
+                if alive is None or alive[i]:
+                    # the exact form of the arm reaching furthest along v_k
+                    x = arms[i]
+                    low = max(float(x @ (self.inverses[k] @ x)), 0.0) * self._shrink[k]
+                    if width <= math.sqrt(low) * b:
+                        continue
+                # the certificates fail: this level exactly, this round and the next
+                self.exact[k] = True
+                self._quiet[k] = 0
+                q_k = quad_norms(arms, self.inverses[k])
+                alive, n, _ = self._step(
+                    Z[k], q_k, hi[k], lo[k], float(q_k.max()), alive, n, beta
                 )
-        if start == m:
-            return
-        X_T = np.ascontiguousarray(X_T)  # a strided einsum is three times slower
-        forms = np.einsum(
-            "rdk,dk->rk", Z[m + f : m + f + (m - f) * d].reshape(m - f, d, K), X_T
-        )
-        if start < f:  # a certificate failed: its levels join the exact ones
-            stacked = self.inverses[start:f].transpose(1, 0, 2).reshape(d, -1)
-            before = np.einsum(
-                "kjd,kd->jk", (arms @ stacked).reshape(K, f - start, d), arms
+                if n < K:
+                    b = 2.0 * beta(n)
+                continue
+            if forms is None:
+                forms = self._forms(Z, plan, arms)
+                tops = forms.max(axis=1).tolist()
+            j = plan.block[k]
+            alive, n, removed = self._step(
+                Z[k], forms[j], hi[k], lo[k], tops[j], alive, n, beta
             )
-            forms = np.concatenate([before, forms])
-            self.exact_from = start
-        self._exact(Z[:m], forms, start, hi, lo, beta)
+            if removed:
+                b = 2.0 * beta(n)
+            if removed or self._ill[k]:
+                self._quiet[k] = 0
+            else:
+                self._quiet[k] += 1
+                if self._quiet[k] >= _QUIET_ROUNDS:  # try the certificates again
+                    self.exact[k] = False
+        self.alive, self.n_alive = alive, n
 
-    def _first_uncertified(
+    def survives(
         self,
         arms: np.ndarray,
-        Z: np.ndarray,
-        failed: np.ndarray,
-        hi: np.ndarray,
-        lo: np.ndarray,
-        beta_all: float,
-    ) -> int:
-        """The first level of ``failed`` that the second certificate fails too (or m).
+        i: int,
+        beta: Callable[[int], float],
+        means: np.ndarray | None = None,
+    ) -> bool:
+        """A sufficient test that arm i survives every level (True: it does).
 
-        The exact forms of the two arms with the largest and smallest projection on v_k,
-        shrunk by the round-off margin, bound max ||y||^2_{V_k^-1} from below.
+        While i survives, the best survivor's mean is at most the whole set's maximum,
+        max_y ||y||_{V_k^-1} over the survivors is at least i's own, and beta(n) >= beta(1);
+        so i survives level k if
+
+            max_x <x, theta_k> - <x_i, theta_k> <= 2 beta(1) ||x_i||_{V_k^-1},
+
+        with the round-off margins of the module docstring. An exploration or greedy
+        round whose pick over all arms passes needs no surviving set at all. Costs one
+        product for the means (or none: ``means``, the (m, K) means of every level) and
+        the forms of one arm.
         """
         m = self.m
-        for k in failed.tolist():
-            p = Z[m + k]
-            pair = arms[[int(p.argmax()), int(p.argmin())]]
-            q = np.einsum("jd,de,je->j", pair, self.inverses[k], pair)
-            low = max(float(q.max()), 0.0) * float(self.shrink[k])
-            if hi[k] - lo[k] > 2.0 * math.sqrt(low) * beta_all:
-                return int(k)
-        return self.exact_from
+        if m == 0:
+            return True
+        if means is None:
+            means = self.thetas @ arms.T
+        x = arms[i]
+        forms = np.einsum("d,kde,e->k", x, self.inverses, x).tolist()
+        tops = means.max(axis=1).tolist()
+        own = means[:, i].tolist()
+        reach = max(float(arms.max()), -float(arms.min()))  # max |x_j| over the arms
+        b = 2.0 * beta(1) * (1.0 - _PROJECTION_SLACK)
+        for k in range(m):
+            room = b * self._root_shrink[k] * math.sqrt(max(forms[k], 0.0))
+            if tops[k] - own[k] > room - self._mean_slack[k] * reach:
+                return False
+        return True
 
-    def _exact(
-        self,
-        S: np.ndarray,
-        forms: np.ndarray,
-        start: int,
-        hi: np.ndarray,
-        lo: np.ndarray,
-        beta: Callable[[int], float],
-    ) -> None:
-        """Levels ``start`` .. m - 1 as written, every arm alive at ``start``.
+    @staticmethod
+    def _forms(Z: np.ndarray, plan: _Plan, arms: np.ndarray) -> np.ndarray:
+        """x^T M x of every arm for the matrices whose rows M x end Z, shape (blocks, K).
 
-        ``forms[j]`` holds ||x||^2_{V_k^-1} of every arm at level k = start + j; ``hi``
-        and ``lo`` the largest and smallest mean of every level over all arms.
+        einsum is three times faster on a contiguous X^T than on a strided one.
         """
-        K = S.shape[1]
-        top = forms.max(axis=1)
-        alive: np.ndarray | None = None
-        best_arm = form_arm = None
-        n = K
-        for j in range(forms.shape[0]):
-            k = start + j
-            s = S[k]
-            if alive is None:
-                best = float(hi[k])
-                u = math.sqrt(max(float(top[j]), 0.0))
-                w = 2.0 * u * beta(n)
-                if best - float(lo[k]) <= w:
-                    continue  # the worst arm stays: every arm does
-                alive = best - s <= w
+        K, d = arms.shape
+        blocks = (Z.shape[0] - plan.n_head) // d
+        return np.einsum(
+            "rdk,dk->rk",
+            Z[plan.n_head :].reshape(blocks, d, K),
+            np.ascontiguousarray(arms.T),
+        )
+
+    @staticmethod
+    def _step(
+        s: np.ndarray,
+        q: np.ndarray,
+        s_top: float,
+        s_low: float,
+        q_top: float,
+        alive: np.ndarray | None,
+        n: int,
+        beta: Callable[[int], float],
+    ) -> tuple[np.ndarray | None, int, bool]:
+        """One level as written: x^(k), eps_k over the survivors, the comparison.
+
+        ``s`` and ``q`` are the means and forms of every arm at the level, ``s_top``,
+        ``s_low`` and ``q_top`` their extremes over every arm. The maxima over the
+        survivors are the whole set's when the arm holding them survives. Returns the new
+        mask (None: every arm), its count, and whether an arm was removed.
+        """
+        if alive is None:
+            best = s_top
+            u = math.sqrt(max(q_top, 0.0))
+        else:
+            if alive[int(s.argmax())]:
+                best = s_top
             else:
-                if best_arm is None:
-                    best_arm = S[start:].argmax(axis=1)
-                    form_arm = forms.argmax(axis=1)
-                assert form_arm is not None
-                # the maximum over the survivors is the whole set's if its arm survives
-                if alive[best_arm[j]]:
-                    best = float(hi[k])
-                else:
-                    best = float(np.maximum.reduce(s, where=alive, initial=-np.inf))
-                if alive[form_arm[j]]:
-                    q = float(top[j])
-                else:
-                    q = float(np.maximum.reduce(forms[j], where=alive, initial=0.0))
-                u = math.sqrt(max(q, 0.0))
-                alive &= best - s <= 2.0 * u * beta(n)
-            n = int(np.count_nonzero(alive))
-        self.alive, self.n_alive = alive, n
+                best = float(np.maximum.reduce(s, where=alive, initial=-np.inf))
+            if not alive[int(q.argmax())]:
+                q_top = float(np.maximum.reduce(q, where=alive, initial=0.0))
+            u = math.sqrt(max(q_top, 0.0))
+        w = 2.0 * u * beta(n)
+        if best - s_low <= w:  # the worst arm stays: every arm does
+            return alive, n, False
+        keep = best - s <= w
+        if alive is None:
+            alive = keep
+        else:
+            alive &= keep
+        m = int(np.count_nonzero(alive))
+        return alive, m, m < n
 
     def survivors(self, arms: np.ndarray, beta: Callable[[int], float]) -> np.ndarray:
         """Indices of the arms surviving every level, increasing (see :meth:`evaluate`).
