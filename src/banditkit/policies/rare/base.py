@@ -23,6 +23,7 @@ References:
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
@@ -154,7 +155,8 @@ def blce_widths(
     def beta(n: int) -> float:
         return min(math.sqrt(2.0 * (math.log(max(n, 1)) + log_bt2)) + root, beta2)
 
-    return beta
+    # called several times per round with set sizes up to K: remembered
+    return functools.lru_cache(maxsize=1 << 16)(beta)
 
 
 class GridPolicy(ContextualPolicy):

@@ -132,6 +132,7 @@ class EliminationLevels:
         self.inverses = np.asarray(inverses, dtype=float).reshape(self.m, d, d)
         values, vectors = np.linalg.eigh(self.inverses)
         self.top = np.ascontiguousarray(vectors[:, :, -1])  # v_k, (m, d)
+        self._rows_of_inverses = self.inverses.reshape(self.m * d, d)
         gamma = (2 * d + 1) * _UNIT / (1.0 - (2 * d + 1) * _UNIT)
         with np.errstate(divide="ignore", invalid="ignore"):
             cond = np.where(values[:, 0] > 0.0, values[:, -1] / values[:, 0], np.inf)
@@ -296,7 +297,7 @@ class EliminationLevels:
         if means is None:
             means = self.thetas @ arms.T
         x = arms[i]
-        forms = np.einsum("d,kde,e->k", x, self.inverses, x).tolist()
+        forms = ((self._rows_of_inverses @ x).reshape(m, -1) @ x).tolist()
         tops = means.max(axis=1).tolist()
         own = means[:, i].tolist()
         reach = max(float(arms.max()), -float(arms.min()))  # max |x_j| over the arms
