@@ -11,7 +11,8 @@ estimate counts as one parameter update (``n_updates``), so a run of T rounds ma
 Parts: the interval buffer is a row ``History``, H a ``linalg.Gram`` (rank-1 inverse
 updates), the refit times a ``schedules.Grid``; the elimination cascade is
 :mod:`~banditkit.policies.rare.elimination` (stacked once per interval by
-``GridPolicy._levels``), the near-G-optimal draw a function of this module.
+``GridPolicy._levels``), the near-G-optimal draw a function of this module. A policy whose
+later rounds of an interval no longer read H skips their Gram updates (``_gram_read``).
 
 Rounds after T_B = T (a policy played past its horizon) play greedily with the last
 estimate, with no further update.

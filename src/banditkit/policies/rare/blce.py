@@ -6,7 +6,15 @@ set by the nested cascade of the l - 1 past estimates [Yu2026, Alg. 1 l.13-14] w
 widths eps_{t,k} = max_y ||y||_{V_k^-1} * min(beta_1(|A^(k-1)|), beta_2) of Lemma 3
 (delta = 2/T). Inside an interval they are context adaptive: the uncertainty rule
 argmax_x ||x||_{H_{t-1}^-1} reads the running within-interval Gram H, updated after every
-pull by Sherman-Morrison without rewards.
+pull by Sherman-Morrison without rewards. H is read only by the design and uncertainty
+rounds, which come first in an interval, so the pulls of the greedy rounds skip it (H is
+reset at the interval's end; the estimate is refitted from the interval's buffer).
+
+A greedy or uncertainty round first tests whether the rule's pick over all arms survives the
+cascade (``EliminationLevels.survives``, a sufficient test); if it does, that pick is the
+rule's pick over the survivors and the surviving set is not computed (``last_survivors`` is
+then -1; set ``count_survivors = True`` to compute the set in every round). The actions are
+those of the cascade as written.
 
 With N_l = T^(1 - 2^-l) / log2 log2 T and c the allocation rate:
 

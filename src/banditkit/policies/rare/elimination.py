@@ -9,37 +9,52 @@ estimates (theta_k, V_k^-1), level by level [Yu2026, Alg. 1 l.13-14, Alg. 2 l.10
 
 Evaluated as written this costs one quadratic form per arm and per level, O(K d^2 (l - 1))
 per round, in about ten array operations per level. At the paper's sizes (K d^2 = 25,000 at
-(1000, 5)) the count of operations, not the arithmetic, is the cost. The estimates are fixed
-within an interval, so :class:`EliminationLevels` stacks, once per interval, one matrix W
-whose rows are theta_k (every level), the top eigenvector v_k of V_k^-1 (the levels first
-tried by certificate) and the rows of V_k^-1 (the levels evaluated exactly), and a round is:
+(1000, 5)) the number of array operations, not the arithmetic, is the cost. Two things keep
+it low.
 
-1. one product W X^T: the means <x, theta_k> of all arms at all levels, the projections
-   <x, v_k> and V_k^-1 x; one maximum and one minimum over the arms give every level's best and worst mean and
-   largest projection at once;
-2. the certified levels (those before ``exact_from``), all at once, as if no earlier level
-   removed an arm: max_y ||y||^2_{V_k^-1} >= l1 max_y <y, v_k>^2 (l1 the top eigenvalue),
-   so if the widest gap of level k is within 2 sqrt(l1 max p^2) beta, no arm of level k can
-   be removed whatever the exact maximum is. A level failing this is tried with the exact
-   forms of the two arms of largest and smallest projection; a level failing both is the
-   first level evaluated exactly, this round and the following ones of the interval (the
-   levels that remove arms stay the same from round to round);
-3. the exact levels, in order, on masks: the forms of all arms at those levels from the
-   product of step 1 (one more operation), their maxima over the surviving arms (read from
-   the whole-set maximum when its arm is still alive), the comparison of the algorithm.
+**The pick first** (:meth:`EliminationLevels.survives`). A greedy or exploration round only
+needs the survivor with the largest score. The arm i with the largest score over all arms is
+that survivor as soon as i survives every level, and it does if, at every level k,
+
+    max_x <x, theta_k> - <x_i, theta_k> <= 2 beta(1) ||x_i||_{V_k^-1}
+
+(while i survives, the best survivor's mean is at most the whole set's maximum, eps_k at
+least i's own width, and beta(n) >= beta(1)). The test costs the means of every level (one
+product) and the forms of arm i; no set is computed.
+
+**One product for the set** (:meth:`EliminationLevels.evaluate`), when the pick fails or the
+set is needed. The estimates are fixed within an interval, so the matrix W whose rows are
+theta_k (every level), the top eigenvector v_k of V_k^-1 (the levels tried by certificate)
+and the d rows of V_k^-1 (the levels evaluated exactly) is built once per split and reused:
+
+1. one product W X^T gives the means <x, theta_k> of all arms at all levels, the
+   projections <x, v_k> and V_k^-1 x; one maximum and one minimum give every level's best
+   and worst mean and largest projection;
+2. a certified level: max_y ||y||^2_{V_k^-1} >= l1 max_y <y, v_k>^2 (l1 the top
+   eigenvalue of V_k^-1), so if the widest gap is within 2 beta(n) sqrt(l1 max p^2), the
+   level removes no arm whatever the exact maximum is (after an earlier level removed arms,
+   the arm reaching max p must still be alive). Failing that, the exact form of that arm is
+   the bound. A level failing both is computed exactly this round and evaluated exactly from
+   then on; an exact level that removes nothing for 64 rounds is certified again (the levels
+   that remove arms stay the same from round to round);
+3. an exact level, in order, on boolean masks: the forms of all arms at the exact levels
+   from the product of step 1 (one operation for all of them), their maxima over the
+   surviving arms (the whole set's when its arm is still alive), then the comparison of the
+   algorithm, written as in the algorithm.
 
 The survivors are therefore those of the level-by-level computation: a level is either
 certified to remove nothing (then the exact computation removes nothing either) or
-computed exactly, with the comparison written as in the algorithm. Only the floating-point
-order of the quadratic forms differs from a direct evaluation (last-bit differences, which
-could matter only for a gap within about 1e-15 relative of the threshold).
+computed exactly. Only the floating-point order of the sums differs from a direct
+evaluation (last-bit differences, which could matter only for a gap within about 1e-15
+relative of its threshold).
 
-Round-off of the certificates: a computed quadratic form errs by at most gamma_{2d+1}
-sqrt(d) cond(V_k) relative; the bounds are shrunk by twice that, with a factor 2 to spare
-(a level with cond(V_k) so large that this exceeds 1e-3 is always exact). A computed
-projection p errs by at most gamma_d ||y||; l1 p^2 (1 - 1e-6) is below the true form unless
-|p| < 2e-9 ||y||, and then it is below l_min ||y||^2 <= ||y||^2_{V_k^-1} anyway for any
-cond(V_k) < 1e11.
+Round-off: a computed quadratic form errs by at most gamma_{2d+1} sqrt(d) cond(V_k)
+relative; the bounds are shrunk by twice that, with a factor 2 to spare (a level with
+cond(V_k) so large that this exceeds 1e-3 is always exact). A computed projection p errs
+by at most gamma_d ||y||; l1 p^2 (1 - 1e-6) is below the true form unless |p| < 2e-9 ||y||,
+and then it is below l_min ||y||^2 <= ||y||^2_{V_k^-1} anyway for any cond(V_k) < 1e11. A
+computed mean errs by at most gamma_d ||theta_k||_1 max_j |x_j|, whatever product computed
+it; the pick's test subtracts four such errors.
 
 References:
     [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
@@ -88,20 +103,20 @@ class EliminationLevels:
     """The estimates of the finished intervals, stacked once for the per-round cascade.
 
     Built at a grid point (the estimates change only there) and used for every round of
-    the next interval through :meth:`evaluate` (or :meth:`survivors`).
+    the next interval through :meth:`survives`, :meth:`evaluate` or :meth:`survivors`.
 
     Args:
         thetas: theta_k, each (d,), in cascade order.
         inverses: V_k^-1, each (d, d), symmetric positive definite.
 
     Attributes:
-        exact_from: The first level evaluated exactly; the levels before it are tried by
-            certificate first. Starts at m (or at the first ill-conditioned level) and
-            moves down when a certificate fails.
+        exact: Per level, whether it is evaluated exactly (True) or tried by certificate
+            first; ill-conditioned levels are always exact, the others switch as above.
         alive: After :meth:`evaluate`, the surviving arms as a boolean mask, or None when
             every arm survives; ``n_alive`` is their number.
         means: After :meth:`evaluate`, <x, theta_m> of every arm (the last level, the
             greedy rule's scores), shape (K,).
+        forms: After :meth:`evaluate` with ``extra``, x^T extra x of every arm, shape (K,).
 
     Example:
         >>> levels = EliminationLevels([np.array([1.0, 0.0])], [np.eye(2) * 1e-6])
