@@ -196,3 +196,35 @@ def test_extra_forms_come_with_the_cascade():
     kept = direct_cascade(arms, thetas, inverses, lambda n: 0.05)
     assert levels.alive is not None and levels.n_alive == kept.size
     np.testing.assert_array_equal(np.flatnonzero(levels.alive), kept)
+
+
+@pytest.mark.parametrize("law", ["uniform", "normal"])
+def test_counting_the_survivors_changes_no_action(law):
+    # count_survivors computes the set in every round instead of testing the pick first
+    def play(count):
+        policy = BLCE(grid=[30, 120, 300, 600])
+        policy.count_survivors = count
+        policy.begin(600)
+        rng = np.random.default_rng(12)
+        theta = rng.standard_normal(5)
+        actions, sizes = [], []
+        for _ in range(600):
+            X = (
+                rng.standard_normal((200, 5))
+                if law == "normal"
+                else rng.random((200, 5))
+            )
+            ctx = Context(arms=X / np.linalg.norm(X, axis=1, keepdims=True))
+            a = policy.act(ctx)
+            policy.update(ctx, a, float(ctx.arms[a] @ theta) + 0.1 * rng.normal())
+            actions.append(a)
+            sizes.append(policy.last_survivors)
+        return actions, sizes
+
+    fast, fast_sizes = play(False)
+    slow, slow_sizes = play(True)
+    assert fast == slow
+    assert min(slow_sizes) >= 1
+    if law == "normal":
+        assert min(slow_sizes) < 200  # arms were removed
+    assert -1 in fast_sizes  # some rounds were decided by the pick alone
