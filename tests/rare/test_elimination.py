@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from banditkit.core import Context
-from banditkit.policies.rare import BGLE, BLCE, BLCEG, elimination
+from banditkit.policies.rare import BGLE, BLCE, BLCEG
 from banditkit.policies.rare.base import blce_widths
 from banditkit.policies.rare.elimination import EliminationLevels
 
@@ -41,21 +41,22 @@ def _instance(rng, K, d, m, law, pulls):
     return arms, thetas, inverses
 
 
-@pytest.mark.parametrize("small_work", [0, 10**12], ids=["bounded", "stacked"])
+@pytest.mark.parametrize("start", ["certified", "exact"])
 @pytest.mark.parametrize("law", ["uniform", "normal"])
 @pytest.mark.parametrize(
     ("K", "d", "m"), [(200, 5, 1), (300, 5, 7), (150, 10, 4), (40, 2, 3)]
 )
-def test_survivors_equal_the_direct_cascade(law, K, d, m, small_work, monkeypatch):
-    # both ways of evaluating a failed certificate: level by level with the eigenvalue
-    # bound, or every form of the remaining levels in one product
-    monkeypatch.setattr(elimination, "_SMALL_WORK", small_work)
+def test_survivors_equal_the_direct_cascade(law, K, d, m, start):
+    # every level first tried by certificate (a level is made exact when they fail), or
+    # every level evaluated exactly from the start
     rng = np.random.default_rng(K + d + m)
     beta = blce_widths(d, 8, 10_000, 1.0)
     paths = {"all survive": 0, "eliminated": 0}
     for pulls in (30, 300, 3000):
         arms, thetas, inverses = _instance(rng, K, d, m, law, pulls)
         levels = EliminationLevels(thetas, inverses)
+        if start == "exact":
+            levels.exact = [True] * m
         for scale in (1.0, 0.05, 0.01):  # narrower widths: more levels remove arms
             b = lambda n, s=scale: s * beta(n)  # noqa: E731
             fast = levels.survivors(arms, b)
@@ -63,6 +64,8 @@ def test_survivors_equal_the_direct_cascade(law, K, d, m, small_work, monkeypatc
                 fast, direct_cascade(arms, thetas, inverses, b)
             )
             np.testing.assert_allclose(levels.scores, np.asarray(thetas) @ arms.T)
+            np.testing.assert_array_equal(levels.means, levels.scores[-1])
+            assert levels.n_alive == fast.size
             paths["all survive" if fast.size == K else "eliminated"] += 1
     assert paths["eliminated"] > 0
 
@@ -84,25 +87,40 @@ def test_ill_conditioned_levels_are_computed_exactly():
         )
 
 
-def test_the_lower_bound_never_exceeds_the_maximum_form():
+def test_the_lower_bounds_never_exceed_the_maximum_form():
+    # the projection bound l1 max <y, v_k>^2 and the exact form of the extreme arms
     rng = np.random.default_rng(5)
     for d in (2, 5, 10):
         arms, thetas, inverses = _instance(rng, 500, d, 3, "normal", 100)
         levels = EliminationLevels(thetas, inverses)
-        P = levels.rows[3:] @ arms.T
-        rows = np.stack([P.argmax(axis=1), P.argmin(axis=1)])
-        floor = levels._floor(arms, rows, slice(None))
         exact = np.array(
             [np.einsum("ij,jk,ik->i", arms, M, arms).max() for M in inverses]
         )
-        assert np.all(floor <= exact) and np.all(floor >= 0.5 * exact)
+        P = levels.top @ arms.T
+        first = levels.lead * np.max(P * P, axis=1)
+        assert np.all(first <= exact) and np.all(first >= 0.2 * exact)
+        for k in range(3):
+            pair = arms[[P[k].argmax(), P[k].argmin()]]
+            second = np.einsum("jd,de,je->j", pair, inverses[k], pair).max()
+            assert first[k] <= exact[k] and second * levels.shrink[k] <= exact[k]
 
 
-@pytest.mark.parametrize("small_work", [0, 10**12], ids=["bounded", "stacked"])
+def test_a_failed_certificate_makes_its_level_exact():
+    rng = np.random.default_rng(6)
+    arms, thetas, inverses = _instance(rng, 300, 5, 4, "normal", 3000)
+    levels = EliminationLevels(thetas, inverses)
+    beta = blce_widths(5, 8, 10_000, 1.0)
+    assert not any(levels.exact)
+    kept = levels.survivors(arms, beta)
+    assert kept.size < 300 and any(levels.exact)  # a level removed arms
+    np.testing.assert_array_equal(
+        levels.survivors(arms, beta), direct_cascade(arms, thetas, inverses, beta)
+    )
+
+
 @pytest.mark.parametrize("cls", [BLCE, BLCEG, BGLE])
-def test_policies_play_as_with_the_direct_cascade(cls, small_work, monkeypatch):
+def test_policies_play_as_with_the_direct_cascade(cls, monkeypatch):
     """The same actions with the fast cascade and with the direct one (greedy, exploration)."""
-    monkeypatch.setattr(elimination, "_SMALL_WORK", small_work)
 
     def play(policy, T=500, K=60, d=4):
         rng = np.random.default_rng(11)
@@ -127,11 +145,86 @@ def test_policies_play_as_with_the_direct_cascade(cls, small_work, monkeypatch):
     kwargs = {"c": 0.2, "grid": [40, 100, 200, 300, 400]}
     fast = play(cls(**kwargs))
 
-    def slow(self, arms, beta):
-        self.scores = self.thetas @ arms.T if self.m else None
-        if self.m == 0:
-            return np.arange(arms.shape[0])
-        return direct_cascade(arms, list(self.thetas), list(self.inverses), beta)
+    def slow(self, arms, beta, extra=None):
+        K = arms.shape[0]
+        if extra is not None:
+            self.forms = np.einsum("ij,jk,ik->i", arms, extra, arms)
+        self._Z = self.thetas @ arms.T if self.m else np.zeros((0, K))
+        if self.m:
+            self.means = self._Z[-1]
+        kept = (
+            np.arange(K)
+            if self.m == 0
+            else direct_cascade(arms, list(self.thetas), list(self.inverses), beta)
+        )
+        self.n_alive = kept.size
+        self.alive = None
+        if kept.size < K:
+            self.alive = np.zeros(K, dtype=bool)
+            self.alive[kept] = True
 
-    monkeypatch.setattr(EliminationLevels, "survivors", slow)
+    monkeypatch.setattr(EliminationLevels, "evaluate", slow)
+    monkeypatch.setattr(EliminationLevels, "survives", lambda *args: False)
     assert play(cls(**kwargs)) == fast
+
+
+@pytest.mark.parametrize("law", ["uniform", "normal"])
+def test_an_arm_that_passes_the_survival_test_survives(law):
+    rng = np.random.default_rng(7)
+    beta = blce_widths(5, 8, 10_000, 1.0)
+    passed = 0
+    for pulls in (300, 3000):
+        arms, thetas, inverses = _instance(rng, 200, 5, 4, law, pulls)
+        levels = EliminationLevels(thetas, inverses)
+        for scale in (1.0, 0.05):
+            b = lambda n, s=scale: s * beta(n)  # noqa: E731
+            kept = set(direct_cascade(arms, thetas, inverses, b).tolist())
+            for i in range(200):
+                if levels.survives(arms, i, b):
+                    assert i in kept
+                    passed += 1
+    assert passed > 50
+
+
+def test_extra_forms_come_with_the_cascade():
+    rng = np.random.default_rng(8)
+    arms, thetas, inverses = _instance(rng, 100, 4, 3, "normal", 300)
+    A = np.linalg.inv(np.eye(4) + arms[:7].T @ arms[:7])
+    levels = EliminationLevels(thetas, inverses)
+    levels.evaluate(arms, lambda n: 0.05, A)
+    np.testing.assert_allclose(levels.forms, np.einsum("ij,jk,ik->i", arms, A, arms))
+    kept = direct_cascade(arms, thetas, inverses, lambda n: 0.05)
+    assert levels.alive is not None and levels.n_alive == kept.size
+    np.testing.assert_array_equal(np.flatnonzero(levels.alive), kept)
+
+
+@pytest.mark.parametrize("law", ["uniform", "normal"])
+def test_counting_the_survivors_changes_no_action(law):
+    # count_survivors computes the set in every round instead of testing the pick first
+    def play(count):
+        policy = BLCE(grid=[30, 120, 300, 600])
+        policy.count_survivors = count
+        policy.begin(600)
+        rng = np.random.default_rng(12)
+        theta = rng.standard_normal(5)
+        actions, sizes = [], []
+        for _ in range(600):
+            X = (
+                rng.standard_normal((200, 5))
+                if law == "normal"
+                else rng.random((200, 5))
+            )
+            ctx = Context(arms=X / np.linalg.norm(X, axis=1, keepdims=True))
+            a = policy.act(ctx)
+            policy.update(ctx, a, float(ctx.arms[a] @ theta) + 0.1 * rng.normal())
+            actions.append(a)
+            sizes.append(policy.last_survivors)
+        return actions, sizes
+
+    fast, fast_sizes = play(False)
+    slow, slow_sizes = play(True)
+    assert fast == slow
+    assert min(slow_sizes) >= 1
+    if law == "normal":
+        assert min(slow_sizes) < 200  # arms were removed
+    assert -1 in fast_sizes  # some rounds were decided by the pick alone

@@ -34,6 +34,8 @@ def _run(
 ) -> dict[str, Any]:
     env = bk.make_env("rare-linear", **env_params)
     policy = bk.make_policy(name, seed=seed, **params)
+    if hasattr(policy, "count_survivors"):
+        policy.count_survivors = True  # the surviving set in every round, for the table
     policy.begin(T)
     env.reset(seed)
     by_phase: dict[str, float] = {}

@@ -5,10 +5,14 @@ The rare-update issue asks that BLCE's total select + update time be at most RS-
 and 3x slower under uniform contexts, faster under normal ones at (5000, 10)). This script
 measures the four cells (uniform and normal contexts, the configs' RS-OFUL C = 1 and 3)
 side by side in one process: BLAS on one thread, repetitions interleaved (the policy order
-alternates), only ``act`` + ``update`` timed, both as wall time (what the reproduction's
-tables report) and as this thread's CPU time (less sensitive to other processes on a
-shared machine). Reports medians over the repetitions, the ratio BLCE / RS-OFUL and the
-load average before and after.
+alternates, seeds 0, 1, 2), only ``act`` + ``update`` timed, both as wall time (what the
+reproduction's tables report) and as this thread's CPU time (less sensitive to other
+processes on a shared machine). Reports medians over the repetitions, the ratio BLCE /
+RS-OFUL, the share of BLCE's rounds decided without computing the surviving set (the pick
+test of ``EliminationLevels.survives``) and the load average before and after.
+
+At these sizes a round costs what its number of array operations costs (RS-OFUL: about
+ten, 35 us at (1000, 5)); docs/rare.md ("The runtime bar") has the measured tables.
 
     banditkit bench --only rare_runtime --out results/bench   (--quick: T = 2000, 1 repetition)
 """
@@ -43,6 +47,7 @@ def _timed_run(
     env.reset(seed)
     wall, cpu = time.perf_counter, time.thread_time
     w_total = c_total = regret = 0.0
+    picked = 0
     for t in range(1, horizon + 1):
         ctx = env.context()
         if ctx is None:  # a synthetic environment never runs out of rounds
@@ -57,7 +62,13 @@ def _timed_run(
         w_total += (w1 - w0) + (w3 - w2)
         c_total += (c1 - c0) + (c3 - c2)
         regret += step.regret
-    return {"wall": w_total, "cpu": c_total, "regret": regret}
+        picked += getattr(policy, "last_survivors", 0) == -1
+    return {
+        "wall": w_total,
+        "cpu": c_total,
+        "regret": regret,
+        "picked": picked / horizon,
+    }
 
 
 def main(quick: bool, out: Path) -> dict[str, Any]:
@@ -87,8 +98,9 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
         f"Load average (1, 5, 15 min) before {result['load_before']}, "
         f"after {result['load_after']}.",
         "",
-        "| cell | BLCE wall | RS-OFUL wall | ratio | BLCE CPU | RS-OFUL CPU | ratio | bar |",
-        "|---|---|---|---|---|---|---|---|",
+        "| cell | BLCE wall | RS-OFUL wall | ratio | BLCE CPU | RS-OFUL CPU | ratio | bar "
+        "| BLCE rounds decided by the pick |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for cell, by_policy in runs.items():
         row: dict[str, Any] = {}
@@ -97,6 +109,7 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
                 "wall": statistics.median(r["wall"] for r in rs),
                 "cpu": statistics.median(r["cpu"] for r in rs),
                 "regret": statistics.mean(r["regret"] for r in rs),
+                "picked": statistics.mean(r["picked"] for r in rs),
                 "runs": rs,
             }
         b, r = row["BLCE"], row["RS-OFUL"]
@@ -107,7 +120,7 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
         lines.append(
             f"| {cell} | {b['wall']:.2f} | {r['wall']:.2f} | {row['ratio_wall']:.2f} "
             f"| {b['cpu']:.2f} | {r['cpu']:.2f} | {row['ratio_cpu']:.2f} "
-            f"| {'met' if row['bar_met'] else 'not met'} |"
+            f"| {'met' if row['bar_met'] else 'not met'} | {b['picked']:.0%} |"
         )
     out.mkdir(parents=True, exist_ok=True)
     (out / "result.json").write_text(json.dumps(result, indent=2))

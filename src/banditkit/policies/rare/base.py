@@ -11,7 +11,8 @@ estimate counts as one parameter update (``n_updates``), so a run of T rounds ma
 Parts: the interval buffer is a row ``History``, H a ``linalg.Gram`` (rank-1 inverse
 updates), the refit times a ``schedules.Grid``; the elimination cascade is
 :mod:`~banditkit.policies.rare.elimination` (stacked once per interval by
-``GridPolicy._levels``), the near-G-optimal draw a function of this module.
+``GridPolicy._levels``), the near-G-optimal draw a function of this module. A policy whose
+later rounds of an interval no longer read H skips their Gram updates (``_gram_read``).
 
 Rounds after T_B = T (a policy played past its horizon) play greedily with the last
 estimate, with no further update.
@@ -23,6 +24,7 @@ References:
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
@@ -154,7 +156,8 @@ def blce_widths(
     def beta(n: int) -> float:
         return min(math.sqrt(2.0 * (math.log(max(n, 1)) + log_bt2)) + root, beta2)
 
-    return beta
+    # called several times per round with set sizes up to K: remembered
+    return functools.lru_cache(maxsize=1 << 16)(beta)
 
 
 class GridPolicy(ContextualPolicy):
@@ -250,6 +253,14 @@ class GridPolicy(ContextualPolicy):
         """Weight of a pull in the within-interval Gram H (1 for the linear algorithms)."""
         return 1.0
 
+    def _gram_read(self, t: int) -> bool:
+        """Whether H after round t is read again before the interval ends (default: yes).
+
+        A policy whose later rounds of an interval no longer read H (BLCE's greedy phase)
+        skips their reward-free updates: H is reset at the interval's end anyway.
+        """
+        return True
+
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)
         x = ctx.arms[action]
@@ -258,7 +269,8 @@ class GridPolicy(ContextualPolicy):
             return  # past the horizon: no more updates
         # Reward-free state: H <- H + w x x^T by Sherman-Morrison; the reward only goes
         # into the interval buffer, read at the interval's end.
-        self.H.update(x, self._gram_weight(x))
+        if self._gram_read(t):
+            self.H.update(x, self._gram_weight(x))
         self.buffer.append(x, float(feedback))
         if self.schedule.due(t):
             theta, inverse = self._estimate()

@@ -6,7 +6,15 @@ set by the nested cascade of the l - 1 past estimates [Yu2026, Alg. 1 l.13-14] w
 widths eps_{t,k} = max_y ||y||_{V_k^-1} * min(beta_1(|A^(k-1)|), beta_2) of Lemma 3
 (delta = 2/T). Inside an interval they are context adaptive: the uncertainty rule
 argmax_x ||x||_{H_{t-1}^-1} reads the running within-interval Gram H, updated after every
-pull by Sherman-Morrison without rewards.
+pull by Sherman-Morrison without rewards. H is read only by the design and uncertainty
+rounds, which come first in an interval, so the pulls of the greedy rounds skip it (H is
+reset at the interval's end; the estimate is refitted from the interval's buffer).
+
+A greedy or uncertainty round first tests whether the rule's pick over all arms survives the
+cascade (``EliminationLevels.survives``, a sufficient test); if it does, that pick is the
+rule's pick over the survivors and the surviving set is not computed (``last_survivors`` is
+then -1; set ``count_survivors = True`` to compute the set in every round). The actions are
+those of the cascade as written.
 
 With N_l = T^(1 - 2^-l) / log2 log2 T and c the allocation rate:
 
@@ -43,7 +51,7 @@ from banditkit.policies.rare.base import (
     near_g_draw,
     quad_norms,
 )
-from banditkit.policies.rare.grids import phase_scale
+from banditkit.policies.rare.grids import interval_of, phase_scale
 
 __all__ = ["BLCE", "BLCEG"]
 
@@ -69,11 +77,16 @@ class _Eliminating(GridPolicy):
         )
         self.last_phase = ""
         self.last_survivors = 0
+        #: Compute the surviving set in every round, for ``last_survivors`` (diagnostics);
+        #: otherwise an exploration or greedy round whose pick provably survives skips it.
+        self.count_survivors = False
+        self._pick_wait = 0
 
     def _build(self) -> None:
         assert self.d is not None and self.horizon is not None
         self._beta = blce_widths(self.d, self.n_intervals, self.horizon, self.lam_value)
         self._phase_cache: tuple[int, tuple[int, int]] = (0, (0, 0))
+        self._read_window = (0, 0, 0)  # (T_{l-1}, T_l, the round H is last read)
         super()._build()
 
     def _phase_lengths(self, ell: int) -> tuple[int, int]:
@@ -88,26 +101,90 @@ class _Eliminating(GridPolicy):
 
     def _choose(self, ctx: Context, ell: int, offset: int) -> int:
         arms = ctx.arms
-        if ell == 1:
-            alive = np.arange(arms.shape[0])
-        else:
-            alive = self._levels().survivors(arms, self._beta)
-        self.last_survivors = int(alive.size)
+        # interval 1 has no estimate yet: an empty cascade, every arm survives
+        levels = self._levels()
         n_design, n_uncertain = self._phases(ell)
         if offset <= n_design:
             self.last_phase = "design"
-            S = arms if alive.size == arms.shape[0] else arms[alive]
-            return int(alive[near_g_draw(S, self.rng)])
+            levels.evaluate(arms, self._beta)
+            self.last_survivors = levels.n_alive
+            if levels.alive is None:
+                return near_g_draw(arms, self.rng)
+            alive = np.flatnonzero(levels.alive)
+            return int(alive[near_g_draw(arms[alive], self.rng)])
         if offset <= n_design + n_uncertain:
             self.last_phase = "uncertainty"
-            S = arms if alive.size == arms.shape[0] else arms[alive]
-            return int(alive[int(np.argmax(quad_norms(S, self.H.inverse)))])
-        self.last_phase = "greedy"
-        # <x, theta_{l-1}>: the cascade's last level has computed it for every arm
-        means = self._levels().scores[-1]
-        if alive.size < arms.shape[0]:
-            means = means[alive]
-        return int(alive[int(np.argmax(means))])
+            if levels.m == 0:  # interval 1: no estimate yet, every arm survives
+                self.last_survivors = arms.shape[0]
+                return int(np.argmax(quad_norms(arms, self.H.inverse)))
+            if self.H.n_updates == 0:
+                # H = lam I: near-equal forms, whose ties the summation order decides;
+                # computed on the survivors as written
+                levels.evaluate(arms, self._beta)
+                self.last_survivors = levels.n_alive
+                if levels.alive is None:
+                    return int(np.argmax(quad_norms(arms, self.H.inverse)))
+                idx = np.flatnonzero(levels.alive)
+                return int(idx[int(np.argmax(quad_norms(arms[idx], self.H.inverse)))])
+            # the most uncertain arm, if it provably survives the cascade (then the
+            # surviving set is not needed); else the cascade, with ||x||^2_{H^-1} of
+            # every arm from its own product
+            if self._pick_due():
+                forms = quad_norms(arms, self.H.inverse)
+                pick = int(np.argmax(forms))
+                if levels.survives(arms, pick, self._beta):
+                    self.last_survivors = -1
+                    return pick
+                self._pick_wait = 7
+            levels.evaluate(arms, self._beta, self.H.inverse)
+            scores = levels.forms
+        else:
+            self.last_phase = "greedy"
+            # <x, theta_k> of every level; the greedy rule reads the last. Its pick over
+            # all arms, if it provably survives the cascade; else the cascade
+            means = levels.thetas @ arms.T
+            pick = int(np.argmax(means[-1]))
+            if not self.count_survivors and levels.survives(
+                arms, pick, self._beta, means
+            ):
+                self.last_survivors = -1
+                return pick
+            levels.evaluate(arms, self._beta)
+            scores = means[-1]
+        self.last_survivors = levels.n_alive
+        if levels.alive is None:
+            return int(np.argmax(scores))
+        # argmax over the survivors, first index on ties
+        return int(np.argmax(np.where(levels.alive, scores, -np.inf)))
+
+    def _pick_due(self) -> bool:
+        """Whether to test the exploration pick (``EliminationLevels.survives``) this round.
+
+        The most uncertain arm often lies outside the surviving set in later intervals;
+        after a failed test the next seven exploration rounds go straight to the cascade.
+        """
+        if self.count_survivors:
+            return False
+        if self._pick_wait > 0:
+            self._pick_wait -= 1
+            return False
+        return True
+
+    def _gram_read(self, t: int) -> bool:
+        """Whether H after round t is read again in its interval (exploration rounds follow).
+
+        The phases run design, uncertainty, greedy: H is read last by the final
+        uncertainty round, so the pulls from that round on need not enter it (H is
+        reset at the interval's end and the estimate is refitted from the buffer).
+        """
+        start, end, stop = self._read_window
+        if not start < t <= end:  # a new interval: its rounds and its last reader
+            ell = interval_of(self.update_times, t)
+            start = 0 if ell == 1 else self.update_times[ell - 2]
+            end = self.update_times[ell - 1] if ell <= len(self.update_times) else t
+            stop = start + sum(self._phases(ell))
+            self._read_window = (start, end, stop)
+        return t < stop
 
     def _estimate(self) -> tuple[np.ndarray, np.ndarray]:
         return self._ridge_estimate()

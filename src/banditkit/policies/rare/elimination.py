@@ -8,27 +8,53 @@ estimates (theta_k, V_k^-1), level by level [Yu2026, Alg. 1 l.13-14, Alg. 2 l.10
     A^(k)   = {x in A^(k-1) : <theta_k, x^(k) - x> <= 2 eps_k}
 
 Evaluated as written this costs one quadratic form per arm and per level, O(K d^2 (l - 1))
-per round. The quadratic forms only enter through their maximum eps_k, and that maximum
-only matters when some arm's gap is close to the threshold. :class:`EliminationLevels`
-stacks the estimates of an interval once (they are fixed until the next grid point) and
-evaluates a round in three steps:
+per round, in about ten array operations per level. At the paper's sizes (K d^2 = 25,000 at
+(1000, 5)) the number of array operations, not the arithmetic, is the cost. Two things keep
+it low.
 
-1. one product gives the means <x, theta_k> of all arms at all levels, another their
-   projections on the top eigenvector v_k of V_k^-1;
-2. a lower bound on max_y ||y||^2_{V_k^-1}: the exact quadratic form of the two arms with
-   the largest and smallest projection on v_k (the arms that stretch furthest along the
-   least explored direction), shrunk by a rigorous round-off margin. If the largest gap
-   of level k is within 2 sqrt(bound) beta, no arm of level k can be removed whatever the
-   exact maximum is, and the level costs no quadratic form at all;
-3. the first level where this certificate fails, and every later level whose own
-   certificate fails on the surviving set, is evaluated exactly: the quadratic forms of
-   the surviving arms, their maximum, the comparison of the algorithm.
+**The pick first** (:meth:`EliminationLevels.survives`). A greedy or exploration round only
+needs the survivor with the largest score. The arm i with the largest score over all arms is
+that survivor as soon as i survives every level, and it does if, at every level k,
+
+    max_x <x, theta_k> - <x_i, theta_k> <= 2 beta(1) ||x_i||_{V_k^-1}
+
+(while i survives, the best survivor's mean is at most the whole set's maximum, eps_k at
+least i's own width, and beta(n) >= beta(1)). The test costs the means of every level (one
+product) and the forms of arm i; no set is computed.
+
+**One product for the set** (:meth:`EliminationLevels.evaluate`), when the pick fails or the
+set is needed. The estimates are fixed within an interval, so the matrix W whose rows are
+theta_k (every level), the top eigenvector v_k of V_k^-1 (the levels tried by certificate)
+and the d rows of V_k^-1 (the levels evaluated exactly) is built once per split and reused:
+
+1. one product W X^T gives the means <x, theta_k> of all arms at all levels, the
+   projections <x, v_k> and V_k^-1 x; one maximum and one minimum give every level's best
+   and worst mean and largest projection;
+2. a certified level: max_y ||y||^2_{V_k^-1} >= l1 max_y <y, v_k>^2 (l1 the top
+   eigenvalue of V_k^-1), so if the widest gap is within 2 beta(n) sqrt(l1 max p^2), the
+   level removes no arm whatever the exact maximum is (after an earlier level removed arms,
+   the arm reaching max p must still be alive). Failing that, the exact form of that arm is
+   the bound. A level failing both is computed exactly this round and evaluated exactly from
+   then on; an exact level that removes nothing for 64 rounds is certified again (the levels
+   that remove arms stay the same from round to round);
+3. an exact level, in order, on boolean masks: the forms of all arms at the exact levels
+   from the product of step 1 (one operation for all of them), their maxima over the
+   surviving arms (the whole set's when its arm is still alive), then the comparison of the
+   algorithm, written as in the algorithm.
 
 The survivors are therefore those of the level-by-level computation: a level is either
 certified to remove nothing (then the exact computation removes nothing either) or
-computed exactly. Only the floating-point order of the quadratic forms differs from a
-direct evaluation (last-bit differences, which could matter only for a gap within about
-1e-15 relative of the threshold).
+computed exactly. Only the floating-point order of the sums differs from a direct
+evaluation (last-bit differences, which could matter only for a gap within about 1e-15
+relative of its threshold).
+
+Round-off: a computed quadratic form errs by at most gamma_{2d+1} sqrt(d) cond(V_k)
+relative; the bounds are shrunk by twice that, with a factor 2 to spare (a level with
+cond(V_k) so large that this exceeds 1e-3 is always exact). A computed projection p errs
+by at most gamma_d ||y||; l1 p^2 (1 - 1e-6) is below the true form unless |p| < 2e-9 ||y||,
+and then it is below l_min ||y||^2 <= ||y||^2_{V_k^-1} anyway for any cond(V_k) < 1e11. A
+computed mean errs by at most gamma_d ||theta_k||_1 max_j |x_j|, whatever product computed
+it; the pick's test subtracts four such errors.
 
 References:
     [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
@@ -39,6 +65,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -47,9 +74,11 @@ __all__ = ["EliminationLevels", "quad_norms"]
 #: Unit round-off of float64.
 _UNIT = 2.0**-53
 
-#: K d^2 (levels) up to which computing every quadratic form in one product is cheaper
-#: than bounding them level by level (one 1000 x 5 round with 7 levels: 175,000).
-_SMALL_WORK = 200_000
+#: Rounds without a removal after which an exact level is tried by certificate again.
+_QUIET_ROUNDS = 64
+
+#: Relative slack of the projection bound l1 <y, v_k>^2 for the round-off of <y, v_k>.
+_PROJECTION_SLACK = 1e-6
 
 
 def quad_norms(X: np.ndarray, inverse: np.ndarray) -> np.ndarray:
@@ -60,15 +89,34 @@ def quad_norms(X: np.ndarray, inverse: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", X @ inverse, X)
 
 
+class _Plan(NamedTuple):
+    """The stacked rows of one split into certified and exact levels."""
+
+    W: np.ndarray  # (m + certified + exact * d, d): theta_k, v_k, the rows of V_k^-1
+    row: list[int]  # per level: its projection row in W (certified), else -1
+    block: list[int]  # per level: its block among the exact levels, else -1
+    n_head: int  # rows of means and projections
+    n_exact: int
+
+
 class EliminationLevels:
     """The estimates of the finished intervals, stacked once for the per-round cascade.
 
     Built at a grid point (the estimates change only there) and used for every round of
-    the next interval through :meth:`survivors`.
+    the next interval through :meth:`survives`, :meth:`evaluate` or :meth:`survivors`.
 
     Args:
         thetas: theta_k, each (d,), in cascade order.
         inverses: V_k^-1, each (d, d), symmetric positive definite.
+
+    Attributes:
+        exact: Per level, whether it is evaluated exactly (True) or tried by certificate
+            first; ill-conditioned levels are always exact, the others switch as above.
+        alive: After :meth:`evaluate`, the surviving arms as a boolean mask, or None when
+            every arm survives; ``n_alive`` is their number.
+        means: After :meth:`evaluate`, <x, theta_m> of every arm (the last level, the
+            greedy rule's scores), shape (K,).
+        forms: After :meth:`evaluate` with ``extra``, x^T extra x of every arm, shape (K,).
 
     Example:
         >>> levels = EliminationLevels([np.array([1.0, 0.0])], [np.eye(2) * 1e-6])
@@ -80,104 +128,257 @@ class EliminationLevels:
         self, thetas: Sequence[np.ndarray], inverses: Sequence[np.ndarray]
     ) -> None:
         self.m = len(thetas)
-        self._sq_norms: np.ndarray | None = None  # ||y||^2 of this round's arms
-        self._sq_top = 0.0
-        self.scores = np.zeros((0, 0))
-        self._certified_last = True  # did the last round's certificates all hold?
         if len(inverses) != self.m:
             raise ValueError(
                 f"inverses must hold one matrix per estimate ({self.m}); got {len(inverses)}."
             )
+        self.alive: np.ndarray | None = None
+        self.n_alive = 0
+        self.means = np.zeros(0)
+        self.exact = [False] * self.m
+        self._quiet = [0] * self.m
+        self._Z = np.zeros((0, 0))
+        self._plans: dict[tuple[bool, ...], _Plan] = {}
+        self.forms = np.zeros(0)
         if self.m == 0:
             return
         self.thetas = np.asarray(thetas, dtype=float)  # (m, d)
         d = self.thetas.shape[1]
         self.inverses = np.asarray(inverses, dtype=float).reshape(self.m, d, d)
         values, vectors = np.linalg.eigh(self.inverses)
-        # Rows 0..m-1: theta_k; rows m..2m-1: the top eigenvector v_k of V_k^-1.
-        self.rows = np.concatenate([self.thetas, vectors[:, :, -1]])
-        # Relative round-off of a computed quadratic form y^T M y, whatever the order of
-        # its sums: gamma_{2d+1} |y|^T |M| |y| <= gamma sqrt(d) cond(M) y^T M y. Twice that
-        # (the bound's arm and the exact maximum both err), with a factor 2 to spare.
+        self.top = np.ascontiguousarray(vectors[:, :, -1])  # v_k, (m, d)
+        self._rows_of_inverses = self.inverses.reshape(self.m * d, d)
         gamma = (2 * d + 1) * _UNIT / (1.0 - (2 * d + 1) * _UNIT)
         with np.errstate(divide="ignore", invalid="ignore"):
             cond = np.where(values[:, 0] > 0.0, values[:, -1] / values[:, 0], np.inf)
         margin = 4.0 * gamma * math.sqrt(d) * cond
         # A level whose margin is not small (ill-conditioned V_k) is always computed exactly.
         self.shrink = np.where(margin < 1e-3, 1.0 - margin, 0.0)
-        # ||y||^2_{V_k^-1} <= (l1 - l2) <y, v_k>^2 + l2 ||y||^2 (l1 >= l2 the top two
-        # eigenvalues): the arms whose bound is below the floor cannot hold the maximum.
-        # ``slack`` (times max ||y||^2) covers the round-off of the bound and of the forms.
-        top2 = values[:, -2] if d >= 2 else np.zeros(self.m)
-        self.lead = values[:, -1] - top2
-        self.rest = top2
-        self.slack = 16.0 * gamma * math.sqrt(d) * np.abs(values[:, -1])
+        self._ill = (self.shrink == 0.0).tolist()
+        self.exact = list(self._ill)
+        # l1 <y, v_k>^2 <= ||y||^2_{V_k^-1}, less the round-off of the projection
+        self.lead = values[:, -1] * self.shrink * (1.0 - _PROJECTION_SLACK)
+        self._lead = self.lead.tolist()
+        self._shrink = self.shrink.tolist()
+        # For :meth:`pick`: sqrt(shrink_k) and the round-off of a computed mean, whatever
+        # the product that computed it: |fl<x, theta_k> - <x, theta_k>| <= gamma_d
+        # ||theta_k||_1 max|x_i|, twice for the two means of a gap, twice for two products.
+        self._root_shrink = np.sqrt(self.shrink).tolist()
+        gamma_d = d * _UNIT / (1.0 - d * _UNIT)
+        self._mean_slack = (4.0 * gamma_d * np.abs(self.thetas).sum(axis=1)).tolist()
 
-    def _floor(self, arms: np.ndarray, rows: np.ndarray, levels: slice) -> np.ndarray:
-        """Lower bounds on max_y ||y||^2_{V_k^-1}: the larger exact form of two arms per level.
+    @property
+    def scores(self) -> np.ndarray:
+        """The means <x, theta_k> of the last round, every level, shape (m, K)."""
+        return self._Z[: self.m]
 
-        ``rows`` holds, per level, the indices of the two arms (2, m'); the result is
-        shrunk by the round-off margin so that it never exceeds the computed maximum.
+    def _plan(self, d: int, extra: bool) -> _Plan:
+        """W for the current split into certified and exact levels (cached).
+
+        Rows: theta_k (every level), v_k (certified levels), the d rows of V_k^-1 (exact
+        levels), then d rows for ``extra`` (filled by the caller).
         """
-        M = self.inverses[levels]
-        Y = arms[rows]  # (2, m', d)
-        q = np.einsum("jkd,kde,jke->jk", Y, M, Y)
-        return np.maximum(q.max(axis=0), 0.0) * self.shrink[levels]
+        key = (*self.exact, extra)
+        plan = self._plans.get(key)
+        if plan is None:
+            m = self.m
+            cert = [k for k in range(m) if not self.exact[k]]
+            exact = [k for k in range(m) if self.exact[k]]
+            rows = [self.thetas, self.top[cert], self.inverses[exact].reshape(-1, d)]
+            if extra:
+                rows.append(np.zeros((d, d)))
+            row = [-1] * m
+            for i, k in enumerate(cert):
+                row[k] = m + i
+            block = [-1] * m
+            for j, k in enumerate(exact):
+                block[k] = j
+            plan = self._plans[key] = _Plan(
+                np.concatenate(rows), row, block, m + len(cert), len(exact)
+            )
+        return plan
 
-    def _max_form(
+    def evaluate(
         self,
         arms: np.ndarray,
-        idx: np.ndarray | None,
-        P: np.ndarray,
-        k: int,
-        low: float,
-    ) -> float:
-        """max_{y in set} ||y||^2_{V_k^-1}, computed exactly on the arms that may hold it.
+        beta: Callable[[int], float],
+        extra: np.ndarray | None = None,
+    ) -> None:
+        """One round of the cascade: sets ``alive``, ``n_alive``, ``means`` (and ``forms``).
 
-        ``low`` is a lower bound on the maximum attained by an arm of the set; arms whose
-        eigenvalue bound (plus the round-off slack) is below it are skipped.
-        """
-        sq = self._sq_norms
-        if sq is None:
-            sq = self._sq_norms = np.einsum("ij,ij->i", arms, arms)
-            self._sq_top = float(sq.max())
-        p = P[k] if idx is None else P[k, idx]
-        nn = sq if idx is None else sq[idx]
-        bound = p * p
-        bound *= self.lead[k]
-        bound += self.rest[k] * nn
-        pick = np.flatnonzero(bound >= low - self.slack[k] * self._sq_top)
-        rows = pick if idx is None else idx[pick]
-        if rows.size == 0:  # only if round-off defeats the bound: use every arm
-            rows = np.arange(arms.shape[0]) if idx is None else idx
-        return float(quad_norms(arms[rows], self.inverses[k]).max())
-
-    def _direct(
-        self, arms: np.ndarray, S: np.ndarray, first: int, beta: Callable[[int], float]
-    ) -> np.ndarray:
-        """Levels ``first`` .. m - 1 as written, all arms alive at ``first``.
-
-        The quadratic forms of every arm at those levels come from one product; for a
-        small K d^2 (m - first) this is cheaper than bounding them level by level.
+        Args:
+            arms: (K, d).
+            beta: The confidence multiplier as a function of the current set size.
+            extra: A symmetric (d, d) matrix A, or None; with it, ``forms`` holds x^T A x
+                of every arm, from the same product as the cascade's.
         """
         K, d = arms.shape
-        rest = self.inverses[first:]
-        mm = rest.shape[0]
-        stacked = rest.transpose(1, 0, 2).reshape(d, mm * d)
-        sq = np.einsum("kmd,kd->mk", (arms @ stacked).reshape(K, mm, d), arms)
-        alive = np.ones(K, dtype=bool)
+        self.alive, self.n_alive = None, K
+        if self.m == 0:
+            self._Z = np.zeros((0, K))
+            if extra is not None:
+                self.forms = quad_norms(arms, extra)
+            return
+        m = self.m
+        plan = self._plan(d, extra is not None)
+        W = plan.W
+        if extra is not None:
+            W[W.shape[0] - d :] = extra
+        Z = self._Z = W @ arms.T
+        self.means = Z[m - 1]
+        head = Z[: plan.n_head]
+        hi = head.max(axis=1).tolist()
+        lo = head.min(axis=1).tolist()
+        forms: np.ndarray | None = None
+        tops: list[float] = []
+        if extra is not None:
+            forms = self._forms(Z, plan, arms)
+            self.forms = forms[-1]
+            tops = forms.max(axis=1).tolist()
+        alive: np.ndarray | None = None
         n = K
-        top, neg_inf = np.maximum.reduce, -np.inf
-        for j in range(mm):
-            s = S[first + j]
-            best = top(s, where=alive, initial=neg_inf)
-            u = math.sqrt(max(float(top(sq[j], where=alive, initial=0.0)), 0.0))
-            alive &= best - s <= 2.0 * u * beta(n)
-            n = int(np.count_nonzero(alive))
-        return np.flatnonzero(alive)
+        b = 2.0 * beta(K)
+        for k in range(m):
+            r = plan.row[k]
+            if r >= 0:  # a certified level: try the certificates
+                p_hi, p_lo = hi[r], lo[r]
+                width = hi[k] - lo[k]  # >= the gaps of the surviving arms
+                up = p_hi >= -p_lo
+                pm = p_hi if up else -p_lo
+                if width <= math.sqrt(self._lead[k] * pm * pm) * b:
+                    if alive is None:
+                        continue
+                    i = int(Z[r].argmax()) if up else int(Z[r].argmin())
+                    if alive[i]:  # the bound's arm survives: it bounds the maximum
+                        continue
+                else:
+                    i = int(Z[r].argmax()) if up else int(Z[r].argmin())
+                if alive is None or alive[i]:
+                    # the exact form of the arm reaching furthest along v_k
+                    x = arms[i]
+                    low = max(float(x @ (self.inverses[k] @ x)), 0.0) * self._shrink[k]
+                    if width <= math.sqrt(low) * b:
+                        continue
+                # the certificates fail: this level exactly, this round and the next
+                self.exact[k] = True
+                self._quiet[k] = 0
+                q_k = quad_norms(arms, self.inverses[k])
+                alive, n, _ = self._step(
+                    Z[k], q_k, hi[k], lo[k], float(q_k.max()), alive, n, beta
+                )
+                if n < K:
+                    b = 2.0 * beta(n)
+                continue
+            if forms is None:
+                forms = self._forms(Z, plan, arms)
+                tops = forms.max(axis=1).tolist()
+            j = plan.block[k]
+            alive, n, removed = self._step(
+                Z[k], forms[j], hi[k], lo[k], tops[j], alive, n, beta
+            )
+            if removed:
+                b = 2.0 * beta(n)
+            if removed or self._ill[k]:
+                self._quiet[k] = 0
+            else:
+                self._quiet[k] += 1
+                if self._quiet[k] >= _QUIET_ROUNDS:  # try the certificates again
+                    self.exact[k] = False
+        self.alive, self.n_alive = alive, n
+
+    def survives(
+        self,
+        arms: np.ndarray,
+        i: int,
+        beta: Callable[[int], float],
+        means: np.ndarray | None = None,
+    ) -> bool:
+        """A sufficient test that arm i survives every level (True: it does).
+
+        While i survives, the best survivor's mean is at most the whole set's maximum,
+        max_y ||y||_{V_k^-1} over the survivors is at least i's own, and beta(n) >= beta(1);
+        so i survives level k if
+
+            max_x <x, theta_k> - <x_i, theta_k> <= 2 beta(1) ||x_i||_{V_k^-1},
+
+        with the round-off margins of the module docstring. An exploration or greedy
+        round whose pick over all arms passes needs no surviving set at all. Costs one
+        product for the means (or none: ``means``, the (m, K) means of every level) and
+        the forms of one arm.
+        """
+        m = self.m
+        if m == 0:
+            return True
+        if means is None:
+            means = self.thetas @ arms.T
+        x = arms[i]
+        forms = ((self._rows_of_inverses @ x).reshape(m, -1) @ x).tolist()
+        tops = means.max(axis=1).tolist()
+        own = means[:, i].tolist()
+        reach = max(float(arms.max()), -float(arms.min()))  # max |x_j| over the arms
+        b = 2.0 * beta(1) * (1.0 - _PROJECTION_SLACK)
+        for k in range(m):
+            room = b * self._root_shrink[k] * math.sqrt(max(forms[k], 0.0))
+            if tops[k] - own[k] > room - self._mean_slack[k] * reach:
+                return False
+        return True
+
+    @staticmethod
+    def _forms(Z: np.ndarray, plan: _Plan, arms: np.ndarray) -> np.ndarray:
+        """x^T M x of every arm for the matrices whose rows M x end Z, shape (blocks, K).
+
+        einsum is three times faster on a contiguous X^T than on a strided one.
+        """
+        K, d = arms.shape
+        blocks = (Z.shape[0] - plan.n_head) // d
+        return np.einsum(
+            "rdk,dk->rk",
+            Z[plan.n_head :].reshape(blocks, d, K),
+            np.ascontiguousarray(arms.T),
+        )
+
+    @staticmethod
+    def _step(
+        s: np.ndarray,
+        q: np.ndarray,
+        s_top: float,
+        s_low: float,
+        q_top: float,
+        alive: np.ndarray | None,
+        n: int,
+        beta: Callable[[int], float],
+    ) -> tuple[np.ndarray | None, int, bool]:
+        """One level as written: x^(k), eps_k over the survivors, the comparison.
+
+        ``s`` and ``q`` are the means and forms of every arm at the level, ``s_top``,
+        ``s_low`` and ``q_top`` their extremes over every arm. The maxima over the
+        survivors are the whole set's when the arm holding them survives. Returns the new
+        mask (None: every arm), its count, and whether an arm was removed.
+        """
+        if alive is None:
+            best = s_top
+            u = math.sqrt(max(q_top, 0.0))
+        else:
+            if alive[int(s.argmax())]:
+                best = s_top
+            else:
+                best = float(np.maximum.reduce(s, where=alive, initial=-np.inf))
+            if not alive[int(q.argmax())]:
+                q_top = float(np.maximum.reduce(q, where=alive, initial=0.0))
+            u = math.sqrt(max(q_top, 0.0))
+        w = 2.0 * u * beta(n)
+        if best - s_low <= w:  # the worst arm stays: every arm does
+            return alive, n, False
+        keep = best - s <= w
+        if alive is None:
+            alive = keep
+        else:
+            alive &= keep
+        m = int(np.count_nonzero(alive))
+        return alive, m, m < n
 
     def survivors(self, arms: np.ndarray, beta: Callable[[int], float]) -> np.ndarray:
-        """Indices of the arms surviving every level, increasing.
+        """Indices of the arms surviving every level, increasing (see :meth:`evaluate`).
 
         Args:
             arms: (K, d).
@@ -188,55 +389,7 @@ class EliminationLevels:
             ``scores`` holds the means <x, theta_k> of all arms, shape (m, K) (the last
             row serves the greedy rule).
         """
-        K = arms.shape[0]
-        if self.m == 0:
-            return np.arange(K)
-        m = self.m
-        self._sq_norms = None  # ||y||^2 of this round's arms, when first needed
-        Z = self.rows @ arms.T  # one product for the means and the projections
-        S, P = Z[:m], Z[m:]  # S[k] = <x, theta_k>, P[k] = <x, v_k>, shape (m, K)
-        self.scores = S
-        small = K * arms.shape[1] ** 2 * m <= _SMALL_WORK
-        if small and not self._certified_last:
-            # Where all the forms are cheap and the certificates failed last round (arms
-            # are being removed), compute every level as written.
-            kept = self._direct(arms, S, 0, beta)
-            self._certified_last = kept.size == K
-            return kept
-        # Every level at once, as if no earlier level removed an arm.
-        best = S.max(axis=1)
-        widest = best - S.min(axis=1)
-        rows = np.empty((2, m), dtype=np.intp)
-        P.argmax(axis=1, out=rows[0])
-        P.argmin(axis=1, out=rows[1])
-        floor = self._floor(arms, rows, slice(None))
-        certified = widest <= 2.0 * np.sqrt(floor) * beta(K)
-        self._certified_last = bool(certified.all())
-        if self._certified_last:
-            return np.arange(K)
-        # Levels before the first failed certificate remove nothing; from it on, level by
-        # level on the surviving set.
-        first = int(np.argmin(certified))
-        if small:
-            return self._direct(arms, S, first, beta)
-        idx: np.ndarray | None = None
-        for k in range(first, m):
-            n = K if idx is None else idx.size
-            s = S[k] if idx is None else S[k, idx]
-            if k == first:
-                top = float(best[k])  # the pass above was exact up to this level
-                low = float(floor[k])
-            else:
-                top = float(s.max())
-                p = P[k] if idx is None else P[k, idx]
-                pair = np.array([[p.argmax()], [p.argmin()]])
-                if idx is not None:
-                    pair = idx[pair]
-                low = float(self._floor(arms, pair, slice(k, k + 1))[0])
-                if top - float(s.min()) <= 2.0 * math.sqrt(low) * beta(n):
-                    continue
-            u = math.sqrt(max(self._max_form(arms, idx, P, k, low), 0.0))
-            keep = top - s <= 2.0 * u * beta(n)
-            if not keep.all():
-                idx = np.flatnonzero(keep) if idx is None else idx[keep]
-        return np.arange(K) if idx is None else idx
+        self.evaluate(arms, beta)
+        if self.alive is None:
+            return np.arange(arms.shape[0])
+        return np.flatnonzero(self.alive)
