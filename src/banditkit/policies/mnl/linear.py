@@ -71,6 +71,9 @@ def set_hessian(X: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarra
 class _LinearMLE(AssortmentPolicy):
     """UCB-MNL and TS-MNL: the regularised MLE refit every round, the Gram of offered items."""
 
+    _woodbury: ClassVar[bool] = False
+    """Update the Gram by ``Gram.update_woodbury`` (else ``update_batch``)."""
+
     def __init__(
         self,
         *,
@@ -114,7 +117,10 @@ class _LinearMLE(AssortmentPolicy):
         assert isinstance(action, tuple) and isinstance(feedback, int)
         X = ctx.arms[list(action)]
         self.sets.append(X, np.zeros(len(action)), slot_of(action, feedback))
-        self.gram.update_batch(X)
+        if self._woodbury:  # UCB reads V^-1 only: a rank-K update, no refactorisation
+            self.gram.update_woodbury(X)
+        else:  # TS reads the factor L every round: refactorise
+            self.gram.update_batch(X)
         fit = refit_mnl(
             self.sets.sets,
             n_new=1,
@@ -165,6 +171,8 @@ class UCBMNL(_LinearMLE):
         >>> UCBMNL().act(Context(arms=np.eye(4), max_size=2))
         (0, 1)
     """
+
+    _woodbury: ClassVar[bool] = True
 
     def _act(self, ctx: Context) -> Action:
         width = self.alpha(self.t + 1, capacity_of(ctx)) * self.gram.norms_unchecked(
