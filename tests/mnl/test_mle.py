@@ -180,7 +180,9 @@ def test_newton_does_not_stall_when_the_decrease_is_below_rounding(monkeypatch):
     exact = mnl._value_grad
     calls = []
 
-    def rounded_up(sets, w, lam, c, layout=None):  # every value after the first: 8 ulps high
+    def rounded_up(
+        sets, w, lam, c, layout=None
+    ):  # every value after the first: 8 ulps high
         value, grad, p = exact(sets, w, lam, c, layout)
         calls.append(1)
         return value + 8 * len(calls[1:]) * np.spacing(value), grad, p
