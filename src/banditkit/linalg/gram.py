@@ -289,7 +289,7 @@ class Gram:
         """Recompute L, V^-1 and log det V from V in O(d^3)."""
         matrix = 0.5 * (self._matrix + self._matrix.T)
         chol = np.linalg.cholesky(matrix)
-        inverse = sla.cho_solve((chol, True), np.eye(self._d), check_finite=False)
+        inverse = _cho_solve_lower(chol, np.eye(self._d))
         self._matrix = frozen(matrix)
         self._cholesky = frozen(np.asfortranarray(chol))
         self._pending = []
@@ -371,10 +371,7 @@ class Gram:
             Shape (d,) if size is None, else (size, d).
         """
         z = check_rng(rng).standard_normal(sample_shape(size, self._d))
-        draws = sla.solve_triangular(
-            self._factor(), z.T, lower=True, trans="T", check_finite=False
-        )
-        return np.asarray(draws.T)
+        return np.asarray(_solve_lower_transposed(self._factor(), z.T).T)
 
     def copy(self) -> Gram:
         """Return an independent copy (the stored arrays are immutable and shared)."""
@@ -442,3 +439,38 @@ def _plus_outer(A: np.ndarray, c: float, v: np.ndarray) -> np.ndarray:
     out *= c
     out += A
     return out
+
+
+def _cho_solve_lower(chol: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``scipy.linalg.cho_solve((chol, True), b, check_finite=False)`` for float64.
+
+    The same LAPACK call (dpotrs) without the wrapper's checks: the same bits, a
+    fraction of the overhead for the small matrices of a bandit.
+    """
+    if b.size == 0 or chol.dtype != np.float64 or b.dtype != np.float64:
+        return sla.cho_solve((chol, True), b, check_finite=False)
+    x, info = sla.lapack.dpotrs(chol, b, lower=1)
+    if info != 0:  # pragma: no cover - only for malformed arguments
+        raise ValueError(f"illegal value in argument {-info} of LAPACK dpotrs.")
+    return np.asarray(x)
+
+
+def _solve_lower_transposed(L: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``scipy.linalg.solve_triangular(L, b, lower=True, trans="T", check_finite=False)``.
+
+    The same LAPACK call (dtrtrs, with the same argument order for C- and F-ordered L)
+    without the wrapper's checks: the same bits, a fraction of the overhead.
+    """
+    if b.size == 0 or L.dtype != np.float64 or b.dtype != np.float64:
+        return sla.solve_triangular(L, b, lower=True, trans="T", check_finite=False)
+    if L.flags.f_contiguous:
+        x, info = sla.lapack.dtrtrs(L, b, lower=1, trans=1)
+    else:  # LAPACK reads Fortran order: solve the transposed system, as scipy does
+        x, info = sla.lapack.dtrtrs(L.T, b, lower=0, trans=0)
+    if info > 0:
+        raise np.linalg.LinAlgError(
+            f"singular matrix: resolution failed at diagonal {info - 1}"
+        )
+    if info < 0:  # pragma: no cover - only for malformed arguments
+        raise ValueError(f"illegal value in argument {-info} of LAPACK dtrtrs.")
+    return np.asarray(x)

@@ -217,7 +217,8 @@ class TSMNL(_LinearMLE):
     def _act(self, ctx: Context) -> Action:
         alpha = self.alpha(self.t + 1, capacity_of(ctx))
         draws = self.theta + alpha * self.gram.sample_normal(self.rng, self.samples)
-        z = (ctx.arms @ draws.T).max(axis=1)
+        scores = ctx.arms @ draws.T  # (N, M)
+        z = scores[:, 0] if self.samples == 1 else scores.max(axis=1)
         return offered_set(z, ctx)
 
 
