@@ -19,7 +19,9 @@ features. Shared pieces (the per-round MNL likelihood includes the outside optio
   H_{t+1} = H_t + hess l_t(theta_{t+1}), H_1 = lam I, lam = 84 sqrt(2) eta d,
   eta = (S + 1) + log(K + 1) / 2, z_ti = x_ti^T theta_t + beta ||x_ti||_{H_t^-1}.
 
-The assortment is the exact optimum under z (top-K under equal revenues). As in the public
+The assortment is the exact optimum under z (top-K under equal revenues). The original
+papers of UCB-MNL and TS-MNL start with T0 rounds of random K-item assortments; the
+public code does not, nor do we by default (``warmup=0``; ``warmup=T0`` restores it). As in the public
 code of Lee & Oh (2024), alpha_t and beta are evaluated at t = 1 and kept (``schedule=
 "fixed"``); ``schedule="per-round"`` re-evaluates them every round.
 
@@ -51,6 +53,7 @@ from banditkit.policies.mnl.common import (
     default_kappa,
     offered_set,
     slot_of,
+    uniform_assortment,
 )
 
 __all__ = ["TSMNL", "UCBMNL", "OFUMNLPlus", "set_hessian"]
@@ -81,10 +84,12 @@ class _LinearMLE(AssortmentPolicy):
         alpha_scale: float = 1.0,
         kappa: float | None = None,
         schedule: str = "fixed",
+        warmup: int = 0,
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self.warmup = check_int("warmup", warmup, low=0)
         self.alpha_scale = check_scalar("alpha_scale", alpha_scale, low=0.0)
         self.kappa = (
             None
@@ -112,6 +117,16 @@ class _LinearMLE(AssortmentPolicy):
             / (2 * kappa)
             * math.sqrt(2 * d * math.log1p(t / d) + 2 * math.log(t))
         )
+
+    def _act(self, ctx: Context) -> Action:
+        if self.t < self.warmup:  # [Oh2021, Oh2019]: T0 rounds of random K-sets first
+            return uniform_assortment(
+                self.rng, ctx.n_arms, capacity_of(ctx), "exactly-k"
+            )
+        return self._choose(ctx)
+
+    def _choose(self, ctx: Context) -> Action:
+        raise NotImplementedError
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, tuple) and isinstance(feedback, int)
@@ -164,7 +179,9 @@ class UCBMNL(_LinearMLE):
         alpha_scale: Multiplies alpha_t (1: the theory's value).
         kappa: Lower bound on p_0 p_i; None: e^-1 / (1 + K e)^2 (``default_kappa``).
         schedule: "fixed" (alpha at t = 1, the public code) or "per-round".
-        seed: Seed of the policy's stream (unused: the policy is deterministic).
+        warmup: T0, rounds of uniformly random K-item assortments before the
+            optimistic rule (the original papers' initialisation; 0, as the public code).
+        seed: Seed of the policy's stream (the warm-up's draws).
 
     Example:
         >>> from banditkit.core import Context
@@ -174,7 +191,7 @@ class UCBMNL(_LinearMLE):
 
     _woodbury: ClassVar[bool] = True
 
-    def _act(self, ctx: Context) -> Action:
+    def _choose(self, ctx: Context) -> Action:
         width = self.alpha(self.t + 1, capacity_of(ctx)) * self.gram.norms_unchecked(
             ctx.arms
         )
@@ -187,7 +204,8 @@ class TSMNL(_LinearMLE):
 
     Args:
         samples: M, the number of parameter draws (utility = max over them); 1 by default.
-        lam, alpha_scale, kappa, schedule, seed: As :class:`UCBMNL`.
+        lam, alpha_scale, kappa, schedule, warmup: As :class:`UCBMNL`.
+        seed: Seed of the policy's stream (the draws theta~ and the warm-up's sets).
 
     Example:
         >>> from banditkit.core import Context
@@ -203,6 +221,7 @@ class TSMNL(_LinearMLE):
         alpha_scale: float = 1.0,
         kappa: float | None = None,
         schedule: str = "fixed",
+        warmup: int = 0,
         seed: int = 0,
     ) -> None:
         super().__init__(
@@ -210,11 +229,12 @@ class TSMNL(_LinearMLE):
             alpha_scale=alpha_scale,
             kappa=kappa,
             schedule=schedule,
+            warmup=warmup,
             seed=seed,
         )
         self.samples = check_int("samples", samples, low=1)
 
-    def _act(self, ctx: Context) -> Action:
+    def _choose(self, ctx: Context) -> Action:
         alpha = self.alpha(self.t + 1, capacity_of(ctx))
         draws = self.theta + alpha * self.gram.sample_normal(self.rng, self.samples)
         scores = ctx.arms @ draws.T  # (N, M)
