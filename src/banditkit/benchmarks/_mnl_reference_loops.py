@@ -20,9 +20,10 @@ What each loop does per round (K = capacity, d = dimension):
   ``(1/t) [grad NLL + lam theta]`` (lam = 1; the gradient is that of (lam/2)||theta||^2).
 * OFU-MNL+: eta = 2 + log(K + 1) / 2, lam = 84 sqrt(2) eta d, beta at t = 1; scores
   ``x^T theta + beta sqrt(x^T H^-1 x)``; the Hessians by the code's 3- and 4-index
-  einsums; ``theta <- theta - inv(H / (2 eta) + hess / 2) grad``; when the step leaves
-  the unit ball the code solves the projection by SLSQP and discards it (done here too,
-  as it costs time); ``H += hess(theta_new)``; ``inv(H)``.
+  einsums, the gradient by repeating (p - y) d times; ``theta <- theta - inv(H / (2 eta) +
+  hess / 2) grad``; when the step leaves the unit ball the code solves a projection by
+  SLSQP and discards it (done here too, as it costs time); ``H += hess(theta_new)``;
+  ``inv(H)``; the code's squeezes and its (d, 1) start for theta are kept.
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ class ReferenceOFUMNLPlus:
         self.d, self.k, self.ties = d, capacity, ties
         self.eta = 2 + math.log(capacity + 1) / 2
         lam = self.lam = 84 * math.sqrt(2) * self.eta * d
-        self.theta: np.ndarray = np.zeros(d)
+        self.W: np.ndarray = np.zeros(d)[:, None]  # (d, 1) until the first update
         self.H: np.ndarray = lam * np.eye(d)
         self.H_inv = np.eye(d) / lam
         t, eta = 1, self.eta
@@ -133,42 +134,55 @@ class ReferenceOFUMNLPlus:
         self.offered = np.zeros(0, dtype=np.int64)
         self.X = np.zeros((0, d))
 
-    def _hessian(
-        self, theta: np.ndarray, X: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        w = np.exp(X @ theta)
-        p = w / (w.sum() + 1.0)
+    @staticmethod
+    def _probabilities(W: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """The code's probabilities: exp(X W) / (sum + 1), W of shape (d,) or (d, 1)."""
+        w = np.exp(np.matmul(X, W))
+        return w / (w.sum(axis=0) + 1.0)
+
+    @staticmethod
+    def _hessian(p: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """The set's Hessian by the code's 3- and 4-index einsums."""
         first = np.sum(p[:, None, None] * np.einsum("ki,kj->kij", X, X), axis=0)
         pp = np.einsum("i,j->ij", p, p)[:, :, None, None]
         second = np.sum(pp * np.einsum("ik,jl->ijkl", X, X), axis=(0, 1))
-        return p, first - second
+        return np.asarray(first - second)
 
     def act(self, x: np.ndarray) -> np.ndarray:
-        width = np.sqrt(((x @ self.H_inv) * x).sum(axis=1))
-        self.offered = _top(x @ self.theta + self.beta * width, self.k, self.ties)
-        self.X = x[self.offered]
+        means = np.squeeze(np.dot(x, self.W))
+        width = np.sqrt((np.matmul(x, self.H_inv) * x).sum(axis=1))
+        self.offered = _top(means + self.beta * width, self.k, self.ties)
+        self.X = x[self.offered, :]
         return self.offered
 
     def update(self, choice: int) -> None:
         from scipy.optimize import NonlinearConstraint, minimize
 
-        X = self.X
-        y = np.zeros(len(self.offered))
-        if choice >= 0:
-            y[self.offered.tolist().index(choice)] = 1.0
-        p, hess = self._hessian(self.theta, X)
-        grad = ((p - y)[:, None] * X).sum(axis=0)
-        M = self.H / (2 * self.eta) + hess / 2
-        step = self.theta - np.linalg.inv(M) @ grad
-        if np.linalg.norm(step) > 1.0:  # computed and discarded by the code
+        X, d = self.X, self.d
+        feedback = np.zeros(
+            self.k + 1
+        )  # the code's one-hot choice, outside option last
+        feedback[self.k if choice < 0 else self.offered.tolist().index(choice)] = 1.0
+        # the estimator step, as the code's update_estimator
+        y = np.squeeze(feedback[:-1])
+        p = np.squeeze(self._probabilities(self.W, X))
+        grad = np.sum(np.multiply(np.repeat((p - y)[..., None], d, axis=1), X), axis=0)
+        M = self.H / (2 * self.eta) + self._hessian(p, X) / 2
+        step = np.squeeze(self.W) - np.dot(np.linalg.inv(M), grad)
+        if np.linalg.norm(step) > 1.0:
+            # the code's projection, computed and discarded; its constraint reads entries
+            # d..2d of the d-vector (none), so it never binds: mirrored as it is
             minimize(
-                lambda v: float((v - step) @ M @ (v - step)),
-                x0=np.zeros(self.d),
+                lambda v: float(np.dot(v - step, np.dot(M, v - step))),
+                x0=np.zeros(d),
                 method="SLSQP",
-                constraints=[NonlinearConstraint(np.linalg.norm, 0, 1.0)],
+                constraints=[
+                    NonlinearConstraint(lambda v: np.linalg.norm(v[d : 2 * d]), 0, 1.0)
+                ],
             )
-        self.theta = np.asarray(step, dtype=float)
-        self.H = self.H + self._hessian(self.theta, X)[1]
+        self.W = step
+        # then the Hessian at the new estimate, as the code's update_state
+        self.H += self._hessian(self._probabilities(self.W, X), X)
         self.H_inv = np.linalg.inv(self.H)
 
 

@@ -68,7 +68,7 @@ def set_hessian(X: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarra
     e = np.exp(u - m)
     p = e / (math.exp(-m) + e.sum())
     q = X.T @ p
-    return p, (X * p[:, None]).T @ X - np.outer(q, q)
+    return p, (X * p[:, None]).T @ X - q[:, None] * q  # q q^T (np.outer's bits)
 
 
 class _LinearMLE(AssortmentPolicy):
@@ -295,7 +295,15 @@ class OFUMNLPlus(AssortmentPolicy):
 
     def beta(self, t: int, capacity: int) -> float:
         """beta_t of the public code (class docstring)."""
-        t = 1 if self.schedule == "fixed" else max(t, 1)
+        if self.schedule == "fixed":  # the same value every round: computed once
+            cached = self.__dict__.get("_beta_fixed")
+            if cached is None or cached[0] != capacity:
+                cached = (capacity, self._beta(1, capacity))
+                self._beta_fixed = cached
+            return float(cached[1])
+        return self._beta(max(t, 1), capacity)
+
+    def _beta(self, t: int, capacity: int) -> float:
         eta, lam = self._constants(capacity)
         d = int(self.d)  # type: ignore[arg-type]
         log2 = math.log(2 * math.sqrt(1 + 2 * t))
@@ -308,8 +316,16 @@ class OFUMNLPlus(AssortmentPolicy):
     def _matrix(self, capacity: int) -> tuple[float, np.ndarray]:
         if self.capacity == 0:
             self.capacity = capacity  # lam (hence H_1) fixed by the first round's K
-        eta, lam = self._constants(self.capacity)
-        return eta, self.H + lam * np.eye(self.H.shape[0])
+        cached = self.__dict__.get("_ridge")
+        if cached is None or cached[0] != (self.capacity, self.H.shape[0]):
+            eta, lam = self._constants(self.capacity)
+            cached = (
+                (self.capacity, self.H.shape[0]),
+                eta,
+                lam * np.eye(self.H.shape[0]),
+            )
+            self._ridge = cached
+        return cached[1], self.H + cached[2]
 
     def _act(self, ctx: Context) -> Action:
         _, H = self._matrix(capacity_of(ctx))
