@@ -180,8 +180,10 @@ def test_newton_does_not_stall_when_the_decrease_is_below_rounding(monkeypatch):
     exact = mnl._value_grad
     calls = []
 
-    def rounded_up(sets, w, lam, c):  # every value after the first: 8 ulps high
-        value, grad, p = exact(sets, w, lam, c)
+    def rounded_up(
+        sets, w, lam, c, layout=None
+    ):  # every value after the first: 8 ulps high
+        value, grad, p = exact(sets, w, lam, c, layout)
         calls.append(1)
         return value + 8 * len(calls[1:]) * np.spacing(value), grad, p
 
@@ -212,3 +214,50 @@ def test_refit_from_the_previous_value_and_gradient_is_the_same_solve():
         assert fast.value == pytest.approx(value, rel=1e-10)
         np.testing.assert_allclose(fast.grad, grad, atol=1e-9)
         w, hess, prev = fast.w, fast.hessian, (fast.value, fast.grad)
+
+
+def test_one_appended_set_terms_equal_the_objective_of_that_set():
+    """refit_mnl's fast path for one new set: value, gradient and Hessian as mnl_objective."""
+    from banditkit.glm.mnl import _one_set
+
+    rng = np.random.default_rng(11)
+    sets = random_sets(rng, n=30, width=5, p=3)
+    for s in range(30):
+        one = MNLSets(*(a[s : s + 1] for a in sets))
+        w = rng.normal(size=3)
+        value, grad, hess = _one_set(one, w)
+        ref_value, ref_grad, ref_hess = mnl_objective(one, w, lam=0.0)
+        assert value == pytest.approx(ref_value, rel=1e-12, abs=1e-12)
+        np.testing.assert_allclose(grad, ref_grad, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(hess, ref_hess, rtol=1e-10, atol=1e-12)
+
+
+def test_round_by_round_refits_stay_at_the_scipy_optimum():
+    """The UCB-MNL refit (lagged Newton, previous value and gradient, one set a round)
+    meets the tolerance every round and equals the optimum scipy.optimize finds."""
+    from banditkit.glm.mnl import MNLSetBuffer, refit_mnl
+
+    rng = np.random.default_rng(5)
+    sets = random_sets(rng, n=150, width=5, p=3, ragged=False, scale=0.6)
+    buf = MNLSetBuffer(3)
+    w, hess, prev = np.zeros(3), np.eye(3), (0.0, np.zeros(3))
+    for s in range(150):
+        buf.append(sets.Z[s], np.zeros(5), int(sets.choice[s]))
+        fit = refit_mnl(buf.sets, n_new=1, hessian=hess, lam=1.0, w0=w, previous=prev)
+        w, hess, prev = fit.w, fit.hessian, (fit.value, fit.grad)
+        assert fit.grad_norm <= 1e-6
+        if s in (9, 149):
+            plain = MNLSets(
+                buf.sets.Z, np.zeros((s + 1, 5)), buf.sets.mask, buf.sets.choice
+            )
+            ref = minimize(
+                lambda v, plain=plain: loop_objective(plain, v, 1.0, np.zeros(3)),
+                np.zeros(3),
+                method="BFGS",
+                options={"gtol": 1e-10},
+            )
+            np.testing.assert_allclose(w, ref.x, atol=1e-6)
+            # the carried value and gradient are those of the objective at the estimate
+            value, grad, _ = mnl_objective(buf.sets, w, lam=1.0)
+            assert fit.value == pytest.approx(value, rel=1e-12)
+            np.testing.assert_allclose(fit.grad, grad, atol=1e-9)

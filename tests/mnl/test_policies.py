@@ -274,3 +274,43 @@ def test_onl_mnl_needs_the_horizon_and_validates_its_parameters():
     ):
         with pytest.raises(ValueError, match=next(iter(bad))):
             bk.make_policy("onl-mnl", **bad)
+
+
+@pytest.mark.parametrize("name", ["ucb-mnl", "ts-mnl"])
+def test_the_warmup_offers_random_k_sets_first(name):
+    """warmup=T0: T0 uniformly random K-item sets (the papers' initialisation), then the
+    policy's own rule; warmup=0 (default) changes nothing."""
+    env = bk.make_env("mnl", d=3, n_items=12, capacity=4)
+    env.reset(0)
+    warm = bk.make_policy(name, warmup=6, seed=3)
+    cold = bk.make_policy(name, seed=3)
+    offered = []
+    for _ in range(6):
+        ctx = env.context()
+        action = warm.act(ctx)
+        assert len(action) == 4 and action == tuple(sorted(set(action)))
+        offered.append(action)
+        step = env.step(action)
+        warm.update(ctx, action, step.feedback)
+        cold.update(ctx, action, step.feedback)
+    assert len(set(offered)) > 1  # random, not the deterministic first-round choice
+    np.testing.assert_array_equal(warm.theta, cold.theta)  # same data, same estimate
+    if (
+        name == "ucb-mnl"
+    ):  # deterministic after the warm-up: the same rule as without it
+        ctx = env.context()
+        assert warm.act(ctx) == cold.act(ctx)
+    with pytest.raises(ValueError, match="warmup"):
+        bk.make_policy(name, warmup=-1)
+
+
+def test_assortment_actions_are_still_validated_and_normalised():
+    """AssortmentPolicy's fast accept only takes normalised sets; the rest is checked."""
+    policy = bk.make_policy("ucb-mnl")
+    ctx = Context(arms=np.eye(5), max_size=3)
+    assert policy._check_action((0, 2, 4), ctx) == (0, 2, 4)
+    assert policy._check_action([4, np.int64(0)], ctx) == (0, 4)
+    assert policy._check_action((3, 1), ctx) == (1, 3)
+    for bad in [(), (1, 1), (0, 1, 2, 3), (0, 5), (-1, 2), (True, 2), (0.0, 1)]:
+        with pytest.raises(ValueError, match="action"):
+            policy._check_action(bad, ctx)

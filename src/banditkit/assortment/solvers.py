@@ -59,10 +59,12 @@ def top_k(score: np.ndarray, k: int, *, positive: bool) -> np.ndarray:
     O(N) through ``np.argpartition``'s sibling ``np.partition`` and two masks.
     """
     n = score.size
-    eligible = score > 0 if positive else np.ones(n, dtype=bool)
-    n_eligible = int(eligible.sum())
-    if n_eligible <= k:
-        return np.flatnonzero(eligible)
+    if positive:
+        eligible = score > 0
+        if int(eligible.sum()) <= k:
+            return np.flatnonzero(eligible)
+    elif n <= k:
+        return np.arange(n)
     kth = np.partition(score, n - k)[n - k]  # the k-th largest value, > 0 if positive
     chosen = score > kth
     ties = np.flatnonzero(score == kth)[: k - int(chosen.sum())]

@@ -21,6 +21,7 @@ in ``_setup``, called once at the first ``act``.
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -415,3 +416,21 @@ class AssortmentPolicy(Policy):
     """
 
     family: ClassVar[str] = "assortment"
+
+    def _check_action(self, action: Any, ctx: Context) -> Action:
+        """``check_action``, with a fast accept for an already normalised assortment.
+
+        A tuple of Python ints, strictly increasing (hence sorted and distinct), in
+        [0, K) and within the capacity is returned as it is (what ``check_action``
+        returns for it); anything else goes through ``check_action``.
+        """
+        if (
+            type(action) is tuple
+            and 0 < len(action) <= (ctx.max_size or len(action))
+            and all(type(a) is int for a in action)
+            and action[0] >= 0
+            and action[-1] < ctx.n_arms
+            and all(a < b for a, b in itertools.pairwise(action))
+        ):
+            return action
+        return super()._check_action(action, ctx)

@@ -19,7 +19,9 @@ features. Shared pieces (the per-round MNL likelihood includes the outside optio
   H_{t+1} = H_t + hess l_t(theta_{t+1}), H_1 = lam I, lam = 84 sqrt(2) eta d,
   eta = (S + 1) + log(K + 1) / 2, z_ti = x_ti^T theta_t + beta ||x_ti||_{H_t^-1}.
 
-The assortment is the exact optimum under z (top-K under equal revenues). As in the public
+The assortment is the exact optimum under z (top-K under equal revenues). The original
+papers of UCB-MNL and TS-MNL start with T0 rounds of random K-item assortments; the
+public code does not, nor do we by default (``warmup=0``; ``warmup=T0`` restores it). As in the public
 code of Lee & Oh (2024), alpha_t and beta are evaluated at t = 1 and kept (``schedule=
 "fixed"``); ``schedule="per-round"`` re-evaluates them every round.
 
@@ -51,6 +53,7 @@ from banditkit.policies.mnl.common import (
     default_kappa,
     offered_set,
     slot_of,
+    uniform_assortment,
 )
 
 __all__ = ["TSMNL", "UCBMNL", "OFUMNLPlus", "set_hessian"]
@@ -65,11 +68,14 @@ def set_hessian(X: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarra
     e = np.exp(u - m)
     p = e / (math.exp(-m) + e.sum())
     q = X.T @ p
-    return p, (X * p[:, None]).T @ X - np.outer(q, q)
+    return p, (X * p[:, None]).T @ X - q[:, None] * q  # q q^T (np.outer's bits)
 
 
 class _LinearMLE(AssortmentPolicy):
     """UCB-MNL and TS-MNL: the regularised MLE refit every round, the Gram of offered items."""
+
+    _woodbury: ClassVar[bool] = False
+    """Update the Gram by ``Gram.update_woodbury`` (else ``update_batch``)."""
 
     def __init__(
         self,
@@ -78,10 +84,12 @@ class _LinearMLE(AssortmentPolicy):
         alpha_scale: float = 1.0,
         kappa: float | None = None,
         schedule: str = "fixed",
+        warmup: int = 0,
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self.warmup = check_int("warmup", warmup, low=0)
         self.alpha_scale = check_scalar("alpha_scale", alpha_scale, low=0.0)
         self.kappa = (
             None
@@ -110,11 +118,24 @@ class _LinearMLE(AssortmentPolicy):
             * math.sqrt(2 * d * math.log1p(t / d) + 2 * math.log(t))
         )
 
+    def _act(self, ctx: Context) -> Action:
+        if self.t < self.warmup:  # [Oh2021, Oh2019]: T0 rounds of random K-sets first
+            return uniform_assortment(
+                self.rng, ctx.n_arms, capacity_of(ctx), "exactly-k"
+            )
+        return self._choose(ctx)
+
+    def _choose(self, ctx: Context) -> Action:
+        raise NotImplementedError
+
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, tuple) and isinstance(feedback, int)
         X = ctx.arms[list(action)]
         self.sets.append(X, np.zeros(len(action)), slot_of(action, feedback))
-        self.gram.update_batch(X)
+        if self._woodbury:  # UCB reads V^-1 only: a rank-K update, no refactorisation
+            self.gram.update_woodbury(X)
+        else:  # TS reads the factor L every round: refactorise
+            self.gram.update_batch(X)
         fit = refit_mnl(
             self.sets.sets,
             n_new=1,
@@ -158,7 +179,9 @@ class UCBMNL(_LinearMLE):
         alpha_scale: Multiplies alpha_t (1: the theory's value).
         kappa: Lower bound on p_0 p_i; None: e^-1 / (1 + K e)^2 (``default_kappa``).
         schedule: "fixed" (alpha at t = 1, the public code) or "per-round".
-        seed: Seed of the policy's stream (unused: the policy is deterministic).
+        warmup: T0, rounds of uniformly random K-item assortments before the
+            optimistic rule (the original papers' initialisation; 0, as the public code).
+        seed: Seed of the policy's stream (the warm-up's draws).
 
     Example:
         >>> from banditkit.core import Context
@@ -166,7 +189,9 @@ class UCBMNL(_LinearMLE):
         (0, 1)
     """
 
-    def _act(self, ctx: Context) -> Action:
+    _woodbury: ClassVar[bool] = True
+
+    def _choose(self, ctx: Context) -> Action:
         width = self.alpha(self.t + 1, capacity_of(ctx)) * self.gram.norms_unchecked(
             ctx.arms
         )
@@ -179,7 +204,8 @@ class TSMNL(_LinearMLE):
 
     Args:
         samples: M, the number of parameter draws (utility = max over them); 1 by default.
-        lam, alpha_scale, kappa, schedule, seed: As :class:`UCBMNL`.
+        lam, alpha_scale, kappa, schedule, warmup: As :class:`UCBMNL`.
+        seed: Seed of the policy's stream (the draws theta~ and the warm-up's sets).
 
     Example:
         >>> from banditkit.core import Context
@@ -195,6 +221,7 @@ class TSMNL(_LinearMLE):
         alpha_scale: float = 1.0,
         kappa: float | None = None,
         schedule: str = "fixed",
+        warmup: int = 0,
         seed: int = 0,
     ) -> None:
         super().__init__(
@@ -202,14 +229,16 @@ class TSMNL(_LinearMLE):
             alpha_scale=alpha_scale,
             kappa=kappa,
             schedule=schedule,
+            warmup=warmup,
             seed=seed,
         )
         self.samples = check_int("samples", samples, low=1)
 
-    def _act(self, ctx: Context) -> Action:
+    def _choose(self, ctx: Context) -> Action:
         alpha = self.alpha(self.t + 1, capacity_of(ctx))
         draws = self.theta + alpha * self.gram.sample_normal(self.rng, self.samples)
-        z = (ctx.arms @ draws.T).max(axis=1)
+        scores = ctx.arms @ draws.T  # (N, M)
+        z = scores[:, 0] if self.samples == 1 else scores.max(axis=1)
         return offered_set(z, ctx)
 
 
@@ -266,7 +295,15 @@ class OFUMNLPlus(AssortmentPolicy):
 
     def beta(self, t: int, capacity: int) -> float:
         """beta_t of the public code (class docstring)."""
-        t = 1 if self.schedule == "fixed" else max(t, 1)
+        if self.schedule == "fixed":  # the same value every round: computed once
+            cached = self.__dict__.get("_beta_fixed")
+            if cached is None or cached[0] != capacity:
+                cached = (capacity, self._beta(1, capacity))
+                self._beta_fixed = cached
+            return float(cached[1])
+        return self._beta(max(t, 1), capacity)
+
+    def _beta(self, t: int, capacity: int) -> float:
         eta, lam = self._constants(capacity)
         d = int(self.d)  # type: ignore[arg-type]
         log2 = math.log(2 * math.sqrt(1 + 2 * t))
@@ -279,8 +316,16 @@ class OFUMNLPlus(AssortmentPolicy):
     def _matrix(self, capacity: int) -> tuple[float, np.ndarray]:
         if self.capacity == 0:
             self.capacity = capacity  # lam (hence H_1) fixed by the first round's K
-        eta, lam = self._constants(self.capacity)
-        return eta, self.H + lam * np.eye(self.H.shape[0])
+        cached = self.__dict__.get("_ridge")
+        if cached is None or cached[0] != (self.capacity, self.H.shape[0]):
+            eta, lam = self._constants(self.capacity)
+            cached = (
+                (self.capacity, self.H.shape[0]),
+                eta,
+                lam * np.eye(self.H.shape[0]),
+            )
+            self._ridge = cached
+        return cached[1], self.H + cached[2]
 
     def _act(self, ctx: Context) -> Action:
         _, H = self._matrix(capacity_of(ctx))
