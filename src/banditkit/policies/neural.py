@@ -133,6 +133,12 @@ class NeuralUCB(NeuralScoredPolicy):
             reverse pass with batched products, ``nn.StackedMLP.forward_vjp``: the same
             gradient up to rounding, about 2x faster for L = 3, N = 20; the setting of
             the ensemble-sampling reproduction, docs/ensemble.md).
+        block_input: Train block-encoded arms (each arm's row is its context in the
+            arm's block of a K d vector, zeros elsewhere; detected exactly on the
+            history at each refit) on their block of the first layer only
+            (``nn.blocks``): the same training up to floating-point order, the first
+            layer's products K times smaller (True, default). False trains densely,
+            as before (docs/performance.md, "Block-encoded inputs").
         seed: Seed of the policy's own stream (initialisation and tie-breaks).
 
     Shapes:
@@ -171,9 +177,11 @@ class NeuralUCB(NeuralScoredPolicy):
         dtype: str = "float64",
         grouped: bool = False,
         grad_method: str = "auto",
+        block_input: bool = True,
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
+        self.block_input = check_bool("block_input", block_input)
         self.nu = check_scalar("nu", nu, low=0.0)
         self.grad_method = check_choice("grad_method", grad_method, GRAD_METHODS)
         self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
@@ -214,6 +222,7 @@ class NeuralUCB(NeuralScoredPolicy):
             backtrack=self.backtrack,
             dtype=self.dtype,
             grouped=self.grouped,
+            block_input=self.block_input,
         )
 
     def _ridge(self) -> float:
@@ -253,6 +262,7 @@ class NeuralTS(NeuralUCB):
         dtype: "float64" (default) or "float32"; see ``NeuralUCB``.
         grouped: Train on the distinct rows (see ``NeuralUCB``).
         grad_method: "auto" or "backprop" (see ``NeuralUCB``).
+        block_input: Train block-encoded arms on their blocks (see ``NeuralUCB``).
         seed: Seed of the policy's own stream (initialisation and samples).
 
     Notes:
