@@ -8,7 +8,7 @@ import torch
 
 from banditkit import nn
 from banditkit.nn.blocks import BlockLayout, block_count
-from banditkit.policies.models.neural import BLOCK_MIN_ROWS, NeuralModel
+from banditkit.policies.models.neural import BLOCK_MIN_WORK, NeuralModel
 
 
 def block_rows(
@@ -203,8 +203,9 @@ def test_blocks_outside_the_fused_loop_is_the_dense_fit() -> None:
 def test_neural_model_block_input_fits_as_dense() -> None:
     from banditkit.policies.history import History
 
-    K, d = 7, 4
-    X, y = block_rows(K, d, BLOCK_MIN_ROWS + 30, seed=2)
+    K, d, width = 7, 4, 10
+    N = BLOCK_MIN_WORK // (width * (K - 1) * d) + 30  # enough rows for the blocks
+    X, y = block_rows(K, d, N, seed=2)
     history = History(K * d)
     for x, r in zip(X, y, strict=True):
         history.append(x, float(r))
@@ -214,7 +215,7 @@ def test_neural_model_block_input_fits_as_dense() -> None:
     models = [
         NeuralModel(
             K * d,
-            width=10,
+            width=width,
             depth=2,
             trainer=trainer,
             generator=torch.Generator().manual_seed(0),
@@ -222,6 +223,8 @@ def test_neural_model_block_input_fits_as_dense() -> None:
         )
         for flag in (False, True)
     ]
+    assert models[1]._blocks(history.X) == K
+    assert models[1]._blocks(history.X[:30]) is None  # too little work saved
     for model in models:
         model.fit(history)
     theta = [nn.flat_params(m.mlp) for m in models]

@@ -44,10 +44,12 @@ __all__ = ["DTYPES", "NeuralModel", "TangentModel"]
 
 #: Compute dtypes of ``NeuralModel`` (the Grams are float64 whatever the choice).
 DTYPES = ("float64", "float32")
-#: Fewest rows for which ``block_input`` trains on the blocks: below, the per-block
-#: products' fixed cost (a few microseconds each) outweighs the flops saved (measured:
-#: the block loop is faster from about 100-300 rows at width 100, K = 2 to 7).
-BLOCK_MIN_ROWS = 200
+#: Least work saved for which ``block_input`` trains on the blocks: N m (D - D / B)
+#: multiply-adds per product of the first layer (N rows, width m, D inputs in B blocks).
+#: Below, the per-block products' fixed cost (a few microseconds each per GD step)
+#: outweighs the flops saved. Measured crossovers (CPU, float64): about 100-200 rows at
+#: width 100 (K = 2 and 7), 300-500 rows at width 20, K = 7, 250-300 at width 20, K = 2.
+BLOCK_MIN_WORK = 400_000
 
 
 def _float64(t: torch.Tensor) -> np.ndarray:
@@ -93,8 +95,9 @@ class NeuralModel:
             log-determinants) stay float64.
         block_input: Look for the block encoding in the rows of a row ``History`` at
             every refit (``nn.blocks.block_count``: exact, one pass over the rows) and,
-            when the rows have at least ``BLOCK_MIN_ROWS`` rows and are block-encoded,
-            train the first layer on each row's block only (``nn.fit(..., blocks=B)``):
+            when they are block-encoded in B blocks and the products saved are large
+            enough (N m (D - D / B) >= ``BLOCK_MIN_WORK``; depth 2), train the first
+            layer on each row's block only (``nn.fit(..., blocks=B)``):
             the same fit up to floating-point order, the first layer's products K times
             smaller. False (the default) trains densely.
 
@@ -276,9 +279,7 @@ class NeuralModel:
         ):
             objective = self._fit_grouped_rows(history)
         else:
-            blocks = None
-            if self.block_input and history.n >= BLOCK_MIN_ROWS:
-                blocks = nn.block_count(history.X)
+            blocks = self._blocks(history.X) if self.block_input else None
             objective = self.trainer.fit(
                 self.mlp,
                 torch.from_numpy(history.X),
@@ -288,6 +289,17 @@ class NeuralModel:
                 blocks=blocks,
             )
         return objective
+
+    def _blocks(self, X: np.ndarray) -> int | None:
+        """B for ``nn.fit(..., blocks=B)`` when the block loop pays (``block_input``)."""
+        N, D = X.shape
+        m = self.mlp.width
+        if self.mlp.depth != 2 or N * m * (D - 1) < BLOCK_MIN_WORK:
+            return None  # no partition could save enough
+        B = nn.block_count(X)
+        if B is None or N * m * (D - D // B) < BLOCK_MIN_WORK:
+            return None
+        return B
 
     def _fit_grouped_rows(self, history: History) -> list[float]:
         """MSE on the distinct rows, weights c_u, targets ybar_u (``grouped``)."""
