@@ -47,6 +47,7 @@ from banditkit.benchmarks._common import (
 )
 from banditkit.core.simulate import simulate
 from banditkit.policies.history import History
+from banditkit.policies.neural import NeuralUCB
 
 WORKLOADS = (ucb.IDENTICAL_WORK, ts.IDENTICAL_WORK)
 #: (dtype, block_input) of each variant, in the order they are interleaved.
@@ -106,6 +107,7 @@ def refit_seconds(
                     seed=0,
                     **{**_params(workload, dtype, block_input), "backtrack": 0},
                 )
+                assert isinstance(policy, NeuralUCB)  # NeuralTS too
                 model = policy._make_model(rows.X.shape[1], torch.Generator())
                 started = time.process_time()
                 model.fit(history)
