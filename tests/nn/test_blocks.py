@@ -65,6 +65,9 @@ def test_layout_regroups_the_rows() -> None:
         rows = layout.order[lo:hi]
         rebuilt[rows, a * 4 : (a + 1) * 4] = layout.X[lo:hi]
     torch.testing.assert_close(rebuilt, Xt, rtol=0, atol=0)
+    strided = torch.from_numpy(np.asfortranarray(X))  # not contiguous: the same layout
+    assert not strided.is_contiguous()
+    torch.testing.assert_close(BlockLayout.of(strided, 3).X, layout.X, rtol=0, atol=0)
     with pytest.raises(ValueError, match="two blocks"):
         BlockLayout.of(torch.ones(2, 6, dtype=torch.float64), 3)
     with pytest.raises(ValueError, match="divide"):

@@ -140,7 +140,7 @@ class BlockLayout:
                 f"n_blocks must divide the {D} columns of X; got {n_blocks}."
             )
         w = D // n_blocks
-        used = (X != 0).view(N, n_blocks, w).any(-1)  # (N, B)
+        used = (X != 0).reshape(N, n_blocks, w).any(-1)  # (N, B)
         if bool((used.sum(1) > 1).any()):
             raise ValueError(
                 f"X is not block-encoded in {n_blocks} blocks of {w} columns: a row "
@@ -150,7 +150,7 @@ class BlockLayout:
         order = torch.argsort(block, stable=True)
         counts = torch.bincount(block, minlength=n_blocks).tolist()
         bounds = tuple(int(b) for b in np.concatenate(([0], np.cumsum(counts))))
-        compact = X.view(N, n_blocks, w)[order, block[order]]  # (N, w), a copy
+        compact = X.reshape(N, n_blocks, w)[order, block[order]]  # (N, w), a copy
         return cls(n_blocks, w, order, bounds, compact)
 
     def blocks(self) -> list[tuple[int, int, int]]:
