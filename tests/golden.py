@@ -32,6 +32,14 @@ _WIDTHS_V0: dict[str, Any] = {
     "bonus": "table",
 }
 
+_NEURAL_V0: dict[str, Any] = {
+    "nu": 1.0,
+    "lam": 1.0,
+    "width": 20,
+    "steps": 100,
+    "update_every": 1,
+}
+
 #: (policy name, parameters, horizon): neural policies run fewer rounds. Policies after
 #: ``N_EVERYWHERE`` (full p x p Grams) run on the small "h1" instance only.
 POLICIES: list[tuple[str, dict[str, Any], int]] = [
@@ -43,8 +51,9 @@ POLICIES: list[tuple[str, dict[str, Any], int]] = [
     ("glm-ts", {"update_every": 1}, 120),
     ("logistic-ucb1", {}, 120),
     ("ada-ofu-ecolog", {}, 120),
-    ("neural-ucb", {"lr": 0.001, "backtrack": 0}, 60),
-    ("neural-ts", {"lr": 0.001, "backtrack": 0}, 60),
+    # the defaults before they became the NeuralUCB shuttle benchmark's settings
+    ("neural-ucb", {"lr": 0.001, "backtrack": 0, **_NEURAL_V0}, 60),
+    ("neural-ts", {"lr": 0.001, "backtrack": 0, **_NEURAL_V0}, 60),
     # the widths before the calibration of [logistic-fidelity] (docs/logistic.md,
     # section "Fidelity"): diagonal d_eff, raw NTK gradients, the constants of table B
     ("ncbf-ucb", {**_WIDTHS_V0, "bonus": None}, 60),

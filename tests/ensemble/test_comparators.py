@@ -192,7 +192,13 @@ def test_neural_ucb_backprop_training_equals_autograd(grouped):
     rng = np.random.default_rng(6)
     arms = rng.standard_normal((4, 3)) / np.sqrt(3)
     for cls in (NeuralUCB, NeuralTS):
-        kw = {"width": 4, "depth": 3, "steps": 10, "grouped": grouped}
+        kw = {
+            "width": 4,
+            "depth": 3,
+            "steps": 10,
+            "grouped": grouped,
+            "update_every": 1,
+        }
         auto, back = cls(seed=5, **kw), cls(seed=5, grad_method="backprop", **kw)
         for _ in range(12):
             ctx = Context(arms=arms)

@@ -43,7 +43,16 @@ from banditkit.benchmarks._common import (
 
 ENV = "nonlinear"
 ENV_PARAMS = {"function": "quadratic", "d": 20, "n_arms": 50, "noise_std": 0.5}
-_NN = {"nu": 0.1, "depth": 3, "width": 20, "grouped": True}
+# lam, steps and update_every: the neural-ucb / neural-ts defaults before they changed
+_NN = {
+    "nu": 0.1,
+    "depth": 3,
+    "width": 20,
+    "grouped": True,
+    "lam": 1.0,
+    "steps": 100,
+    "update_every": 1,
+}
 POLICIES: dict[str, tuple[str, dict[str, Any]]] = {
     "neural-es": ("neural-es", {}),
     "neural-es-m1": ("neural-es", {"m": 1}),

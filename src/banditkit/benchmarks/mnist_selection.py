@@ -28,10 +28,12 @@ BAR_MS = 1.0
 WARMUP, MEASURED = 500, 200
 ENV = "classification"
 ENV_PARAMS: dict[str, Any] = {"dataset": "mnist", "pool": 2500}
+_NEURAL_V0: dict[str, Any] = {"nu": 1.0, "lam": 1.0, "steps": 100}
 POLICIES: dict[str, dict[str, Any]] = {
     "neurallog-ucb2": {"width": 20, "gram": "diagonal", "update_every": 50},
-    "neural-ucb": {"width": 20, "gram": "diagonal", "update_every": 50},
-    "neural-ts": {"width": 20, "gram": "diagonal", "update_every": 50},
+    # nu, lam, steps: the neural-ucb / neural-ts defaults before they changed
+    "neural-ucb": {"width": 20, "gram": "diagonal", "update_every": 50, **_NEURAL_V0},
+    "neural-ts": {"width": 20, "gram": "diagonal", "update_every": 50, **_NEURAL_V0},
 }
 
 

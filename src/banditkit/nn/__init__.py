@@ -11,6 +11,8 @@ Functional core (parameters as explicit tensors stacked along a member axis M):
     L2Penalty                     L2 to a centre on a parameter group   (nn.penalties)
     fit, FitResult                full-batch GD / Adam on M members     (nn.fit)
     depth2_forward_vjp            the closed-form depth-2 pass          (nn.kernels)
+    block_count, BlockLayout      block-encoded rows: the first layer   (nn.blocks)
+                                  on each row's block
 
 One network as a torch module, and the per-arm features of the policies:
 
@@ -28,6 +30,7 @@ Flattening order of theta everywhere: vec(W_1), b_1, vec(W_2), b_2, ..., vec(W_L
 ``model.parameters()`` and of the keys of ``Params``.
 """
 
+from banditkit.nn.blocks import BlockLayout, block_count
 from banditkit.nn.fit import FitResult, fit
 from banditkit.nn.grads import (
     forward_and_grads,
@@ -57,6 +60,7 @@ __all__ = [
     "MLP",
     "MNL",
     "MSE",
+    "BlockLayout",
     "BradleyTerry",
     "FitResult",
     "Gaussian",
@@ -70,6 +74,7 @@ __all__ = [
     "Sets",
     "StackedMLP",
     "Trainer",
+    "block_count",
     "fit",
     "flat_params",
     "forward_and_grads",

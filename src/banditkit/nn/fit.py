@@ -28,6 +28,7 @@ from typing import NamedTuple
 import torch
 
 from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.nn.blocks import BlockLayout, fused_gd_blocks
 from banditkit.nn.fused import fusable, fused_gd
 from banditkit.nn.losses import Loss
 from banditkit.nn.network import Params, StackedMLP
@@ -129,6 +130,7 @@ def fit(
     inplace: bool = False,
     method: str = "auto",
     record: str = "all",
+    blocks: int | None = None,
 ) -> FitResult:
     """Train M members at once, warm-started from ``params`` (module docstring).
 
@@ -150,6 +152,11 @@ def fit(
             only, history (2, M), or (1, M) for one step): the parameters are the same;
             the fused loop of ``nn.fused`` then skips the objective's value on the
             other steps.
+        blocks: None (default: dense rows) or B: the columns of X are B equal blocks
+            and the non-zeros of every row lie in one of them (the block encoding;
+            ``nn.blocks.block_count`` finds B). Where the fused loop applies, it then
+            multiplies each row by its block of W_1 only (``nn.blocks``): the same
+            results up to floating-point order. Elsewhere it is ignored (dense).
 
     Returns:
         FitResult(params, history (steps, M), or the recorded steps).
@@ -158,7 +165,7 @@ def fit(
         ValueError: On a loss/observation mismatch, wrong shapes, member rows of y,
             weights or penalty centres other than M (or 1 for centres), a penalty on
             unknown parameters, lr <= 0, steps < 1, or an unknown optimizer,
-            reduction or record.
+            reduction or record, or rows that ``blocks`` does not fit.
 
     Example:
         >>> net = StackedMLP(2, width=4)
@@ -190,9 +197,25 @@ def fit(
     scale = 1.0 / obs.n if reduction == "mean" else 1.0
     history = []
     workspace: dict[str, torch.Tensor] = {}
+    if blocks is not None:
+        blocks = check_int("blocks", blocks, low=1)
     if opt is None and fusable(net, params, obs, loss, penalties, method):
         # one depth-2 network on rows: the fused loop, the same arithmetic (nn.fused)
         assert isinstance(obs, Rows)
+        if blocks is not None and blocks > 1:
+            # block-encoded rows: the first layer on each row's block (nn.blocks)
+            history = fused_gd_blocks(
+                net,
+                params,
+                obs,
+                loss,
+                penalties,
+                BlockLayout.of(obs.X, blocks),
+                step=lr * scale,
+                steps=steps,
+                record=record,
+            )
+            return FitResult(params, torch.stack(history) * scale)
         history = fused_gd(
             net,
             params,

@@ -140,6 +140,7 @@ def train(
     reduction: str = "sum",
     record: str = "all",
     method: str = "auto",
+    blocks: int | None = None,
 ) -> list[float]:
     """Minimise J(theta) (module docstring) in place, warm-started from the model.
 
@@ -165,6 +166,9 @@ def train(
             ``nn.fit``). The parameters are the same either way.
         method: Gradient method of ``StackedMLP.forward_vjp`` ("auto" by default;
             "backprop" is an explicit reverse pass, the same gradient up to rounding).
+        blocks: None (dense) or the number of column blocks of block-encoded rows X
+            (``nn.fit``: the first layer on each row's block; the same results up to
+            floating-point order).
 
     Returns:
         J at the parameters each step started from (length ``steps``, or the first and
@@ -210,6 +214,7 @@ def train(
         inplace=True,
         record=record,
         method=method,
+        blocks=blocks,
     )
     return [float(v) for v in result.history[:, 0].tolist()]
 
@@ -262,6 +267,7 @@ class Trainer:
         weights: ArrayLike | None = None,
         mask: ArrayLike | None = None,
         record: str = "all",
+        blocks: int | None = None,
     ) -> list[float]:
         """Run ``train`` with these hyper-parameters; see ``train`` for the arguments.
 
@@ -283,4 +289,5 @@ class Trainer:
             reduction=self.reduction,
             record=record,
             method=self.method,
+            blocks=blocks,
         )
