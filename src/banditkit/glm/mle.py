@@ -126,10 +126,9 @@ class _Problem:
     def grad_then_hess(
         self, theta: np.ndarray, lam: float
     ) -> tuple[np.ndarray, Callable[[], np.ndarray]]:
-        """Return the gradient (d,) of L at theta, O(n d), and a function giving the
-        Hessian (d, d) of L there, O(n d^2).
+        """Return the gradient (d,) of L at theta, O(n d), and a function giving H.
 
-        Newton's method stops on ||g|| before it needs H, so H is built only when asked
+        The function returns the Hessian (d, d) of L at theta, O(n d^2). Newton's method stops on ||g|| before it needs H, so H is built only when asked
         (about one Newton iteration in five of a warm-started refit ends there).
         Unit weights (``unit_weights``) are not multiplied in: w_i = 1 changes no value.
         """
@@ -145,10 +144,7 @@ class _Problem:
         g += lam * (theta - self.center)
 
         def hessian() -> np.ndarray:
-            if logistic:
-                hess = mu * special.expit(-z)
-            else:
-                hess = self.link.nll_hess(z, self.y)
+            hess = mu * special.expit(-z) if logistic else self.link.nll_hess(z, self.y)
             return _weighted_gram(
                 self.X, hess if self.unit_weights else self.w * hess, lam
             )
