@@ -3,7 +3,7 @@
     serial    one after the other in this process
     process   a pool of ``jobs`` worker processes on this machine (``spawn`` start method;
               each worker limits BLAS and PyTorch to one thread, and exits if the driver
-              dies)
+              dies); runs are handed out longest expected first (``schedule``)
     ray       Ray tasks (one CPU each) on a local Ray started here with ``jobs`` CPUs, on an
               already initialised Ray, or on a cluster given by ``address`` ("auto" or
               "ray://head:10001"); results travel back to the driver, which writes them, so
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 import traceback
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -31,6 +32,7 @@ from banditkit.experiments.execute import (
     run_metadata,
 )
 from banditkit.experiments.runs import RunSpec
+from banditkit.experiments.schedule import RunScheduler, cost_kind
 
 __all__ = ["BACKENDS", "failed_record", "make_backend"]
 
@@ -66,6 +68,12 @@ class SerialBackend:
 class ProcessBackend:
     """Compute runs in a pool of ``jobs`` worker processes.
 
+    Each worker holds one run at a time, and the next run is chosen when a worker frees
+    up, longest expected first (``experiments.schedule``): one run of each kind first,
+    then the kinds whose runs took longest. The next run is handed to the freed worker
+    before the finished one is passed on (and written by the driver), so the worker does
+    not wait for the driver's write.
+
     Args:
         jobs: Worker processes, >= 1.
     """
@@ -79,35 +87,52 @@ class ProcessBackend:
         """Yield records as runs finish (completion order)."""
         if not specs:
             return
+        workers = min(self.jobs, len(specs))
         pool = ProcessPoolExecutor(
-            max_workers=min(self.jobs, len(specs)),
+            max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=init_worker,
             initargs=(os.getpid(),),
         )
-        futures: dict[Future[RunRecord], RunSpec] = {}
+        scheduler = RunScheduler([cost_kind(spec) for spec in specs])
+        futures: dict[Future[RunRecord], int] = {}
+        clock = time.perf_counter
+
+        def submit() -> None:
+            while len(futures) < workers:
+                index = scheduler.take(clock())
+                if index is None:
+                    return
+                futures[pool.submit(compute_run, specs[index])] = index
+
         try:
-            futures = {pool.submit(compute_run, spec): spec for spec in specs}
-            pending = set(futures)
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            submit()
+            while futures:
+                done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                records = []
                 for future in done:
-                    spec = futures[future]
-                    try:
-                        yield future.result()
-                    except BrokenProcessPool:
-                        yield failed_record(
-                            spec,
-                            "worker process failed:\n"
-                            + traceback.format_exc()
-                            + _BROKEN_POOL_HINT,
-                        )
-                    except Exception:
-                        yield failed_record(
-                            spec, "worker process failed:\n" + traceback.format_exc()
-                        )
+                    index = futures.pop(future)
+                    record = _result(future, specs[index])
+                    seconds = record.meta.get("wall_seconds") if record.ok else None
+                    scheduler.finish(index, seconds)
+                    records.append(record)
+                submit()  # before the driver writes the finished runs
+                yield from records
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _result(future: Future[RunRecord], spec: RunSpec) -> RunRecord:
+    """The record of a finished future, or a failed record naming why it has none."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        return failed_record(
+            spec,
+            "worker process failed:\n" + traceback.format_exc() + _BROKEN_POOL_HINT,
+        )
+    except Exception:
+        return failed_record(spec, "worker process failed:\n" + traceback.format_exc())
 
 
 def _ray_task(spec: RunSpec) -> RunRecord:

@@ -190,6 +190,7 @@ def compute_run(spec: RunSpec) -> RunRecord:
     meta = run_metadata(spec) | {"host": socket.gethostname(), "pid": os.getpid()}
     started = time.time()
     clock = time.perf_counter()
+    cpu = time.process_time()
     meta["started"] = datetime.fromtimestamp(started, timezone.utc).isoformat()
     try:
         with single_threaded():
@@ -218,6 +219,7 @@ def compute_run(spec: RunSpec) -> RunRecord:
             "n_updates": int(result.n_updates[-1]) if rounds else 0,
             "acceptance_rate": result.acceptance_rate if rounds else None,
             "wall_seconds": time.perf_counter() - clock,
+            "cpu_seconds": time.process_time() - cpu,
             "finished": datetime.now(timezone.utc).isoformat(),
         }
     )
