@@ -107,3 +107,22 @@ def test_cost_kind_ignores_the_seed_only():
     assert kinds[0] == kinds[1]
     assert kinds[2] == kinds[3]
     assert kinds[0] != kinds[2]
+
+
+def test_early_pool_only_for_a_process_pool_and_always_closed(tmp_path):
+    import multiprocessing
+
+    from banditkit.experiments.runner import early_pool, run_experiment
+    from banditkit.experiments.schema import ConfigError
+
+    assert early_pool("auto", 1) is None
+    assert early_pool("serial", 4) is None
+    assert early_pool("auto", None) is None
+    with pytest.raises(ValueError, match="backend"):
+        early_pool("threads", 2)
+    # an invalid config: the workers started before resolving it are shut down
+    bad = {"name": "x", "horizon": 5, "seeds": 1, "env": {"name": "linear"}}
+    with pytest.raises(ConfigError):
+        run_experiment(bad, tmp_path / "out", jobs=2, progress="none")
+    assert multiprocessing.active_children() == []
+    assert not (tmp_path / "out").exists()

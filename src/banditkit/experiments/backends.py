@@ -30,6 +30,7 @@ from banditkit.experiments.execute import (
     init_worker,
     limit_threads_in_process,
     run_metadata,
+    warm_up,
 )
 from banditkit.experiments.runs import RunSpec
 from banditkit.experiments.schedule import RunScheduler, cost_kind
@@ -74,6 +75,11 @@ class ProcessBackend:
     before the finished one is passed on (and written by the driver), so the worker does
     not wait for the driver's write.
 
+    :meth:`start` starts the workers ahead of :meth:`map` (``run_experiment`` does so
+    before resolving the config, so that the workers' start-up overlaps it); :meth:`map`
+    starts them itself otherwise, and shuts them down when it is done, as :meth:`close`
+    does for a pool that is never used.
+
     Args:
         jobs: Worker processes, >= 1.
     """
@@ -82,24 +88,45 @@ class ProcessBackend:
 
     def __init__(self, jobs: int) -> None:
         self.jobs = max(1, int(jobs))
+        self._pool: ProcessPoolExecutor | None = None
+        self._workers = 0
 
-    def map(self, specs: Sequence[RunSpec]) -> Iterator[RunRecord]:
-        """Yield records as runs finish (completion order)."""
-        if not specs:
+    def start(self, workers: int | None = None) -> None:
+        """Start ``workers`` (default ``jobs``) worker processes and warm them up."""
+        if self._pool is not None:
             return
-        workers = min(self.jobs, len(specs))
-        pool = ProcessPoolExecutor(
+        workers = self.jobs if workers is None else max(1, min(workers, self.jobs))
+        self._pool = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=init_worker,
             initargs=(os.getpid(),),
         )
+        self._workers = workers
+        for _ in range(workers):  # each submit spawns a worker while none is idle
+            self._pool.submit(warm_up)
+
+    def close(self) -> None:
+        """Shut the workers down (queued runs are cancelled)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def map(self, specs: Sequence[RunSpec]) -> Iterator[RunRecord]:
+        """Yield records as runs finish (completion order)."""
+        if not specs:
+            self.close()
+            return
+        self.start(len(specs))
+        pool = self._pool
+        assert pool is not None
+        in_flight = min(self._workers, len(specs))
         scheduler = RunScheduler([cost_kind(spec) for spec in specs])
         futures: dict[Future[RunRecord], int] = {}
         clock = time.perf_counter
 
         def submit() -> None:
-            while len(futures) < workers:
+            while len(futures) < in_flight:
                 index = scheduler.take(clock())
                 if index is None:
                     return
@@ -119,7 +146,7 @@ class ProcessBackend:
                 submit()  # before the driver writes the finished runs
                 yield from records
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            self.close()
 
 
 def _result(future: Future[RunRecord], spec: RunSpec) -> RunRecord:

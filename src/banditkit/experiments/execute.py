@@ -39,6 +39,7 @@ __all__ = [
     "run_metadata",
     "single_threaded",
     "versions",
+    "warm_up",
 ]
 
 THREAD_VARIABLES = (
@@ -117,6 +118,17 @@ def init_worker(driver: int) -> None:
         daemon=True,
     )
     watchdog.start()
+
+
+def warm_up() -> int:
+    """A worker's first task: import the registries every run needs; return the pid.
+
+    A process pool started before the config is resolved runs it, so that the workers'
+    imports overlap the driver's work instead of delaying the first runs.
+    """
+    import_module("banditkit.policies")
+    import_module("banditkit.envs")
+    return os.getpid()
 
 
 def limit_threads_in_process() -> None:

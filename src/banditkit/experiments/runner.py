@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from banditkit.core.errors import RunsFailedError
-from banditkit.experiments.backends import BACKENDS, make_backend
+from banditkit.experiments.backends import BACKENDS, ProcessBackend, make_backend
 from banditkit.experiments.claims import evaluate_claims
 from banditkit.experiments.progress import Progress, RunKind, make_progress
 from banditkit.experiments.resolve import ResolvedExperiment, RunSpec, resolve
@@ -45,6 +45,7 @@ from banditkit.experiments.summaries import (
 __all__ = [
     "ExperimentResult",
     "default_jobs",
+    "early_pool",
     "execute_experiment",
     "prepare_experiment",
     "run_experiment",
@@ -145,6 +146,41 @@ def _unique(specs: list[RunSpec]) -> list[RunSpec]:
     return out
 
 
+def _refuse_in_starting_worker() -> None:
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        # A spawned worker re-importing the user's script, which calls us at module level:
+        # fail at once (waiting for the driver's lock would hang both).
+        raise RuntimeError(
+            "banditkit was asked to run an experiment while a worker process was starting: "
+            'the script calling it needs `if __name__ == "__main__":` around the call '
+            "(workers re-import the script), or use jobs=1."
+        )
+
+
+def _check_backend(backend: str) -> None:
+    if backend not in (*BACKENDS, "auto"):
+        raise ValueError(
+            f"backend must be one of auto, {', '.join(BACKENDS)}; got {backend!r}."
+        )
+
+
+def early_pool(backend: str, jobs: int | None) -> ProcessBackend | None:
+    """A process pool started now, if ``backend`` and ``jobs`` ask for one; else None.
+
+    ``run_experiment`` starts the workers before it resolves the config, so that their
+    start-up (spawning, importing banditkit) overlaps the driver's own work; with
+    ``backend="auto"`` the pool is started when ``jobs`` > 1 and closed unused if at most
+    one run is left to compute.
+    """
+    _refuse_in_starting_worker()
+    _check_backend(backend)
+    if jobs is None or jobs < 2 or backend not in ("auto", "process"):
+        return None
+    pool = ProcessBackend(jobs)
+    pool.start()
+    return pool
+
+
 def execute_experiment(
     resolved: ResolvedExperiment,
     out: str | Path,
@@ -156,30 +192,52 @@ def execute_experiment(
     figures: bool = True,
     title: str | None = None,
     colours: dict[str, tuple[float, ...]] | None = None,
+    pool: ProcessBackend | None = None,
 ) -> ExperimentResult:
     """Run a resolved experiment into ``out`` (steps 2-5 of the module docstring).
 
     ``colours`` (policy label -> colour) is passed to the figures (a paper gives one
-    mapping for all its configs).
+    mapping for all its configs). ``pool``: a process backend already started (see
+    :func:`early_pool`), used when the runs go to a process pool and closed in any case.
 
     Raises:
         OutputDirError: If ``out`` cannot be written or another process uses it.
     """
-    if getattr(multiprocessing.current_process(), "_inheriting", False):
-        # A spawned worker re-importing the user's script, which calls us at module level:
-        # fail at once (waiting for the driver's lock would hang both).
-        raise RuntimeError(
-            "banditkit was asked to run an experiment while a worker process was starting: "
-            'the script calling it needs `if __name__ == "__main__":` around the call '
-            "(workers re-import the script), or use jobs=1."
-        )
-    if backend not in (*BACKENDS, "auto"):
-        raise ValueError(
-            f"backend must be one of auto, {', '.join(BACKENDS)}; got {backend!r}."
-        )
+    _refuse_in_starting_worker()
+    _check_backend(backend)
     jobs = default_jobs() if jobs is None else jobs
     if jobs < 1:
         raise ValueError(f"jobs must be an int >= 1; got {jobs!r}.")
+    try:
+        return _execute(
+            resolved,
+            out,
+            backend,
+            jobs,
+            address,
+            progress,
+            figures,
+            title,
+            colours,
+            pool,
+        )
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _execute(
+    resolved: ResolvedExperiment,
+    out: str | Path,
+    backend: str,
+    jobs: int,
+    address: str | None,
+    progress: str | Progress | None,
+    figures: bool,
+    title: str | None,
+    colours: dict[str, tuple[float, ...]] | None,
+    pool: ProcessBackend | None,
+) -> ExperimentResult:
     store = RunStore(out)
     store.prepare()
     reporter = make_progress(progress)
@@ -189,7 +247,11 @@ def execute_experiment(
         todo = [s for s in specs if not store.is_finished(s.id)]
         if backend == "auto":
             backend = "process" if jobs > 1 and len(todo) > 1 else "serial"
-        runner = make_backend(backend, jobs, address)
+        runner: Any = (
+            pool
+            if pool is not None and backend == "process"
+            else make_backend(backend, jobs, address)
+        )
         failed: dict[str, str] = {}
         reporter.start(title or resolved.config.name, len(todo), len(specs) - len(todo))
         plan = getattr(reporter, "plan", None)
@@ -295,7 +357,13 @@ def run_experiment(
         >>> res.ok, res.n_runs, [r["n_seeds"] for r in res.summary["results"]]
         (True, 4, [2, 2])
     """
-    resolved = prepare_experiment(config, seeds=seeds, horizon=horizon, quick=quick)
+    pool = early_pool(backend, jobs)
+    try:
+        resolved = prepare_experiment(config, seeds=seeds, horizon=horizon, quick=quick)
+    except BaseException:
+        if pool is not None:
+            pool.close()
+        raise
     result = execute_experiment(
         resolved,
         out,
@@ -304,6 +372,7 @@ def run_experiment(
         address=address,
         progress=progress,
         figures=figures,
+        pool=pool,
     )
     if check and not result.ok:
         raise RunsFailedError(result.failed, out, result)
