@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
+import threading
 import time
 import traceback
 from collections.abc import Iterator, Sequence
@@ -35,7 +37,13 @@ from banditkit.experiments.execute import (
 from banditkit.experiments.runs import RunSpec
 from banditkit.experiments.schedule import RunScheduler, cost_kind
 
-__all__ = ["BACKENDS", "failed_record", "make_backend"]
+__all__ = [
+    "BACKENDS",
+    "ProcessBackend",
+    "failed_record",
+    "fork_is_safe",
+    "make_backend",
+]
 
 BACKENDS = ("serial", "process", "ray")
 
@@ -80,14 +88,25 @@ class ProcessBackend:
     starts them itself otherwise, and shuts them down when it is done, as :meth:`close`
     does for a pool that is never used.
 
+    Workers are started with ``spawn`` (a fresh interpreter that imports banditkit), or,
+    when :func:`fork_is_safe` says so and :func:`~banditkit.experiments.runner.early_pool`
+    asks for it, with ``fork``: copies of the driver, which has already imported what the
+    runs need, so that they start at once.
+
     Args:
         jobs: Worker processes, >= 1.
+        start_method: "spawn" (default) or "fork".
     """
 
     name = "process"
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, start_method: str = "spawn") -> None:
         self.jobs = max(1, int(jobs))
+        if start_method not in ("spawn", "fork"):
+            raise ValueError(
+                f"start_method must be 'spawn' or 'fork'; got {start_method!r}."
+            )
+        self.start_method = start_method
         self._pool: ProcessPoolExecutor | None = None
         self._workers = 0
 
@@ -96,9 +115,12 @@ class ProcessBackend:
         if self._pool is not None:
             return
         workers = self.jobs if workers is None else max(1, min(workers, self.jobs))
+        if self.start_method == "fork":  # nothing buffered is written twice
+            sys.stdout.flush()
+            sys.stderr.flush()
         self._pool = ProcessPoolExecutor(
             max_workers=workers,
-            mp_context=multiprocessing.get_context("spawn"),
+            mp_context=multiprocessing.get_context(self.start_method),
             initializer=init_worker,
             initargs=(os.getpid(),),
         )
@@ -147,6 +169,21 @@ class ProcessBackend:
                 yield from records
         finally:
             self.close()
+
+
+def fork_is_safe() -> bool:
+    """Whether worker processes may be forked from this one.
+
+    True on Linux while this process runs no thread but the main one and has not
+    imported PyTorch (whose thread pools do not survive a fork); elsewhere, and
+    otherwise, workers are spawned.
+    """
+    return (
+        sys.platform.startswith("linux")
+        and "fork" in multiprocessing.get_all_start_methods()
+        and "torch" not in sys.modules
+        and threading.active_count() == 1
+    )
 
 
 def _result(future: Future[RunRecord], spec: RunSpec) -> RunRecord:

@@ -24,7 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from banditkit.core.errors import RunsFailedError
-from banditkit.experiments.backends import BACKENDS, ProcessBackend, make_backend
+from banditkit.experiments.backends import (
+    BACKENDS,
+    ProcessBackend,
+    fork_is_safe,
+    make_backend,
+)
 from banditkit.experiments.claims import evaluate_claims
 from banditkit.experiments.progress import Progress, RunKind, make_progress
 from banditkit.experiments.resolve import ResolvedExperiment, RunSpec, resolve
@@ -164,19 +169,23 @@ def _check_backend(backend: str) -> None:
         )
 
 
-def early_pool(backend: str, jobs: int | None) -> ProcessBackend | None:
+def early_pool(
+    backend: str, jobs: int | None, start_method: str = "spawn"
+) -> ProcessBackend | None:
     """A process pool started now, if ``backend`` and ``jobs`` ask for one; else None.
 
-    ``run_experiment`` starts the workers before it resolves the config, so that their
-    start-up (spawning, importing banditkit) overlaps the driver's own work; with
-    ``backend="auto"`` the pool is started when ``jobs`` > 1 and closed unused if at most
-    one run is left to compute.
+    ``run_experiment`` starts the workers before the runs are handed out: forked once
+    the config is resolved (when ``backends.fork_is_safe``: the workers are copies of a
+    driver that has imported and loaded what the runs need, so they start at once), or
+    else spawned before the config is resolved, so that their start-up (a fresh
+    interpreter importing banditkit) overlaps the driver's. With ``backend="auto"`` the
+    pool is started when ``jobs`` > 1 and closed unused if at most one run is left.
     """
     _refuse_in_starting_worker()
     _check_backend(backend)
     if jobs is None or jobs < 2 or backend not in ("auto", "process"):
         return None
-    pool = ProcessBackend(jobs)
+    pool = ProcessBackend(jobs, start_method)
     pool.start()
     return pool
 
@@ -357,9 +366,12 @@ def run_experiment(
         >>> res.ok, res.n_runs, [r["n_seeds"] for r in res.summary["results"]]
         (True, 4, [2, 2])
     """
-    pool = early_pool(backend, jobs)
+    fork = fork_is_safe()
+    pool = None if fork else early_pool(backend, jobs)
     try:
         resolved = prepare_experiment(config, seeds=seeds, horizon=horizon, quick=quick)
+        if fork:  # before the store's lock: workers must not inherit it
+            pool = early_pool(backend, jobs, "fork")
     except BaseException:
         if pool is not None:
             pool.close()
