@@ -1,9 +1,10 @@
 """Backends: where runs are computed. All yield :class:`RunRecord` objects as runs finish.
 
     serial    one after the other in this process
-    process   a pool of ``jobs`` worker processes on this machine (``spawn`` start method;
-              each worker limits BLAS and PyTorch to one thread, and exits if the driver
-              dies); runs are handed out longest expected first (``schedule``)
+    process   a pool of ``jobs`` worker processes on this machine (``spawn``, or ``fork``
+              where ``fork_is_safe``; each worker limits BLAS and PyTorch to one thread,
+              and exits if the driver dies); runs are handed out longest expected first
+              (``schedule``)
     ray       Ray tasks (one CPU each) on a local Ray started here with ``jobs`` CPUs, on an
               already initialised Ray, or on a cluster given by ``address`` ("auto" or
               "ray://head:10001"); results travel back to the driver, which writes them, so

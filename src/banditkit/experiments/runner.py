@@ -326,9 +326,11 @@ def run_experiment(
 
     Runs are computed one after the other in this process unless ``jobs`` > 1 (or
     ``backend="process"``/``"ray"``) is asked for, so a plain script calling this needs no
-    ``if __name__ == "__main__":`` guard. Worker processes are started with ``spawn`` (safe
-    with PyTorch and threads), which re-imports the calling script in each worker: a script
-    asking for ``jobs`` > 1 must put the call under that guard (docs/experiments.md).
+    ``if __name__ == "__main__":`` guard. Worker processes are forked once the config is
+    resolved where that is safe (``backends.fork_is_safe``: Linux, no other thread, no
+    PyTorch imported), else started with ``spawn`` (safe with PyTorch and threads) before
+    the config is resolved; ``spawn`` re-imports the calling script in each worker, so a
+    script asking for ``jobs`` > 1 must put the call under that guard (docs/experiments.md).
 
     Args:
         config: A YAML path, a mapping or an :class:`ExperimentConfig`.
