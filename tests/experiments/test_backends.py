@@ -58,6 +58,18 @@ def test_process_backend_matches_serial(serial_out, tmp_path):
     _assert_same(serial_out, tmp_path)
 
 
+def test_spawned_process_pool_matches_serial(serial_out, tmp_path, monkeypatch):
+    # where run_experiment forks its workers, the spawn path must give the same results
+    import banditkit.experiments.runner as runner
+
+    monkeypatch.setattr(runner, "fork_is_safe", lambda: False)
+    res = run_experiment(
+        CONFIG, tmp_path, backend="process", jobs=2, progress="none", figures=False
+    )
+    assert res.ok and res.computed == 12
+    _assert_same(serial_out, tmp_path)
+
+
 def test_ray_backend_matches_serial(serial_out, tmp_path):
     ray = pytest.importorskip("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
