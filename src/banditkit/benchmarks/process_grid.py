@@ -20,9 +20,11 @@ stored metadata of the runs (``cpu_seconds``, ``started``, ``finished``, ``pid``
 * per worker: its busy time (its runs) and idle time within the runs phase;
 * replays of the grid on idle workers with the measured per-run CPU times: in the config's
   order (what the pool did before ``experiments.schedule``), longest expected first (what
-  it does now) and the bound max(longest run, total / jobs) (the critical path);
+  it does now) and the critical path (``critical_path``: a lower bound for any order);
 * the speed-up an idle machine would give: the serial command's CPU seconds over the
-  driver's own CPU seconds + the worker start-up + the replayed makespan (``replay``).
+  driver's own CPU seconds + the worker start-up + the replayed makespan (``replay``);
+  and the same for ``WHAT_IF_SEEDS`` seeds of every cell (each run at its cell's mean
+  time), which tells whether the grid's shape or the runner limits the ratio.
 
 The diagnosis says whether the grid can reach the bar at all: a grid whose longest runs
 cannot be spread over the workers (three GLM-UCB runs on digits, each a third of the work,
@@ -55,6 +57,7 @@ REPEATS = 2
 QUICK_REPEATS = 1
 JOBS = 2
 BAR = 1.8
+WHAT_IF_SEEDS = 4
 
 
 def demo_config() -> Path:
@@ -158,6 +161,17 @@ def _kind(m: dict[str, Any]) -> str:
     )
 
 
+def critical_path(seconds: list[float], jobs: int) -> float:
+    """A lower bound on the wall time of runs of these durations on ``jobs`` workers.
+
+    max(longest run, total / jobs, p_jobs + p_(jobs+1)): of the jobs + 1 longest runs,
+    two share a worker (p_i is the i-th longest).
+    """
+    ranked = sorted(seconds, reverse=True)
+    pair = ranked[jobs - 1] + ranked[jobs] if len(ranked) > jobs else 0.0
+    return max(ranked[0], sum(ranked) / jobs, pair)
+
+
 def replay(
     metas: list[dict[str, Any]], serial_cpu: float, parallel_cpu: float, jobs: int
 ) -> dict[str, Any]:
@@ -174,13 +188,21 @@ def replay(
     total = sum(seconds)
     config_order = simulate_schedule(seconds, None, jobs).makespan
     scheduled = simulate_schedule(seconds, kinds, jobs).makespan
-    bound = max(max(seconds), total / jobs)
+    bound = critical_path(seconds, jobs)
     cells: dict[str, float] = {}
     for m in ordered:
         label = f"{m['env']['label']} / {m['policy']['label']}"
         cells[label] = cells.get(label, 0.0) + m["cpu_seconds"]
     driver = serial_cpu - total
     start_up = max(parallel_cpu - serial_cpu, 0.0) / jobs
+    # what-if: WHAT_IF_SEEDS seeds of every cell, each run at its cell's mean CPU time
+    mean: dict[str, list[float]] = {}
+    for kind, sec in zip(kinds, seconds, strict=True):
+        mean.setdefault(kind, []).append(sec)
+    w_kinds = [k for k in mean for _ in range(WHAT_IF_SEEDS)]
+    w_seconds = [sum(mean[k]) / len(mean[k]) for k in w_kinds]
+    w_total = sum(w_seconds)
+    w_scheduled = simulate_schedule(w_seconds, w_kinds, jobs).makespan
     return {
         "run_cpu_total": total,
         "longest_run": max(seconds),
@@ -194,6 +216,9 @@ def replay(
         "idle_ratio_scheduled": serial_cpu / (driver + start_up + scheduled),
         "idle_ratio_bound": serial_cpu / (driver + start_up + bound),
         "idle_ratio_bound_no_overheads": total / bound,
+        "what_if_seeds": WHAT_IF_SEEDS,
+        "what_if_idle_ratio_scheduled": (driver + w_total)
+        / (driver + start_up + w_scheduled),
     }
 
 
@@ -279,7 +304,9 @@ def table(result: dict[str, Any]) -> str:
         f"scheduled {r['makespan_scheduled']:.2f} s, bound {r['makespan_bound']:.2f} s; "
         f"idle-machine ratio {r['idle_ratio_config_order']:.2f}x / "
         f"{r['idle_ratio_scheduled']:.2f}x / {r['idle_ratio_bound']:.2f}x "
-        f"(runs alone at the bound: {r['idle_ratio_bound_no_overheads']:.2f}x).",
+        f"(runs alone at the bound: {r['idle_ratio_bound_no_overheads']:.2f}x). "
+        f"The same grid with {r['what_if_seeds']} seeds (each run at its cell's mean): "
+        f"{r['what_if_idle_ratio_scheduled']:.2f}x scheduled.",
         "",
         "| worker (pid) | runs | busy s | idle s |",
         "|---|---|---|---|",
