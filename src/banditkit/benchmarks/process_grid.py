@@ -173,14 +173,19 @@ def critical_path(seconds: list[float], jobs: int) -> float:
 
 
 def replay(
-    metas: list[dict[str, Any]], serial_cpu: float, parallel_cpu: float, jobs: int
+    metas: list[dict[str, Any]],
+    serial_cpu: float,
+    parallel_cpu: float,
+    jobs: int,
+    parallel_runs_cpu: float | None = None,
 ) -> dict[str, Any]:
     """Schedules of the grid on idle workers with the measured per-run CPU seconds.
 
     The serial command's CPU time is its idle-machine wall time; the parallel one's is
     predicted as the driver's own CPU (the serial command's CPU outside the runs), plus
-    the extra CPU of the parallel command (worker start-up) spread over the workers, plus
-    the makespan of the replayed order.
+    the extra CPU of the parallel command outside its runs (worker start-up; its runs'
+    own CPU, ``parallel_runs_cpu``, is left out, as it varies with the load) spread over
+    the workers, plus the makespan of the replayed order.
     """
     ordered = sorted(metas, key=lambda m: m["_order"])
     seconds = [m["cpu_seconds"] for m in ordered]
@@ -194,7 +199,8 @@ def replay(
         label = f"{m['env']['label']} / {m['policy']['label']}"
         cells[label] = cells.get(label, 0.0) + m["cpu_seconds"]
     driver = serial_cpu - total
-    start_up = max(parallel_cpu - serial_cpu, 0.0) / jobs
+    outside = parallel_cpu - (total if parallel_runs_cpu is None else parallel_runs_cpu)
+    start_up = max(outside - driver, 0.0) / jobs
     # what-if: WHAT_IF_SEEDS seeds of every cell, each run at its cell's mean CPU time
     mean: dict[str, list[float]] = {}
     for kind, sec in zip(kinds, seconds, strict=True):
@@ -267,7 +273,13 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
         "diagnosis": {
             "serial": diagnosis[1],
             "parallel": diagnosis[JOBS],
-            "replay": replay(metas_by_jobs[1], cpu[1], cpu[JOBS], JOBS),
+            "replay": replay(  # the last repetition's runs and CPU times
+                metas_by_jobs[1],
+                times[1][-1]["cpu"],
+                times[JOBS][-1]["cpu"],
+                JOBS,
+                diagnosis[JOBS]["run_cpu_total"],
+            ),
         },
     }
     write_outputs(out, result, table(result))
