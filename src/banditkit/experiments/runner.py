@@ -368,12 +368,13 @@ def run_experiment(
         >>> res.ok, res.n_runs, [r["n_seeds"] for r in res.summary["results"]]
         (True, 4, [2, 2])
     """
-    fork = fork_is_safe()
-    pool = None if fork else early_pool(backend, jobs)
+    # spawned workers start now, to overlap the resolving; forked ones once it is done
+    # (checked again then) and before the store's lock is taken, which they must not hold
+    pool = None if fork_is_safe() else early_pool(backend, jobs)
     try:
         resolved = prepare_experiment(config, seeds=seeds, horizon=horizon, quick=quick)
-        if fork:  # before the store's lock: workers must not inherit it
-            pool = early_pool(backend, jobs, "fork")
+        if pool is None:
+            pool = early_pool(backend, jobs, "fork" if fork_is_safe() else "spawn")
     except BaseException:
         if pool is not None:
             pool.close()
