@@ -21,6 +21,7 @@ each run is computed alone from its spec, and the store files it under its id.
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -64,11 +65,11 @@ class RunScheduler:
 
     def __init__(self, kinds: Sequence[Hashable]) -> None:
         self._order: list[Hashable] = []
-        self._left: dict[Hashable, list[int]] = {}
+        self._left: dict[Hashable, deque[int]] = {}
         for index, kind in enumerate(kinds):
             if kind not in self._left:
                 self._order.append(kind)
-                self._left[kind] = []
+                self._left[kind] = deque()
             self._left[kind].append(index)
         self._kind = list(kinds)
         self._rank = {kind: i for i, kind in enumerate(self._order)}
@@ -112,7 +113,7 @@ class RunScheduler:
                     -self._rank[k],
                 ),
             )
-        index = self._left[kind].pop(0)
+        index = self._left[kind].popleft()
         self._started.add(kind)
         self._running[index] = now
         return index
