@@ -212,12 +212,12 @@ def execute_experiment(
     Raises:
         OutputDirError: If ``out`` cannot be written or another process uses it.
     """
-    _refuse_in_starting_worker()
-    _check_backend(backend)
-    jobs = default_jobs() if jobs is None else jobs
-    if jobs < 1:
-        raise ValueError(f"jobs must be an int >= 1; got {jobs!r}.")
     try:
+        _refuse_in_starting_worker()
+        _check_backend(backend)
+        jobs = default_jobs() if jobs is None else jobs
+        if jobs < 1:
+            raise ValueError(f"jobs must be an int >= 1; got {jobs!r}.")
         return _execute(
             resolved,
             out,
