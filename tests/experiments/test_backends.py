@@ -58,13 +58,16 @@ def test_process_backend_matches_serial(serial_out, tmp_path):
     _assert_same(serial_out, tmp_path)
 
 
-def test_spawned_process_pool_matches_serial(serial_out, tmp_path, monkeypatch):
-    # where run_experiment forks its workers, the spawn path must give the same results
-    import banditkit.experiments.runner as runner
-
-    monkeypatch.setattr(runner, "fork_is_safe", lambda: False)
+def test_forked_process_pool_matches_serial(serial_out, tmp_path):
+    # start_method="auto" (the command line's) forks the workers where it is safe
     res = run_experiment(
-        CONFIG, tmp_path, backend="process", jobs=2, progress="none", figures=False
+        CONFIG,
+        tmp_path,
+        backend="process",
+        jobs=2,
+        progress="none",
+        figures=False,
+        start_method="auto",
     )
     assert res.ok and res.computed == 12
     _assert_same(serial_out, tmp_path)

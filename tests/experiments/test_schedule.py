@@ -120,6 +120,8 @@ def test_early_pool_only_for_a_process_pool_and_always_closed(tmp_path):
     assert early_pool("auto", None) is None
     with pytest.raises(ValueError, match="backend"):
         early_pool("threads", 2)
+    with pytest.raises(ValueError, match="start_method"):
+        run_experiment({}, tmp_path / "never", jobs=2, start_method="forkserver")
     # an invalid config: the workers started before resolving it are shut down
     bad = {"name": "x", "horizon": 5, "seeds": 1, "env": {"name": "linear"}}
     with pytest.raises(ConfigError):

@@ -64,6 +64,7 @@ def run(
         horizon=horizon,
         progress=progress.value,
         check=False,  # failed runs are reported below, then exit 1
+        start_method="auto",  # fork the workers where safe: they start at once
     )
     _report_experiment(result, out)
     if not result.ok:

@@ -148,15 +148,28 @@ class ProcessBackend:
         futures: dict[Future[RunRecord], int] = {}
         clock = time.perf_counter
 
-        def submit() -> None:
+        def submit() -> list[RunRecord]:
+            """Fill the free workers; the runs a broken pool cannot take, as failed."""
             while len(futures) < in_flight:
                 index = scheduler.take(clock())
                 if index is None:
-                    return
-                futures[pool.submit(compute_run, specs[index])] = index
+                    return []
+                try:
+                    futures[pool.submit(compute_run, specs[index])] = index
+                except BrokenProcessPool:  # e.g. the workers died starting
+                    message = (
+                        "worker process failed:\n"
+                        + traceback.format_exc()
+                        + _BROKEN_POOL_HINT
+                    )
+                    lost = [index]
+                    while (index := scheduler.take(clock())) is not None:
+                        lost.append(index)
+                    return [failed_record(specs[i], message) for i in lost]
+            return []
 
         try:
-            submit()
+            yield from submit()
             while futures:
                 done, _ = wait(futures, return_when=FIRST_COMPLETED)
                 records = []
@@ -166,8 +179,9 @@ class ProcessBackend:
                     seconds = record.meta.get("wall_seconds") if record.ok else None
                     scheduler.finish(index, seconds)
                     records.append(record)
-                submit()  # before the driver writes the finished runs
+                lost = submit()  # before the driver writes the finished runs
                 yield from records
+                yield from lost
         finally:
             self.close()
 

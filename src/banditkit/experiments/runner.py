@@ -321,16 +321,19 @@ def run_experiment(
     progress: str | Progress | None = "auto",
     figures: bool = True,
     check: bool = True,
+    start_method: str = "spawn",
 ) -> ExperimentResult:
     """Run the experiment of ``config`` into ``out``; the Python side of ``banditkit run``.
 
     Runs are computed one after the other in this process unless ``jobs`` > 1 (or
     ``backend="process"``/``"ray"``) is asked for, so a plain script calling this needs no
-    ``if __name__ == "__main__":`` guard. Worker processes are forked once the config is
-    resolved where that is safe (``backends.fork_is_safe``: Linux, no other thread, no
-    PyTorch imported), else started with ``spawn`` (safe with PyTorch and threads) before
-    the config is resolved; ``spawn`` re-imports the calling script in each worker, so a
-    script asking for ``jobs`` > 1 must put the call under that guard (docs/experiments.md).
+    ``if __name__ == "__main__":`` guard. Worker processes are started with ``spawn``
+    (safe with PyTorch and threads) before the config is resolved, so that their start-up
+    overlaps it; ``spawn`` re-imports the calling script in each worker, so a script
+    asking for ``jobs`` > 1 must put the call under that guard (docs/experiments.md).
+    With ``start_method="auto"`` (what ``banditkit run`` uses) they are instead forked once
+    the config is resolved, where that is safe (``backends.fork_is_safe``: Linux, no
+    other thread, PyTorch not imported): copies of this process, they start at once.
 
     Args:
         config: A YAML path, a mapping or an :class:`ExperimentConfig`.
@@ -348,6 +351,8 @@ def run_experiment(
         check: Raise :class:`~banditkit.errors.RunsFailedError` when some runs failed
             (after storing and summarising the others); False returns the result with
             ``result.ok`` False instead.
+        start_method: How process-pool workers start: "spawn" (default, on every
+            platform) or "auto" (fork where ``backends.fork_is_safe``, else spawn).
 
     Returns:
         An :class:`ExperimentResult`.
@@ -368,13 +373,19 @@ def run_experiment(
         >>> res.ok, res.n_runs, [r["n_seeds"] for r in res.summary["results"]]
         (True, 4, [2, 2])
     """
+    if start_method not in ("spawn", "auto"):
+        raise ValueError(
+            f"start_method must be 'spawn' or 'auto'; got {start_method!r}."
+        )
+    forks = start_method == "auto"
     # spawned workers start now, to overlap the resolving; forked ones once it is done
     # (checked again then) and before the store's lock is taken, which they must not hold
-    pool = None if fork_is_safe() else early_pool(backend, jobs)
+    pool = None if forks and fork_is_safe() else early_pool(backend, jobs)
     try:
         resolved = prepare_experiment(config, seeds=seeds, horizon=horizon, quick=quick)
         if pool is None:
-            pool = early_pool(backend, jobs, "fork" if fork_is_safe() else "spawn")
+            method = "fork" if forks and fork_is_safe() else "spawn"
+            pool = early_pool(backend, jobs, method)
     except BaseException:
         if pool is not None:
             pool.close()
