@@ -116,8 +116,12 @@ class _Problem:
 
     def objective(self, theta: np.ndarray, lam: float) -> float:
         diff = theta - self.center
-        data = float(self.w @ self.link.nll(self.latent(theta), self.y))
-        return data + 0.5 * lam * float(diff @ diff)
+        z = self.latent(theta)
+        if type(self.link) is LogisticLink:  # LogisticLink.nll, without its conversions
+            nll = np.logaddexp(0.0, z) - self.y * z
+        else:
+            nll = self.link.nll(z, self.y)
+        return float(self.w @ nll) + 0.5 * lam * float(diff @ diff)
 
     def data_grad(self, theta: np.ndarray) -> np.ndarray:
         """Return sum_i w_i nll'(x_i^T theta, y_i) x_i, shape (d,)."""
@@ -295,7 +299,7 @@ def _newton(
             return GLMFit(theta, it, True, f)
         step = _newton_direction(hessian(), g, lam)
         slope = float(g @ step)  # = -decrement^2 [Boyd2004, Sec. 9.5.1]
-        if np.sqrt(max(-slope, 0.0)) < tol:
+        if math.sqrt(max(-slope, 0.0)) < tol:
             return GLMFit(theta, it, True, f)
         if it == max_iter or not slope < 0.0:
             return GLMFit(theta, it, False, f)
