@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 
 import pytest
 
@@ -126,5 +127,8 @@ def test_early_pool_only_for_a_process_pool_and_always_closed(tmp_path):
     bad = {"name": "x", "horizon": 5, "seeds": 1, "env": {"name": "linear"}}
     with pytest.raises(ConfigError):
         run_experiment(bad, tmp_path / "out", jobs=2, progress="none")
+    deadline = time.monotonic() + 60.0  # they exit in the background
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert multiprocessing.active_children() == []
     assert not (tmp_path / "out").exists()

@@ -129,10 +129,15 @@ class ProcessBackend:
         for _ in range(workers):  # each submit spawns a worker while none is idle
             self._pool.submit(warm_up)
 
-    def close(self) -> None:
-        """Shut the workers down (queued runs are cancelled)."""
+    def close(self, wait: bool = True) -> None:
+        """Shut the workers down (queued runs are cancelled).
+
+        Args:
+            wait: Wait for the workers to exit; False lets them finish starting and exit
+                in the background (a pool that computed nothing, closed unused).
+        """
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool.shutdown(wait=wait, cancel_futures=True)
             self._pool = None
 
     def map(self, specs: Sequence[RunSpec]) -> Iterator[RunRecord]:

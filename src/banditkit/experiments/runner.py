@@ -231,8 +231,8 @@ def execute_experiment(
             pool,
         )
     finally:
-        if pool is not None:
-            pool.close()
+        if pool is not None:  # unused (a pool that ran the runs is closed already)
+            pool.close(wait=False)
 
 
 def _execute(
@@ -388,7 +388,7 @@ def run_experiment(
             pool = early_pool(backend, jobs, method)
     except BaseException:
         if pool is not None:
-            pool.close()
+            pool.close(wait=False)
         raise
     result = execute_experiment(
         resolved,
