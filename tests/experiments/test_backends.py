@@ -58,6 +58,21 @@ def test_process_backend_matches_serial(serial_out, tmp_path):
     _assert_same(serial_out, tmp_path)
 
 
+def test_forked_process_pool_matches_serial(serial_out, tmp_path):
+    # start_method="auto" (the command line's) forks the workers where it is safe
+    res = run_experiment(
+        CONFIG,
+        tmp_path,
+        backend="process",
+        jobs=2,
+        progress="none",
+        figures=False,
+        start_method="auto",
+    )
+    assert res.ok and res.computed == 12
+    _assert_same(serial_out, tmp_path)
+
+
 def test_ray_backend_matches_serial(serial_out, tmp_path):
     ray = pytest.importorskip("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)

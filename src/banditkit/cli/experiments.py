@@ -75,6 +75,7 @@ def run(
         progress=progress.value,
         check=False,  # failed runs are reported below, then exit 1
         batch_seeds=batch_seeds.value,
+        start_method="auto",  # fork the workers where safe: they start at once
     )
     _report_experiment(result, out)
     if not result.ok:

@@ -13,7 +13,6 @@ reductions may sum in another order); parallelism comes from running runs side b
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import platform
 import socket
@@ -33,6 +32,7 @@ import numpy as np
 from banditkit.core.records import Record
 from banditkit.core.simulate import RunResult
 from banditkit.experiments.runs import RunSpec
+from banditkit.experiments.schedule import cost_kind
 
 __all__ = [
     "BATCH_SEEDS",
@@ -46,6 +46,7 @@ __all__ = [
     "run_metadata",
     "single_threaded",
     "versions",
+    "warm_up",
 ]
 
 THREAD_VARIABLES = (
@@ -129,6 +130,17 @@ def init_worker(driver: int) -> None:
     watchdog.start()
 
 
+def warm_up() -> int:
+    """A worker's first task: import the registries every run needs; return the pid.
+
+    A process pool started before the config is resolved runs it, so that the workers'
+    imports overlap the driver's work instead of delaying the first runs.
+    """
+    import_module("banditkit.policies")
+    import_module("banditkit.envs")
+    return os.getpid()
+
+
 def limit_threads_in_process() -> None:
     """Worker initializer: one thread for BLAS and PyTorch in this whole process."""
     for name in THREAD_VARIABLES:
@@ -192,20 +204,6 @@ class SeedGroup:
     specs: tuple[RunSpec, ...]
 
 
-def _batch_key(spec: RunSpec) -> str:
-    return json.dumps(
-        [
-            spec.env_name,
-            spec.env_params,
-            spec.policy_name,
-            spec.policy_params,
-            spec.horizon,
-        ],
-        sort_keys=True,
-        default=str,
-    )
-
-
 def _batchable(spec: RunSpec) -> bool:
     """Whether the policy of ``spec`` offers a batched counterpart for its configuration.
 
@@ -251,7 +249,7 @@ def group_seeds(
         return list(specs)
     groups: dict[str, list[RunSpec]] = {}
     for spec in specs:
-        groups.setdefault(_batch_key(spec), []).append(spec)
+        groups.setdefault(cost_kind(spec), []).append(spec)
     batchable = {
         key: len(group) > 1 and _batchable(group[0]) for key, group in groups.items()
     }
@@ -259,7 +257,7 @@ def group_seeds(
     tasks: list[RunSpec | SeedGroup] = []
     done: set[str] = set()
     for spec in specs:
-        key = _batch_key(spec)
+        key = cost_kind(spec)
         if not batchable[key]:
             tasks.append(spec)
             continue
@@ -380,6 +378,7 @@ def compute_run(spec: RunSpec) -> RunRecord:
     meta = run_metadata(spec) | {"host": socket.gethostname(), "pid": os.getpid()}
     started = time.time()
     clock = time.perf_counter()
+    cpu = time.process_time()
     meta["started"] = datetime.fromtimestamp(started, timezone.utc).isoformat()
     try:
         with single_threaded():
@@ -397,6 +396,7 @@ def compute_run(spec: RunSpec) -> RunRecord:
     meta.update(
         {
             "wall_seconds": time.perf_counter() - clock,
+            "cpu_seconds": time.process_time() - cpu,
             "finished": datetime.now(timezone.utc).isoformat(),
         }
     )

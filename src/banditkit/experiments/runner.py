@@ -25,7 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from banditkit.core.errors import RunsFailedError
-from banditkit.experiments.backends import BACKENDS, make_backend
+from banditkit.experiments.backends import (
+    BACKENDS,
+    ProcessBackend,
+    fork_is_safe,
+    make_backend,
+)
 from banditkit.experiments.claims import evaluate_claims
 from banditkit.experiments.execute import BATCH_SEEDS, group_seeds
 from banditkit.experiments.progress import Progress, RunKind, make_progress
@@ -47,6 +52,7 @@ from banditkit.experiments.summaries import (
 __all__ = [
     "ExperimentResult",
     "default_jobs",
+    "early_pool",
     "execute_experiment",
     "prepare_experiment",
     "run_experiment",
@@ -147,6 +153,45 @@ def _unique(specs: list[RunSpec]) -> list[RunSpec]:
     return out
 
 
+def _refuse_in_starting_worker() -> None:
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        # A spawned worker re-importing the user's script, which calls us at module level:
+        # fail at once (waiting for the driver's lock would hang both).
+        raise RuntimeError(
+            "banditkit was asked to run an experiment while a worker process was starting: "
+            'the script calling it needs `if __name__ == "__main__":` around the call '
+            "(workers re-import the script), or use jobs=1."
+        )
+
+
+def _check_backend(backend: str) -> None:
+    if backend not in (*BACKENDS, "auto"):
+        raise ValueError(
+            f"backend must be one of auto, {', '.join(BACKENDS)}; got {backend!r}."
+        )
+
+
+def early_pool(
+    backend: str, jobs: int | None, start_method: str = "spawn"
+) -> ProcessBackend | None:
+    """A process pool started now, if ``backend`` and ``jobs`` ask for one; else None.
+
+    ``run_experiment`` starts the workers before the runs are handed out: forked once
+    the config is resolved (when ``backends.fork_is_safe``: the workers are copies of a
+    driver that has imported and loaded what the runs need, so they start at once), or
+    else spawned before the config is resolved, so that their start-up (a fresh
+    interpreter importing banditkit) overlaps the driver's. With ``backend="auto"`` the
+    pool is started when ``jobs`` > 1 and closed unused if at most one run is left.
+    """
+    _refuse_in_starting_worker()
+    _check_backend(backend)
+    if jobs is None or jobs < 2 or backend not in ("auto", "process"):
+        return None
+    pool = ProcessBackend(jobs, start_method)
+    pool.start()
+    return pool
+
+
 def execute_experiment(
     resolved: ResolvedExperiment,
     out: str | Path,
@@ -158,37 +203,63 @@ def execute_experiment(
     figures: bool = True,
     title: str | None = None,
     colours: dict[str, tuple[float, ...]] | None = None,
+    pool: ProcessBackend | None = None,
     batch_seeds: str = "auto",
 ) -> ExperimentResult:
     """Run a resolved experiment into ``out`` (steps 2-5 of the module docstring).
 
     ``colours`` (policy label -> colour) is passed to the figures (a paper gives one
-    mapping for all its configs). ``batch_seeds`` ("auto", "on" or "off") computes the
-    seeds of a configuration as one batch where its policy offers it
-    (``execute.group_seeds``; docs/experiments.md, "Seed batching").
+    mapping for all its configs). ``pool``: a process backend already started (see
+    :func:`early_pool`), used when the runs go to a process pool and closed in any case.
+    ``batch_seeds`` ("auto", "on" or "off") computes the seeds of a configuration as one
+    batch where its policy offers it (``execute.group_seeds``; docs/experiments.md, "Seed
+    batching").
 
     Raises:
         OutputDirError: If ``out`` cannot be written or another process uses it.
     """
-    if getattr(multiprocessing.current_process(), "_inheriting", False):
-        # A spawned worker re-importing the user's script, which calls us at module level:
-        # fail at once (waiting for the driver's lock would hang both).
-        raise RuntimeError(
-            "banditkit was asked to run an experiment while a worker process was starting: "
-            'the script calling it needs `if __name__ == "__main__":` around the call '
-            "(workers re-import the script), or use jobs=1."
+    try:
+        _refuse_in_starting_worker()
+        _check_backend(backend)
+        jobs = default_jobs() if jobs is None else jobs
+        if jobs < 1:
+            raise ValueError(f"jobs must be an int >= 1; got {jobs!r}.")
+        if batch_seeds not in BATCH_SEEDS:
+            raise ValueError(
+                f"batch_seeds must be one of {', '.join(BATCH_SEEDS)}; "
+                f"got {batch_seeds!r}."
+            )
+        return _execute(
+            resolved,
+            out,
+            backend,
+            jobs,
+            address,
+            progress,
+            figures,
+            title,
+            colours,
+            pool,
+            batch_seeds,
         )
-    if backend not in (*BACKENDS, "auto"):
-        raise ValueError(
-            f"backend must be one of auto, {', '.join(BACKENDS)}; got {backend!r}."
-        )
-    jobs = default_jobs() if jobs is None else jobs
-    if jobs < 1:
-        raise ValueError(f"jobs must be an int >= 1; got {jobs!r}.")
-    if batch_seeds not in BATCH_SEEDS:
-        raise ValueError(
-            f"batch_seeds must be one of {', '.join(BATCH_SEEDS)}; got {batch_seeds!r}."
-        )
+    finally:
+        if pool is not None:  # unused (a pool that ran the runs is closed already)
+            pool.close(wait=False)
+
+
+def _execute(
+    resolved: ResolvedExperiment,
+    out: str | Path,
+    backend: str,
+    jobs: int,
+    address: str | None,
+    progress: str | Progress | None,
+    figures: bool,
+    title: str | None,
+    colours: dict[str, tuple[float, ...]] | None,
+    pool: ProcessBackend | None,
+    batch_seeds: str,
+) -> ExperimentResult:
     store = RunStore(out)
     store.prepare()
     reporter = make_progress(progress)
@@ -198,7 +269,11 @@ def execute_experiment(
         todo = [s for s in specs if not store.is_finished(s.id)]
         if backend == "auto":
             backend = "process" if jobs > 1 and len(todo) > 1 else "serial"
-        runner = make_backend(backend, jobs, address)
+        runner: Any = (
+            pool
+            if pool is not None and backend == "process"
+            else make_backend(backend, jobs, address)
+        )
         failed: dict[str, str] = {}
         reporter.start(title or resolved.config.name, len(todo), len(specs) - len(todo))
         plan = getattr(reporter, "plan", None)
@@ -261,15 +336,20 @@ def run_experiment(
     progress: str | Progress | None = "auto",
     figures: bool = True,
     check: bool = True,
+    start_method: str = "spawn",
     batch_seeds: str = "auto",
 ) -> ExperimentResult:
     """Run the experiment of ``config`` into ``out``; the Python side of ``banditkit run``.
 
     Runs are computed one after the other in this process unless ``jobs`` > 1 (or
     ``backend="process"``/``"ray"``) is asked for, so a plain script calling this needs no
-    ``if __name__ == "__main__":`` guard. Worker processes are started with ``spawn`` (safe
-    with PyTorch and threads), which re-imports the calling script in each worker: a script
+    ``if __name__ == "__main__":`` guard. Worker processes are started with ``spawn``
+    (safe with PyTorch and threads) before the config is resolved, so that their start-up
+    overlaps it; ``spawn`` re-imports the calling script in each worker, so a script
     asking for ``jobs`` > 1 must put the call under that guard (docs/experiments.md).
+    With ``start_method="auto"`` (what ``banditkit run`` uses) they are instead forked once
+    the config is resolved, where that is safe (``backends.fork_is_safe``: Linux, no
+    other thread, PyTorch not imported): copies of this process, they start at once.
 
     Args:
         config: A YAML path, a mapping or an :class:`ExperimentConfig`.
@@ -287,6 +367,8 @@ def run_experiment(
         check: Raise :class:`~banditkit.errors.RunsFailedError` when some runs failed
             (after storing and summarising the others); False returns the result with
             ``result.ok`` False instead.
+        start_method: How process-pool workers start: "spawn" (default, on every
+            platform) or "auto" (fork where ``backends.fork_is_safe``, else spawn).
         batch_seeds: "auto" (default) or "on": compute the seeds of each configuration
             whose policy offers it as one stacked computation (the practical NeuralLog
             policies; the same results up to floating-point order, docs/experiments.md,
@@ -312,7 +394,23 @@ def run_experiment(
         >>> res.ok, res.n_runs, [r["n_seeds"] for r in res.summary["results"]]
         (True, 4, [2, 2])
     """
-    resolved = prepare_experiment(config, seeds=seeds, horizon=horizon, quick=quick)
+    if start_method not in ("spawn", "auto"):
+        raise ValueError(
+            f"start_method must be 'spawn' or 'auto'; got {start_method!r}."
+        )
+    forks = start_method == "auto"
+    # spawned workers start now, to overlap the resolving; forked ones once it is done
+    # (checked again then) and before the store's lock is taken, which they must not hold
+    pool = None if forks and fork_is_safe() else early_pool(backend, jobs)
+    try:
+        resolved = prepare_experiment(config, seeds=seeds, horizon=horizon, quick=quick)
+        if pool is None:
+            method = "fork" if forks and fork_is_safe() else "spawn"
+            pool = early_pool(backend, jobs, method)
+    except BaseException:
+        if pool is not None:
+            pool.close(wait=False)
+        raise
     result = execute_experiment(
         resolved,
         out,
@@ -321,6 +419,7 @@ def run_experiment(
         address=address,
         progress=progress,
         figures=figures,
+        pool=pool,
         batch_seeds=batch_seeds,
     )
     if check and not result.ok:

@@ -24,6 +24,7 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -86,13 +87,17 @@ class _SingularHessianError(ValueError):
 
 @dataclass(frozen=True)
 class _Problem:
-    """Validated data of L(theta): X (n, d), y (n,), w (n,), center (d,), link."""
+    """Validated data of L(theta): X (n, d), y (n,), w (n,), center (d,), link.
+
+    ``unit_weights``: every w_i is 1 (multiplying by w is then skipped: same values).
+    """
 
     X: np.ndarray
     y: np.ndarray
     w: np.ndarray
     center: np.ndarray
     link: Link
+    unit_weights: bool = False
     _latent: list[Any] = field(default_factory=list, compare=False, repr=False)
 
     def latent(self, theta: np.ndarray) -> np.ndarray:
@@ -111,26 +116,44 @@ class _Problem:
 
     def objective(self, theta: np.ndarray, lam: float) -> float:
         diff = theta - self.center
-        data = float(self.w @ self.link.nll(self.latent(theta), self.y))
-        return data + 0.5 * lam * float(diff @ diff)
+        z = self.latent(theta)
+        if type(self.link) is LogisticLink:  # LogisticLink.nll, without its conversions
+            nll = np.logaddexp(0.0, z) - self.y * z
+        else:
+            nll = self.link.nll(z, self.y)
+        return float(self.w @ nll) + 0.5 * lam * float(diff @ diff)
 
     def data_grad(self, theta: np.ndarray) -> np.ndarray:
         """Return sum_i w_i nll'(x_i^T theta, y_i) x_i, shape (d,)."""
         return self.X.T @ (self.w * self.link.nll_grad(self.X @ theta, self.y))
 
-    def grad_hess(self, theta: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
-        """Return the gradient (d,) and Hessian (d, d) of L at theta; O(n d^2)."""
+    def grad_then_hess(
+        self, theta: np.ndarray, lam: float
+    ) -> tuple[np.ndarray, Callable[[], np.ndarray]]:
+        """Return the gradient (d,) of L at theta, O(n d), and a function giving H.
+
+        The function returns the Hessian (d, d) of L at theta, O(n d^2). Newton's method stops on ||g|| before it needs H, so H is built only when asked
+        (about one Newton iteration in five of a warm-started refit ends there).
+        Unit weights (``unit_weights``) are not multiplied in: w_i = 1 changes no value.
+        """
         z = self.latent(theta)
-        if type(self.link) is LogisticLink:
+        logistic = type(self.link) is LogisticLink
+        if logistic:
             # nll_grad = expit(z) - y and nll_hess = expit(z) expit(-z), one expit(z)
             mu = self.link.mean(z)
-            grad, hess = mu - self.y, mu * special.expit(-z)
+            grad = mu - self.y
         else:
-            grad, hess = self.link.nll_grad(z, self.y), self.link.nll_hess(z, self.y)
-        g = self.X.T @ (self.w * grad)
+            grad = self.link.nll_grad(z, self.y)
+        g = self.X.T @ (grad if self.unit_weights else self.w * grad)
         g += lam * (theta - self.center)
-        H = _weighted_gram(self.X, self.w * hess, lam)
-        return g, H
+
+        def hessian() -> np.ndarray:
+            hess = mu * special.expit(-z) if logistic else self.link.nll_hess(z, self.y)
+            return _weighted_gram(
+                self.X, hess if self.unit_weights else self.w * hess, lam
+            )
+
+        return g, hessian
 
 
 def _weighted_gram(X: np.ndarray, c: np.ndarray, lam: float) -> np.ndarray:
@@ -183,7 +206,8 @@ def _validate(
                 f"got values in [{y_.min():g}, {y_.max():g}]."
             )
     c = np.zeros(d) if center is None else _check_vector("center", center, d)
-    return _Problem(X=X_, y=y_, w=w, center=c, link=link_)
+    unit = weights is None or bool((w == 1.0).all())
+    return _Problem(X=X_, y=y_, w=w, center=c, link=link_, unit_weights=unit)
 
 
 def _check_vector(name: str, value: Any, d: int) -> np.ndarray:
@@ -270,12 +294,12 @@ def _newton(
     theta = theta.copy()
     f = problem.objective(theta, lam)
     for it in range(max_iter + 1):
-        g, H = problem.grad_hess(theta, lam)
+        g, hessian = problem.grad_then_hess(theta, lam)
         if math.sqrt(float(g @ g)) < tol:  # np.linalg.norm(g), one call less
             return GLMFit(theta, it, True, f)
-        step = _newton_direction(H, g, lam)
+        step = _newton_direction(hessian(), g, lam)
         slope = float(g @ step)  # = -decrement^2 [Boyd2004, Sec. 9.5.1]
-        if np.sqrt(max(-slope, 0.0)) < tol:
+        if math.sqrt(max(-slope, 0.0)) < tol:
             return GLMFit(theta, it, True, f)
         if it == max_iter or not slope < 0.0:
             return GLMFit(theta, it, False, f)
