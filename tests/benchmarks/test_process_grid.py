@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
 from datetime import datetime
 
 import pytest
 
 from banditkit.benchmarks.process_grid import critical_path, diagnose, replay
-
-
-def _optimum(seconds, workers):
-    best = float("inf")
-    for assignment in itertools.product(range(workers), repeat=len(seconds)):
-        loads = [0.0] * workers
-        for w, sec in zip(assignment, seconds, strict=True):
-            loads[w] += sec
-        best = min(best, max(loads))
-    return best
+from tests.experiments.helpers import brute_force_makespan
 
 
 @pytest.mark.parametrize(
@@ -26,9 +16,9 @@ def _optimum(seconds, workers):
 )
 def test_critical_path_is_a_lower_bound_reached_by_the_demo_shape(seconds):
     bound = critical_path(seconds, 2)
-    assert bound <= _optimum(seconds, 2) + 1e-12
+    assert bound <= brute_force_makespan(seconds, 2) + 1e-12
     if seconds[:3] == [1.4, 1.4, 1.4]:  # three equal dear runs: two share a worker
-        assert bound == pytest.approx(2.8) == _optimum(seconds, 2)
+        assert bound == pytest.approx(2.8) == brute_force_makespan(seconds, 2)
 
 
 def _meta(i, cpu, policy, pid=1, start="2026-01-01T00:00:00+00:00", end=None):

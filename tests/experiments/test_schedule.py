@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import time
 
 import pytest
@@ -14,6 +13,7 @@ from banditkit.experiments.schedule import (
     simulate_schedule,
 )
 from banditkit.experiments.schema import load_config
+from tests.experiments.helpers import brute_force_makespan
 
 
 def test_one_probe_per_kind_then_the_dearest_kind_first():
@@ -46,16 +46,6 @@ def test_failed_runs_do_not_price_their_kind():
     assert s.expected("a", 1.0) is None
 
 
-def _brute_force_makespan(seconds, workers):
-    best = float("inf")
-    for assignment in itertools.product(range(workers), repeat=len(seconds)):
-        loads = [0.0] * workers
-        for w, sec in zip(assignment, seconds, strict=True):
-            loads[w] += sec
-        best = min(best, max(loads))
-    return best
-
-
 def test_longest_first_fixes_the_idle_tail_of_the_config_order():
     # cheap cells first, three dear runs of one cell last (the demo's shape)
     seconds = [1.0] * 6 + [10.0] * 3
@@ -65,7 +55,7 @@ def test_longest_first_fixes_the_idle_tail_of_the_config_order():
     assert old.makespan == 23.0  # 3 + 10 + 10: the last dear run alone
     # one cheap probe ahead of the second dear run: within one cheap run of the optimum
     assert new.makespan == 21.0
-    assert _brute_force_makespan(seconds, 2) == 20.0
+    assert brute_force_makespan(seconds, 2) == 20.0
     assert sorted(new.order) == list(range(9))
     assert sum(new.busy) == pytest.approx(sum(seconds))
 

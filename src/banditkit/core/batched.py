@@ -27,7 +27,12 @@ import numpy as np
 
 from banditkit.core.environment import Environment
 from banditkit.core.policy import Policy
-from banditkit.core.simulate import RunResult, _actions, _values_error
+from banditkit.core.simulate import (
+    RunResult,
+    _actions,
+    _values_error,
+    result_from_rows,
+)
 from banditkit.core.validation import check_int
 
 __all__ = ["BatchedPolicy", "batched_policy", "simulate_seeds"]
@@ -194,30 +199,18 @@ def simulate_seeds(
                 row += tuple(values[k] for k in names)
             rows[s].append(row)
             actions_of[s].append(int(actions[s]))
-    dtypes = {r.name: r.numpy_dtype for r in records}
-    results = []
-    for s in range(size):
-        table = np.array(rows[s], dtype=np.float64).reshape(horizon, 7 + len(names))
-        results.append(
-            RunResult(
-                regret=table[:, 0].copy(),
-                reward=table[:, 1].copy(),
-                act_seconds=table[:, 2].copy(),
-                update_seconds=table[:, 3].copy(),
-                n_updates=table[:, 4].astype(np.int64),
-                events_read=table[:, 5].astype(np.int64),
-                events_total=horizon,
-                meta={
-                    "seed": seeds[s],
-                    "policy": members[s].get_params(),
-                    "env": envs[s].get_params(),
-                },
-                actions=_actions(actions_of[s], "contextual"),
-                propensities=table[:, 6].copy(),
-                values={
-                    k: table[:, 7 + i].astype(dtypes[k]) for i, k in enumerate(names)
-                },
-                records=records,
-            )
+    return [
+        result_from_rows(
+            rows[s],
+            records,
+            names,
+            events_total=horizon,
+            meta={
+                "seed": seeds[s],
+                "policy": members[s].get_params(),
+                "env": envs[s].get_params(),
+            },
+            actions=_actions(actions_of[s], "contextual"),
         )
-    return results
+        for s in range(size)
+    ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -223,7 +223,33 @@ def simulate(
             bar.tick(n)
     finally:
         bar.close()
-    table = np.array(rows, dtype=np.float64).reshape(n, 7 + len(names))
+    return result_from_rows(
+        rows,
+        records,
+        names,
+        events_total=events,
+        meta={"seed": seed, "policy": policy.get_params(), "env": env.get_params()},
+        actions=_actions(actions, env.family),
+    )
+
+
+def result_from_rows(
+    rows: list[tuple[float, ...]],
+    records: tuple[Record, ...],
+    names: Sequence[str],
+    *,
+    events_total: int,
+    meta: dict[str, Any],
+    actions: np.ndarray | list[tuple[int, ...]],
+) -> RunResult:
+    """A :class:`RunResult` from the per-round tuples gathered by the simulation loop.
+
+    Each row is (regret, reward, act seconds, update seconds, n_updates, events read,
+    propensity, *values) with the environment's step values in the order of ``names``
+    (``env.step_values()``); ``simulate`` and
+    ``core.batched.simulate_seeds`` (one list per seed) gather them so.
+    """
+    table = np.array(rows, dtype=np.float64).reshape(len(rows), 7 + len(names))
     dtypes = {r.name: r.numpy_dtype for r in records}
     return RunResult(
         regret=table[:, 0].copy(),
@@ -232,9 +258,9 @@ def simulate(
         update_seconds=table[:, 3].copy(),
         n_updates=table[:, 4].astype(np.int64),
         events_read=table[:, 5].astype(np.int64),
-        events_total=events,
-        meta={"seed": seed, "policy": policy.get_params(), "env": env.get_params()},
-        actions=_actions(actions, env.family),
+        events_total=events_total,
+        meta=meta,
+        actions=actions,
         propensities=table[:, 6].copy(),
         values={k: table[:, 7 + i].astype(dtypes[k]) for i, k in enumerate(names)},
         records=records,

@@ -39,6 +39,7 @@ import numpy as np
 import torch
 
 from banditkit.core.validation import check_int
+from banditkit.nn.fused import add_penalties
 from banditkit.nn.kernels import activation_slope
 from banditkit.nn.losses import BCE, Loss
 from banditkit.nn.network import Params, StackedMLP
@@ -280,17 +281,14 @@ def fused_gd_blocks(
                 torch.matmul(dloss, h, out=g2[0]).mul_(s)
             G.mul_(sw)  # dV_a = G_a (s W_2[0])
             grads = {"layers.0.weight": G, "layers.1.weight": g2}
-            if recorded:
-                total = values.sum(-1).expand(1)
-                for penalty in blocked_penalties:
-                    value, grads = penalty.apply(blocked, grads)
-                    total = total + value
-                history.append(total)
-            else:  # the penalties' gradient lam (theta - c), in place
-                for lam, center in lams:
-                    for name, theta in blocked.items():
-                        diff = theta if center is None else theta - center[name]
-                        grads[name].add_(diff, alpha=lam)
+            grads = add_penalties(
+                grads,
+                blocked,
+                blocked_penalties,
+                lams,
+                values if recorded else None,
+                history,
+            )
             V.sub_(grads["layers.0.weight"], alpha=step)
             w2.sub_(grads["layers.1.weight"], alpha=step)
         w1[0].copy_(V[0].permute(2, 0, 1).reshape(w1.shape[1], w1.shape[2]))

@@ -103,7 +103,6 @@ def fused_gd(
     """
     X, y = obs.X, obs.y
     w1, w2 = params["layers.0.weight"], params["layers.1.weight"]
-    names = list(params)
     N, m = X.shape[0], net.width
     s = net.out_scale
     new = X.new_empty
@@ -130,18 +129,37 @@ def fused_gd(
             torch.mul(dloss, s, out=sv)
             torch.matmul(sv, h[0], out=g2[0])  # (1, N) @ (N, m)
             grads = {"layers.0.weight": g1, "layers.1.weight": g2}
-            if recorded:
-                total = values.sum(-1).expand(1)
-                for penalty in penalties:
-                    value, grads = penalty.apply(params, grads)
-                    total = total + value
-                history.append(total)
-            else:  # the penalties' gradient lam (theta - c), in place
-                for lam, center in lams:
-                    for name in names:
-                        theta = params[name]
-                        diff = theta if center is None else theta - center[name]
-                        grads[name].add_(diff, alpha=lam)
+            grads = add_penalties(
+                grads, params, penalties, lams, values if recorded else None, history
+            )
             w1.sub_(grads["layers.0.weight"], alpha=step)
             w2.sub_(grads["layers.1.weight"], alpha=step)
     return history
+
+
+def add_penalties(
+    grads: dict[str, torch.Tensor],
+    params: dict[str, torch.Tensor],
+    penalties: Sequence[L2Penalty],
+    lams: Sequence[tuple[float, dict[str, torch.Tensor] | None]],
+    values: torch.Tensor | None,
+    history: list[torch.Tensor],
+) -> dict[str, torch.Tensor]:
+    """Add the L2 penalties' part to the data gradient of one fused step.
+
+    With ``values`` (the per-row losses of a recorded step) the penalties are applied
+    through their own ``apply`` and the step's objective is appended to ``history``;
+    without, only their gradient lam (theta - c) is added, in place.
+    """
+    if values is not None:
+        total = values.sum(-1).expand(1)
+        for penalty in penalties:
+            value, grads = penalty.apply(params, grads)
+            total = total + value
+        history.append(total)
+        return grads
+    for lam, center in lams:
+        for name, theta in params.items():
+            diff = theta if center is None else theta - center[name]
+            grads[name].add_(diff, alpha=lam)
+    return grads
