@@ -331,7 +331,10 @@ def _newton_logistic(
     """
     X, y, w, center = problem.X, problem.y, problem.w, problem.center
     unit = problem.unit_weights
-    n = X.shape[0]
+    # theta - center is theta itself when every center_i is +0.0 (x - 0 = x exactly)
+    no_center = not center.any() and not np.signbit(center).any()
+    n, d = X.shape
+    XT = X.T
     expit = special.expit
     logaddexp = np.logaddexp
     potrf, potrs = _lapack()
@@ -342,10 +345,12 @@ def _newton_logistic(
     neg = np.empty(n)
     c = np.empty(n)
     Xc = np.empty_like(X)  # X * c[:, None], in the layout the product would have
+    H = np.empty((d, d))
+    H_diag = H.reshape(-1)[:: d + 1]  # a view of H's diagonal
     half_lam = 0.5 * lam
 
     def objective(th: np.ndarray, z: np.ndarray) -> float:
-        diff = th - center
+        diff = th if no_center else th - center
         logaddexp(0.0, z, out=nll)
         np.multiply(y, z, out=yz)
         np.subtract(nll, yz, out=nll)
@@ -357,8 +362,8 @@ def _newton_logistic(
     for it in range(max_iter + 1):
         expit(z, out=mu)
         np.subtract(mu, y, out=resid)
-        g = X.T @ (resid if unit else w * resid)
-        g += lam * (theta - center)
+        g = XT @ (resid if unit else w * resid)
+        g += lam * (theta if no_center else theta - center)
         if math.sqrt(float(g @ g)) < tol:
             return GLMFit(theta, it, True, f)
         np.negative(z, out=neg)
@@ -367,8 +372,8 @@ def _newton_logistic(
         if not unit:
             np.multiply(w, c, out=c)
         np.multiply(X, c[:, None], out=Xc)
-        H = Xc.T @ X
-        H.flat[:: H.shape[0] + 1] += lam
+        np.matmul(Xc.T, X, out=H)
+        H_diag += lam
         step = None
         if lam != 0.0:
             factor, info = potrf(H, lower=1, overwrite_a=0, clean=0)
@@ -378,7 +383,7 @@ def _newton_logistic(
                     raise ValueError(f"illegal value in argument {-info} of potrs")
                 step = -x
         if step is None:
-            step = _newton_direction(H, g, lam)
+            step = _newton_direction(H.copy(), g, lam)
         slope = float(g @ step)  # = -decrement^2 [Boyd2004, Sec. 9.5.1]
         if math.sqrt(max(-slope, 0.0)) < tol:
             return GLMFit(theta, it, True, f)
@@ -387,7 +392,8 @@ def _newton_logistic(
         t = 1.0
         slack = _ROUNDING_SLACK * max(abs(f), 1.0)
         while True:
-            candidate = theta + t * step
+            # 1.0 * step is step itself
+            candidate = theta + step if t == 1.0 else theta + t * step
             z_new = X @ candidate
             f_new = objective(candidate, z_new)
             # [Boyd2004, Alg. 9.2]: Armijo sufficient decrease.
