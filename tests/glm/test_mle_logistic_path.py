@@ -11,7 +11,7 @@ from numpy.testing import assert_allclose
 from scipy import optimize
 from scipy.special import expit
 
-from banditkit.glm import fit_glm, mle
+from banditkit.glm import fit_glm, fit_logistic_unchecked, mle
 
 # (weighted, centered, lam, warm start)
 CASES = [
@@ -112,3 +112,30 @@ def test_logistic_path_max_iter_and_negative_zero_center():
         assert not fast.converged and fast.n_iter == max_iter
         assert np.array_equal(fast.theta, generic.theta)
         assert fast.objective == generic.objective
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_unchecked_fit_equals_fit_glm(weighted):
+    X, y, w, _, theta0 = make_problem(7, weighted=weighted)
+    fit = fit_logistic_unchecked(X, y, w, lam=2.0, theta0=theta0)
+    ref = fit_glm(X, y, lam=2.0, weights=w, theta0=theta0)
+    assert np.array_equal(fit.theta, ref.theta)
+    assert (fit.n_iter, fit.converged, fit.objective) == (
+        ref.n_iter,
+        ref.converged,
+        ref.objective,
+    )
+    assert fit.converged
+
+
+# NumPy may warn on the NaN before the fallback to fit_glm raises.
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("bad", ["X", "y", "weights"])
+def test_unchecked_fit_raises_on_non_finite_data(bad):
+    X, y, w, _, theta0 = make_problem(8)
+    arrays = {"X": X.copy(), "y": y.copy(), "weights": w.copy()}
+    arrays[bad].flat[3] = np.nan
+    with pytest.raises(ValueError, match=f"{bad} contains NaN"):
+        fit_logistic_unchecked(
+            arrays["X"], arrays["y"], arrays["weights"], lam=1.0, theta0=theta0
+        )

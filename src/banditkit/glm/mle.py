@@ -42,7 +42,9 @@ else:
     sla = lazy_import("scipy.linalg")  # slow to import: at first use
     special = lazy_import("scipy.special")
 
-__all__ = ["GLMFit", "fit_glm", "glm_hessian"]
+__all__ = ["GLMFit", "fit_glm", "fit_logistic_unchecked", "glm_hessian"]
+
+_LOGISTIC = LogisticLink()
 
 # Backtracking line search [Boyd2004, Alg. 9.2]: accept step t when
 # L(theta + t d) <= L(theta) + ARMIJO_FRACTION * t * grad^T d, else t *= BACKTRACK_FACTOR.
@@ -481,6 +483,34 @@ def fit_glm(
     if type(problem.link) is LogisticLink and problem.X.dtype == np.float64:
         return _newton_logistic(problem, lam, start, max_iter, tol)
     return _newton(problem, lam, start, max_iter, tol)
+
+
+def fit_logistic_unchecked(
+    X: np.ndarray, y: np.ndarray, weights: np.ndarray, *, lam: float, theta0: np.ndarray
+) -> GLMFit:
+    """The logistic ``fit_glm`` (center 0, default max_iter and tol), trusting its input.
+
+    ``fit_glm(X, y, link="logistic", lam=lam, weights=weights, theta0=theta0)`` for callers that refit on rows they already hold in float64 (a policy's history): the
+    same Newton solve and the same result, without converting and checking X, y and the
+    weights again (O(n d) per call). The caller guarantees: X is a float64 array of shape
+    (n, d) with n >= 1, y and weights float64 of shape (n,), weights >= 0, theta0 float64
+    of shape (d,), lam >= 0. Non-finite data cannot give a converged fit; a fit that has
+    not converged is therefore redone by ``fit_glm``, which raises on bad input (and
+    otherwise returns the same values); NumPy may warn on the non-finite values first.
+    """
+    d = X.shape[1]
+    problem = _Problem(
+        X=X,
+        y=y,
+        w=weights,
+        center=np.zeros(d),
+        link=_LOGISTIC,
+        unit_weights=bool((weights == 1.0).all()),
+    )
+    fit = _newton_logistic(problem, float(lam), theta0, 100, 1e-10)
+    if fit.converged:
+        return fit
+    return fit_glm(X, y, link=_LOGISTIC, lam=lam, weights=weights, theta0=theta0)
 
 
 def glm_hessian(
