@@ -9,6 +9,8 @@ and, for the logistic link with center = 0, the regularised MLE of [Faury2020].
 ``fit_glm`` is the unconstrained minimiser (damped Newton) and ``glm_hessian`` the curvature
 matrix the confidence sets of GLM bandits are built from; ``banditkit.glm.constrained``
 minimises over the ball ||theta - center|| <= radius with the same Newton solver.
+For the logistic link ``fit_glm`` runs a specialised loop (the same arithmetic, fewer
+calls), which ``fit_logistic_unchecked`` also runs on rows a caller has already checked.
 
 Symbols: theta = θ, lam = λ, mu = μ (the link), w_i are sample weights.
 
