@@ -1,7 +1,7 @@
 """Generalised linear models: link functions and regularised / constrained MLE.
 
 links   Link, IdentityLink, LogisticLink, ProbitLink, LINKS, get_link
-mle     GLMFit, fit_glm, glm_hessian
+mle     GLMFit, fit_glm, fit_logistic_unchecked, glm_hessian
 constrained  fit_glm_constrained (over a ball)
 stacked fit_glm_stacked (M members at once, grouped rows; GD or Newton)
 mnl     MNLSets, MNLFit, fit_mnl, mnl_objective (multinomial logit, linear utilities)
@@ -18,7 +18,7 @@ from banditkit.glm.links import (
     ProbitLink,
     get_link,
 )
-from banditkit.glm.mle import GLMFit, fit_glm, glm_hessian
+from banditkit.glm.mle import GLMFit, fit_glm, fit_logistic_unchecked, glm_hessian
 from banditkit.glm.mnl import MNLFit, MNLSets, fit_mnl, mnl_objective
 from banditkit.glm.stacked import fit_glm_stacked
 
@@ -35,6 +35,7 @@ __all__ = [
     "fit_glm",
     "fit_glm_constrained",
     "fit_glm_stacked",
+    "fit_logistic_unchecked",
     "fit_mnl",
     "get_duel_link",
     "get_link",

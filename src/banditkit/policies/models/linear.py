@@ -28,7 +28,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from banditkit.core.validation import check_scalar
-from banditkit.glm import Link, fit_glm, fit_glm_constrained, get_link, glm_hessian
+from banditkit.glm import (
+    Link,
+    LogisticLink,
+    fit_glm,
+    fit_glm_constrained,
+    fit_logistic_unchecked,
+    get_link,
+    glm_hessian,
+)
 from banditkit.linalg import Gram, InPlaceGram
 from banditkit.linalg._common import check_vector, check_weight
 from banditkit.policies.history import History, PairHistory
@@ -257,7 +265,15 @@ class GLMModel:
     def fit(self, history: History | PairHistory) -> None:
         """Re-estimate theta by Newton's method, warm-started at the previous estimate."""
         X, y, w = rows_of(history)
-        if self.radius is None:
+        if (
+            self.radius is None
+            and type(self.link) is LogisticLink
+            and X.shape[0] > 0
+            and X.dtype == y.dtype == w.dtype == np.float64
+        ):
+            # the history's own float64 rows: the same solve without re-checking them
+            fit = fit_logistic_unchecked(X, y, w, lam=self.lam, theta0=self.theta)
+        elif self.radius is None:
             fit = fit_glm(
                 X, y, link=self.link, lam=self.lam, weights=w, theta0=self.theta
             )
