@@ -9,8 +9,7 @@ and, for the logistic link with center = 0, the regularised MLE of [Faury2020].
 ``fit_glm`` is the unconstrained minimiser (damped Newton) and ``glm_hessian`` the curvature
 matrix the confidence sets of GLM bandits are built from; ``banditkit.glm.constrained``
 minimises over the ball ||theta - center|| <= radius with the same Newton solver.
-For the logistic link ``fit_glm`` runs a specialised loop (the same arithmetic, fewer
-calls), which ``fit_logistic_unchecked`` also runs on rows a caller has already checked.
+``fit_logistic_unchecked`` runs the same solve on rows a caller has already checked.
 
 Symbols: theta = θ, lam = λ, mu = μ (the link), w_i are sample weights.
 
@@ -322,94 +321,6 @@ def _newton(
     raise AssertionError("unreachable: the loop returns at it == max_iter")
 
 
-def _newton_logistic(
-    problem: _Problem, lam: float, theta: np.ndarray, max_iter: int, tol: float
-) -> GLMFit:
-    """``_newton`` for the logistic link, with its per-iteration overhead removed.
-
-    The same arithmetic in the same order (so the same iterates, bit for bit): the
-    calls of ``_Problem`` are inlined, the n-long and (n, d) temporaries are written
-    into buffers allocated once per fit, and the Cholesky factor and solve call LAPACK
-    (potrf, potrs) directly. Falls back to ``_newton_direction`` (jitter, singularity
-    test) when lam = 0 or the factorisation fails.
-    """
-    X, y, w, center = problem.X, problem.y, problem.w, problem.center
-    unit = problem.unit_weights
-    # theta - center is theta itself when every center_i is +0.0 (x - 0 = x exactly)
-    no_center = not center.any() and not np.signbit(center).any()
-    n, d = X.shape
-    XT = X.T
-    expit = special.expit
-    logaddexp = np.logaddexp
-    potrf, potrs = _lapack()
-    nll = np.empty(n)  # objective: log(1 + exp(z)) - y z
-    yz = np.empty(n)
-    mu = np.empty(n)  # gradient and Hessian: expit(z), expit(z) - y, expit(-z)
-    resid = np.empty(n)
-    neg = np.empty(n)
-    c = np.empty(n)
-    Xc = np.empty_like(X)  # X * c[:, None], in the layout the product would have
-    H = np.empty((d, d))
-    H_diag = H.reshape(-1)[:: d + 1]  # a view of H's diagonal
-    half_lam = 0.5 * lam
-
-    def objective(th: np.ndarray, z: np.ndarray) -> float:
-        diff = th if no_center else th - center
-        logaddexp(0.0, z, out=nll)
-        np.multiply(y, z, out=yz)
-        np.subtract(nll, yz, out=nll)
-        return float(w @ nll) + half_lam * float(diff @ diff)
-
-    theta = theta.copy()
-    z = X @ theta
-    f = objective(theta, z)
-    for it in range(max_iter + 1):
-        expit(z, out=mu)
-        np.subtract(mu, y, out=resid)
-        g = XT @ (resid if unit else w * resid)
-        g += lam * (theta if no_center else theta - center)
-        if math.sqrt(float(g @ g)) < tol:
-            return GLMFit(theta, it, True, f)
-        np.negative(z, out=neg)
-        expit(neg, out=neg)
-        np.multiply(mu, neg, out=c)
-        if not unit:
-            np.multiply(w, c, out=c)
-        np.multiply(X, c[:, None], out=Xc)
-        np.matmul(Xc.T, X, out=H)
-        H_diag += lam
-        step = None
-        if lam != 0.0:
-            factor, info = potrf(H, lower=1, overwrite_a=0, clean=0)
-            if info == 0:
-                x, info = potrs(factor, g, lower=1, overwrite_b=0)
-                if info != 0:
-                    raise ValueError(f"illegal value in argument {-info} of potrs")
-                step = -x
-        if step is None:
-            step = _newton_direction(H.copy(), g, lam)
-        slope = float(g @ step)  # = -decrement^2 [Boyd2004, Sec. 9.5.1]
-        if math.sqrt(max(-slope, 0.0)) < tol:
-            return GLMFit(theta, it, True, f)
-        if it == max_iter or not slope < 0.0:
-            return GLMFit(theta, it, False, f)
-        t = 1.0
-        slack = _ROUNDING_SLACK * max(abs(f), 1.0)
-        while True:
-            # 1.0 * step is step itself
-            candidate = theta + step if t == 1.0 else theta + t * step
-            z_new = X @ candidate
-            f_new = objective(candidate, z_new)
-            # [Boyd2004, Alg. 9.2]: Armijo sufficient decrease.
-            if f_new <= f + ARMIJO_FRACTION * t * slope + slack:
-                break
-            t *= BACKTRACK_FACTOR
-            if t < _MIN_STEP:
-                return GLMFit(theta, it, False, f)
-        theta, f, z = candidate, f_new, z_new
-    raise AssertionError("unreachable: the loop returns at it == max_iter")
-
-
 def fit_glm(
     X: Any,
     y: Any,
@@ -482,8 +393,6 @@ def fit_glm(
     start = problem.center if theta0 is None else _check_vector("theta0", theta0, d)
     if problem.X.shape[0] == 0:
         return GLMFit(problem.center.copy(), 0, True, 0.0)
-    if type(problem.link) is LogisticLink and problem.X.dtype == np.float64:
-        return _newton_logistic(problem, lam, start, max_iter, tol)
     return _newton(problem, lam, start, max_iter, tol)
 
 
@@ -509,7 +418,7 @@ def fit_logistic_unchecked(
         link=_LOGISTIC,
         unit_weights=bool((weights == 1.0).all()),
     )
-    fit = _newton_logistic(problem, float(lam), theta0, 100, 1e-10)
+    fit = _newton(problem, float(lam), theta0, 100, 1e-10)
     if fit.converged:
         return fit
     return fit_glm(X, y, link=_LOGISTIC, lam=lam, weights=weights, theta0=theta0)
