@@ -191,8 +191,14 @@ class Gram:
         Raises:
             ValueError: On a wrong shape, NaN or inf in x, or weight <= 0.
         """
-        x = check_vector("x", x, self._d)
-        w = check_weight(weight)
+        self.update_unchecked(check_vector("x", x, self._d), check_weight(weight))
+
+    def update_unchecked(self, x: np.ndarray, w: float) -> None:
+        """:meth:`update` for a checked pull: x finite float64 (d,), w a float > 0.
+
+        The same arithmetic, without the argument checks (for a policy's inner loop,
+        whose arms its Context has already checked).
+        """
         u = self._inverse @ x
         # w x^T V^-1 x >= 0; the clip guards the round-off of a near-zero x.
         wq = max(w * float(x @ u), 0.0)
