@@ -141,6 +141,7 @@ class EliminationLevels:
         self._Z = np.zeros((0, 0))
         self._plans: dict[tuple[bool, ...], _Plan] = {}
         self._out: dict[tuple[int, int], np.ndarray] = {}  # reused product buffers
+        self._mean_offsets = np.zeros(0, dtype=np.intp)
         self.forms = np.zeros(0)
         if self.m == 0:
             return
@@ -359,9 +360,14 @@ class EliminationLevels:
             means = self.thetas @ arms.T
         x = arms[i]
         forms = ((self._rows_of_inverses @ x).reshape(m, -1) @ x).tolist()
-        tops = means.max(axis=1).tolist()
+        K = means.shape[1]
+        if self._mean_offsets.shape[0] != m or (m > 1 and self._mean_offsets[1] != K):
+            self._mean_offsets = np.arange(m, dtype=np.intp) * K
+        # maxima through arg-maxima (cheaper than max for these sizes)
+        tops = means.ravel()[means.argmax(axis=1) + self._mean_offsets].tolist()
         own = means[:, i].tolist()
-        reach = max(float(arms.max()), -float(arms.min()))  # max |x_j| over the arms
+        flat = arms.ravel()  # max |x_j| over the arms
+        reach = max(float(flat[flat.argmax()]), -float(flat[flat.argmin()]))
         b = 2.0 * beta(1) * (1.0 - _PROJECTION_SLACK)
         for k in range(m):
             room = b * self._root_shrink[k] * math.sqrt(max(forms[k], 0.0))
