@@ -77,6 +77,10 @@ _UNIT = 2.0**-53
 #: Rounds without a removal after which an exact level is tried by certificate again.
 _QUIET_ROUNDS = 64
 
+#: Up to this many arms, NumPy's arg-extremes plus a take beat its max / min (about 2x at
+#: K = 1000); at K = 5000 they do not, and the extremes are taken directly.
+_ARG_EXTREMES_UP_TO = 2000
+
 #: Relative slack of the projection bound l1 <y, v_k>^2 for the round-off of <y, v_k>.
 _PROJECTION_SLACK = 1e-6
 
@@ -249,20 +253,26 @@ class EliminationLevels:
             plan = self._plans[(*self.exact, extra is not None)] = plan._replace(
                 offsets=offsets
             )
-        flat = head.ravel()
-        arg_hi = head.argmax(axis=1)
-        arg_lo = head.argmin(axis=1)
-        hi = flat[arg_hi + offsets].tolist()
-        lo = flat[arg_lo + offsets].tolist()
-        i_hi = arg_hi.tolist()
-        i_lo = arg_lo.tolist()
+        small = K <= _ARG_EXTREMES_UP_TO
+        if small:
+            flat = head.ravel()
+            arg_hi = head.argmax(axis=1)
+            arg_lo = head.argmin(axis=1)
+            hi = flat[arg_hi + offsets].tolist()
+            lo = flat[arg_lo + offsets].tolist()
+            i_hi = arg_hi.tolist()
+            i_lo = arg_lo.tolist()
+        else:  # -1: the arg-extreme is taken when needed
+            hi = head.max(axis=1).tolist()
+            lo = head.min(axis=1).tolist()
+            i_hi = i_lo = [-1] * plan.n_head
         forms: np.ndarray | None = None
         tops: list[float] = []
         i_tops: list[int] = []
         if extra is not None:
             forms = self._forms(Z, plan, arms)
             self.forms = forms[-1]
-            tops, i_tops = self._tops(forms)
+            tops, i_tops = self._tops(forms, small)
         alive: np.ndarray | None = None
         n = K
         b = 2.0 * beta(K)
@@ -276,11 +286,11 @@ class EliminationLevels:
                 if width <= math.sqrt(self._lead[k] * pm * pm) * b:
                     if alive is None:
                         continue
-                    i = i_hi[r] if up else i_lo[r]
+                    i = self._arg(Z[r], i_hi[r] if up else i_lo[r], up)
                     if alive[i]:  # the bound's arm survives: it bounds the maximum
                         continue
                 else:
-                    i = i_hi[r] if up else i_lo[r]
+                    i = self._arg(Z[r], i_hi[r] if up else i_lo[r], up)
                 if alive is None or alive[i]:
                     # the exact form of the arm reaching furthest along v_k
                     x = arms[i]
@@ -309,7 +319,7 @@ class EliminationLevels:
                 continue
             if forms is None:
                 forms = self._forms(Z, plan, arms)
-                tops, i_tops = self._tops(forms)
+                tops, i_tops = self._tops(forms, small)
             j = plan.block[k]
             alive, n, removed = self._step(
                 Z[k],
@@ -363,11 +373,14 @@ class EliminationLevels:
         K = means.shape[1]
         if self._mean_offsets.shape[0] != m or (m > 1 and self._mean_offsets[1] != K):
             self._mean_offsets = np.arange(m, dtype=np.intp) * K
-        # maxima through arg-maxima (cheaper than max for these sizes)
-        tops = means.ravel()[means.argmax(axis=1) + self._mean_offsets].tolist()
         own = means[:, i].tolist()
-        flat = arms.ravel()  # max |x_j| over the arms
-        reach = max(float(flat[flat.argmax()]), -float(flat[flat.argmin()]))
+        if K <= _ARG_EXTREMES_UP_TO:  # maxima through arg-maxima (cheaper here)
+            tops = means.ravel()[means.argmax(axis=1) + self._mean_offsets].tolist()
+            flat = arms.ravel()  # max |x_j| over the arms
+            reach = max(float(flat[flat.argmax()]), -float(flat[flat.argmin()]))
+        else:
+            tops = means.max(axis=1).tolist()
+            reach = max(float(arms.max()), -float(arms.min()))
         b = 2.0 * beta(1) * (1.0 - _PROJECTION_SLACK)
         for k in range(m):
             room = b * self._root_shrink[k] * math.sqrt(max(forms[k], 0.0))
@@ -390,10 +403,19 @@ class EliminationLevels:
         )
 
     @staticmethod
-    def _tops(forms: np.ndarray) -> tuple[list[float], list[int]]:
-        """Per row of ``forms``: its maximum and the first arm reaching it."""
+    def _tops(forms: np.ndarray, small: bool) -> tuple[list[float], list[int]]:
+        """Per row of ``forms``: its maximum and the first arm reaching it (-1: later)."""
+        if not small:
+            return forms.max(axis=1).tolist(), [-1] * forms.shape[0]
         arg = forms.argmax(axis=1)
         return forms[np.arange(forms.shape[0]), arg].tolist(), arg.tolist()
+
+    @staticmethod
+    def _arg(row: np.ndarray, known: int, up: bool) -> int:
+        """The first arm reaching the row's maximum (``up``) or minimum, unless known."""
+        if known >= 0:
+            return known
+        return int(row.argmax()) if up else int(row.argmin())
 
     @staticmethod
     def _step(
@@ -412,7 +434,7 @@ class EliminationLevels:
 
         ``s`` and ``q`` are the means and forms of every arm at the level, ``s_top``,
         ``s_low`` and ``q_top`` their extremes over every arm, ``s_arg`` and ``q_arg``
-        the first arms reaching the maxima. The maxima over the survivors are the whole
+        the first arms reaching the maxima (-1: not known yet). The maxima over the survivors are the whole
         set's when the arm holding them survives. Returns the new mask (None: every
         arm), its count, and whether an arm was removed.
         """
@@ -420,6 +442,10 @@ class EliminationLevels:
             best = s_top
             u = math.sqrt(max(q_top, 0.0))
         else:
+            if s_arg < 0:
+                s_arg = int(s.argmax())
+            if q_arg < 0:
+                q_arg = int(q.argmax())
             if not alive[s_arg]:  # the maximum over the survivors (exact, any order)
                 masked = np.where(alive, s, -np.inf)
                 best = float(masked[int(masked.argmax())])
