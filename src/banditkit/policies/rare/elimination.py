@@ -28,7 +28,7 @@ theta_k (every level), the top eigenvector v_k of V_k^-1 (the levels tried by ce
 and the d rows of V_k^-1 (the levels evaluated exactly) is built once per split and reused:
 
 1. one product W X^T gives the means <x, theta_k> of all arms at all levels, the
-   projections <x, v_k> and V_k^-1 x; one maximum and one minimum give every level's best
+   projections <x, v_k> and V_k^-1 x; one (arg-)maximum and minimum give every level's best
    and worst mean and largest projection;
 2. a certified level: max_y ||y||^2_{V_k^-1} >= l1 max_y <y, v_k>^2 (l1 the top
    eigenvalue of V_k^-1), so if the widest gap is within 2 beta(n) sqrt(l1 max p^2), the
