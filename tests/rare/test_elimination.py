@@ -228,3 +228,20 @@ def test_counting_the_survivors_changes_no_action(law):
     if law == "normal":
         assert min(slow_sizes) < 200  # arms were removed
     assert -1 in fast_sizes  # some rounds were decided by the pick alone
+
+
+def test_the_unchecked_gram_update_is_the_checked_one_bit_for_bit():
+    """H's pulls skip the argument checks (``Gram.update_unchecked``): same bits, also
+    across a refactorisation (every 512 updates)."""
+    from banditkit.linalg import Gram
+
+    rng = np.random.default_rng(3)
+    checked, unchecked = Gram(5, 1.0), Gram(5, 1.0)
+    for x in rng.uniform(-1.0, 1.0, (600, 5)):
+        w = float(rng.uniform(0.1, 2.0))
+        checked.update(x, w)
+        unchecked.update_unchecked(x, w)
+    assert np.array_equal(checked.inverse, unchecked.inverse)
+    assert np.array_equal(checked.matrix, unchecked.matrix)
+    assert checked.logdet == unchecked.logdet
+    assert unchecked.n_updates == 600

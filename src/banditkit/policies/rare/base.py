@@ -270,7 +270,11 @@ class GridPolicy(ContextualPolicy):
         # Reward-free state: H <- H + w x x^T by Sherman-Morrison; the reward only goes
         # into the interval buffer, read at the interval's end.
         if self._gram_read(t):
-            self.H.update(x, self._gram_weight(x))
+            w = self._gram_weight(x)
+            if x.dtype == np.float64 and 0.0 < w < math.inf:  # the Context checked x
+                self.H.update_unchecked(x, float(w))
+            else:
+                self.H.update(x, w)
         self.buffer.append(x, float(feedback))
         if self.schedule.due(t):
             theta, inverse = self._estimate()

@@ -28,7 +28,7 @@ theta_k (every level), the top eigenvector v_k of V_k^-1 (the levels tried by ce
 and the d rows of V_k^-1 (the levels evaluated exactly) is built once per split and reused:
 
 1. one product W X^T gives the means <x, theta_k> of all arms at all levels, the
-   projections <x, v_k> and V_k^-1 x; one maximum and one minimum give every level's best
+   projections <x, v_k> and V_k^-1 x; one (arg-)maximum and minimum give every level's best
    and worst mean and largest projection;
 2. a certified level: max_y ||y||^2_{V_k^-1} >= l1 max_y <y, v_k>^2 (l1 the top
    eigenvalue of V_k^-1), so if the widest gap is within 2 beta(n) sqrt(l1 max p^2), the
@@ -77,6 +77,10 @@ _UNIT = 2.0**-53
 #: Rounds without a removal after which an exact level is tried by certificate again.
 _QUIET_ROUNDS = 64
 
+#: Up to this many arms, NumPy's arg-extremes plus a take beat its max / min (about 2x at
+#: K = 1000); at K = 5000 they do not, and the extremes are taken directly.
+_ARG_EXTREMES_UP_TO = 2000
+
 #: Relative slack of the projection bound l1 <y, v_k>^2 for the round-off of <y, v_k>.
 _PROJECTION_SLACK = 1e-6
 
@@ -97,6 +101,7 @@ class _Plan(NamedTuple):
     block: list[int]  # per level: its block among the exact levels, else -1
     n_head: int  # rows of means and projections
     n_exact: int
+    offsets: np.ndarray  # K times the head rows' indices, set per arm count
 
 
 class EliminationLevels:
@@ -139,6 +144,8 @@ class EliminationLevels:
         self._quiet = [0] * self.m
         self._Z = np.zeros((0, 0))
         self._plans: dict[tuple[bool, ...], _Plan] = {}
+        self._out: dict[tuple[int, int], np.ndarray] = {}  # reused product buffers
+        self._mean_offsets = np.zeros(0, dtype=np.intp)
         self.forms = np.zeros(0)
         if self.m == 0:
             return
@@ -194,7 +201,12 @@ class EliminationLevels:
             for j, k in enumerate(exact):
                 block[k] = j
             plan = self._plans[key] = _Plan(
-                np.concatenate(rows), row, block, m + len(cert), len(exact)
+                np.concatenate(rows),
+                row,
+                block,
+                m + len(cert),
+                len(exact),
+                np.zeros(0, dtype=np.intp),
             )
         return plan
 
@@ -224,17 +236,43 @@ class EliminationLevels:
         W = plan.W
         if extra is not None:
             W[W.shape[0] - d :] = extra
-        Z = self._Z = W @ arms.T
+        # the product into a buffer reused from round to round (a fresh array of this
+        # size costs as much as a third of the product)
+        shape = (W.shape[0], K)
+        Z = self._out.get(shape)
+        if Z is None:
+            Z = self._out[shape] = np.empty(shape)
+        Z = self._Z = np.matmul(W, arms.T, out=Z)
         self.means = Z[m - 1]
         head = Z[: plan.n_head]
-        hi = head.max(axis=1).tolist()
-        lo = head.min(axis=1).tolist()
+        # every row's extremes through its first arg-extreme (cheaper than max / min,
+        # and the arms reaching them serve the levels below)
+        offsets = plan.offsets
+        if offsets.shape[0] != plan.n_head or (plan.n_head > 1 and offsets[1] != K):
+            offsets = np.arange(plan.n_head, dtype=np.intp) * K
+            plan = self._plans[(*self.exact, extra is not None)] = plan._replace(
+                offsets=offsets
+            )
+        small = K <= _ARG_EXTREMES_UP_TO
+        if small:
+            flat = head.ravel()
+            arg_hi = head.argmax(axis=1)
+            arg_lo = head.argmin(axis=1)
+            hi = flat[arg_hi + offsets].tolist()
+            lo = flat[arg_lo + offsets].tolist()
+            i_hi = arg_hi.tolist()
+            i_lo = arg_lo.tolist()
+        else:  # -1: the arg-extreme is taken when needed
+            hi = head.max(axis=1).tolist()
+            lo = head.min(axis=1).tolist()
+            i_hi = i_lo = [-1] * plan.n_head
         forms: np.ndarray | None = None
         tops: list[float] = []
+        i_tops: list[int] = []
         if extra is not None:
             forms = self._forms(Z, plan, arms)
             self.forms = forms[-1]
-            tops = forms.max(axis=1).tolist()
+            tops, i_tops = self._tops(forms, small)
         alive: np.ndarray | None = None
         n = K
         b = 2.0 * beta(K)
@@ -248,11 +286,11 @@ class EliminationLevels:
                 if width <= math.sqrt(self._lead[k] * pm * pm) * b:
                     if alive is None:
                         continue
-                    i = int(Z[r].argmax()) if up else int(Z[r].argmin())
+                    i = self._arg(Z[r], i_hi[r] if up else i_lo[r], up)
                     if alive[i]:  # the bound's arm survives: it bounds the maximum
                         continue
                 else:
-                    i = int(Z[r].argmax()) if up else int(Z[r].argmin())
+                    i = self._arg(Z[r], i_hi[r] if up else i_lo[r], up)
                 if alive is None or alive[i]:
                     # the exact form of the arm reaching furthest along v_k
                     x = arms[i]
@@ -263,18 +301,37 @@ class EliminationLevels:
                 self.exact[k] = True
                 self._quiet[k] = 0
                 q_k = quad_norms(arms, self.inverses[k])
+                q_arg = int(q_k.argmax())
                 alive, n, _ = self._step(
-                    Z[k], q_k, hi[k], lo[k], float(q_k.max()), alive, n, beta
+                    Z[k],
+                    q_k,
+                    hi[k],
+                    lo[k],
+                    float(q_k[q_arg]),
+                    i_hi[k],
+                    q_arg,
+                    alive,
+                    n,
+                    beta,
                 )
                 if n < K:
                     b = 2.0 * beta(n)
                 continue
             if forms is None:
                 forms = self._forms(Z, plan, arms)
-                tops = forms.max(axis=1).tolist()
+                tops, i_tops = self._tops(forms, small)
             j = plan.block[k]
             alive, n, removed = self._step(
-                Z[k], forms[j], hi[k], lo[k], tops[j], alive, n, beta
+                Z[k],
+                forms[j],
+                hi[k],
+                lo[k],
+                tops[j],
+                i_hi[k],
+                i_tops[j],
+                alive,
+                n,
+                beta,
             )
             if removed:
                 b = 2.0 * beta(n)
@@ -313,9 +370,17 @@ class EliminationLevels:
             means = self.thetas @ arms.T
         x = arms[i]
         forms = ((self._rows_of_inverses @ x).reshape(m, -1) @ x).tolist()
-        tops = means.max(axis=1).tolist()
+        K = means.shape[1]
+        if self._mean_offsets.shape[0] != m or (m > 1 and self._mean_offsets[1] != K):
+            self._mean_offsets = np.arange(m, dtype=np.intp) * K
         own = means[:, i].tolist()
-        reach = max(float(arms.max()), -float(arms.min()))  # max |x_j| over the arms
+        if K <= _ARG_EXTREMES_UP_TO:  # maxima through arg-maxima (cheaper here)
+            tops = means.ravel()[means.argmax(axis=1) + self._mean_offsets].tolist()
+            flat = arms.ravel()  # max |x_j| over the arms
+            reach = max(float(flat[flat.argmax()]), -float(flat[flat.argmin()]))
+        else:
+            tops = means.max(axis=1).tolist()
+            reach = max(float(arms.max()), -float(arms.min()))
         b = 2.0 * beta(1) * (1.0 - _PROJECTION_SLACK)
         for k in range(m):
             room = b * self._root_shrink[k] * math.sqrt(max(forms[k], 0.0))
@@ -338,12 +403,29 @@ class EliminationLevels:
         )
 
     @staticmethod
+    def _tops(forms: np.ndarray, small: bool) -> tuple[list[float], list[int]]:
+        """Per row of ``forms``: its maximum and the first arm reaching it (-1: later)."""
+        if not small:
+            return forms.max(axis=1).tolist(), [-1] * forms.shape[0]
+        arg = forms.argmax(axis=1)
+        return forms[np.arange(forms.shape[0]), arg].tolist(), arg.tolist()
+
+    @staticmethod
+    def _arg(row: np.ndarray, known: int, up: bool) -> int:
+        """The first arm reaching the row's maximum (``up``) or minimum, unless known."""
+        if known >= 0:
+            return known
+        return int(row.argmax()) if up else int(row.argmin())
+
+    @staticmethod
     def _step(
         s: np.ndarray,
         q: np.ndarray,
         s_top: float,
         s_low: float,
         q_top: float,
+        s_arg: int,
+        q_arg: int,
         alive: np.ndarray | None,
         n: int,
         beta: Callable[[int], float],
@@ -351,20 +433,27 @@ class EliminationLevels:
         """One level as written: x^(k), eps_k over the survivors, the comparison.
 
         ``s`` and ``q`` are the means and forms of every arm at the level, ``s_top``,
-        ``s_low`` and ``q_top`` their extremes over every arm. The maxima over the
-        survivors are the whole set's when the arm holding them survives. Returns the new
-        mask (None: every arm), its count, and whether an arm was removed.
+        ``s_low`` and ``q_top`` their extremes over every arm, ``s_arg`` and ``q_arg``
+        the first arms reaching the maxima (-1: not known yet). The maxima over the survivors are the whole
+        set's when the arm holding them survives. Returns the new mask (None: every
+        arm), its count, and whether an arm was removed.
         """
         if alive is None:
             best = s_top
             u = math.sqrt(max(q_top, 0.0))
         else:
-            if alive[int(s.argmax())]:
-                best = s_top
+            if s_arg < 0:
+                s_arg = int(s.argmax())
+            if q_arg < 0:
+                q_arg = int(q.argmax())
+            if not alive[s_arg]:  # the maximum over the survivors (exact, any order)
+                masked = np.where(alive, s, -np.inf)
+                best = float(masked[int(masked.argmax())])
             else:
-                best = float(np.maximum.reduce(s, where=alive, initial=-np.inf))
-            if not alive[int(q.argmax())]:
-                q_top = float(np.maximum.reduce(q, where=alive, initial=0.0))
+                best = s_top
+            if not alive[q_arg]:  # with the removed arms at 0, as max(0, max q)
+                masked = np.where(alive, q, 0.0)
+                q_top = float(masked[int(masked.argmax())])
             u = math.sqrt(max(q_top, 0.0))
         w = 2.0 * u * beta(n)
         if best - s_low <= w:  # the worst arm stays: every arm does
