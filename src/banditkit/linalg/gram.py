@@ -191,28 +191,13 @@ class Gram:
         Raises:
             ValueError: On a wrong shape, NaN or inf in x, or weight <= 0.
         """
-        x = check_vector("x", x, self._d)
-        w = check_weight(weight)
-        u = self._inverse @ x
-        # w x^T V^-1 x >= 0; the clip guards the round-off of a near-zero x.
-        wq = max(w * float(x @ u), 0.0)
-        self._matrix = frozen(_plus_outer(self._matrix, w, x))
-        # [Sherman1950]: (V + w x x^T)^-1 = V^-1 - w u u^T / (1 + w x^T V^-1 x)
-        self._inverse = frozen(_plus_outer(self._inverse, -w / (1.0 + wq), u))
-        self._pending.append(math.sqrt(w) * x)  # applied to L when next read
-        # Matrix determinant lemma: log det(V + w x x^T) = log det V + log(1 + w q)
-        self._logdet += math.log1p(wq)
-        self._n_updates += 1
-        self._since_refactor += 1
-        if self._since_refactor >= self._refactor_every:
-            self._refactor()
+        self.update_unchecked(check_vector("x", x, self._d), check_weight(weight))
 
     def update_unchecked(self, x: np.ndarray, w: float) -> None:
         """:meth:`update` for a checked pull: x finite float64 (d,), w a float > 0.
 
         The same arithmetic, without the argument checks (for a policy's inner loop,
-        whose arms its Context has already checked). :meth:`update` keeps its own copy
-        of these lines: no extra call on its hot path.
+        whose arms its Context has already checked); :meth:`update` checks, then calls it.
         """
         u = self._inverse @ x
         # w x^T V^-1 x >= 0; the clip guards the round-off of a near-zero x.
