@@ -23,15 +23,17 @@ from typing import Any
 import numpy as np
 
 from banditkit.benchmarks._common import host, single_threaded, write_outputs
+from banditkit.benchmarks.neurallog_ucb2_h1 import (  # the same workload
+    ENV,
+    ENV_PARAMS,
+    HORIZON,
+    POLICY,
+    POLICY_PARAMS,
+)
 from banditkit.core import make_env, make_policy, simulate
 from banditkit.core.batched import simulate_seeds
 
 BAR = 3.0
-POLICY = "neurallog-ucb2"
-POLICY_PARAMS: dict[str, Any] = {"width": 20}
-ENV = "logistic"
-ENV_PARAMS: dict[str, Any] = {"h": "h1", "d": 20, "n_arms": 5, "pool": 2500}
-HORIZON = 2000
 SEEDS = list(range(10))
 
 
