@@ -1,8 +1,56 @@
-"""Helpers shared by the tests of the run order and the process-grid benchmark."""
-
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def tiny(**overrides: Any) -> dict[str, Any]:
+    """A config of 2 envs x 3 cheap policies x 2 seeds x 40 rounds."""
+    cfg: dict[str, Any] = {
+        "name": "tiny",
+        "horizon": 40,
+        "seeds": 2,
+        "envs": [
+            {"name": "linear", "d": 3, "n_arms": 4},
+            {"name": "logistic", "h": "h1", "d": 3, "n_arms": 3},
+        ],
+        "policies": [
+            {"name": "random", "label": "Random"},
+            {"name": "linucb", "label": "LinUCB", "nu": 0.5},
+            {"name": "oracle", "label": "Oracle"},
+        ],
+    }
+    cfg.update(overrides)
+    return cfg
+
+
+def write_yaml(path: Path, data: Any) -> Path:
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` with its bytes."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in folder.rglob("*")
+        if p.is_file()
+    }
+
+
+def without_timing(row: dict[str, Any]) -> dict[str, Any]:
+    """A summary row without its wall-time values (``seconds_mean``, timing metrics)."""
+    from banditkit.experiments.store import TIMING_COLUMNS
+
+    out = {k: v for k, v in row.items() if k != "seconds_mean"}
+    if "metrics" in out:
+        out["metrics"] = {
+            k: v for k, v in out["metrics"].items() if k not in TIMING_COLUMNS
+        }
+    return out
 
 
 def brute_force_makespan(seconds: list[float], workers: int) -> float:
