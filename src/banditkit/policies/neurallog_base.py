@@ -339,12 +339,7 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         """
         from banditkit.policies.neurallog_batched import BatchedNeuralLog
 
-        policies = [m for m in members if isinstance(m, NeuralLogPolicy)]
-        if len(policies) != len(members) or any(
-            BatchedNeuralLog.supports(m) is not None for m in policies
-        ):
-            return None
-        return BatchedNeuralLog(policies)
+        return BatchedNeuralLog.of(members)
 
     # ---------------------------------------------------------------- parts
     @property
@@ -452,45 +447,36 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         """Observations so far (t - 1 at selection in round t)."""
         return 0 if not hasattr(self, "history") else self.history.n
 
-    def _c_s(self) -> float:
-        """c_S = 1 + sqrt(L) S + L S^2 [Bae2025, Eq. (1)]."""
-        return theory.c_s(self.depth, self.S)
+    def _iota_t(self, d_eff: float) -> float:
+        """iota_t of Eq. (2) with the observations so far."""
+        return theory.iota_t(
+            d_eff,
+            self._n(),
+            delta=self.delta,
+            C1=self.C1,
+            depth=self.depth,
+            lam_0=self._lam0,
+        )
 
     def _iota(self, d_eff: float) -> float:
         """nu_{t-1}: theory nu_t of Eqs. (1)/(4), or its practical form (table 2.6).
 
-        Practical: S^2 (sqrt(d_eff) + 1 / sqrt(lam)) (``bonus="orders"``) or
-        c_S (sqrt(d_eff) + sqrt(L / lam)) + 1 ("table"), each term times its log
-        factor (sqrt(l_t), l_t) when ``keep_log_factors``.
+        Practical: ``theory.practical_nu``, with the log factor l_t when
+        ``keep_log_factors``.
         """
-        n = self._n()
         if self._theory:
-            iota = theory.iota_t(
-                d_eff,
-                n,
-                delta=self.delta,
-                C1=self.C1,
-                depth=self.depth,
-                lam_0=self._lam0,
+            return theory.nu_t(
+                self._iota_t(d_eff), C=self.C, depth=self.depth, S=self.S
             )
-            return theory.nu_t(iota, C=self.C, depth=self.depth, S=self.S)
-        ell = theory.log_factor(n, self.delta) if self.keep_log_factors else 1.0
-        if self.bonus == "orders":
-            # the orders of nu_t in S, lam and d_eff, absolute constants dropped
-            return self.S**2 * (
-                math.sqrt(ell) * math.sqrt(d_eff) + ell / math.sqrt(self._lam_now)
-            )
-        if self.keep_log_factors:
-            return (
-                self._c_s()
-                * (
-                    math.sqrt(ell) * math.sqrt(d_eff)
-                    + ell * math.sqrt(self.depth / self._lam_now)
-                )
-                + 1
-            )
-        return (
-            self._c_s() * (math.sqrt(d_eff) + math.sqrt(self.depth / self._lam_now)) + 1
+        assert self.bonus is not None  # set in practical mode
+        ell = theory.log_factor(self._n(), self.delta) if self.keep_log_factors else 1.0
+        return theory.practical_nu(
+            d_eff,
+            lam=self._lam_now,
+            depth=self.depth,
+            S=self.S,
+            bonus=self.bonus,
+            ell=ell,
         )
 
     def theory_constants(self) -> dict[str, float]:
@@ -501,10 +487,7 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         """
         effdim = getattr(self, "effdim", None)
         d_eff = 0.0 if effdim is None else effdim.value
-        n = self._n()
-        iota = theory.iota_t(
-            d_eff, n, delta=self.delta, C1=self.C1, depth=self.depth, lam_0=self._lam0
-        )
+        n, iota = self._n(), self._iota_t(d_eff)
         return {
             "n": float(n),
             "D": d_eff,

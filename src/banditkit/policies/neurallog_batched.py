@@ -52,6 +52,7 @@ from banditkit.policies.selection import Optimistic, argmax_random_tie
 if TYPE_CHECKING:
     import torch
 
+    from banditkit.core import Policy
     from banditkit.policies.neurallog_base import NeuralLogPolicy
 else:
     from banditkit.core.lazy import lazy_import
@@ -145,6 +146,18 @@ class BatchedNeuralLog:
         self._n_updates = np.zeros(self.size, dtype=np.int64)
         self._cache: tuple[torch.Tensor, ...] | None = None
         self._sampling = bool(first.sampling)
+
+    @classmethod
+    def of(cls, members: list[Policy]) -> BatchedNeuralLog | None:
+        """A batch of ``members``, or None unless every one is a NeuralLog policy it supports."""
+        from banditkit.policies.neurallog_base import NeuralLogPolicy
+
+        policies = [m for m in members if isinstance(m, NeuralLogPolicy)]
+        if len(policies) != len(members) or any(
+            cls.supports(m) is not None for m in policies
+        ):
+            return None
+        return cls(policies)
 
     @staticmethod
     def supports(policy: NeuralLogPolicy) -> str | None:

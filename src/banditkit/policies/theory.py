@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["c_s", "iota_t", "lam0", "lam_t", "log_factor", "nu_t"]
+__all__ = ["c_s", "iota_t", "lam0", "lam_t", "log_factor", "nu_t", "practical_nu"]
 
 
 def log_factor(t: int, delta: float) -> float:
@@ -97,3 +97,32 @@ def c_s(depth: int, S: float) -> float:
 def nu_t(iota: float, *, C: float, depth: int, S: float) -> float:
     """nu_t = C c_S iota_t + 1: nu^(1) of Eq. (1) with C = C6, nu^(2) of Eq. (4) with C = C7."""
     return C * c_s(depth, S) * iota + 1.0
+
+
+def practical_nu(
+    d_eff: float,
+    *,
+    lam: float,
+    depth: int,
+    S: float,
+    bonus: str,
+    ell: float = 1.0,
+) -> float:
+    """The practical-mode nu_t of NeuralLog-UCB-1/2 (docs/logistic.md, "Reconstructed bonuses").
+
+    ``bonus="orders"``: S^2 (sqrt(ell) sqrt(d_eff) + ell / sqrt(lam)), the orders of
+    nu_t in S, lam and d_eff with the absolute constants dropped; ``"table"``:
+    c_S (sqrt(ell) sqrt(d_eff) + ell sqrt(L / lam)) + 1. ``ell`` is the log factor l_t
+    (1 when the policy drops the log factors).
+
+    Example:
+        >>> practical_nu(4.0, lam=1.0, depth=2, S=1.0, bonus="orders")
+        3.0
+    """
+    if bonus == "orders":
+        return S**2 * (math.sqrt(ell) * math.sqrt(d_eff) + ell / math.sqrt(lam))
+    return (
+        c_s(depth, S)
+        * (math.sqrt(ell) * math.sqrt(d_eff) + ell * math.sqrt(depth / lam))
+        + 1
+    )
