@@ -39,7 +39,7 @@ import numpy as np
 import torch
 
 from banditkit.core.validation import check_int
-from banditkit.nn.fused import add_penalties
+from banditkit.nn.fused import add_penalties, loss_derivative
 from banditkit.nn.kernels import activation_slope
 from banditkit.nn.losses import BCE, Loss
 from banditkit.nn.network import Params, StackedMLP
@@ -258,13 +258,7 @@ def fused_gd_blocks(
             torch.mul(w2[:, 0], s, out=sw)
             torch.mv(h, sw[0], out=f[0])
             recorded = record == "all" or i == 0 or i == steps - 1
-            if recorded:
-                values, deriv = loss.value_and_dloss_df(f, rows)
-                dloss.copy_(deriv)
-            elif bce:  # BCE's derivative: sigmoid(f) - y
-                torch.sigmoid(f, out=dloss).sub_(y)
-            else:  # MSE's: f - y
-                torch.sub(f, y, out=dloss)
+            values = loss_derivative(loss, f, rows, y, bce, recorded, out=dloss)
             if relu:  # C = 1[z > 0] v, one pass
                 slope_times_v(v_rows, h, 0.0, grad_input=C)
             else:
@@ -286,7 +280,7 @@ def fused_gd_blocks(
                 blocked,
                 blocked_penalties,
                 lams,
-                values if recorded else None,
+                values,
                 history,
             )
             V.sub_(grads["layers.0.weight"], alpha=step)

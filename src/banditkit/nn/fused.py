@@ -116,22 +116,14 @@ def fused_gd(
         for i in range(steps):
             depth2_dense_pass(X, w1, w2, net.activation, s, h=h, c=c, sw=sw, f=f)
             recorded = record == "all" or i == 0 or i == steps - 1
-            if recorded:
-                values, deriv = loss.value_and_dloss_df(f, obs)
-                dloss.copy_(deriv)
-            elif bce:  # BCE's derivative: sigmoid(f) - y
-                torch.sigmoid(f, out=dloss).sub_(y)
-            else:  # MSE's: f - y
-                torch.sub(f, y, out=dloss)
+            values = loss_derivative(loss, f, obs, y, bce, recorded, out=dloss)
             # the vjp of nn.kernels (dense layout): dW_1 = (c v)^T X, dW_2 = s v^T h
             torch.mul(c, dloss.unsqueeze(-1), out=vc)
             torch.matmul(vc[0].mT, X, out=g1[0])
             torch.mul(dloss, s, out=sv)
             torch.matmul(sv, h[0], out=g2[0])  # (1, N) @ (N, m)
             grads = {"layers.0.weight": g1, "layers.1.weight": g2}
-            grads = add_penalties(
-                grads, params, penalties, lams, values if recorded else None, history
-            )
+            grads = add_penalties(grads, params, penalties, lams, values, history)
             w1.sub_(grads["layers.0.weight"], alpha=step)
             w2.sub_(grads["layers.1.weight"], alpha=step)
     return history
@@ -163,3 +155,29 @@ def add_penalties(
             diff = theta if center is None else theta - center[name]
             grads[name].add_(diff, alpha=lam)
     return grads
+
+
+def loss_derivative(
+    loss: Loss,
+    f: torch.Tensor,
+    obs: Rows,
+    y: torch.Tensor,
+    bce: bool,
+    recorded: bool,
+    *,
+    out: torch.Tensor,
+) -> torch.Tensor | None:
+    """Write dloss/df of one fused step into ``out``; the per-row losses when ``recorded``.
+
+    A recorded step asks the loss for its values and derivative; otherwise the
+    derivative is written in place: sigmoid(f) - y for BCE (``bce``), f - y for MSE.
+    """
+    if recorded:
+        values, deriv = loss.value_and_dloss_df(f, obs)
+        out.copy_(deriv)
+        return values
+    if bce:
+        torch.sigmoid(f, out=out).sub_(y)
+    else:
+        torch.sub(f, y, out=out)
+    return None
