@@ -126,13 +126,13 @@ class _Eliminating(GridPolicy):
                     return int(np.argmax(quad_norms(arms, self.H.inverse)))
                 idx = np.flatnonzero(levels.alive)
                 return int(idx[int(np.argmax(quad_norms(arms[idx], self.H.inverse)))])
-            # the most uncertain arm, if it provably survives the cascade (then the
-            # surviving set is not needed); else the cascade, with ||x||^2_{H^-1} of
-            # every arm from its own product
+            # ||x||^2_{H^-1} and the means of every level from one product; the most
+            # uncertain arm, if it provably survives the cascade (then the surviving
+            # set is not needed); else the rest of the cascade's product
             if self._pick_due():
-                forms = quad_norms(arms, self.H.inverse)
-                pick = int(np.argmax(forms))
-                if levels.survives(arms, pick, self._beta):
+                means = levels.forms_first(arms, self.H.inverse)
+                pick = int(np.argmax(levels.forms))
+                if levels.survives(arms, pick, self._beta, means):
                     self.last_survivors = -1
                     return pick
                 self._pick_wait = 7

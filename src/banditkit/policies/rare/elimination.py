@@ -145,6 +145,11 @@ class EliminationLevels:
         self._Z = np.zeros((0, 0))
         self._plans: dict[tuple[bool, ...], _Plan] = {}
         self._out: dict[tuple[int, int], np.ndarray] = {}  # reused product buffers
+        self._off = 0  # the first row of the means in _Z (d after an extra block)
+        self._head_rows: dict[int, np.ndarray] = {}  # [extra; thetas], per d
+        self._extra_rows: dict[tuple[bool, ...], np.ndarray] = {}  # [W; extra], per split
+        self._staged: tuple[np.ndarray, tuple[bool, ...]] | None = None
+        self._arms_t: np.ndarray | None = None
         self._mean_offsets = np.zeros(0, dtype=np.intp)
         self.forms = np.zeros(0)
         if self.m == 0:
@@ -177,23 +182,21 @@ class EliminationLevels:
     @property
     def scores(self) -> np.ndarray:
         """The means <x, theta_k> of the last round, every level, shape (m, K)."""
-        return self._Z[: self.m]
+        return self._Z[self._off : self._off + self.m]
 
-    def _plan(self, d: int, extra: bool) -> _Plan:
+    def _plan(self, d: int) -> _Plan:
         """W for the current split into certified and exact levels (cached).
 
         Rows: theta_k (every level), v_k (certified levels), the d rows of V_k^-1 (exact
-        levels), then d rows for ``extra`` (filled by the caller).
+        levels).
         """
-        key = (*self.exact, extra)
+        key = tuple(self.exact)
         plan = self._plans.get(key)
         if plan is None:
             m = self.m
             cert = [k for k in range(m) if not self.exact[k]]
             exact = [k for k in range(m) if self.exact[k]]
             rows = [self.thetas, self.top[cert], self.inverses[exact].reshape(-1, d)]
-            if extra:
-                rows.append(np.zeros((d, d)))
             row = [-1] * m
             for i, k in enumerate(cert):
                 row[k] = m + i
@@ -209,6 +212,50 @@ class EliminationLevels:
                 np.zeros(0, dtype=np.intp),
             )
         return plan
+
+    def _with_extra(self, plan: _Plan, d: int) -> np.ndarray:
+        """[W; d rows for ``extra``] of the current split (cached; the caller fills them)."""
+        key = (*self.exact, True)
+        W = self._extra_rows.get(key)
+        if W is None:
+            W = self._extra_rows[key] = np.concatenate([plan.W, np.zeros((d, d))])
+        return W
+
+    def _buffer(self, rows: int, K: int) -> np.ndarray:
+        """A (rows, K) product buffer reused from round to round (a fresh array of this
+        size costs as much as a third of the product)."""
+        Z = self._out.get((rows, K))
+        if Z is None:
+            Z = self._out[(rows, K)] = np.empty((rows, K))
+        return Z
+
+    def forms_first(self, arms: np.ndarray, extra: np.ndarray) -> np.ndarray:
+        """The first part of :meth:`evaluate` with ``extra``: x^T extra x and the means.
+
+        One product [extra; theta_1..theta_m] X^T gives ``forms`` (x^T extra x of every
+        arm) and the means <x, theta_k> of every level, returned, shape (m, K); a
+        following :meth:`evaluate` of the same ``arms`` with ``extra`` computes only the
+        rest of its product (an exploration round tests its pick with these means first,
+        :meth:`survives`, and needs the rest only when the test fails).
+        """
+        K, d = arms.shape
+        m = self.m
+        plan = self._plan(d)
+        Wa = self._head_rows.get(d)
+        if Wa is None:
+            Wa = self._head_rows[d] = np.concatenate(
+                [np.zeros((d, d)), self.thetas.reshape(m, d)]
+            )
+        Wa[:d] = extra
+        Z = self._Z = self._buffer(d + plan.W.shape[0], K)
+        np.matmul(Wa, arms.T, out=Z[: d + m])
+        # einsum is three times faster on a contiguous X^T than on a strided one
+        self._arms_t = np.ascontiguousarray(arms.T)
+        self.forms = np.einsum(
+            "rdk,dk->rk", Z[:d].reshape(1, d, K), self._arms_t
+        )[0]
+        self._staged = (arms, tuple(self.exact))
+        return Z[d : d + m]
 
     def evaluate(
         self,
@@ -228,31 +275,48 @@ class EliminationLevels:
         self.alive, self.n_alive = None, K
         if self.m == 0:
             self._Z = np.zeros((0, K))
+            self._off = 0
             if extra is not None:
                 self.forms = quad_norms(arms, extra)
             return
         m = self.m
-        plan = self._plan(d, extra is not None)
-        W = plan.W
-        if extra is not None:
-            W[W.shape[0] - d :] = extra
-        # the product into a buffer reused from round to round (a fresh array of this
-        # size costs as much as a third of the product)
-        shape = (W.shape[0], K)
-        Z = self._out.get(shape)
-        if Z is None:
-            Z = self._out[shape] = np.empty(shape)
-        Z = self._Z = np.matmul(W, arms.T, out=Z)
-        self.means = Z[m - 1]
-        head = Z[: plan.n_head]
+        staged = self._staged
+        plan = self._plan(d)
+        forms: np.ndarray | None = None
+        if (
+            extra is not None
+            and staged is not None
+            and staged[0] is arms
+            and staged[1] == tuple(self.exact)
+        ):  # after :meth:`forms_first`: rows [extra; W], the rest of the product
+            Z = self._Z
+            off = d
+            if plan.W.shape[0] > m:
+                np.matmul(plan.W[m:], arms.T, out=Z[d + m :])
+        elif extra is not None:  # one product, rows [W; extra]
+            W = self._with_extra(plan, d)
+            W[-d:] = extra
+            Z = self._Z = self._buffer(W.shape[0], K)
+            np.matmul(W, arms.T, out=Z)
+            off = 0
+            self._arms_t = None
+            forms = self._forms(Z[plan.n_head :], arms)
+            self.forms = forms[-1]
+        else:
+            Z = self._Z = self._buffer(plan.W.shape[0], K)
+            np.matmul(plan.W, arms.T, out=Z)
+            off = 0
+            self._arms_t = None
+        self._staged = None
+        self._off = off
+        self.means = Z[off + m - 1]
+        head = Z[off : off + plan.n_head]
         # every row's extremes through its first arg-extreme (cheaper than max / min,
         # and the arms reaching them serve the levels below)
         offsets = plan.offsets
         if offsets.shape[0] != plan.n_head or (plan.n_head > 1 and offsets[1] != K):
             offsets = np.arange(plan.n_head, dtype=np.intp) * K
-            plan = self._plans[(*self.exact, extra is not None)] = plan._replace(
-                offsets=offsets
-            )
+            plan = self._plans[tuple(self.exact)] = plan._replace(offsets=offsets)
         small = K <= _ARG_EXTREMES_UP_TO
         if small:
             flat = head.ravel()
@@ -266,12 +330,9 @@ class EliminationLevels:
             hi = head.max(axis=1).tolist()
             lo = head.min(axis=1).tolist()
             i_hi = i_lo = [-1] * plan.n_head
-        forms: np.ndarray | None = None
         tops: list[float] = []
         i_tops: list[int] = []
-        if extra is not None:
-            forms = self._forms(Z, plan, arms)
-            self.forms = forms[-1]
+        if forms is not None:
             tops, i_tops = self._tops(forms, small)
         alive: np.ndarray | None = None
         n = K
@@ -286,11 +347,11 @@ class EliminationLevels:
                 if width <= math.sqrt(self._lead[k] * pm * pm) * b:
                     if alive is None:
                         continue
-                    i = self._arg(Z[r], i_hi[r] if up else i_lo[r], up)
+                    i = self._arg(head[r], i_hi[r] if up else i_lo[r], up)
                     if alive[i]:  # the bound's arm survives: it bounds the maximum
                         continue
                 else:
-                    i = self._arg(Z[r], i_hi[r] if up else i_lo[r], up)
+                    i = self._arg(head[r], i_hi[r] if up else i_lo[r], up)
                 if alive is None or alive[i]:
                     # the exact form of the arm reaching furthest along v_k
                     x = arms[i]
@@ -303,7 +364,7 @@ class EliminationLevels:
                 q_k = quad_norms(arms, self.inverses[k])
                 q_arg = int(q_k.argmax())
                 alive, n, _ = self._step(
-                    Z[k],
+                    head[k],
                     q_k,
                     hi[k],
                     lo[k],
@@ -318,11 +379,11 @@ class EliminationLevels:
                     b = 2.0 * beta(n)
                 continue
             if forms is None:
-                forms = self._forms(Z, plan, arms)
+                forms = self._forms(Z[off + plan.n_head :], arms)
                 tops, i_tops = self._tops(forms, small)
             j = plan.block[k]
             alive, n, removed = self._step(
-                Z[k],
+                head[k],
                 forms[j],
                 hi[k],
                 lo[k],
@@ -388,18 +449,16 @@ class EliminationLevels:
                 return False
         return True
 
-    @staticmethod
-    def _forms(Z: np.ndarray, plan: _Plan, arms: np.ndarray) -> np.ndarray:
-        """x^T M x of every arm for the matrices whose rows M x end Z, shape (blocks, K).
+    def _forms(self, rows: np.ndarray, arms: np.ndarray) -> np.ndarray:
+        """x^T M x of every arm for the matrices whose rows M x are ``rows``, (blocks, K).
 
         einsum is three times faster on a contiguous X^T than on a strided one.
         """
         K, d = arms.shape
-        blocks = (Z.shape[0] - plan.n_head) // d
+        if self._arms_t is None:
+            self._arms_t = np.ascontiguousarray(arms.T)
         return np.einsum(
-            "rdk,dk->rk",
-            Z[plan.n_head :].reshape(blocks, d, K),
-            np.ascontiguousarray(arms.T),
+            "rdk,dk->rk", rows.reshape(rows.shape[0] // d, d, K), self._arms_t
         )
 
     @staticmethod
