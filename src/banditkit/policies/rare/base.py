@@ -39,6 +39,7 @@ from banditkit.linalg import Gram, g_optimal_design
 from banditkit.policies.history import History
 from banditkit.policies.rare.elimination import EliminationLevels, quad_norms
 from banditkit.policies.rare.grids import check_grid, interval_of, update_grid
+from banditkit.policies.rare.within import WithinGram
 from banditkit.policies.schedules import Grid
 
 __all__ = [
@@ -205,7 +206,7 @@ class GridPolicy(ContextualPolicy):
     def _build(self) -> None:
         assert self.d is not None
         self.buffer = History(self.d)
-        self.H = Gram(self.d, self.lam_value)
+        self.H = WithinGram(self.d, self.lam_value)
         self.thetas: list[np.ndarray] = []
         self.inverses: list[np.ndarray] = []
         self._levels_key: tuple[int, int] | None = None
@@ -282,7 +283,7 @@ class GridPolicy(ContextualPolicy):
             self.inverses.append(inverse)
             self._n_updates += 1
             self.buffer = History(self.d or 1)
-            self.H = Gram(self.H.d, self.lam_value)
+            self.H = WithinGram(self.H.d, self.lam_value)
 
     @abstractmethod
     def _estimate(self) -> tuple[np.ndarray, np.ndarray]:
@@ -310,7 +311,7 @@ class GridPolicy(ContextualPolicy):
         assert self.horizon is not None
         self._setup(Context(arms=np.zeros((1, self.d or 1))))
         self.buffer.load_state_dict(state["buffer"])
-        self.H = Gram.from_state_dict(state["H"])
+        self.H = WithinGram.from_state_dict(state["H"])
         self.thetas = [np.array(v) for v in np.asarray(state["thetas"])]
         self.inverses = [np.array(v) for v in np.asarray(state["inverses"])]
 

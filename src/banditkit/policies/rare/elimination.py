@@ -144,7 +144,7 @@ class EliminationLevels:
         self._quiet = [0] * self.m
         self._Z = np.zeros((0, 0))
         self._plans: dict[tuple[bool, ...], _Plan] = {}
-        self._out: dict[tuple[int, int], np.ndarray] = {}  # reused product buffers
+        self._out: dict[tuple[str, int, int], np.ndarray] = {}  # reused buffers
         self._off = 0  # the first row of the means in _Z (d after an extra block)
         self._head_rows: dict[int, np.ndarray] = {}  # [extra; thetas], per d
         self._extra_rows: dict[tuple[bool, ...], np.ndarray] = {}  # [W; extra], per split
@@ -221,13 +221,26 @@ class EliminationLevels:
             W = self._extra_rows[key] = np.concatenate([plan.W, np.zeros((d, d))])
         return W
 
-    def _buffer(self, rows: int, K: int) -> np.ndarray:
-        """A (rows, K) product buffer reused from round to round (a fresh array of this
-        size costs as much as a third of the product)."""
-        Z = self._out.get((rows, K))
+    def _transposed(self, arms: np.ndarray) -> np.ndarray:
+        """X^T as a contiguous array, in a buffer reused from round to round."""
+        K, d = arms.shape
+        XT = self._buffer(d, K, "arms")
+        np.copyto(XT, arms.T)
+        return XT
+
+    def _buffer(self, rows: int, K: int, use: str = "product") -> np.ndarray:
+        """A (rows, K) buffer reused from round to round, one per use and shape (a fresh
+        array of a product's size costs as much as a third of the product)."""
+        Z = self._out.get((use, rows, K))
         if Z is None:
-            Z = self._out[(rows, K)] = np.empty((rows, K))
+            Z = self._out[(use, rows, K)] = np.empty((rows, K))
         return Z
+
+    def level_means(self, arms: np.ndarray) -> np.ndarray:
+        """<x, theta_k> of every arm at every level, (m, K), into a reused buffer."""
+        return np.matmul(
+            self.thetas, arms.T, out=self._buffer(self.m, arms.shape[0], "means")
+        )
 
     def forms_first(self, arms: np.ndarray, extra: np.ndarray) -> np.ndarray:
         """The first part of :meth:`evaluate` with ``extra``: x^T extra x and the means.
@@ -250,10 +263,8 @@ class EliminationLevels:
         Z = self._Z = self._buffer(d + plan.W.shape[0], K)
         np.matmul(Wa, arms.T, out=Z[: d + m])
         # einsum is three times faster on a contiguous X^T than on a strided one
-        self._arms_t = np.ascontiguousarray(arms.T)
-        self.forms = np.einsum(
-            "rdk,dk->rk", Z[:d].reshape(1, d, K), self._arms_t
-        )[0]
+        self._arms_t = self._transposed(arms)
+        self.forms = self._forms(Z[:d], arms, first=True)[0]
         self._staged = (arms, tuple(self.exact))
         return Z[d : d + m]
 
@@ -449,16 +460,22 @@ class EliminationLevels:
                 return False
         return True
 
-    def _forms(self, rows: np.ndarray, arms: np.ndarray) -> np.ndarray:
+    def _forms(
+        self, rows: np.ndarray, arms: np.ndarray, first: bool = False
+    ) -> np.ndarray:
         """x^T M x of every arm for the matrices whose rows M x are ``rows``, (blocks, K).
 
         einsum is three times faster on a contiguous X^T than on a strided one.
         """
         K, d = arms.shape
         if self._arms_t is None:
-            self._arms_t = np.ascontiguousarray(arms.T)
+            self._arms_t = self._transposed(arms)
+        blocks = rows.shape[0] // d
         return np.einsum(
-            "rdk,dk->rk", rows.reshape(rows.shape[0] // d, d, K), self._arms_t
+            "rdk,dk->rk",
+            rows.reshape(blocks, d, K),
+            self._arms_t,
+            out=self._buffer(blocks, K, "forms" if first else "exact forms"),
         )
 
     @staticmethod
