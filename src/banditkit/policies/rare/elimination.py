@@ -177,7 +177,7 @@ class EliminationLevels:
         # ||theta_k||_1 max|x_i|, twice for the two means of a gap, twice for two products.
         self._root_shrink = np.sqrt(self.shrink).tolist()
         gamma_d = d * _UNIT / (1.0 - d * _UNIT)
-        self._mean_slack = (4.0 * gamma_d * np.abs(self.thetas).sum(axis=1)).tolist()
+        self.mean_slack = (4.0 * gamma_d * np.abs(self.thetas).sum(axis=1)).tolist()
 
     @property
     def scores(self) -> np.ndarray:
@@ -348,14 +348,16 @@ class EliminationLevels:
         alive: np.ndarray | None = None
         n = K
         b = 2.0 * beta(K)
+        rows, blocks, exact = plan.row, plan.block, self.exact
+        lead, shrink, quiet, ill = self._lead, self._shrink, self._quiet, self._ill
         for k in range(m):
-            r = plan.row[k]
+            r = rows[k]
             if r >= 0:  # a certified level: try the certificates
                 p_hi, p_lo = hi[r], lo[r]
                 width = hi[k] - lo[k]  # >= the gaps of the surviving arms
                 up = p_hi >= -p_lo
                 pm = p_hi if up else -p_lo
-                if width <= math.sqrt(self._lead[k] * pm * pm) * b:
+                if width <= math.sqrt(lead[k] * pm * pm) * b:
                     if alive is None:
                         continue
                     i = self._arg(head[r], i_hi[r] if up else i_lo[r], up)
@@ -366,53 +368,60 @@ class EliminationLevels:
                 if alive is None or alive[i]:
                     # the exact form of the arm reaching furthest along v_k
                     x = arms[i]
-                    low = max(float(x @ (self.inverses[k] @ x)), 0.0) * self._shrink[k]
+                    low = max(float(x @ (self.inverses[k] @ x)), 0.0) * shrink[k]
                     if width <= math.sqrt(low) * b:
                         continue
                 # the certificates fail: this level exactly, this round and the next
-                self.exact[k] = True
-                self._quiet[k] = 0
-                q_k = quad_norms(arms, self.inverses[k])
-                q_arg = int(q_k.argmax())
-                alive, n, _ = self._step(
-                    head[k],
-                    q_k,
-                    hi[k],
-                    lo[k],
-                    float(q_k[q_arg]),
-                    i_hi[k],
-                    q_arg,
-                    alive,
-                    n,
-                    beta,
-                )
-                if n < K:
-                    b = 2.0 * beta(n)
-                continue
-            if forms is None:
-                forms = self._forms(Z[off + plan.n_head :], arms)
-                tops, i_tops = self._tops(forms, small)
-            j = plan.block[k]
-            alive, n, removed = self._step(
-                head[k],
-                forms[j],
-                hi[k],
-                lo[k],
-                tops[j],
-                i_hi[k],
-                i_tops[j],
-                alive,
-                n,
-                beta,
-            )
-            if removed:
-                b = 2.0 * beta(n)
-            if removed or self._ill[k]:
-                self._quiet[k] = 0
+                exact[k] = True
+                quiet[k] = 0
+                q = quad_norms(arms, self.inverses[k])
+                q_arg = int(q.argmax())
+                q_top = float(q[q_arg])
+                planned = False
             else:
-                self._quiet[k] += 1
-                if self._quiet[k] >= _QUIET_ROUNDS:  # try the certificates again
-                    self.exact[k] = False
+                if forms is None:
+                    forms = self._forms(Z[off + plan.n_head :], arms)
+                    tops, i_tops = self._tops(forms, small)
+                jb = blocks[k]
+                q, q_top, q_arg = forms[jb], tops[jb], i_tops[jb]
+                planned = True
+            # the level as written: x^(k), eps_k over the survivors, the comparison;
+            # the maxima over the survivors are the whole set's when the arm holding
+            # them survives
+            s = head[k]
+            best = hi[k]
+            if alive is not None:
+                s_arg = i_hi[k]
+                if s_arg < 0:
+                    s_arg = int(s.argmax())
+                if q_arg < 0:
+                    q_arg = int(q.argmax())
+                if not alive[s_arg]:  # the maximum over the survivors (exact)
+                    masked = np.where(alive, s, -np.inf)
+                    best = float(masked[int(masked.argmax())])
+                if not alive[q_arg]:  # with the removed arms at 0, as max(0, max q)
+                    masked = np.where(alive, q, 0.0)
+                    q_top = float(masked[int(masked.argmax())])
+            w = 2.0 * math.sqrt(max(q_top, 0.0)) * beta(n)
+            removed = False
+            if best - lo[k] > w:  # the worst arm goes: compare every arm
+                keep = best - s <= w
+                if alive is None:
+                    alive = keep
+                else:
+                    alive &= keep
+                count = int(np.count_nonzero(alive))
+                removed = count < n
+                if removed:
+                    n = count
+                    b = 2.0 * beta(n)
+            if planned:
+                if removed or ill[k]:
+                    quiet[k] = 0
+                else:
+                    quiet[k] += 1
+                    if quiet[k] >= _QUIET_ROUNDS:  # try the certificates again
+                        exact[k] = False
         self.alive, self.n_alive = alive, n
 
     def survives(
@@ -421,6 +430,7 @@ class EliminationLevels:
         i: int,
         beta: Callable[[int], float],
         means: np.ndarray | None = None,
+        maxima: tuple[list[float], float] | None = None,
     ) -> bool:
         """A sufficient test that arm i survives every level (True: it does).
 
@@ -433,7 +443,8 @@ class EliminationLevels:
         with the round-off margins of the module docstring. An exploration or greedy
         round whose pick over all arms passes needs no surviving set at all. Costs one
         product for the means (or none: ``means``, the (m, K) means of every level) and
-        the forms of one arm.
+        the forms of one arm; ``maxima`` is :meth:`round_maxima` of these means, when
+        several arms of one round are tested.
         """
         m = self.m
         if m == 0:
@@ -442,10 +453,23 @@ class EliminationLevels:
             means = self.thetas @ arms.T
         x = arms[i]
         forms = ((self._rows_of_inverses @ x).reshape(m, -1) @ x).tolist()
-        K = means.shape[1]
+        own = means[:, i].tolist()
+        tops, reach = self.round_maxima(arms, means) if maxima is None else maxima
+        b = 2.0 * beta(1) * (1.0 - _PROJECTION_SLACK)
+        root_shrink, mean_slack = self._root_shrink, self.mean_slack
+        for k in range(m):
+            room = b * root_shrink[k] * math.sqrt(max(forms[k], 0.0))
+            if tops[k] - own[k] > room - mean_slack[k] * reach:
+                return False
+        return True
+
+    def round_maxima(
+        self, arms: np.ndarray, means: np.ndarray
+    ) -> tuple[list[float], float]:
+        """max_x <x, theta_k> of every level and max_{x, j} |x_j| (for :meth:`survives`)."""
+        m, K = means.shape
         if self._mean_offsets.shape[0] != m or (m > 1 and self._mean_offsets[1] != K):
             self._mean_offsets = np.arange(m, dtype=np.intp) * K
-        own = means[:, i].tolist()
         if K <= _ARG_EXTREMES_UP_TO:  # maxima through arg-maxima (cheaper here)
             tops = means.ravel()[means.argmax(axis=1) + self._mean_offsets].tolist()
             flat = arms.ravel()  # max |x_j| over the arms
@@ -453,12 +477,7 @@ class EliminationLevels:
         else:
             tops = means.max(axis=1).tolist()
             reach = max(float(arms.max()), -float(arms.min()))
-        b = 2.0 * beta(1) * (1.0 - _PROJECTION_SLACK)
-        for k in range(m):
-            room = b * self._root_shrink[k] * math.sqrt(max(forms[k], 0.0))
-            if tops[k] - own[k] > room - self._mean_slack[k] * reach:
-                return False
-        return True
+        return tops, reach
 
     def _forms(
         self, rows: np.ndarray, arms: np.ndarray, first: bool = False
@@ -492,55 +511,6 @@ class EliminationLevels:
         if known >= 0:
             return known
         return int(row.argmax()) if up else int(row.argmin())
-
-    @staticmethod
-    def _step(
-        s: np.ndarray,
-        q: np.ndarray,
-        s_top: float,
-        s_low: float,
-        q_top: float,
-        s_arg: int,
-        q_arg: int,
-        alive: np.ndarray | None,
-        n: int,
-        beta: Callable[[int], float],
-    ) -> tuple[np.ndarray | None, int, bool]:
-        """One level as written: x^(k), eps_k over the survivors, the comparison.
-
-        ``s`` and ``q`` are the means and forms of every arm at the level, ``s_top``,
-        ``s_low`` and ``q_top`` their extremes over every arm, ``s_arg`` and ``q_arg``
-        the first arms reaching the maxima (-1: not known yet). The maxima over the survivors are the whole
-        set's when the arm holding them survives. Returns the new mask (None: every
-        arm), its count, and whether an arm was removed.
-        """
-        if alive is None:
-            best = s_top
-            u = math.sqrt(max(q_top, 0.0))
-        else:
-            if s_arg < 0:
-                s_arg = int(s.argmax())
-            if q_arg < 0:
-                q_arg = int(q.argmax())
-            if not alive[s_arg]:  # the maximum over the survivors (exact, any order)
-                masked = np.where(alive, s, -np.inf)
-                best = float(masked[int(masked.argmax())])
-            else:
-                best = s_top
-            if not alive[q_arg]:  # with the removed arms at 0, as max(0, max q)
-                masked = np.where(alive, q, 0.0)
-                q_top = float(masked[int(masked.argmax())])
-            u = math.sqrt(max(q_top, 0.0))
-        w = 2.0 * u * beta(n)
-        if best - s_low <= w:  # the worst arm stays: every arm does
-            return alive, n, False
-        keep = best - s <= w
-        if alive is None:
-            alive = keep
-        else:
-            alive &= keep
-        m = int(np.count_nonzero(alive))
-        return alive, m, m < n
 
     def survivors(self, arms: np.ndarray, beta: Callable[[int], float]) -> np.ndarray:
         """Indices of the arms surviving every level, increasing (see :meth:`evaluate`).
