@@ -211,6 +211,7 @@ class GridPolicy(ContextualPolicy):
         self.inverses: list[np.ndarray] = []
         self._levels_key: tuple[int, int] | None = None
         self._levels_cache = EliminationLevels([], [])
+        self._window = (0, 0, 0)  # (T_{l-1}, T_l, l) of the current interval
 
     def _levels(self, start: int = 0) -> EliminationLevels:
         """The cascade of the estimates ``thetas[start:]``, stacked once per interval.
@@ -242,8 +243,12 @@ class GridPolicy(ContextualPolicy):
         if t > self.update_times[-1] and self.thetas:
             # Past the horizon: greedy with the last estimate, no more updates.
             return int(np.argmax(ctx.arms @ self.thetas[-1]))
-        ell = interval_of(self.update_times, t)
-        start = 0 if ell == 1 else self.update_times[ell - 2]
+        start, end, ell = self._window
+        if not start < t <= end:  # a new interval (the grid is fixed)
+            ell = interval_of(self.update_times, t)
+            start = 0 if ell == 1 else self.update_times[ell - 2]
+            end = self.update_times[ell - 1]
+            self._window = (start, end, ell)
         return self._choose(ctx, ell, t - start)
 
     @abstractmethod

@@ -131,7 +131,7 @@ class _Eliminating(GridPolicy):
             # set is not needed); else the rest of the cascade's product
             if self._pick_due(ell):
                 means = levels.forms_first(arms, self.H.inverse)
-                pick = int(np.argmax(levels.forms))
+                pick = int(levels.forms.argmax())
                 passed = levels.survives(arms, pick, self._beta, means)
                 self._pick_stats[1] += 1
                 if passed:
@@ -145,7 +145,7 @@ class _Eliminating(GridPolicy):
             # <x, theta_k> of every level; the greedy rule reads the last. Its pick over
             # all arms, if it provably survives the cascade; else the cascade
             means = levels.level_means(arms)
-            pick = int(np.argmax(means[-1]))
+            pick = int(means[levels.m - 1].argmax())
             if not self.count_survivors and levels.survives(
                 arms, pick, self._beta, means
             ):
@@ -155,9 +155,9 @@ class _Eliminating(GridPolicy):
             scores = means[-1]
         self.last_survivors = levels.n_alive
         if levels.alive is None:
-            return int(np.argmax(scores))
+            return int(scores.argmax())
         # argmax over the survivors, first index on ties
-        return int(np.argmax(np.where(levels.alive, scores, -np.inf)))
+        return int(np.where(levels.alive, scores, -np.inf).argmax())
 
     def _pick_due(self, ell: int) -> bool:
         """Whether to test the exploration pick (``EliminationLevels.survives``) this round.

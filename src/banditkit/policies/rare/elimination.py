@@ -151,6 +151,9 @@ class EliminationLevels:
         self._staged: tuple[np.ndarray, tuple[bool, ...]] | None = None
         self._arms_t: np.ndarray | None = None
         self._mean_offsets = np.zeros(0, dtype=np.intp)
+        self._offsets_for = (0, 0)
+        self._room: list[float] = []  # for :meth:`survives`, per beta
+        self._room_beta: Callable[[int], float] | None = None
         self.forms = np.zeros(0)
         if self.m == 0:
             return
@@ -455,11 +458,15 @@ class EliminationLevels:
         forms = ((self._rows_of_inverses @ x).reshape(m, -1) @ x).tolist()
         own = means[:, i].tolist()
         tops, reach = self.round_maxima(arms, means) if maxima is None else maxima
-        b = 2.0 * beta(1) * (1.0 - _PROJECTION_SLACK)
-        root_shrink, mean_slack = self._root_shrink, self.mean_slack
+        if self._room_beta is not beta:  # 2 beta(1) sqrt(shrink_k), less the slack
+            b = 2.0 * beta(1) * (1.0 - _PROJECTION_SLACK)
+            self._room = [b * r for r in self._root_shrink]
+            self._room_beta = beta
+        room, mean_slack = self._room, self.mean_slack
         for k in range(m):
-            room = b * root_shrink[k] * math.sqrt(max(forms[k], 0.0))
-            if tops[k] - own[k] > room - mean_slack[k] * reach:
+            if tops[k] - own[k] > room[k] * math.sqrt(
+                max(forms[k], 0.0)
+            ) - mean_slack[k] * reach:
                 return False
         return True
 
@@ -468,12 +475,13 @@ class EliminationLevels:
     ) -> tuple[list[float], float]:
         """max_x <x, theta_k> of every level and max_{x, j} |x_j| (for :meth:`survives`)."""
         m, K = means.shape
-        if self._mean_offsets.shape[0] != m or (m > 1 and self._mean_offsets[1] != K):
+        if self._offsets_for != (m, K):
             self._mean_offsets = np.arange(m, dtype=np.intp) * K
+            self._offsets_for = (m, K)
         if K <= _ARG_EXTREMES_UP_TO:  # maxima through arg-maxima (cheaper here)
             tops = means.ravel()[means.argmax(axis=1) + self._mean_offsets].tolist()
             flat = arms.ravel()  # max |x_j| over the arms
-            reach = max(float(flat[flat.argmax()]), -float(flat[flat.argmin()]))
+            reach = max(flat.item(flat.argmax()), -flat.item(flat.argmin()))
         else:
             tops = means.max(axis=1).tolist()
             reach = max(float(arms.max()), -float(arms.min()))
