@@ -8,8 +8,8 @@ read at its end T_l, where the interval's own estimate (theta_l, V_l^-1) is comp
 interval's data alone (not pooled) and H is reset to lam * I [Yu2026, Alg. 1 l.10/22]. Each
 estimate counts as one parameter update (``n_updates``), so a run of T rounds makes exactly B.
 
-Parts: the interval buffer is a row ``History``, H a ``linalg.Gram`` (rank-1 inverse
-updates), the refit times a ``schedules.Grid``; the elimination cascade is
+Parts: the interval buffer is a row ``History``, H a ``WithinGram`` (rank-1 inverse
+updates, bit for bit those of ``linalg.Gram``), the refit times a ``schedules.Grid``; the elimination cascade is
 :mod:`~banditkit.policies.rare.elimination` (stacked once per interval by
 ``GridPolicy._levels``), the near-G-optimal draw a function of this module. A policy whose
 later rounds of an interval no longer read H skips their Gram updates (``_gram_read``).
@@ -35,7 +35,7 @@ import numpy as np
 from banditkit.core import Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
-from banditkit.linalg import Gram, g_optimal_design
+from banditkit.linalg import g_optimal_design
 from banditkit.policies.history import History
 from banditkit.policies.rare.elimination import EliminationLevels, quad_norms
 from banditkit.policies.rare.grids import check_grid, interval_of, update_grid

@@ -147,7 +147,9 @@ class EliminationLevels:
         self._out: dict[tuple[str, int, int], np.ndarray] = {}  # reused buffers
         self._off = 0  # the first row of the means in _Z (d after an extra block)
         self._head_rows: dict[int, np.ndarray] = {}  # [extra; thetas], per d
-        self._extra_rows: dict[tuple[bool, ...], np.ndarray] = {}  # [W; extra], per split
+        self._extra_rows: dict[
+            tuple[bool, ...], np.ndarray
+        ] = {}  # [W; extra], per split
         self._staged: tuple[np.ndarray, tuple[bool, ...]] | None = None
         self._arms_t: np.ndarray | None = None
         self._mean_offsets = np.zeros(0, dtype=np.intp)
@@ -232,8 +234,10 @@ class EliminationLevels:
         return XT
 
     def _buffer(self, rows: int, K: int, use: str = "product") -> np.ndarray:
-        """A (rows, K) buffer reused from round to round, one per use and shape (a fresh
-        array of a product's size costs as much as a third of the product)."""
+        """A (rows, K) buffer reused from round to round, one per use and shape.
+
+        A fresh array of a product's size costs as much as a third of the product.
+        """
         Z = self._out.get((use, rows, K))
         if Z is None:
             Z = self._out[(use, rows, K)] = np.empty((rows, K))
@@ -464,9 +468,10 @@ class EliminationLevels:
             self._room_beta = beta
         room, mean_slack = self._room, self.mean_slack
         for k in range(m):
-            if tops[k] - own[k] > room[k] * math.sqrt(
-                max(forms[k], 0.0)
-            ) - mean_slack[k] * reach:
+            if (
+                tops[k] - own[k]
+                > room[k] * math.sqrt(max(forms[k], 0.0)) - mean_slack[k] * reach
+            ):
                 return False
         return True
 
