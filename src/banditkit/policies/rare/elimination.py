@@ -75,7 +75,7 @@ __all__ = ["EliminationLevels", "quad_norms"]
 _UNIT = 2.0**-53
 
 #: Rounds without a removal after which an exact level is tried by certificate again.
-_QUIET_ROUNDS = 64
+_QUIET_ROUNDS = 8
 
 #: Up to this many arms, NumPy's arg-extremes plus a take beat its max / min (about 2x at
 #: K = 1000); at K = 5000 they do not, and the extremes are taken directly.
@@ -372,12 +372,18 @@ class EliminationLevels:
                         continue
                 else:
                     i = self._arg(head[r], i_hi[r] if up else i_lo[r], up)
-                if alive is None or alive[i]:
-                    # the exact form of the arm reaching furthest along v_k
-                    x = arms[i]
-                    low = max(float(x @ (self.inverses[k] @ x)), 0.0) * shrink[k]
-                    if width <= math.sqrt(low) * b:
-                        continue
+                # the exact forms of the arms reaching furthest along v_k, either way
+                low = 0.0
+                for j in (i, self._arg(head[r], i_lo[r] if up else i_hi[r], not up)):
+                    if alive is None or alive[j]:
+                        x = arms[j]
+                        low = max(low, float(x @ (self.inverses[k] @ x)))
+                        if width <= math.sqrt(low * shrink[k]) * b:
+                            break
+                else:
+                    low = -1.0
+                if low >= 0.0:
+                    continue
                 # the certificates fail: this level exactly, this round and the next
                 exact[k] = True
                 quiet[k] = 0
