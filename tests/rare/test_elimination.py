@@ -288,3 +288,58 @@ def test_the_staged_product_gives_the_one_product_results(law):
     assert (
         max(sizes) == 150 and min(sizes) < 150
     )  # both paths: nothing and some removed
+
+
+def test_a_level_that_never_removes_removes_nothing():
+    # never_removes: ||theta|| <= beta(1) sqrt(l_min(V^-1)); then no arm set loses an arm
+    from banditkit.policies.rare.elimination import never_removes
+
+    rng = np.random.default_rng(13)
+    beta = blce_widths(5, 8, 10_000, 1.0)
+    inert = active = 0
+    for pulls in (3, 10, 30, 100, 1000):
+        X = rng.standard_normal((pulls, 5))
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+        inverse = np.linalg.inv(np.eye(5) + X.T @ X)
+        inverse = 0.5 * (inverse + inverse.T)
+        for scale in (0.5, 2.0, 8.0):
+            theta = scale * rng.standard_normal(5) / math.sqrt(5)
+            flag = never_removes(theta, inverse, beta(1))
+            lowest = np.linalg.eigvalsh(inverse)[0]
+            assert flag == (
+                np.linalg.norm(theta) <= beta(1) * math.sqrt(lowest) * (1 - 1e-5)
+            ) or (abs(np.linalg.norm(theta) / (beta(1) * math.sqrt(lowest)) - 1) < 1e-4)
+            for _ in range(20):  # arms of very different norms, some aligned with theta
+                arms = rng.standard_normal((60, 5)) * rng.uniform(0.01, 10.0, (60, 1))
+                arms[:3] = np.outer([-5.0, 0.1, 5.0], theta / np.linalg.norm(theta))
+                kept = direct_cascade(arms, [theta], [inverse], beta)
+                if flag:
+                    assert kept.size == 60
+                else:
+                    active += kept.size < 60
+            inert += flag
+    assert inert >= 3 and active >= 10  # both cases occur
+
+
+@pytest.mark.parametrize("cls", [BLCE, BLCEG])
+def test_leaving_out_the_levels_that_never_remove_changes_no_action(cls, monkeypatch):
+    def play():
+        policy = cls(grid=[6, 60, 200, 500])
+        policy.begin(500)
+        rng = np.random.default_rng(14)
+        theta = rng.standard_normal(4)
+        actions = []
+        for _ in range(500):
+            X = rng.standard_normal((80, 4))
+            ctx = Context(arms=X / np.linalg.norm(X, axis=1, keepdims=True))
+            a = policy.act(ctx)
+            policy.update(ctx, a, float(ctx.arms[a] @ theta) + rng.normal())
+            actions.append(a)
+        return actions, policy
+
+    fast, policy = play()
+    assert any(
+        policy._inert(k) for k in range(len(policy.thetas))
+    )  # a level was left out
+    monkeypatch.setattr(cls, "_inert", lambda self, k: False)
+    assert play()[0] == fast

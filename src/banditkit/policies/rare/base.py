@@ -37,7 +37,11 @@ from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
 from banditkit.linalg import g_optimal_design
 from banditkit.policies.history import History
-from banditkit.policies.rare.elimination import EliminationLevels, quad_norms
+from banditkit.policies.rare.elimination import (
+    EliminationLevels,
+    never_removes,
+    quad_norms,
+)
 from banditkit.policies.rare.grids import check_grid, interval_of, update_grid
 from banditkit.policies.rare.within import WithinGram
 from banditkit.policies.schedules import Grid
@@ -48,6 +52,7 @@ __all__ = [
     "blce_widths",
     "cascade",
     "near_g_draw",
+    "never_removes",
     "quad_norms",
     "ucb_cascade",
 ]
@@ -221,11 +226,23 @@ class GridPolicy(ContextualPolicy):
         """
         key = (start, len(self.thetas))
         if key != self._levels_key:
+            last = len(self.thetas) - 1
+            keep = [
+                k for k in range(start, last + 1) if k == last or not self._inert(k)
+            ]
             self._levels_cache = EliminationLevels(
-                self.thetas[start:], self.inverses[start:]
+                [self.thetas[k] for k in keep], [self.inverses[k] for k in keep]
             )
             self._levels_key = key
         return self._levels_cache
+
+    def _inert(self, k: int) -> bool:
+        """Whether estimate k provably never removes an arm (then the cascade skips it).
+
+        Default: no level is skipped; BLCE-G and BLCE use ``never_removes``. The last
+        estimate is always kept (the greedy rule reads its means).
+        """
+        return False
 
     @property
     def n_intervals(self) -> int:

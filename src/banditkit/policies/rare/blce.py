@@ -49,6 +49,7 @@ from banditkit.policies.rare.base import (
     blce_widths,
     check_rate,
     near_g_draw,
+    never_removes,
     quad_norms,
 )
 from banditkit.policies.rare.grids import interval_of, phase_scale
@@ -87,11 +88,21 @@ class _Eliminating(GridPolicy):
         self._beta = blce_widths(self.d, self.n_intervals, self.horizon, self.lam_value)
         self._phase_cache: tuple[int, tuple[int, int]] = (0, (0, 0))
         self._read_window = (0, 0, 0)  # (T_{l-1}, T_l, the round H is last read)
+        self._inert_flags: list[bool] = []
         super()._build()
 
     def _phase_lengths(self, ell: int) -> tuple[int, int]:
         """(G-design rounds, uncertainty rounds) of interval ell; the rest is greedy."""
         raise NotImplementedError
+
+    def _inert(self, k: int) -> bool:
+        """Estimate k removes no arm in any round (``never_removes``; decided once)."""
+        while len(self._inert_flags) <= k:
+            j = len(self._inert_flags)
+            self._inert_flags.append(
+                never_removes(self.thetas[j], self.inverses[j], self._beta(1))
+            )
+        return self._inert_flags[k]
 
     def _phases(self, ell: int) -> tuple[int, int]:
         """:meth:`_phase_lengths`, computed once per interval."""

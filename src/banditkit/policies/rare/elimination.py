@@ -20,7 +20,9 @@ that survivor as soon as i survives every level, and it does if, at every level 
 
 (while i survives, the best survivor's mean is at most the whole set's maximum, eps_k at
 least i's own width, and beta(n) >= beta(1)). The test costs the means of every level (one
-product) and the forms of arm i; no set is computed.
+product) and the forms of arm i; no set is computed. An exploration round gets its scores
+x^T H^-1 x and these means from one product (:meth:`EliminationLevels.forms_first`) and,
+when the test fails, computes only the rest of the product below.
 
 **One product for the set** (:meth:`EliminationLevels.evaluate`), when the pick fails or the
 set is needed. The estimates are fixed within an interval, so the matrix W whose rows are
@@ -33,10 +35,11 @@ and the d rows of V_k^-1 (the levels evaluated exactly) is built once per split 
 2. a certified level: max_y ||y||^2_{V_k^-1} >= l1 max_y <y, v_k>^2 (l1 the top
    eigenvalue of V_k^-1), so if the widest gap is within 2 beta(n) sqrt(l1 max p^2), the
    level removes no arm whatever the exact maximum is (after an earlier level removed arms,
-   the arm reaching max p must still be alive). Failing that, the exact form of that arm is
-   the bound. A level failing both is computed exactly this round and evaluated exactly from
-   then on; an exact level that removes nothing for 64 rounds is certified again (the levels
-   that remove arms stay the same from round to round);
+   the arm reaching max p must still be alive). Failing that, the exact forms of the two
+   arms reaching furthest along v_k, either way (those still alive), are the bound. A level
+   failing both is computed exactly this round and evaluated exactly from then on; an
+   exact level that removes nothing for 8 rounds is certified again (the levels that
+   remove arms stay the same from round to round);
 3. an exact level, in order, on boolean masks: the forms of all arms at the exact levels
    from the product of step 1 (one operation for all of them), their maxima over the
    surviving arms (the whole set's when its arm is still alive), then the comparison of the
@@ -69,7 +72,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["EliminationLevels", "quad_norms"]
+__all__ = ["EliminationLevels", "never_removes", "quad_norms"]
 
 #: Unit round-off of float64.
 _UNIT = 2.0**-53
@@ -91,6 +94,35 @@ def quad_norms(X: np.ndarray, inverse: np.ndarray) -> np.ndarray:
     One (K, d) x (d, d) product through BLAS, then row-wise dots: O(K d^2).
     """
     return np.einsum("ij,ij->i", X @ inverse, X)
+
+
+def never_removes(theta: np.ndarray, inverse: np.ndarray, beta_1: float) -> bool:
+    """Whether a level (theta_k, V_k^-1) provably removes no arm, whatever the arms.
+
+    For surviving arms x and x^(k), all of norm at most r (the longest surviving arm),
+    <theta_k, x^(k) - x> <= 2 ||theta_k|| r, while eps_k >= beta(1) sqrt(l_min) r, l_min
+    the smallest eigenvalue of V_k^-1 (||y||^2_{V_k^-1} >= l_min ||y||^2 for the longest
+    y, and beta(n) >= beta(1)). So if ||theta_k|| <= beta(1) sqrt(l_min), every gap is
+    within 2 eps_k in every round, and the level can be left out of the cascade (it
+    changes neither the set nor its size). l_min is lowered by the error of the
+    eigenvalues and the bound by the round-off of the computed forms (as for the
+    certificates) and of the means; an ill-conditioned level never qualifies.
+
+    Example:
+        >>> never_removes(np.array([0.1, 0.0]), np.eye(2), 1.0)
+        True
+    """
+    values = np.linalg.eigvalsh(inverse)
+    d = values.shape[0]
+    low = values[0] - 8.0 * d * _UNIT * abs(values[-1])
+    if low <= 0.0:
+        return False
+    gamma = (2 * d + 1) * _UNIT / (1.0 - (2 * d + 1) * _UNIT)
+    margin = 4.0 * gamma * math.sqrt(d) * values[-1] / low
+    if margin >= 1e-3:
+        return False
+    bound = beta_1 * math.sqrt(low * (1.0 - margin)) * (1.0 - 1e-6)
+    return float(np.linalg.norm(theta)) <= bound
 
 
 class _Plan(NamedTuple):
