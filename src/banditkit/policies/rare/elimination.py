@@ -84,6 +84,12 @@ _QUIET_ROUNDS = 8
 #: K = 1000); at K = 5000 they do not, and the extremes are taken directly.
 _ARG_EXTREMES_UP_TO = 2000
 
+#: Up to this many entries K d, :meth:`EliminationLevels.forms_first` takes the forms
+#: and the means from one product with a contiguous copy of X^T; beyond it (at
+#: (5000, 10), where the copy of X^T alone costs 15-30 us) from X A and a product for
+#: the means.
+_ONE_PRODUCT_UP_TO = 20_000
+
 #: Relative slack of the projection bound l1 <y, v_k>^2 for the round-off of <y, v_k>.
 _PROJECTION_SLACK = 1e-6
 
@@ -298,12 +304,17 @@ class EliminationLevels:
             Wa = self._head_rows[d] = np.concatenate(
                 [np.zeros((d, d)), self.thetas.reshape(m, d)]
             )
-        Wa[:d] = extra
         Z = self._Z = self._buffer(d + plan.W.shape[0], K)
-        np.matmul(Wa, arms.T, out=Z[: d + m])
-        # einsum is three times faster on a contiguous X^T than on a strided one
-        self._arms_t = self._transposed(arms)
-        self.forms = self._forms(Z[:d], arms, first=True)[0]
+        if K * d > _ONE_PRODUCT_UP_TO:  # X A row by row, no transposed copy of X
+            np.matmul(self.thetas, arms.T, out=Z[d : d + m])
+            self._arms_t = None
+            self.forms = quad_norms(arms, extra)
+        else:
+            Wa[:d] = extra
+            np.matmul(Wa, arms.T, out=Z[: d + m])
+            # einsum is three times faster on a contiguous X^T than on a strided one
+            self._arms_t = self._transposed(arms)
+            self.forms = self._forms(Z[:d], arms, first=True)[0]
         self._staged = (arms, tuple(self.exact))
         return Z[d : d + m]
 
