@@ -9,10 +9,11 @@ interval's data alone (not pooled) and H is reset to lam * I [Yu2026, Alg. 1 l.1
 estimate counts as one parameter update (``n_updates``), so a run of T rounds makes exactly B.
 
 Parts: the interval buffer is a row ``History``, H a ``WithinGram`` (rank-1 inverse
-updates, bit for bit those of ``linalg.Gram``), the refit times a ``schedules.Grid``; the elimination cascade is
-:mod:`~banditkit.policies.rare.elimination` (stacked once per interval by
-``GridPolicy._levels``), the near-G-optimal draw a function of this module. A policy whose
-later rounds of an interval no longer read H skips their Gram updates (``_gram_read``).
+updates, bit for bit those of ``linalg.Gram``), the refit times a ``schedules.Grid``; the
+elimination cascade is :mod:`~banditkit.policies.rare.elimination` (stacked once per
+interval by ``GridPolicy._levels``, which leaves out the levels a policy proves inert), the
+near-G-optimal draw a function of this module. A policy whose later rounds of an interval
+no longer read H skips their Gram updates (``_gram_read``).
 
 Rounds after T_B = T (a policy played past its horizon) play greedily with the last
 estimate, with no further update.

@@ -11,10 +11,12 @@ rounds, which come first in an interval, so the pulls of the greedy rounds skip 
 reset at the interval's end; the estimate is refitted from the interval's buffer).
 
 A greedy or uncertainty round first tests whether the rule's pick over all arms survives the
-cascade (``EliminationLevels.survives``, a sufficient test); if it does, that pick is the
-rule's pick over the survivors and the surviving set is not computed (``last_survivors`` is
-then -1; set ``count_survivors = True`` to compute the set in every round). The actions are
-those of the cascade as written.
+cascade (``EliminationLevels.survives``, a sufficient test; the uncertainty rounds of an
+interval stop testing in most rounds once it passes in less than 30 % of them); if it does,
+that pick is the rule's pick over the survivors and the surviving set is not computed
+(``last_survivors`` is then -1; set ``count_survivors = True`` to compute the set in every
+round). Levels that provably never remove an arm are left out of the cascade
+(``never_removes``). The actions are those of the cascade as written.
 
 With N_l = T^(1 - 2^-l) / log2 log2 T and c the allocation rate:
 
