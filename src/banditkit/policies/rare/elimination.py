@@ -10,19 +10,13 @@ estimates (theta_k, V_k^-1), level by level [Yu2026, Alg. 1 l.13-14, Alg. 2 l.10
 Evaluated as written this costs one quadratic form per arm and per level, O(K d^2 (l - 1))
 per round, in about ten array operations per level. At the paper's sizes (K d^2 = 25,000 at
 (1000, 5)) the number of array operations, not the arithmetic, is the cost. Two things keep
-it low.
+it low (and levels that provably never remove an arm are left out: ``never_removes``).
 
-**The pick first** (:meth:`EliminationLevels.survives`). A greedy or exploration round only
-needs the survivor with the largest score. The arm i with the largest score over all arms is
-that survivor as soon as i survives every level, and it does if, at every level k,
-
-    max_x <x, theta_k> - <x_i, theta_k> <= 2 beta(1) ||x_i||_{V_k^-1}
-
-(while i survives, the best survivor's mean is at most the whole set's maximum, eps_k at
-least i's own width, and beta(n) >= beta(1)). The test costs the means of every level (one
-product) and the forms of arm i; no set is computed. An exploration round gets its scores
-x^T H^-1 x and these means from one product (:meth:`EliminationLevels.forms_first`) and,
-when the test fails, computes only the rest of the product below.
+**The pick first** (:meth:`EliminationLevels.survives`, see
+:mod:`~banditkit.policies.rare.survival`): a round whose rule's pick over all arms provably
+survives needs no set. An exploration round gets its scores x^T H^-1 x and the means of
+every level from one product (:meth:`EliminationLevels.forms_first`) and, when the test
+fails, computes only the rest of the product below.
 
 **One product for the set** (:meth:`EliminationLevels.evaluate`), when the pick fails or the
 set is needed. The estimates are fixed within an interval, so the matrix W whose rows are
@@ -72,26 +66,24 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["EliminationLevels", "never_removes", "quad_norms"]
+from banditkit.policies.rare.survival import (
+    _ARG_EXTREMES_UP_TO,
+    _PROJECTION_SLACK,
+    _UNIT,
+    SurvivalTest,
+    never_removes,
+)
 
-#: Unit round-off of float64.
-_UNIT = 2.0**-53
+__all__ = ["EliminationLevels", "SurvivalTest", "never_removes", "quad_norms"]
 
 #: Rounds without a removal after which an exact level is tried by certificate again.
 _QUIET_ROUNDS = 8
-
-#: Up to this many arms, NumPy's arg-extremes plus a take beat its max / min (about 2x at
-#: K = 1000); at K = 5000 they do not, and the extremes are taken directly.
-_ARG_EXTREMES_UP_TO = 2000
 
 #: Up to this many entries K d, :meth:`EliminationLevels.forms_first` takes the forms
 #: and the means from one product with a contiguous copy of X^T; beyond it (at
 #: (5000, 10), where the copy of X^T alone costs 15-30 us) from X A and a product for
 #: the means.
 _ONE_PRODUCT_UP_TO = 20_000
-
-#: Relative slack of the projection bound l1 <y, v_k>^2 for the round-off of <y, v_k>.
-_PROJECTION_SLACK = 1e-6
 
 
 def quad_norms(X: np.ndarray, inverse: np.ndarray) -> np.ndarray:
@@ -100,35 +92,6 @@ def quad_norms(X: np.ndarray, inverse: np.ndarray) -> np.ndarray:
     One (K, d) x (d, d) product through BLAS, then row-wise dots: O(K d^2).
     """
     return np.einsum("ij,ij->i", X @ inverse, X)
-
-
-def never_removes(theta: np.ndarray, inverse: np.ndarray, beta_1: float) -> bool:
-    """Whether a level (theta_k, V_k^-1) provably removes no arm, whatever the arms.
-
-    For surviving arms x and x^(k), all of norm at most r (the longest surviving arm),
-    <theta_k, x^(k) - x> <= 2 ||theta_k|| r, while eps_k >= beta(1) sqrt(l_min) r, l_min
-    the smallest eigenvalue of V_k^-1 (||y||^2_{V_k^-1} >= l_min ||y||^2 for the longest
-    y, and beta(n) >= beta(1)). So if ||theta_k|| <= beta(1) sqrt(l_min), every gap is
-    within 2 eps_k in every round, and the level can be left out of the cascade (it
-    changes neither the set nor its size). l_min is lowered by the error of the
-    eigenvalues and the bound by the round-off of the computed forms (as for the
-    certificates) and of the means; an ill-conditioned level never qualifies.
-
-    Example:
-        >>> never_removes(np.array([0.1, 0.0]), np.eye(2), 1.0)
-        True
-    """
-    values = np.linalg.eigvalsh(inverse)
-    d = values.shape[0]
-    low = values[0] - 8.0 * d * _UNIT * abs(values[-1])
-    if low <= 0.0:
-        return False
-    gamma = (2 * d + 1) * _UNIT / (1.0 - (2 * d + 1) * _UNIT)
-    margin = 4.0 * gamma * math.sqrt(d) * values[-1] / low
-    if margin >= 1e-3:
-        return False
-    bound = beta_1 * math.sqrt(low * (1.0 - margin)) * (1.0 - 1e-6)
-    return float(np.linalg.norm(theta)) <= bound
 
 
 class _Plan(NamedTuple):
@@ -190,10 +153,6 @@ class EliminationLevels:
         ] = {}  # [W; extra], per split
         self._staged: tuple[np.ndarray, tuple[bool, ...]] | None = None
         self._arms_t: np.ndarray | None = None
-        self._mean_offsets = np.zeros(0, dtype=np.intp)
-        self._offsets_for = (0, 0)
-        self._room: list[float] = []  # for :meth:`survives`, per beta
-        self._room_beta: Callable[[int], float] | None = None
         self.forms = np.zeros(0)
         if self.m == 0:
             return
@@ -202,7 +161,6 @@ class EliminationLevels:
         self.inverses = np.asarray(inverses, dtype=float).reshape(self.m, d, d)
         values, vectors = np.linalg.eigh(self.inverses)
         self.top = np.ascontiguousarray(vectors[:, :, -1])  # v_k, (m, d)
-        self._rows_of_inverses = self.inverses.reshape(self.m * d, d)
         gamma = (2 * d + 1) * _UNIT / (1.0 - (2 * d + 1) * _UNIT)
         with np.errstate(divide="ignore", invalid="ignore"):
             cond = np.where(values[:, 0] > 0.0, values[:, -1] / values[:, 0], np.inf)
@@ -215,12 +173,7 @@ class EliminationLevels:
         self.lead = values[:, -1] * self.shrink * (1.0 - _PROJECTION_SLACK)
         self._lead = self.lead.tolist()
         self._shrink = self.shrink.tolist()
-        # For :meth:`pick`: sqrt(shrink_k) and the round-off of a computed mean, whatever
-        # the product that computed it: |fl<x, theta_k> - <x, theta_k>| <= gamma_d
-        # ||theta_k||_1 max|x_i|, twice for the two means of a gap, twice for two products.
-        self._root_shrink = np.sqrt(self.shrink).tolist()
-        gamma_d = d * _UNIT / (1.0 - d * _UNIT)
-        self.mean_slack = (4.0 * gamma_d * np.abs(self.thetas).sum(axis=1)).tolist()
+        self._survival = SurvivalTest(self.thetas, self.inverses, self.shrink)
 
     @property
     def scores(self) -> np.ndarray:
@@ -488,58 +441,22 @@ class EliminationLevels:
         means: np.ndarray | None = None,
         maxima: tuple[list[float], float] | None = None,
     ) -> bool:
-        """A sufficient test that arm i survives every level (True: it does).
+        """A sufficient test that arm i survives every level (``SurvivalTest``).
 
-        While i survives, the best survivor's mean is at most the whole set's maximum,
-        max_y ||y||_{V_k^-1} over the survivors is at least i's own, and beta(n) >= beta(1);
-        so i survives level k if
-
-            max_x <x, theta_k> - <x_i, theta_k> <= 2 beta(1) ||x_i||_{V_k^-1},
-
-        with the round-off margins of the module docstring. An exploration or greedy
-        round whose pick over all arms passes needs no surviving set at all. Costs one
-        product for the means (or none: ``means``, the (m, K) means of every level) and
-        the forms of one arm; ``maxima`` is :meth:`round_maxima` of these means, when
-        several arms of one round are tested.
+        ``means``: the (m, K) means of every level if known; ``maxima``:
+        :meth:`round_maxima` of these means, when several arms of one round are tested.
         """
-        m = self.m
-        if m == 0:
+        if self.m == 0:
             return True
         if means is None:
             means = self.thetas @ arms.T
-        x = arms[i]
-        forms = ((self._rows_of_inverses @ x).reshape(m, -1) @ x).tolist()
-        own = means[:, i].tolist()
-        tops, reach = self.round_maxima(arms, means) if maxima is None else maxima
-        if self._room_beta is not beta:  # 2 beta(1) sqrt(shrink_k), less the slack
-            b = 2.0 * beta(1) * (1.0 - _PROJECTION_SLACK)
-            self._room = [b * r for r in self._root_shrink]
-            self._room_beta = beta
-        room, mean_slack = self._room, self.mean_slack
-        for k in range(m):
-            if (
-                tops[k] - own[k]
-                > room[k] * math.sqrt(max(forms[k], 0.0)) - mean_slack[k] * reach
-            ):
-                return False
-        return True
+        return self._survival(arms, i, beta, means, maxima)
 
     def round_maxima(
         self, arms: np.ndarray, means: np.ndarray
     ) -> tuple[list[float], float]:
         """max_x <x, theta_k> of every level and max_{x, j} |x_j| (for :meth:`survives`)."""
-        m, K = means.shape
-        if self._offsets_for != (m, K):
-            self._mean_offsets = np.arange(m, dtype=np.intp) * K
-            self._offsets_for = (m, K)
-        if K <= _ARG_EXTREMES_UP_TO:  # maxima through arg-maxima (cheaper here)
-            tops = means.ravel()[means.argmax(axis=1) + self._mean_offsets].tolist()
-            flat = arms.ravel()  # max |x_j| over the arms
-            reach = max(flat.item(flat.argmax()), -flat.item(flat.argmin()))
-        else:
-            tops = means.max(axis=1).tolist()
-            reach = max(float(arms.max()), -float(arms.min()))
-        return tops, reach
+        return self._survival.maxima(arms, means)
 
     def _forms(
         self, rows: np.ndarray, arms: np.ndarray, first: bool = False
