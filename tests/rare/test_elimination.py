@@ -245,3 +245,107 @@ def test_the_unchecked_gram_update_is_the_checked_one_bit_for_bit():
     assert np.array_equal(checked.matrix, unchecked.matrix)
     assert checked.logdet == unchecked.logdet
     assert unchecked.n_updates == 600
+
+
+@pytest.mark.parametrize(
+    ("law", "K", "d"), [("uniform", 150, 5), ("normal", 150, 5), ("normal", 2100, 10)]
+)
+def test_the_staged_product_gives_the_one_product_results(law, K, d):
+    # forms_first ([A; thetas] X^T, or X A and the means beyond 20,000 entries K d) then
+    # evaluate: the rest of the product only
+    rng = np.random.default_rng(9)
+    sizes = []
+    one_product = K * d <= 20_000
+    for pulls, scale in ((30, 100.0), (300, 1.0), (3000, 0.05)):
+        arms, thetas, inverses = _instance(rng, K, d, 5, law, pulls)
+        A = np.linalg.inv(np.eye(d) + arms[:9].T @ arms[:9])
+        beta = lambda n, s=scale: s * (3.0 + 0.1 * math.log(n))  # noqa: E731
+        one, staged = (
+            EliminationLevels(thetas, inverses),
+            EliminationLevels(thetas, inverses),
+        )
+        splits = [[False] * 5, [True] * 5, [False, True, False, True, True]]
+        for exact in splits if one_product else splits[2:]:
+            one.exact, staged.exact = list(exact), list(exact)
+            one.evaluate(arms, beta, A)
+            means = staged.forms_first(arms, A).copy()
+            forms = staged.forms.copy()
+            for i in range(
+                0, K, 7 if one_product else 101
+            ):  # the test reads these means
+                assert staged.survives(arms, i, beta, means) == one.survives(
+                    arms, i, beta
+                )
+            staged.evaluate(arms, beta, A)
+            np.testing.assert_allclose(
+                means, np.stack(thetas) @ arms.T, rtol=1e-12, atol=1e-14
+            )
+            np.testing.assert_allclose(
+                forms, np.einsum("ij,jk,ik->i", arms, A, arms), rtol=1e-12
+            )
+            assert np.array_equal(staged.forms, forms)
+            if one_product:
+                assert np.array_equal(staged.forms, one.forms)
+                assert np.array_equal(staged.means, one.means)
+            assert staged.n_alive == one.n_alive
+            kept = direct_cascade(arms, thetas, inverses, beta)
+            assert staged.n_alive == kept.size
+            if staged.alive is not None:
+                np.testing.assert_array_equal(np.flatnonzero(staged.alive), kept)
+            sizes.append(kept.size)
+    assert max(sizes) == K and min(sizes) < K  # both paths: nothing and some removed
+
+
+def test_a_level_that_never_removes_removes_nothing():
+    # never_removes: ||theta|| <= beta(1) sqrt(l_min(V^-1)); then no arm set loses an arm
+    from banditkit.policies.rare.elimination import never_removes
+
+    rng = np.random.default_rng(13)
+    beta = blce_widths(5, 8, 10_000, 1.0)
+    inert = active = 0
+    for pulls in (3, 10, 30, 100, 1000):
+        X = rng.standard_normal((pulls, 5))
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+        inverse = np.linalg.inv(np.eye(5) + X.T @ X)
+        inverse = 0.5 * (inverse + inverse.T)
+        for scale in (0.5, 2.0, 8.0):
+            theta = scale * rng.standard_normal(5) / math.sqrt(5)
+            flag = never_removes(theta, inverse, beta(1))
+            lowest = np.linalg.eigvalsh(inverse)[0]
+            assert flag == (
+                np.linalg.norm(theta) <= beta(1) * math.sqrt(lowest) * (1 - 1e-5)
+            ) or (abs(np.linalg.norm(theta) / (beta(1) * math.sqrt(lowest)) - 1) < 1e-4)
+            for _ in range(20):  # arms of very different norms, some aligned with theta
+                arms = rng.standard_normal((60, 5)) * rng.uniform(0.01, 10.0, (60, 1))
+                arms[:3] = np.outer([-5.0, 0.1, 5.0], theta / np.linalg.norm(theta))
+                kept = direct_cascade(arms, [theta], [inverse], beta)
+                if flag:
+                    assert kept.size == 60
+                else:
+                    active += kept.size < 60
+            inert += flag
+    assert inert >= 3 and active >= 10  # both cases occur
+
+
+@pytest.mark.parametrize("cls", [BLCE, BLCEG])
+def test_leaving_out_the_levels_that_never_remove_changes_no_action(cls, monkeypatch):
+    def play():
+        policy = cls(grid=[6, 60, 200, 500])
+        policy.begin(500)
+        rng = np.random.default_rng(14)
+        theta = rng.standard_normal(4)
+        actions = []
+        for _ in range(500):
+            X = rng.standard_normal((80, 4))
+            ctx = Context(arms=X / np.linalg.norm(X, axis=1, keepdims=True))
+            a = policy.act(ctx)
+            policy.update(ctx, a, float(ctx.arms[a] @ theta) + rng.normal())
+            actions.append(a)
+        return actions, policy
+
+    fast, policy = play()
+    assert any(
+        policy._inert(k) for k in range(len(policy.thetas))
+    )  # a level was left out
+    monkeypatch.setattr(cls, "_inert", lambda self, k: False)
+    assert play()[0] == fast

@@ -8,11 +8,12 @@ read at its end T_l, where the interval's own estimate (theta_l, V_l^-1) is comp
 interval's data alone (not pooled) and H is reset to lam * I [Yu2026, Alg. 1 l.10/22]. Each
 estimate counts as one parameter update (``n_updates``), so a run of T rounds makes exactly B.
 
-Parts: the interval buffer is a row ``History``, H a ``linalg.Gram`` (rank-1 inverse
-updates), the refit times a ``schedules.Grid``; the elimination cascade is
-:mod:`~banditkit.policies.rare.elimination` (stacked once per interval by
-``GridPolicy._levels``), the near-G-optimal draw a function of this module. A policy whose
-later rounds of an interval no longer read H skips their Gram updates (``_gram_read``).
+Parts: the interval buffer is a row ``History``, H a ``WithinGram`` (rank-1 inverse
+updates, bit for bit those of ``linalg.Gram``), the refit times a ``schedules.Grid``; the
+elimination cascade is :mod:`~banditkit.policies.rare.elimination` (stacked once per
+interval by ``GridPolicy._levels``, which leaves out the levels a policy proves inert), the
+near-G-optimal draw a function of this module. A policy whose later rounds of an interval
+no longer read H skips their Gram updates (``_gram_read``).
 
 Rounds after T_B = T (a policy played past its horizon) play greedily with the last
 estimate, with no further update.
@@ -35,10 +36,15 @@ import numpy as np
 from banditkit.core import Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
-from banditkit.linalg import Gram, g_optimal_design
+from banditkit.linalg import g_optimal_design
 from banditkit.policies.history import History
-from banditkit.policies.rare.elimination import EliminationLevels, quad_norms
+from banditkit.policies.rare.elimination import (
+    EliminationLevels,
+    never_removes,
+    quad_norms,
+)
 from banditkit.policies.rare.grids import check_grid, interval_of, update_grid
+from banditkit.policies.rare.within import WithinGram
 from banditkit.policies.schedules import Grid
 
 __all__ = [
@@ -47,6 +53,7 @@ __all__ = [
     "blce_widths",
     "cascade",
     "near_g_draw",
+    "never_removes",
     "quad_norms",
     "ucb_cascade",
 ]
@@ -205,11 +212,12 @@ class GridPolicy(ContextualPolicy):
     def _build(self) -> None:
         assert self.d is not None
         self.buffer = History(self.d)
-        self.H = Gram(self.d, self.lam_value)
+        self.H = WithinGram(self.d, self.lam_value)
         self.thetas: list[np.ndarray] = []
         self.inverses: list[np.ndarray] = []
         self._levels_key: tuple[int, int] | None = None
         self._levels_cache = EliminationLevels([], [])
+        self._window = (0, 0, 0)  # (T_{l-1}, T_l, l) of the current interval
 
     def _levels(self, start: int = 0) -> EliminationLevels:
         """The cascade of the estimates ``thetas[start:]``, stacked once per interval.
@@ -219,11 +227,23 @@ class GridPolicy(ContextualPolicy):
         """
         key = (start, len(self.thetas))
         if key != self._levels_key:
+            last = len(self.thetas) - 1
+            keep = [
+                k for k in range(start, last + 1) if k == last or not self._inert(k)
+            ]
             self._levels_cache = EliminationLevels(
-                self.thetas[start:], self.inverses[start:]
+                [self.thetas[k] for k in keep], [self.inverses[k] for k in keep]
             )
             self._levels_key = key
         return self._levels_cache
+
+    def _inert(self, k: int) -> bool:
+        """Whether estimate k provably never removes an arm (then the cascade skips it).
+
+        Default: no level is skipped; BLCE-G and BLCE use ``never_removes``. The last
+        estimate is always kept (the greedy rule reads its means).
+        """
+        return False
 
     @property
     def n_intervals(self) -> int:
@@ -241,8 +261,12 @@ class GridPolicy(ContextualPolicy):
         if t > self.update_times[-1] and self.thetas:
             # Past the horizon: greedy with the last estimate, no more updates.
             return int(np.argmax(ctx.arms @ self.thetas[-1]))
-        ell = interval_of(self.update_times, t)
-        start = 0 if ell == 1 else self.update_times[ell - 2]
+        start, end, ell = self._window
+        if not start < t <= end:  # a new interval (the grid is fixed)
+            ell = interval_of(self.update_times, t)
+            start = 0 if ell == 1 else self.update_times[ell - 2]
+            end = self.update_times[ell - 1]
+            self._window = (start, end, ell)
         return self._choose(ctx, ell, t - start)
 
     @abstractmethod
@@ -282,7 +306,7 @@ class GridPolicy(ContextualPolicy):
             self.inverses.append(inverse)
             self._n_updates += 1
             self.buffer = History(self.d or 1)
-            self.H = Gram(self.H.d, self.lam_value)
+            self.H = WithinGram(self.H.d, self.lam_value)
 
     @abstractmethod
     def _estimate(self) -> tuple[np.ndarray, np.ndarray]:
@@ -310,7 +334,7 @@ class GridPolicy(ContextualPolicy):
         assert self.horizon is not None
         self._setup(Context(arms=np.zeros((1, self.d or 1))))
         self.buffer.load_state_dict(state["buffer"])
-        self.H = Gram.from_state_dict(state["H"])
+        self.H = WithinGram.from_state_dict(state["H"])
         self.thetas = [np.array(v) for v in np.asarray(state["thetas"])]
         self.inverses = [np.array(v) for v in np.asarray(state["inverses"])]
 

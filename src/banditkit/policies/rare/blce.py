@@ -11,10 +11,12 @@ rounds, which come first in an interval, so the pulls of the greedy rounds skip 
 reset at the interval's end; the estimate is refitted from the interval's buffer).
 
 A greedy or uncertainty round first tests whether the rule's pick over all arms survives the
-cascade (``EliminationLevels.survives``, a sufficient test); if it does, that pick is the
-rule's pick over the survivors and the surviving set is not computed (``last_survivors`` is
-then -1; set ``count_survivors = True`` to compute the set in every round). The actions are
-those of the cascade as written.
+cascade (``EliminationLevels.survives``, a sufficient test; the uncertainty rounds of an
+interval stop testing in most rounds once it passes in less than 30 % of them); if it does,
+that pick is the rule's pick over the survivors and the surviving set is not computed
+(``last_survivors`` is then -1; set ``count_survivors = True`` to compute the set in every
+round). Levels that provably never remove an arm are left out of the cascade
+(``never_removes``). The actions are those of the cascade as written.
 
 With N_l = T^(1 - 2^-l) / log2 log2 T and c the allocation rate:
 
@@ -49,6 +51,7 @@ from banditkit.policies.rare.base import (
     blce_widths,
     check_rate,
     near_g_draw,
+    never_removes,
     quad_norms,
 )
 from banditkit.policies.rare.grids import interval_of, phase_scale
@@ -80,18 +83,28 @@ class _Eliminating(GridPolicy):
         #: Compute the surviving set in every round, for ``last_survivors`` (diagnostics);
         #: otherwise an exploration or greedy round whose pick provably survives skips it.
         self.count_survivors = False
-        self._pick_wait = 0
+        self._pick_stats = [0, 0, 0, 0]  # interval, tests, passes, rounds skipped
 
     def _build(self) -> None:
         assert self.d is not None and self.horizon is not None
         self._beta = blce_widths(self.d, self.n_intervals, self.horizon, self.lam_value)
         self._phase_cache: tuple[int, tuple[int, int]] = (0, (0, 0))
         self._read_window = (0, 0, 0)  # (T_{l-1}, T_l, the round H is last read)
+        self._inert_flags: list[bool] = []
         super()._build()
 
     def _phase_lengths(self, ell: int) -> tuple[int, int]:
         """(G-design rounds, uncertainty rounds) of interval ell; the rest is greedy."""
         raise NotImplementedError
+
+    def _inert(self, k: int) -> bool:
+        """Estimate k removes no arm in any round (``never_removes``; decided once)."""
+        while len(self._inert_flags) <= k:
+            j = len(self._inert_flags)
+            self._inert_flags.append(
+                never_removes(self.thetas[j], self.inverses[j], self._beta(1))
+            )
+        return self._inert_flags[k]
 
     def _phases(self, ell: int) -> tuple[int, int]:
         """:meth:`_phase_lengths`, computed once per interval."""
@@ -126,24 +139,26 @@ class _Eliminating(GridPolicy):
                     return int(np.argmax(quad_norms(arms, self.H.inverse)))
                 idx = np.flatnonzero(levels.alive)
                 return int(idx[int(np.argmax(quad_norms(arms[idx], self.H.inverse)))])
-            # the most uncertain arm, if it provably survives the cascade (then the
-            # surviving set is not needed); else the cascade, with ||x||^2_{H^-1} of
-            # every arm from its own product
-            if self._pick_due():
-                forms = quad_norms(arms, self.H.inverse)
-                pick = int(np.argmax(forms))
-                if levels.survives(arms, pick, self._beta):
+            # ||x||^2_{H^-1} and the means of every level from one product; the most
+            # uncertain arm, if it provably survives the cascade (then the surviving
+            # set is not needed); else the rest of the cascade's product
+            if self._pick_due(ell):
+                means = levels.forms_first(arms, self.H.inverse)
+                pick = int(levels.forms.argmax())
+                passed = levels.survives(arms, pick, self._beta, means)
+                self._pick_stats[1] += 1
+                if passed:
+                    self._pick_stats[2] += 1
                     self.last_survivors = -1
                     return pick
-                self._pick_wait = 7
             levels.evaluate(arms, self._beta, self.H.inverse)
             scores = levels.forms
         else:
             self.last_phase = "greedy"
             # <x, theta_k> of every level; the greedy rule reads the last. Its pick over
             # all arms, if it provably survives the cascade; else the cascade
-            means = levels.thetas @ arms.T
-            pick = int(np.argmax(means[-1]))
+            means = levels.level_means(arms)
+            pick = int(means[levels.m - 1].argmax())
             if not self.count_survivors and levels.survives(
                 arms, pick, self._beta, means
             ):
@@ -153,22 +168,28 @@ class _Eliminating(GridPolicy):
             scores = means[-1]
         self.last_survivors = levels.n_alive
         if levels.alive is None:
-            return int(np.argmax(scores))
+            return int(scores.argmax())
         # argmax over the survivors, first index on ties
-        return int(np.argmax(np.where(levels.alive, scores, -np.inf)))
+        return int(np.where(levels.alive, scores, -np.inf).argmax())
 
-    def _pick_due(self) -> bool:
+    def _pick_due(self, ell: int) -> bool:
         """Whether to test the exploration pick (``EliminationLevels.survives``) this round.
 
-        The most uncertain arm often lies outside the surviving set in later intervals;
-        after a failed test the next seven exploration rounds go straight to the cascade.
+        A passed test saves the rest of the cascade, a failed one costs about a third of
+        that. In later intervals the most uncertain arm often lies outside the surviving
+        set (under uniform contexts the test then fails in four rounds of five): once
+        eight tests of the interval have passed less than 30 % of the time, only every
+        eighth round is tested. The actions do not depend on it.
         """
         if self.count_survivors:
             return False
-        if self._pick_wait > 0:
-            self._pick_wait -= 1
-            return False
-        return True
+        stats = self._pick_stats
+        if stats[0] != ell:
+            stats[:] = [ell, 0, 0, 0]
+        if stats[1] < 8 or 10 * stats[2] >= 3 * stats[1]:
+            return True
+        stats[3] += 1
+        return stats[3] % 8 == 0
 
     def _gram_read(self, t: int) -> bool:
         """Whether H after round t is read again in its interval (exploration rounds follow).

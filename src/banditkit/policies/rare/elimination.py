@@ -10,17 +10,13 @@ estimates (theta_k, V_k^-1), level by level [Yu2026, Alg. 1 l.13-14, Alg. 2 l.10
 Evaluated as written this costs one quadratic form per arm and per level, O(K d^2 (l - 1))
 per round, in about ten array operations per level. At the paper's sizes (K d^2 = 25,000 at
 (1000, 5)) the number of array operations, not the arithmetic, is the cost. Two things keep
-it low.
+it low (and levels that provably never remove an arm are left out: ``never_removes``).
 
-**The pick first** (:meth:`EliminationLevels.survives`). A greedy or exploration round only
-needs the survivor with the largest score. The arm i with the largest score over all arms is
-that survivor as soon as i survives every level, and it does if, at every level k,
-
-    max_x <x, theta_k> - <x_i, theta_k> <= 2 beta(1) ||x_i||_{V_k^-1}
-
-(while i survives, the best survivor's mean is at most the whole set's maximum, eps_k at
-least i's own width, and beta(n) >= beta(1)). The test costs the means of every level (one
-product) and the forms of arm i; no set is computed.
+**The pick first** (:meth:`EliminationLevels.survives`, see
+:mod:`~banditkit.policies.rare.survival`): a round whose rule's pick over all arms provably
+survives needs no set. An exploration round gets its scores x^T H^-1 x and the means of
+every level from one product (:meth:`EliminationLevels.forms_first`) and, when the test
+fails, computes only the rest of the product below.
 
 **One product for the set** (:meth:`EliminationLevels.evaluate`), when the pick fails or the
 set is needed. The estimates are fixed within an interval, so the matrix W whose rows are
@@ -33,10 +29,11 @@ and the d rows of V_k^-1 (the levels evaluated exactly) is built once per split 
 2. a certified level: max_y ||y||^2_{V_k^-1} >= l1 max_y <y, v_k>^2 (l1 the top
    eigenvalue of V_k^-1), so if the widest gap is within 2 beta(n) sqrt(l1 max p^2), the
    level removes no arm whatever the exact maximum is (after an earlier level removed arms,
-   the arm reaching max p must still be alive). Failing that, the exact form of that arm is
-   the bound. A level failing both is computed exactly this round and evaluated exactly from
-   then on; an exact level that removes nothing for 64 rounds is certified again (the levels
-   that remove arms stay the same from round to round);
+   the arm reaching max p must still be alive). Failing that, the exact forms of the two
+   arms reaching furthest along v_k, either way (those still alive), are the bound. A level
+   failing both is computed exactly this round and evaluated exactly from then on; an
+   exact level that removes nothing for 8 rounds is certified again (the levels that
+   remove arms stay the same from round to round);
 3. an exact level, in order, on boolean masks: the forms of all arms at the exact levels
    from the product of step 1 (one operation for all of them), their maxima over the
    surviving arms (the whole set's when its arm is still alive), then the comparison of the
@@ -69,20 +66,24 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["EliminationLevels", "quad_norms"]
+from banditkit.policies.rare.survival import (
+    _ARG_EXTREMES_UP_TO,
+    _PROJECTION_SLACK,
+    _UNIT,
+    SurvivalTest,
+    never_removes,
+)
 
-#: Unit round-off of float64.
-_UNIT = 2.0**-53
+__all__ = ["EliminationLevels", "SurvivalTest", "never_removes", "quad_norms"]
 
 #: Rounds without a removal after which an exact level is tried by certificate again.
-_QUIET_ROUNDS = 64
+_QUIET_ROUNDS = 8
 
-#: Up to this many arms, NumPy's arg-extremes plus a take beat its max / min (about 2x at
-#: K = 1000); at K = 5000 they do not, and the extremes are taken directly.
-_ARG_EXTREMES_UP_TO = 2000
-
-#: Relative slack of the projection bound l1 <y, v_k>^2 for the round-off of <y, v_k>.
-_PROJECTION_SLACK = 1e-6
+#: Up to this many entries K d, :meth:`EliminationLevels.forms_first` takes the forms
+#: and the means from one product with a contiguous copy of X^T; beyond it (at
+#: (5000, 10), where the copy of X^T alone costs 15-30 us) from X A and a product for
+#: the means.
+_ONE_PRODUCT_UP_TO = 20_000
 
 
 def quad_norms(X: np.ndarray, inverse: np.ndarray) -> np.ndarray:
@@ -144,8 +145,14 @@ class EliminationLevels:
         self._quiet = [0] * self.m
         self._Z = np.zeros((0, 0))
         self._plans: dict[tuple[bool, ...], _Plan] = {}
-        self._out: dict[tuple[int, int], np.ndarray] = {}  # reused product buffers
-        self._mean_offsets = np.zeros(0, dtype=np.intp)
+        self._out: dict[tuple[str, int, int], np.ndarray] = {}  # reused buffers
+        self._off = 0  # the first row of the means in _Z (d after an extra block)
+        self._head_rows: dict[int, np.ndarray] = {}  # [extra; thetas], per d
+        self._extra_rows: dict[
+            tuple[bool, ...], np.ndarray
+        ] = {}  # [W; extra], per split
+        self._staged: tuple[np.ndarray, tuple[bool, ...]] | None = None
+        self._arms_t: np.ndarray | None = None
         self.forms = np.zeros(0)
         if self.m == 0:
             return
@@ -154,7 +161,6 @@ class EliminationLevels:
         self.inverses = np.asarray(inverses, dtype=float).reshape(self.m, d, d)
         values, vectors = np.linalg.eigh(self.inverses)
         self.top = np.ascontiguousarray(vectors[:, :, -1])  # v_k, (m, d)
-        self._rows_of_inverses = self.inverses.reshape(self.m * d, d)
         gamma = (2 * d + 1) * _UNIT / (1.0 - (2 * d + 1) * _UNIT)
         with np.errstate(divide="ignore", invalid="ignore"):
             cond = np.where(values[:, 0] > 0.0, values[:, -1] / values[:, 0], np.inf)
@@ -167,33 +173,26 @@ class EliminationLevels:
         self.lead = values[:, -1] * self.shrink * (1.0 - _PROJECTION_SLACK)
         self._lead = self.lead.tolist()
         self._shrink = self.shrink.tolist()
-        # For :meth:`pick`: sqrt(shrink_k) and the round-off of a computed mean, whatever
-        # the product that computed it: |fl<x, theta_k> - <x, theta_k>| <= gamma_d
-        # ||theta_k||_1 max|x_i|, twice for the two means of a gap, twice for two products.
-        self._root_shrink = np.sqrt(self.shrink).tolist()
-        gamma_d = d * _UNIT / (1.0 - d * _UNIT)
-        self._mean_slack = (4.0 * gamma_d * np.abs(self.thetas).sum(axis=1)).tolist()
+        self._survival = SurvivalTest(self.thetas, self.inverses, self.shrink)
 
     @property
     def scores(self) -> np.ndarray:
         """The means <x, theta_k> of the last round, every level, shape (m, K)."""
-        return self._Z[: self.m]
+        return self._Z[self._off : self._off + self.m]
 
-    def _plan(self, d: int, extra: bool) -> _Plan:
+    def _plan(self, d: int) -> _Plan:
         """W for the current split into certified and exact levels (cached).
 
         Rows: theta_k (every level), v_k (certified levels), the d rows of V_k^-1 (exact
-        levels), then d rows for ``extra`` (filled by the caller).
+        levels).
         """
-        key = (*self.exact, extra)
+        key = tuple(self.exact)
         plan = self._plans.get(key)
         if plan is None:
             m = self.m
             cert = [k for k in range(m) if not self.exact[k]]
             exact = [k for k in range(m) if self.exact[k]]
             rows = [self.thetas, self.top[cert], self.inverses[exact].reshape(-1, d)]
-            if extra:
-                rows.append(np.zeros((d, d)))
             row = [-1] * m
             for i, k in enumerate(cert):
                 row[k] = m + i
@@ -209,6 +208,68 @@ class EliminationLevels:
                 np.zeros(0, dtype=np.intp),
             )
         return plan
+
+    def _with_extra(self, plan: _Plan, d: int) -> np.ndarray:
+        """[W; d rows for ``extra``] of the current split (cached; the caller fills them)."""
+        key = (*self.exact, True)
+        W = self._extra_rows.get(key)
+        if W is None:
+            W = self._extra_rows[key] = np.concatenate([plan.W, np.zeros((d, d))])
+        return W
+
+    def _transposed(self, arms: np.ndarray) -> np.ndarray:
+        """X^T as a contiguous array, in a buffer reused from round to round."""
+        K, d = arms.shape
+        XT = self._buffer(d, K, "arms")
+        np.copyto(XT, arms.T)
+        return XT
+
+    def _buffer(self, rows: int, K: int, use: str = "product") -> np.ndarray:
+        """A (rows, K) buffer reused from round to round, one per use and shape.
+
+        A fresh array of a product's size costs as much as a third of the product.
+        """
+        Z = self._out.get((use, rows, K))
+        if Z is None:
+            Z = self._out[(use, rows, K)] = np.empty((rows, K))
+        return Z
+
+    def level_means(self, arms: np.ndarray) -> np.ndarray:
+        """<x, theta_k> of every arm at every level, (m, K), into a reused buffer."""
+        return np.matmul(
+            self.thetas, arms.T, out=self._buffer(self.m, arms.shape[0], "means")
+        )
+
+    def forms_first(self, arms: np.ndarray, extra: np.ndarray) -> np.ndarray:
+        """The first part of :meth:`evaluate` with ``extra``: x^T extra x and the means.
+
+        One product [extra; theta_1..theta_m] X^T gives ``forms`` (x^T extra x of every
+        arm) and the means <x, theta_k> of every level, returned, shape (m, K); a
+        following :meth:`evaluate` of the same ``arms`` with ``extra`` computes only the
+        rest of its product (an exploration round tests its pick with these means first,
+        :meth:`survives`, and needs the rest only when the test fails).
+        """
+        K, d = arms.shape
+        m = self.m
+        plan = self._plan(d)
+        Wa = self._head_rows.get(d)
+        if Wa is None:
+            Wa = self._head_rows[d] = np.concatenate(
+                [np.zeros((d, d)), self.thetas.reshape(m, d)]
+            )
+        Z = self._Z = self._buffer(d + plan.W.shape[0], K)
+        if K * d > _ONE_PRODUCT_UP_TO:  # X A row by row, no transposed copy of X
+            np.matmul(self.thetas, arms.T, out=Z[d : d + m])
+            self._arms_t = None
+            self.forms = quad_norms(arms, extra)
+        else:
+            Wa[:d] = extra
+            np.matmul(Wa, arms.T, out=Z[: d + m])
+            # einsum is three times faster on a contiguous X^T than on a strided one
+            self._arms_t = self._transposed(arms)
+            self.forms = self._forms(Z[:d], arms, first=True)[0]
+        self._staged = (arms, tuple(self.exact))
+        return Z[d : d + m]
 
     def evaluate(
         self,
@@ -228,31 +289,48 @@ class EliminationLevels:
         self.alive, self.n_alive = None, K
         if self.m == 0:
             self._Z = np.zeros((0, K))
+            self._off = 0
             if extra is not None:
                 self.forms = quad_norms(arms, extra)
             return
         m = self.m
-        plan = self._plan(d, extra is not None)
-        W = plan.W
-        if extra is not None:
-            W[W.shape[0] - d :] = extra
-        # the product into a buffer reused from round to round (a fresh array of this
-        # size costs as much as a third of the product)
-        shape = (W.shape[0], K)
-        Z = self._out.get(shape)
-        if Z is None:
-            Z = self._out[shape] = np.empty(shape)
-        Z = self._Z = np.matmul(W, arms.T, out=Z)
-        self.means = Z[m - 1]
-        head = Z[: plan.n_head]
+        staged = self._staged
+        plan = self._plan(d)
+        forms: np.ndarray | None = None
+        if (
+            extra is not None
+            and staged is not None
+            and staged[0] is arms
+            and staged[1] == tuple(self.exact)
+        ):  # after :meth:`forms_first`: rows [extra; W], the rest of the product
+            Z = self._Z
+            off = d
+            if plan.W.shape[0] > m:
+                np.matmul(plan.W[m:], arms.T, out=Z[d + m :])
+        elif extra is not None:  # one product, rows [W; extra]
+            W = self._with_extra(plan, d)
+            W[-d:] = extra
+            Z = self._Z = self._buffer(W.shape[0], K)
+            np.matmul(W, arms.T, out=Z)
+            off = 0
+            self._arms_t = None
+            forms = self._forms(Z[plan.n_head :], arms)
+            self.forms = forms[-1]
+        else:
+            Z = self._Z = self._buffer(plan.W.shape[0], K)
+            np.matmul(plan.W, arms.T, out=Z)
+            off = 0
+            self._arms_t = None
+        self._staged = None
+        self._off = off
+        self.means = Z[off + m - 1]
+        head = Z[off : off + plan.n_head]
         # every row's extremes through its first arg-extreme (cheaper than max / min,
         # and the arms reaching them serve the levels below)
         offsets = plan.offsets
         if offsets.shape[0] != plan.n_head or (plan.n_head > 1 and offsets[1] != K):
             offsets = np.arange(plan.n_head, dtype=np.intp) * K
-            plan = self._plans[(*self.exact, extra is not None)] = plan._replace(
-                offsets=offsets
-            )
+            plan = self._plans[tuple(self.exact)] = plan._replace(offsets=offsets)
         small = K <= _ARG_EXTREMES_UP_TO
         if small:
             flat = head.ravel()
@@ -266,81 +344,93 @@ class EliminationLevels:
             hi = head.max(axis=1).tolist()
             lo = head.min(axis=1).tolist()
             i_hi = i_lo = [-1] * plan.n_head
-        forms: np.ndarray | None = None
         tops: list[float] = []
         i_tops: list[int] = []
-        if extra is not None:
-            forms = self._forms(Z, plan, arms)
-            self.forms = forms[-1]
+        if forms is not None:
             tops, i_tops = self._tops(forms, small)
         alive: np.ndarray | None = None
         n = K
         b = 2.0 * beta(K)
+        rows, blocks, exact = plan.row, plan.block, self.exact
+        lead, shrink, quiet, ill = self._lead, self._shrink, self._quiet, self._ill
         for k in range(m):
-            r = plan.row[k]
+            r = rows[k]
             if r >= 0:  # a certified level: try the certificates
                 p_hi, p_lo = hi[r], lo[r]
                 width = hi[k] - lo[k]  # >= the gaps of the surviving arms
                 up = p_hi >= -p_lo
                 pm = p_hi if up else -p_lo
-                if width <= math.sqrt(self._lead[k] * pm * pm) * b:
+                if width <= math.sqrt(lead[k] * pm * pm) * b:
                     if alive is None:
                         continue
-                    i = self._arg(Z[r], i_hi[r] if up else i_lo[r], up)
+                    i = self._arg(head[r], i_hi[r] if up else i_lo[r], up)
                     if alive[i]:  # the bound's arm survives: it bounds the maximum
                         continue
                 else:
-                    i = self._arg(Z[r], i_hi[r] if up else i_lo[r], up)
-                if alive is None or alive[i]:
-                    # the exact form of the arm reaching furthest along v_k
-                    x = arms[i]
-                    low = max(float(x @ (self.inverses[k] @ x)), 0.0) * self._shrink[k]
-                    if width <= math.sqrt(low) * b:
-                        continue
+                    i = self._arg(head[r], i_hi[r] if up else i_lo[r], up)
+                # the exact forms of the arms reaching furthest along v_k, either way
+                low = 0.0
+                for j in (i, self._arg(head[r], i_lo[r] if up else i_hi[r], not up)):
+                    if alive is None or alive[j]:
+                        x = arms[j]
+                        low = max(low, float(x @ (self.inverses[k] @ x)))
+                        if width <= math.sqrt(low * shrink[k]) * b:
+                            break
+                else:
+                    low = -1.0
+                if low >= 0.0:
+                    continue
                 # the certificates fail: this level exactly, this round and the next
-                self.exact[k] = True
-                self._quiet[k] = 0
-                q_k = quad_norms(arms, self.inverses[k])
-                q_arg = int(q_k.argmax())
-                alive, n, _ = self._step(
-                    Z[k],
-                    q_k,
-                    hi[k],
-                    lo[k],
-                    float(q_k[q_arg]),
-                    i_hi[k],
-                    q_arg,
-                    alive,
-                    n,
-                    beta,
-                )
-                if n < K:
-                    b = 2.0 * beta(n)
-                continue
-            if forms is None:
-                forms = self._forms(Z, plan, arms)
-                tops, i_tops = self._tops(forms, small)
-            j = plan.block[k]
-            alive, n, removed = self._step(
-                Z[k],
-                forms[j],
-                hi[k],
-                lo[k],
-                tops[j],
-                i_hi[k],
-                i_tops[j],
-                alive,
-                n,
-                beta,
-            )
-            if removed:
-                b = 2.0 * beta(n)
-            if removed or self._ill[k]:
-                self._quiet[k] = 0
+                exact[k] = True
+                quiet[k] = 0
+                q = quad_norms(arms, self.inverses[k])
+                q_arg = int(q.argmax())
+                q_top = float(q[q_arg])
+                planned = False
             else:
-                self._quiet[k] += 1
-                if self._quiet[k] >= _QUIET_ROUNDS:  # try the certificates again
-                    self.exact[k] = False
+                if forms is None:
+                    forms = self._forms(Z[off + plan.n_head :], arms)
+                    tops, i_tops = self._tops(forms, small)
+                jb = blocks[k]
+                q, q_top, q_arg = forms[jb], tops[jb], i_tops[jb]
+                planned = True
+            # the level as written: x^(k), eps_k over the survivors, the comparison;
+            # the maxima over the survivors are the whole set's when the arm holding
+            # them survives
+            s = head[k]
+            best = hi[k]
+            if alive is not None:
+                s_arg = i_hi[k]
+                if s_arg < 0:
+                    s_arg = int(s.argmax())
+                if q_arg < 0:
+                    q_arg = int(q.argmax())
+                if not alive[s_arg]:  # the maximum over the survivors (exact)
+                    masked = np.where(alive, s, -np.inf)
+                    best = float(masked[int(masked.argmax())])
+                if not alive[q_arg]:  # with the removed arms at 0, as max(0, max q)
+                    masked = np.where(alive, q, 0.0)
+                    q_top = float(masked[int(masked.argmax())])
+            w = 2.0 * math.sqrt(max(q_top, 0.0)) * beta(n)
+            removed = False
+            if best - lo[k] > w:  # the worst arm goes: compare every arm
+                keep = best - s <= w
+                if alive is None:
+                    alive = keep
+                else:
+                    alive &= keep
+                count = int(np.count_nonzero(alive))
+                removed = count < n
+                if removed:
+                    n = count
+                    b = 2.0 * beta(n)
+            if planned:
+                if removed or ill[k]:
+                    quiet[k] = 0
+                else:
+                    quiet[k] += 1
+                    if quiet[k] >= _QUIET_ROUNDS:  # try the certificates again
+                        exact[k] = False
         self.alive, self.n_alive = alive, n
 
     def survives(
@@ -349,57 +439,41 @@ class EliminationLevels:
         i: int,
         beta: Callable[[int], float],
         means: np.ndarray | None = None,
+        maxima: tuple[list[float], float] | None = None,
     ) -> bool:
-        """A sufficient test that arm i survives every level (True: it does).
+        """A sufficient test that arm i survives every level (``SurvivalTest``).
 
-        While i survives, the best survivor's mean is at most the whole set's maximum,
-        max_y ||y||_{V_k^-1} over the survivors is at least i's own, and beta(n) >= beta(1);
-        so i survives level k if
-
-            max_x <x, theta_k> - <x_i, theta_k> <= 2 beta(1) ||x_i||_{V_k^-1},
-
-        with the round-off margins of the module docstring. An exploration or greedy
-        round whose pick over all arms passes needs no surviving set at all. Costs one
-        product for the means (or none: ``means``, the (m, K) means of every level) and
-        the forms of one arm.
+        ``means``: the (m, K) means of every level if known; ``maxima``:
+        :meth:`round_maxima` of these means, when several arms of one round are tested.
         """
-        m = self.m
-        if m == 0:
+        if self.m == 0:
             return True
         if means is None:
             means = self.thetas @ arms.T
-        x = arms[i]
-        forms = ((self._rows_of_inverses @ x).reshape(m, -1) @ x).tolist()
-        K = means.shape[1]
-        if self._mean_offsets.shape[0] != m or (m > 1 and self._mean_offsets[1] != K):
-            self._mean_offsets = np.arange(m, dtype=np.intp) * K
-        own = means[:, i].tolist()
-        if K <= _ARG_EXTREMES_UP_TO:  # maxima through arg-maxima (cheaper here)
-            tops = means.ravel()[means.argmax(axis=1) + self._mean_offsets].tolist()
-            flat = arms.ravel()  # max |x_j| over the arms
-            reach = max(float(flat[flat.argmax()]), -float(flat[flat.argmin()]))
-        else:
-            tops = means.max(axis=1).tolist()
-            reach = max(float(arms.max()), -float(arms.min()))
-        b = 2.0 * beta(1) * (1.0 - _PROJECTION_SLACK)
-        for k in range(m):
-            room = b * self._root_shrink[k] * math.sqrt(max(forms[k], 0.0))
-            if tops[k] - own[k] > room - self._mean_slack[k] * reach:
-                return False
-        return True
+        return self._survival(arms, i, beta, means, maxima)
 
-    @staticmethod
-    def _forms(Z: np.ndarray, plan: _Plan, arms: np.ndarray) -> np.ndarray:
-        """x^T M x of every arm for the matrices whose rows M x end Z, shape (blocks, K).
+    def round_maxima(
+        self, arms: np.ndarray, means: np.ndarray
+    ) -> tuple[list[float], float]:
+        """max_x <x, theta_k> of every level and max_{x, j} |x_j| (for :meth:`survives`)."""
+        return self._survival.maxima(arms, means)
+
+    def _forms(
+        self, rows: np.ndarray, arms: np.ndarray, first: bool = False
+    ) -> np.ndarray:
+        """x^T M x of every arm for the matrices whose rows M x are ``rows``, (blocks, K).
 
         einsum is three times faster on a contiguous X^T than on a strided one.
         """
         K, d = arms.shape
-        blocks = (Z.shape[0] - plan.n_head) // d
+        if self._arms_t is None:
+            self._arms_t = self._transposed(arms)
+        blocks = rows.shape[0] // d
         return np.einsum(
             "rdk,dk->rk",
-            Z[plan.n_head :].reshape(blocks, d, K),
-            np.ascontiguousarray(arms.T),
+            rows.reshape(blocks, d, K),
+            self._arms_t,
+            out=self._buffer(blocks, K, "forms" if first else "exact forms"),
         )
 
     @staticmethod
@@ -416,55 +490,6 @@ class EliminationLevels:
         if known >= 0:
             return known
         return int(row.argmax()) if up else int(row.argmin())
-
-    @staticmethod
-    def _step(
-        s: np.ndarray,
-        q: np.ndarray,
-        s_top: float,
-        s_low: float,
-        q_top: float,
-        s_arg: int,
-        q_arg: int,
-        alive: np.ndarray | None,
-        n: int,
-        beta: Callable[[int], float],
-    ) -> tuple[np.ndarray | None, int, bool]:
-        """One level as written: x^(k), eps_k over the survivors, the comparison.
-
-        ``s`` and ``q`` are the means and forms of every arm at the level, ``s_top``,
-        ``s_low`` and ``q_top`` their extremes over every arm, ``s_arg`` and ``q_arg``
-        the first arms reaching the maxima (-1: not known yet). The maxima over the survivors are the whole
-        set's when the arm holding them survives. Returns the new mask (None: every
-        arm), its count, and whether an arm was removed.
-        """
-        if alive is None:
-            best = s_top
-            u = math.sqrt(max(q_top, 0.0))
-        else:
-            if s_arg < 0:
-                s_arg = int(s.argmax())
-            if q_arg < 0:
-                q_arg = int(q.argmax())
-            if not alive[s_arg]:  # the maximum over the survivors (exact, any order)
-                masked = np.where(alive, s, -np.inf)
-                best = float(masked[int(masked.argmax())])
-            else:
-                best = s_top
-            if not alive[q_arg]:  # with the removed arms at 0, as max(0, max q)
-                masked = np.where(alive, q, 0.0)
-                q_top = float(masked[int(masked.argmax())])
-            u = math.sqrt(max(q_top, 0.0))
-        w = 2.0 * u * beta(n)
-        if best - s_low <= w:  # the worst arm stays: every arm does
-            return alive, n, False
-        keep = best - s <= w
-        if alive is None:
-            alive = keep
-        else:
-            alive &= keep
-        m = int(np.count_nonzero(alive))
-        return alive, m, m < n
 
     def survivors(self, arms: np.ndarray, beta: Callable[[int], float]) -> np.ndarray:
         """Indices of the arms surviving every level, increasing (see :meth:`evaluate`).
