@@ -5,7 +5,9 @@
                  (or, ``in_place=True``, of linalg.InPlaceGram).
     GLMModel     theta = argmin sum_s w_s nll(x_s^T theta, r_s) + lam/2 ||theta||^2
                  [Filippi2010, Sec. 4] by glm.fit_glm (Newton, warm-started), with the
-                 Laplace precision H(theta) for posterior sampling [Kveton2020].
+                 Laplace precision H(theta) for posterior sampling [Kveton2020]; or
+                 (``solver="gd"``) a fixed number of warm-started gradient steps on the
+                 same objective (glm.fit_glm_stacked with one member).
 
 Both have the features z(x) = x. Fitted on a ``PairHistory``, a GLM is the linear
 Bradley-Terry-Luce model of duels: P(x_1 beats x_2) = mu((x_1 - x_2)^T theta).
@@ -27,12 +29,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from banditkit.core.validation import check_scalar
+from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm import (
     Link,
     LogisticLink,
     fit_glm,
     fit_glm_constrained,
+    fit_glm_stacked,
     fit_logistic_unchecked,
     get_link,
     glm_hessian,
@@ -48,7 +51,12 @@ else:
 
     sla = lazy_import("scipy.linalg")  # slow to import: at first use
 
-__all__ = ["GLMModel", "RidgeModel", "rows_of"]
+__all__ = ["GLM_GD_REDUCTIONS", "GLM_SOLVERS", "GLMModel", "RidgeModel", "rows_of"]
+
+GLM_SOLVERS = ("exact", "gd")
+"""How ``GLMModel.fit`` estimates theta: the exact minimiser, or a fixed number of GD steps."""
+GLM_GD_REDUCTIONS = ("mean", "sum")
+"""The objective the GD steps descend: L / n ("mean", n = sum_i w_i) or L itself ("sum")."""
 
 
 def rows_of(
@@ -218,11 +226,24 @@ class GLMModel:
     ||theta|| <= radius when a radius is given (``glm.fit_glm_constrained``, the
     constrained MLE of [Faury2020]); theta = 0 before the first fit.
 
+    With ``solver="gd"`` each fit instead takes ``steps`` plain gradient steps on
+    L(theta) = sum_i w_i nll(x_i^T theta, y_i) + (lam / 2) ||theta||^2 from the previous
+    estimate (``glm.fit_glm_stacked``, one member; no projection):
+
+        theta <- theta - lr * grad L(theta) / n     (reduction "mean", n = sum_i w_i)
+        theta <- theta - lr * grad L(theta)         (reduction "sum"),
+        grad L(theta) = X^T (w * (mu(X theta) - y)) + lam theta.
+
     Args:
         d: Feature dimension.
-        lam: Ridge weight of the MLE, > 0.
+        lam: Ridge weight of the MLE, > 0 (>= 0 with the exact solver).
         link: "logistic", "probit" or "identity", or a ``glm.Link``.
-        radius: Norm bound S of the constrained MLE, > 0, or None (unconstrained).
+        radius: Norm bound S of the constrained MLE, > 0, or None (unconstrained;
+            required by ``solver="gd"``).
+        solver: "exact" (default: the minimiser, as above) or "gd".
+        steps: GD steps per fit, >= 1 (``solver="gd"`` only).
+        lr: GD step size, > 0 (``solver="gd"`` only).
+        reduction: "mean" or "sum", the scale of the objective GD descends (above).
 
     Example:
         >>> history = PairHistory(1)  # a linear BTL model: duels of x_1 against x_2
@@ -243,6 +264,11 @@ class GLMModel:
         lam: float,
         link: str | Link = "logistic",
         radius: float | None = None,
+        *,
+        solver: str = "exact",
+        steps: int = 100,
+        lr: float = 0.01,
+        reduction: str = "mean",
     ) -> None:
         self.lam = check_scalar("lam", lam, low=0.0)
         self.link = get_link(link)
@@ -251,6 +277,18 @@ class GLMModel:
             if radius is None
             else check_scalar("radius", radius, low=0.0, low_open=True)
         )
+        self.solver = check_choice("solver", solver, GLM_SOLVERS)
+        self.steps = check_int("steps", steps, low=1)
+        self.lr = check_scalar("lr", lr, low=0.0, low_open=True)
+        self.reduction = check_choice("reduction", reduction, GLM_GD_REDUCTIONS)
+        if self.solver == "gd":
+            if self.radius is not None:
+                raise ValueError(
+                    "radius must be None with solver='gd' (GD takes no projection step); "
+                    f"got radius={self.radius}."
+                )
+            if self.lam <= 0.0:
+                raise ValueError(f"lam must be > 0 with solver='gd'; got {self.lam}.")
         self.theta = np.zeros(d)
         self._chol: np.ndarray | None = None
         self._n_fit: int | None = (
@@ -263,8 +301,26 @@ class GLMModel:
         return int(self.theta.shape[0])
 
     def fit(self, history: History | PairHistory) -> None:
-        """Re-estimate theta by Newton's method, warm-started at the previous estimate."""
+        """Re-estimate theta, warm-started at the previous estimate (Newton, or GD steps)."""
         X, y, w = rows_of(history)
+        if self.solver == "gd":
+            # the objective on grouped rows with counts c = w and target sums w * y
+            theta = fit_glm_stacked(
+                X,
+                w,
+                (w * y)[:, None],
+                self.theta[:, None],
+                lam=self.lam,
+                link=self.link,
+                solver="gd",
+                steps=self.steps,
+                lr=self.lr,
+                reduction=self.reduction,
+            )
+            self.theta = theta[:, 0]
+            self._chol = None
+            self._n_fit = int(X.shape[0])
+            return
         if (
             self.radius is None
             and type(self.link) is LogisticLink
