@@ -366,6 +366,8 @@ class NeuralLogPolicy(NeuralScoredPolicy):
             generator=generator,
             dtype=self.dtype,
             init=self.init,
+            # the per-round passes in NumPy (nn.ArmPass; docs/performance.md)
+            arm_pass="numpy",
         )
 
     def _trainer(self, n: int) -> Trainer:

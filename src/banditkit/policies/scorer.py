@@ -123,11 +123,12 @@ class Scorer:
         cache = self._cache
         if cache is not None and cache[0] is arms:
             latent = float(cache[1][k])
-            z = (
-                self.model.features(x[None, :])[0]
-                if cache[2] is None
-                else np.array(cache[2][k])
-            )
+            if cache[2] is not None:
+                z = np.array(cache[2][k])
+            else:  # from the model's scoring pass if it kept one, else afresh
+                kept = getattr(self.model, "scored_features", None)
+                scored = None if kept is None else kept(k)
+                z = self.model.features(x[None, :])[0] if scored is None else scored
         else:  # an update without a preceding score of this context
             lat, feats = self.model.evaluate(x[None, :])
             latent, z = float(lat[0]), np.array(feats[0])

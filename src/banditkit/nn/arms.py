@@ -1,0 +1,176 @@
+"""The per-round passes of a depth-2 network over a few arms, in NumPy (``ArmPass``).
+
+A bandit round scores K arms (K = 5 on the synthetic tasks of [Bae2025, Sec. 7]) and then
+needs the gradient of the arm it played. With z = W_1 x, h = a(z), s = sqrt(m) or 1 and
+c = s W_2[0] * a'(z) (the closed form of ``nn.grads``, depth 2, no biases), per arm k:
+
+    f_k    = s h_k . W_2[0]
+    q_k    = sum_j g_kj^2 u_j = sum_i c_ki^2 [(x_k^2)^T U_1]_i + s^2 sum_i h_ki^2 u_2,i
+    g(x_k) = [vec(c_k x_k^T); s h_k]                            (order of ``flat_params``)
+
+with u = (U_1 (m, d) row-major, u_2 (m,)) the weights of a diagonal Gram (u = 1 / diag A
+gives q_k = ||g_k||^2_{A^-1}). On (K, m) blocks these are about a dozen products of a
+few hundred numbers each: through PyTorch every operation costs 1-3 us of dispatch, and
+the pass (``nn.forward_and_sq_norms``, then ``nn.forward_and_grads`` for the played
+arm) takes about 130 us per round at K = 5, d = m = 20; NumPy does the same arithmetic
+in about 15 us, and the played arm's gradient comes from the hidden layer kept from the
+scoring pass instead of a second forward.
+
+Same formulas as ``nn.grads`` (whose torch closed form serves stacks, other devices and
+the (K, p) block) up to the order of floating-point operations: NumPy's BLAS rounds
+differently from PyTorch's, so f, q and g agree with ``nn.grads`` to rounding
+(tests/nn/test_arms.py: 1e-12 relative), not bit for bit. The exact f(x; theta_0) = 0 of
+the mirrored initialisation is kept: as in ``MLP.forward``, the two halves of the hidden
+layer come from two products of identical shapes and the output sums their two terms,
+which cancel exactly.
+
+References:
+    [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from banditkit.nn.mlp import MLP
+
+__all__ = ["ArmPass"]
+
+
+class ArmPass:
+    """f, the diagonal-Gram squared widths and the gradients of a depth-2 MLP on K arms.
+
+    Bound to one ``nn.MLP`` (depth 2, no biases, relu or sigmoid, on the CPU; "mirrored"
+    or "standard" init); it reads the live parameters through NumPy views, so training
+    in place needs no notice. ``sq_norms`` keeps its rows and hidden layer until the
+    parameters change, and ``grad`` returns the gradient of one of those rows from them
+    (module docstring).
+
+    Args:
+        model: The network (``supports(model)`` must hold).
+
+    Raises:
+        ValueError: If the network is not supported.
+
+    Example:
+        >>> model = MLP(3, width=4, generator=torch.Generator().manual_seed(0))
+        >>> arms = ArmPass(model)
+        >>> X = np.eye(3)
+        >>> f, q = arms.sq_norms(X, np.ones(model.n_params))
+        >>> f.tolist()  # the mirrored initialisation: f(x; theta_0) = 0
+        [0.0, 0.0, 0.0]
+        >>> from banditkit.nn import per_sample_grads
+        >>> bool(np.allclose(arms.grad(1), per_sample_grads(model, X)[1].numpy()))
+        True
+    """
+
+    def __init__(self, model: MLP) -> None:
+        if not self.supports(model):
+            raise ValueError(
+                "model must be a depth-2 nn.MLP without biases on the CPU, with init "
+                f"'mirrored' or 'standard'; got {model!r}."
+            )
+        self.model = model
+        self._w1, self._w2 = model.layer(0)[0], model.layer(1)[0]
+        self._relu = model.activation == "relu"
+        self._half = model.width // 2 if model.init == "mirrored" else 0
+        self._s = model.out_scale
+        self._views: tuple[Any, ...] = ()
+        # (rows, hidden layer, parameter versions) of the last ``sq_norms``
+        self._kept: tuple[np.ndarray, np.ndarray, tuple[int, int]] | None = None
+
+    @staticmethod
+    def supports(model: Any) -> bool:
+        """Whether ``ArmPass`` computes this network's passes (class docstring)."""
+        return (
+            isinstance(model, MLP)
+            and model.depth == 2
+            and not model.bias
+            and model.init in ("mirrored", "standard")
+            and model.theta0.device.type == "cpu"
+        )
+
+    def _params(self) -> tuple[np.ndarray, np.ndarray]:
+        """NumPy views of W_1 (m, d) and W_2[0] (m,), renewed if the storage moved."""
+        w1, w2 = self._w1, self._w2
+        key = (w1.data_ptr(), w2.data_ptr())
+        if not self._views or self._views[0] != key:
+            self._views = (key, w1.detach().numpy(), w2.detach().numpy()[0])
+        return self._views[1], self._views[2]
+
+    def _versions(self) -> tuple[int, int]:
+        return self._w1._version, self._w2._version
+
+    def forward(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """f (K,) and the hidden layer h (K, m) for rows X (K, d) of the model's dtype."""
+        w1, w2 = self._params()
+        half = self._half
+        if half:  # the two halves by products of identical shapes (module docstring)
+            top, bottom = X @ w1[:half].T, X @ w1[half:].T
+            if self._relu:
+                np.maximum(top, 0.0, out=top)
+                np.maximum(bottom, 0.0, out=bottom)
+            else:
+                top, bottom = _sigmoid(top), _sigmoid(bottom)
+            f = top @ w2[:half] + bottom @ w2[half:]
+            h = np.concatenate((top, bottom), axis=1)
+        else:
+            h = X @ w1.T
+            h = np.maximum(h, 0.0, out=h) if self._relu else _sigmoid(h)
+            f = h @ w2
+        f *= self._s
+        return f, h
+
+    def _slopes(self, h: np.ndarray, w2: np.ndarray) -> np.ndarray:
+        """c = a'(z) * s W_2[0] from h = a(z): sign(h) for relu, h (1 - h) for sigmoid."""
+        slope = np.sign(h) if self._relu else h * (1.0 - h)
+        slope *= self._s * w2
+        return slope
+
+    def sq_norms(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """f (K,) and q_k = sum_j g_kj^2 u_j (K,), without the (K, p) block.
+
+        Args:
+            X: Rows (K, d) in the model's dtype (not checked: the caller's validated arms).
+            u: Weights (p,) in the order of ``flat_params``, the model's dtype.
+
+        Returns:
+            f and q; the rows and the hidden layer are kept for ``grad``.
+        """
+        f, h = self.forward(X)
+        w2 = self._views[2]
+        m, d = self.model.width, self.model.d
+        c = self._slopes(h, w2)
+        c *= c
+        q = np.einsum("ki,ki->k", c, (X * X) @ u[: m * d].reshape(m, d).T)
+        h2 = h * h
+        q += (self._s * self._s) * (h2 @ u[m * d :])
+        self._kept = (X, h, self._versions())
+        return f, q
+
+    def grad(self, k: int) -> np.ndarray | None:
+        """g(x_k; theta) (p,) of row k of the last ``sq_norms``; None if theta changed since."""
+        kept = self._kept
+        if kept is None or kept[2] != self._versions():
+            return None
+        X, h, _ = kept
+        w2 = self._params()[1]
+        m, d = self.model.width, self.model.d
+        row = h[k]
+        c = self._slopes(row[None, :], w2)[0]
+        g = np.empty(m * d + m, dtype=h.dtype)
+        np.multiply(c[:, None], X[k][None, :], out=g[: m * d].reshape(m, d))
+        np.multiply(row, self._s, out=g[m * d :])
+        return g
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-z)), in place."""
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    z += 1.0
+    np.reciprocal(z, out=z)
+    return z
