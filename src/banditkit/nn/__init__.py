@@ -59,10 +59,10 @@ from banditkit.nn.train import Trainer, train
 
 __all__ = [
     "BCE",
-    "ArmPass",
     "MLP",
     "MNL",
     "MSE",
+    "ArmPass",
     "BlockLayout",
     "BradleyTerry",
     "FitResult",

@@ -33,7 +33,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
 
 from banditkit.nn.mlp import MLP
 
@@ -56,6 +55,7 @@ class ArmPass:
         ValueError: If the network is not supported.
 
     Example:
+        >>> import torch
         >>> model = MLP(3, width=4, generator=torch.Generator().manual_seed(0))
         >>> arms = ArmPass(model)
         >>> X = np.eye(3)
@@ -105,7 +105,7 @@ class ArmPass:
         return self._w1._version, self._w2._version
 
     def forward(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """f (K,) and the hidden layer h (K, m) for rows X (K, d) of the model's dtype."""
+        """Return f (K,) and the hidden layer h (K, m) for rows X (K, d) of the model's dtype."""
         w1, w2 = self._params()
         half = self._half
         if half:  # the two halves by products of identical shapes (module docstring)
@@ -125,13 +125,13 @@ class ArmPass:
         return f, h
 
     def _slopes(self, h: np.ndarray, w2: np.ndarray) -> np.ndarray:
-        """c = a'(z) * s W_2[0] from h = a(z): sign(h) for relu, h (1 - h) for sigmoid."""
+        """Return c = a'(z) * s W_2[0] from h = a(z): sign(h) for relu, h (1 - h) for sigmoid."""
         slope = np.sign(h) if self._relu else h * (1.0 - h)
         slope *= self._s * w2
         return slope
 
     def sq_norms(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """f (K,) and q_k = sum_j g_kj^2 u_j (K,), without the (K, p) block.
+        """Return f (K,) and q_k = sum_j g_kj^2 u_j (K,), without the (K, p) block.
 
         Args:
             X: Rows (K, d) in the model's dtype (not checked: the caller's validated arms).

