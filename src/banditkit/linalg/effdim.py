@@ -195,8 +195,10 @@ class LogdetGram:
 
     def update(self, x: Any, weight: float = 1.0) -> None:
         """Add w x x^T to V (module docstring; x (d,) finite, w > 0)."""
-        x = check_vector("x", x, self.d)
-        w = check_weight(weight)
+        self.update_unchecked(check_vector("x", x, self.d), check_weight(weight))
+
+    def update_unchecked(self, x: np.ndarray, w: float) -> None:
+        """:meth:`update` for a checked pull: x finite float64 (d,), w a float > 0."""
         u = self._symv(1.0, self._inverse, x, lower=0)
         wq = max(w * float(x @ u), 0.0)
         self._syr(w, x, a=self._matrix, lower=0, overwrite_a=1)
@@ -306,6 +308,17 @@ class EffectiveDimension:
             self.gram.update(z)
         else:
             self.gram.update(z, self.scale)
+
+    def update_unchecked(self, z: np.ndarray) -> None:
+        """:meth:`update` for features z that are finite float64 (p,) already.
+
+        The same arithmetic without the argument checks (a policy's played features).
+        """
+        gram = self.gram
+        if isinstance(gram, KernelLogdet):
+            gram.update(z)
+        else:
+            gram.update_unchecked(z, self.scale)
 
     @property
     def value(self) -> float:

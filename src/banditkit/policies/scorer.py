@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.linalg import EffectiveDimension, GramLike
+from banditkit.linalg._common import check_weight
 from banditkit.policies.models import Model
 
 __all__ = ["Scorer"]
@@ -29,6 +30,11 @@ def _one(d_eff: float) -> float:
 
 def _identity(latent: np.ndarray) -> np.ndarray:
     return latent
+
+
+def _is_checked(z: object, d: int) -> bool:
+    """Whether z is a float64 (d,) array, as a model's features are (finite)."""
+    return isinstance(z, np.ndarray) and z.dtype == np.float64 and z.shape == (d,)
 
 
 class Scorer:
@@ -138,12 +144,20 @@ class Scorer:
     def track(self, z: np.ndarray) -> None:
         """d_eff += the played features z (no-op without a tracker)."""
         if self.effdim is not None:
-            self.effdim.update(z)
+            if _is_checked(z, self.effdim.gram.d):  # z comes from the model
+                self.effdim.update_unchecked(z)
+            else:
+                self.effdim.update(z)
 
     def add(self, z: np.ndarray, weight: float = 1.0) -> None:
         """A += weight * (scale z)(scale z)^T."""
         scale = self.feature_scale
-        self.design.update(z if scale == 1.0 else scale * z, weight)
+        z = z if scale == 1.0 else scale * z
+        unchecked = getattr(self.design, "update_unchecked", None)
+        if unchecked is None or not _is_checked(z, self.design.d):
+            self.design.update(z, weight)
+        else:  # z comes from the model (finite): the same arithmetic, no checks
+            unchecked(z, check_weight(weight))
 
     def state_dict(self) -> dict[str, Any]:
         """The model, the design and the tracker (arrays and scalars only)."""
