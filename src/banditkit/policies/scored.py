@@ -14,8 +14,8 @@ one composition of the parts
 
 A subclass states its formulas (the model, A_0, B, the mean, the weights) through small
 hooks (``_make_model``, ``_make_design``, ``_ridge``, ``_feature_scale``,
-``_effdim_scale``, ``_effdim_kind``, ``_mean``, ``_radius``, ``_weight``, ``_advance``)
-and two class attributes; ``_build`` composes the parts and the loop below is shared.
+``_effdim_scale``, ``_effdim_kind``, ``_effdim_block``, ``_mean``, ``_radius``,
+``_weight``, ``_advance``) and two class attributes; ``_build`` composes the parts and the loop below is shared.
 
 References:
     [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
@@ -111,6 +111,10 @@ class ScoredPolicy(ContextualPolicy):
         """How d_eff is computed (``linalg.EFFDIMS``): like A (``self.gram``) here."""
         return self.gram
 
+    def _effdim_block(self) -> int:
+        """Rows per BLAS-3 fold of an exact d_eff (``linalg.EffectiveDimension``); 1 here."""
+        return 1
+
     def _mean(self, latent: np.ndarray) -> np.ndarray:
         """The mean the bonus is added to (latent by default)."""
         return latent
@@ -154,7 +158,9 @@ class ScoredPolicy(ContextualPolicy):
             mean=(lambda latent: latent) if self.sampling else self._mean,
             effdim=None
             if scale is None
-            else EffectiveDimension(p, scale, self._effdim_kind()),
+            else EffectiveDimension(
+                p, scale, self._effdim_kind(), block=self._effdim_block()
+            ),
         )
         self.rule: Rule = Sampled() if self.sampling else Optimistic()
         self.schedule = Periodic(self.update_every)
