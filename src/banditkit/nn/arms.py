@@ -79,8 +79,8 @@ class ArmPass:
         self._half = model.width // 2 if model.init == "mirrored" else 0
         self._s = model.out_scale
         self._views: tuple[Any, ...] = ()
-        # (rows, hidden layer, parameter versions) of the last ``sq_norms``
-        self._kept: tuple[np.ndarray, np.ndarray, tuple[int, int]] | None = None
+        # (rows, hidden layer, parameter key) of the last ``sq_norms``
+        self._kept: tuple[np.ndarray, np.ndarray, tuple[int, ...]] | None = None
 
     @staticmethod
     def supports(model: Any) -> bool:
@@ -93,42 +93,43 @@ class ArmPass:
             and model.theta0.device.type == "cpu"
         )
 
-    def _params(self) -> tuple[np.ndarray, np.ndarray]:
-        """NumPy views of W_1 (m, d) and W_2[0] (m,), renewed if the storage moved."""
-        w1, w2 = self._w1, self._w2
-        key = (w1.data_ptr(), w2.data_ptr())
-        if not self._views or self._views[0] != key:
-            self._views = (key, w1.detach().numpy(), w2.detach().numpy()[0])
-        return self._views[1], self._views[2]
+    def _params(self) -> tuple[Any, ...]:
+        """NumPy views of W_1 and W_2[0] and the products of theta the pass reads.
 
-    def _versions(self) -> tuple[int, int]:
-        return self._w1._version, self._w2._version
+        The views are renewed if the parameters' storage moved; sw = s W_2[0] and
+        sw^2 are recomputed when a parameter changed (its version counter moved).
+        """
+        w1, w2 = self._w1, self._w2
+        key = (w1.data_ptr(), w2.data_ptr(), w1._version, w2._version)
+        views = self._views
+        if views and views[0] == key:
+            return views
+        W1, W2 = w1.detach().numpy(), w2.detach().numpy()[0]
+        half = self._half
+        sw = self._s * W2
+        # (key, W_1 blocks (transposed views), W_2[0] blocks, sw, sw^2)
+        blocks = (W1[:half].T, W1[half:].T) if half else (W1.T,)
+        heads = (W2[:half], W2[half:]) if half else (W2,)
+        self._views = (key, blocks, heads, sw, sw * sw)
+        return self._views
 
     def forward(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return f (K,) and the hidden layer h (K, m) for rows X (K, d) of the model's dtype."""
-        w1, w2 = self._params()
-        half = self._half
-        if half:  # the two halves by products of identical shapes (module docstring)
-            top, bottom = X @ w1[:half].T, X @ w1[half:].T
-            if self._relu:
-                np.maximum(top, 0.0, out=top)
-                np.maximum(bottom, 0.0, out=bottom)
-            else:
-                top, bottom = _sigmoid(top), _sigmoid(bottom)
-            f = top @ w2[:half] + bottom @ w2[half:]
-            h = np.concatenate((top, bottom), axis=1)
+        _, blocks, heads, _, _ = self._params()
+        h = np.empty((X.shape[0], self.model.width), dtype=X.dtype)
+        if self._half:  # the two halves by products of identical shapes (docstring)
+            top, bottom = h[:, : self._half], h[:, self._half :]
+            np.matmul(X, blocks[0], out=top)
+            np.matmul(X, blocks[1], out=bottom)
         else:
-            h = X @ w1.T
-            h = np.maximum(h, 0.0, out=h) if self._relu else _sigmoid(h)
-            f = h @ w2
+            np.matmul(X, blocks[0], out=h)
+        if self._relu:
+            np.maximum(h, 0.0, out=h)
+        else:
+            _sigmoid(h)
+        f = top @ heads[0] + bottom @ heads[1] if self._half else h @ heads[0]
         f *= self._s
         return f, h
-
-    def _slopes(self, h: np.ndarray, w2: np.ndarray) -> np.ndarray:
-        """Return c = a'(z) * s W_2[0] from h = a(z): sign(h) for relu, h (1 - h) for sigmoid."""
-        slope = np.sign(h) if self._relu else h * (1.0 - h)
-        slope *= self._s * w2
-        return slope
 
     def sq_norms(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return f (K,) and q_k = sum_j g_kj^2 u_j (K,), without the (K, p) block.
@@ -141,28 +142,34 @@ class ArmPass:
             f and q; the rows and the hidden layer are kept for ``grad``.
         """
         f, h = self.forward(X)
-        w2 = self._views[2]
+        views = self._views
         m, d = self.model.width, self.model.d
-        c = self._slopes(h, w2)
-        c *= c
-        q = np.einsum("ki,ki->k", c, (X * X) @ u[: m * d].reshape(m, d).T)
-        h2 = h * h
-        q += (self._s * self._s) * (h2 @ u[m * d :])
-        self._kept = (X, h, self._versions())
+        md = m * d
+        if self._relu:  # c^2 = 1[z > 0] (s W_2[0])^2
+            c2 = np.sign(h)
+            c2 *= views[4]
+        else:
+            c2 = h * (1.0 - h)
+            c2 *= views[3]
+            c2 *= c2
+        q = np.vecdot(c2, (X * X) @ u[:md].reshape(m, d).T)
+        q += np.vecdot(h * h, (self._s * self._s) * u[md:])
+        self._kept = (X, h, views[0])
         return f, q
 
     def grad(self, k: int) -> np.ndarray | None:
         """g(x_k; theta) (p,) of row k of the last ``sq_norms``; None if theta changed since."""
         kept = self._kept
-        if kept is None or kept[2] != self._versions():
+        if kept is None or kept[2] != self._params()[0]:
             return None
         X, h, _ = kept
-        w2 = self._params()[1]
+        sw = self._views[3]
         m, d = self.model.width, self.model.d
         row = h[k]
-        c = self._slopes(row[None, :], w2)[0]
+        c = np.sign(row) if self._relu else row * (1.0 - row)
+        c *= sw
         g = np.empty(m * d + m, dtype=h.dtype)
-        np.multiply(c[:, None], X[k][None, :], out=g[: m * d].reshape(m, d))
+        np.multiply(c[:, None], X[k], out=g[: m * d].reshape(m, d))
         np.multiply(row, self._s, out=g[m * d :])
         return g
 

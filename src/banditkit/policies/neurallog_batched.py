@@ -47,7 +47,12 @@ from banditkit.policies.batched_logdets import (
     MemberLogdets,
     SeedLogdets,
 )
-from banditkit.policies.selection import Optimistic, argmax_random_tie
+from banditkit.policies.selection import (
+    BOUND_MARGIN,
+    Optimistic,
+    argmax_on_bounds,
+    argmax_random_tie,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -62,9 +67,8 @@ else:
 __all__ = ["BatchedNeuralLog", "fit_stacked"]
 
 _TINY = float(np.finfo(np.float64).tiny)
-#: Relative margin by which a selection decided on bounds must win (``_decide``): far
-#: above the rounding of the scores, so the exact computation would pick the same arm.
-_MARGIN = 1e-9
+#: Relative margin by which a selection decided on bounds must win (``_decide``).
+_MARGIN = BOUND_MARGIN
 
 
 def fit_stacked(
@@ -323,17 +327,13 @@ class BatchedNeuralLog:
         slope = self._first.nu * norms[rows]
         if xi is not None:
             slope = slope * xi[rows]
-        best = None
-        for ends in (low, high):
-            radius = np.array([members[i]._radius(float(ends[i])) for i in rows])
-            scores = mean[rows] + radius[:, None] * slope
-            order = np.sort(scores, axis=1)
-            margin = order[:, -1] - order[:, -2] if scores.shape[1] > 1 else np.inf
-            tol = _MARGIN * np.maximum(np.abs(order[:, -1]), 1.0)
-            arm = np.where(margin > tol, scores.argmax(1), -1)
-            best = arm if best is None else np.where(arm == best, arm, -1)
-        assert best is not None
-        decided[rows] = best
+        low_radius, high_radius = (
+            np.array([members[i]._radius(float(ends[i])) for i in rows])
+            for ends in (low, high)
+        )
+        decided[rows] = argmax_on_bounds(
+            mean[rows], slope, low_radius, high_radius, _MARGIN
+        )
         return decided
 
     def update(

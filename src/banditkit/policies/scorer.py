@@ -91,6 +91,15 @@ class Scorer:
 
     def score(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return mean(f(x_k)) (K,) and nu * B * ||scale * z_k||_{A^-1} (K,)."""
+        mean, norms = self.score_parts(arms)
+        radius = self.radius(self.d_eff)
+        return mean, (self.nu * radius) * norms
+
+    def score_parts(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return mean(f(x_k)) (K,) and ||scale * z_k||_{A^-1} (K,): ``score`` without B.
+
+        For a caller that decides on bounds of B(d_eff) before reading d_eff.
+        """
         scale = self.feature_scale
         if self.design.is_diagonal:
             inv_diag = (scale * scale) / self.design.diagonal
@@ -102,8 +111,7 @@ class Scorer:
             self._cache = (arms, latent, feats)
             z = feats if scale == 1.0 else scale * feats
             norms = self.design.norms_unchecked(z)  # z comes from the model
-        radius = self.radius(self.d_eff)
-        return self.mean(latent), (self.nu * radius) * norms
+        return self.mean(latent), norms
 
     def pair_scores(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return the means (K,) and nu * B * ||scale (z_k - z_k')||_{A^-1} (K, K).
