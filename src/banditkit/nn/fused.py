@@ -131,7 +131,7 @@ def fused_gd(
                 else torch.cat([p.center[n].reshape(-1) for n in names])
             )
             lams.append((p.lam, center))
-    h, c, vc = new((1, N, m)), new((1, N, m)), new((1, N, m))
+    h, vc = new((1, N, m)), new((1, N, m))
     f, dloss, sv, sw = new((1, N)), new((1, N)), new((1, N)), new((1, m))
     # the views of one step, made once (the dense layout of nn.kernels)
     h0, vcT = h[0], vc[0].mT
@@ -143,21 +143,21 @@ def fused_gd(
     with torch.no_grad():
         for i in range(steps):
             # depth2_dense_pass of nn.kernels, operation for operation
-            torch.matmul(X, w1t, out=h0)
+            torch.mm(X, w1t, out=h0)
             if relu:
                 torch.relu_(h)
             else:
                 torch.sigmoid_(h)
             torch.mul(w2c, s, out=sw)
             torch.mv(h0, sw0, out=f0)
-            depth2_slopes(net.activation, h, sw_row, out=c)
+            depth2_slopes(net.activation, h, sw_row, out=vc)  # c, then c v in place
             recorded = record == "all" or i == 0 or i == steps - 1
             values = loss_derivative(loss, f, obs, y, bce, recorded, out=dloss)
             # the vjp of nn.kernels (dense layout): dW_1 = (c v)^T X, dW_2 = s v^T h
-            torch.mul(c, dloss_col, out=vc)
-            torch.matmul(vcT, X, out=g1_0)
+            vc.mul_(dloss_col)
+            torch.mm(vcT, X, out=g1_0)
             torch.mul(dloss, s, out=sv)
-            torch.matmul(sv, h0, out=g2_0)  # (1, N) @ (N, m)
+            torch.mm(sv, h0, out=g2_0)  # (1, N) @ (N, m)
             if values is not None:
                 grads = {names[0]: g1, names[1]: g2}
                 grads = add_penalties(grads, views, penalties, [], values, history)
