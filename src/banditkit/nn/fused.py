@@ -42,6 +42,9 @@ from banditkit.nn.penalties import L2Penalty
 
 __all__ = ["fusable", "fused_gd"]
 
+#: grad * 1[input > threshold] elementwise, into grad_input (relu's backward).
+_threshold_backward = torch.ops.aten.threshold_backward.grad_input
+
 Observations = Rows | Pairs | Sets
 
 
@@ -150,11 +153,18 @@ def fused_gd(
                 torch.sigmoid_(h)
             torch.mul(w2c, s, out=sw)
             torch.mv(h0, sw0, out=f0)
-            depth2_slopes(net.activation, h, sw_row, out=vc)  # c, then c v in place
+            if not relu:
+                depth2_slopes(net.activation, h, sw_row, out=vc)  # c, then c v below
             recorded = record == "all" or i == 0 or i == steps - 1
             values = loss_derivative(loss, f, obs, y, bce, recorded, out=dloss)
             # the vjp of nn.kernels (dense layout): dW_1 = (c v)^T X, dW_2 = s v^T h
-            vc.mul_(dloss_col)
+            if relu:
+                # c v = (1[h > 0] sw) v: the products v_k sw_j where h > 0, else 0,
+                # the values of depth2_slopes(h) * v in two passes instead of three
+                torch.mul(dloss_col, sw_row, out=vc)
+                _threshold_backward(vc, h, 0, grad_input=vc)
+            else:
+                vc.mul_(dloss_col)
             torch.mm(vcT, X, out=g1_0)
             torch.mul(dloss, s, out=sv)
             torch.mm(sv, h0, out=g2_0)  # (1, N) @ (N, m)

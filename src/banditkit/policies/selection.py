@@ -156,8 +156,7 @@ def _argmax_on_bounds_1d(
 ) -> int:
     """``argmax_on_bounds`` for (K,) arrays, the margins in Python floats (same test)."""
     best = -1
-    for radius in (low, high):
-        scores = (mean + radius * slope).tolist()
+    for scores in (mean + np.multiply.outer((low, high), slope)).tolist():
         top = max(scores)
         arm = scores.index(top)
         second = max(scores[:arm] + scores[arm + 1 :], default=-math.inf)
