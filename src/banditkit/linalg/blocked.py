@@ -104,8 +104,8 @@ class BlockedLogdet:
         self._slack = 0.0  # sum of log(1 + ||r||^2 / lam) over the rows since
         self.n_updates = 0
         self._since_refactor = 0
-        self._symm, self._syrk = scipy.linalg.blas.get_blas_funcs(
-            ("symm", "syrk"), dtype=np.float64
+        self._symm, self._syrk, self._trsm = scipy.linalg.blas.get_blas_funcs(
+            ("symm", "syrk", "trsm"), dtype=np.float64
         )
         self._potrf, self._potri = scipy.linalg.lapack.get_lapack_funcs(
             ("potrf", "potri"), dtype=np.float64
@@ -148,15 +148,19 @@ class BlockedLogdet:
         R = self._rows[:k]
         Y = self._symm(1.0, self._inverse, R, side=1, lower=0)  # R V_0^-1
         M = Y @ R.T
-        M[np.diag_indices(k)] += 1.0
-        L = np.linalg.cholesky(M)
-        return 2.0 * float(np.sum(np.log(np.diagonal(L)))), Y, L
+        M.flat[:: k + 1] += 1.0
+        L, info = self._potrf(M, lower=1, clean=1)
+        if info:
+            raise np.linalg.LinAlgError(
+                f"I + R V_0^-1 R^T is not positive (potrf: {info})."
+            )
+        return 2.0 * float(np.log(np.diagonal(L)).sum()), Y, L
 
     def _fold(self) -> None:
         """Fold the block in: log det V_0 += log det M, V_0^-1 -= W^T W, V += R^T R."""
         k = self._k
         value, Y, L = self._block_logdet(k)
-        W = scipy.linalg.solve_triangular(L, Y, lower=True, check_finite=False)
+        W = self._trsm(1.0, L, Y, lower=1)  # L^-1 Y
         self._syrk(-1.0, W, beta=1.0, c=self._inverse, trans=1, lower=0, overwrite_c=1)
         if self._matrix is not None:
             self._syrk(

@@ -107,9 +107,10 @@ class ArmPass:
         W1, W2 = w1.detach().numpy(), w2.detach().numpy()[0]
         half = self._half
         sw = self._s * W2
-        # (key, W_1 blocks (transposed views), W_2[0] blocks, sw, sw^2)
+        # (key, W_1 blocks (transposed views), sw blocks, sw, sw^2)
         blocks = (W1[:half].T, W1[half:].T) if half else (W1.T,)
-        heads = (W2[:half], W2[half:]) if half else (W2,)
+        # the output weights s W_2[0] in the halves' blocks: f = h_top sw_top + ...
+        heads = (sw[:half], sw[half:]) if half else (sw,)
         self._views = (key, blocks, heads, sw, sw * sw)
         return self._views
 
@@ -128,7 +129,6 @@ class ArmPass:
         else:
             _sigmoid(h)
         f = top @ heads[0] + bottom @ heads[1] if self._half else h @ heads[0]
-        f *= self._s
         return f, h
 
     def sq_norms(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
