@@ -202,10 +202,10 @@ class NeuralModel:
         """
         if self._arms is not None:
             dtype = self._np_dtype
-            f, q = self._arms.sq_norms(
+            fa, qa = self._arms.sq_norms(
                 np.asarray(X, dtype=dtype), np.asarray(inv_diag, dtype=dtype)
             )
-            return f.astype(np.float64, copy=False), q.astype(np.float64, copy=False)
+            return fa.astype(np.float64, copy=False), qa.astype(np.float64, copy=False)
         f, q = nn.forward_and_sq_norms(
             self.mlp,
             torch.from_numpy(np.array(X, dtype=self._np_dtype)),
