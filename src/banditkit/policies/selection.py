@@ -154,12 +154,23 @@ def argmax_on_bounds(
 def _argmax_on_bounds_1d(
     mean: np.ndarray, slope: np.ndarray, low: Any, high: Any, margin: float
 ) -> int:
-    """``argmax_on_bounds`` for (K,) arrays, the margins in Python floats (same test)."""
+    """``argmax_on_bounds`` for (K,) arrays in Python floats (the same test).
+
+    The scores mean_k + B slope_k round as NumPy's do (a product, then a sum).
+    """
+    means, slopes = mean.tolist(), slope.tolist()
     best = -1
-    for scores in (mean + np.multiply.outer((low, high), slope)).tolist():
-        top = max(scores)
-        arm = scores.index(top)
-        second = max(scores[:arm] + scores[arm + 1 :], default=-math.inf)
+    for radius in (float(low), float(high)):
+        top = second = -math.inf
+        arm = -1
+        for k, (m, g) in enumerate(zip(means, slopes, strict=True)):
+            score = m + radius * g
+            if score != score:  # NaN: undecided, as the sorted test
+                return -1
+            if score > top:
+                top, second, arm = score, top, k
+            elif score > second:
+                second = score
         if not top - second > margin * max(abs(top), 1.0) or best not in (-1, arm):
             return -1
         best = arm
