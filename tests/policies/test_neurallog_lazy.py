@@ -1,4 +1,4 @@
-"""Selections decided on bounds of d_eff (NeuralLogPolicy._act, argmax_on_bounds)."""
+"""Selections decided on bounds of d_eff (ScoredPolicy._act, argmax_on_bounds)."""
 
 import numpy as np
 import pytest

@@ -277,8 +277,8 @@ class EffectiveDimension:
     (``KernelLogdet``; O(nnz + n^2) per update, for large p); ``gram="exact"`` takes
     "full" for d <= ``EXACT_FULL_MAX`` and "kernel" above. The "full" value is updated
     by rank-1 BLAS-2 steps (``LogdetGram``; ``block=1``, the default) or, with
-    ``block`` > 1, exactly after every row but lazily, with BLAS-3 folds of ``block``
-    rows and no refactorisation (``linalg.blocked.BlockedLogdet``; the same value up to
+    ``block`` > 1, by BLAS-3 folds of ``block`` rows, without refactorisation, and
+    computed only when read (``linalg.blocked.BlockedLogdet``; the same value up to
     rounding), whose ``bounds`` bracket the value without computing it.
 
     Args:
@@ -339,8 +339,8 @@ class EffectiveDimension:
     def bounds(self) -> tuple[float, float]:
         """Lower and upper bounds on ``value`` that are cheaper to read.
 
-        The blocked tracker (``block`` > 1) adds its rows when the value is read; its
-        bounds bracket the value without adding them (``BlockedLogdet.bounds``). The
+        The blocked tracker (``block`` > 1) computes its value when it is read; its
+        bounds bracket the value without computing it (``BlockedLogdet.bounds``). The
         other trackers return the value twice.
         """
         gram = self.gram

@@ -25,14 +25,12 @@ from banditkit.policies.models import NeuralModel, TangentModel
 from banditkit.policies.models.neural import DTYPES
 from banditkit.policies.neural import LOSS_REDUCTIONS, NeuralScoredPolicy
 from banditkit.policies.scored import R_LOGISTIC
-from banditkit.policies.selection import argmax_on_bounds, argmax_random_tie
 
 if TYPE_CHECKING:
     import torch
 
-    from banditkit.core import Context, Policy
+    from banditkit.core import Policy
     from banditkit.core.batched import BatchedPolicy
-    from banditkit.core.types import Action
     from banditkit.nn import Trainer
 
 __all__ = [
@@ -422,9 +420,13 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         return self.effdim_kind
 
     def _effdim_block(self) -> int:
-        # practical mode: the exact d_eff with BLAS-3 folds of 32 rows (the same value
-        # up to rounding, 2/3 of the time; docs/performance.md); theory mode as before
-        return 1 if self._theory else EFFDIM_BLOCK
+        # practical mode, fixed lam: the exact d_eff by blocks of 32 rows, computed when
+        # read (linalg.blocked.BlockedLogdet; ScoredPolicy._act decides on its bounds,
+        # as every B here increases with d_eff). Theory mode and the adaptive lam_t,
+        # which read d_eff every round: rank-1 updates.
+        if self._theory or self.lambda_schedule != "fixed":
+            return 1
+        return EFFDIM_BLOCK
 
     def _mean(self, latent: np.ndarray) -> np.ndarray:
         scale = self.mean_scale or self.default_mean_scale
@@ -452,39 +454,6 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         self.design.set_ridge(self._ridge())
         assert isinstance(self.model, NeuralModel)
         self.model.trainer = self._trainer(n)
-
-    # ---------------------------------------------------------------- selection
-    def _act(self, ctx: Context) -> Action:
-        """The shared selection, decided on bounds of d_eff when they suffice.
-
-        With the blocked exact d_eff (``_effdim_block``) the played features of the
-        last rounds wait in the tracker (``linalg.BlockedLogdet``), which brackets
-        d_eff. B(d_eff) increases with d_eff and every score is linear in B, so an arm
-        that is the unique best, by a margin, at both ends of [B(low), B(high)] is the
-        exact selection (``selection.argmax_on_bounds``); then d_eff is not computed
-        this round. Otherwise d_eff is computed and the rule selects as usual. The
-        actions are those of the exact computation; Thompson draws are made first, as
-        ``selection.Sampled`` makes them.
-        """
-        effdim = self.effdim
-        if effdim is None or self.lambda_schedule != "fixed":
-            return super()._act(ctx)
-        low, high = effdim.bounds()
-        if low == high:
-            return super()._act(ctx)
-        mean, norms = self.scorer.score_parts(ctx.arms)
-        slope = self.nu * norms
-        xi = None
-        if self.sampling:  # gaussian_sample's draws, before the decision
-            xi = self.rng.standard_normal(mean.shape)
-            slope = slope * xi
-        arm = int(argmax_on_bounds(mean, slope, self._radius(low), self._radius(high)))
-        if arm >= 0:
-            return arm
-        width = (self.nu * self._radius(effdim.value)) * norms
-        if xi is None:
-            return self.rule.select(mean, width, self.rng)
-        return argmax_random_tie(mean + 1.0 * width * xi, self.rng)
 
     # ---------------------------------------------------------------- radius
     def _n(self) -> int:

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from banditkit.core.validation import check_scalar
 from banditkit.linalg import EffectiveDimension, GramLike
-from banditkit.linalg._common import check_weight
 from banditkit.policies.models import Model
 
 __all__ = ["Scorer"]
@@ -165,7 +165,7 @@ class Scorer:
         if unchecked is None or not _is_checked(z, self.design.d):
             self.design.update(z, weight)
         else:  # z comes from the model (finite): the same arithmetic, no checks
-            unchecked(z, check_weight(weight))
+            unchecked(z, check_scalar("weight", weight, low=0.0, low_open=True))
 
     def state_dict(self) -> dict[str, Any]:
         """The model, the design and the tracker (arrays and scalars only)."""

@@ -105,9 +105,9 @@ class NeuralModel:
             smaller. False (the default) trains densely.
         arm_pass: How ``evaluate_sq_norms`` runs the network on the arms: "torch"
             (default, ``nn.forward_and_sq_norms``) or "numpy" (``nn.ArmPass``, for depth
-            2 without biases, else as "torch"): the same arithmetic in NumPy, about 8x
-            less time per round at K = 5, equal to rounding; its pass also gives the
-            played arm's features (``scored_features``) without a second forward.
+            2 without biases, else as "torch"): the same arithmetic in NumPy, equal to
+            rounding, about 5x less time at K = 5; its pass also gives the played arm's
+            features (``scored_features``) without a second forward.
 
     Notes:
         Assumption: float64 by default. The per-round cost is dominated by the
