@@ -90,12 +90,15 @@ def fit_stacked(
     "sum" of the loss; ``step`` is lr / n for the mean-scaled objective):
 
         h = relu(X W_1^T),  sw = s w_2,  f = h sw,  v = sigmoid(f) - y,
-        dW_1 = (1[h > 0] (v sw^T))^T X,  dw_2 = (s v)^T h,
+        dW_1 = sw * (1[h > 0] v)^T X,  dw_2 = (s v)^T h,
         grad = [dW_1, dw_2] + lam theta,  theta -= step * grad,
 
     with theta and its gradient in flat (S, m d + m) buffers (the L2 term and the update
-    one operation each). Batched products round differently from the one-member
-    products, so the iterates agree with ``fused_gd``'s up to rounding.
+    one operation each). The hidden layer is kept transposed, (S, m, n), so that f,
+    the mask 1[h > 0] v (one pass, v broadcast along n) and dw_2 read it along the rows;
+    sw multiplies the (m, d) product rather than the (n, m) block. Batched products and
+    that order round differently from ``fused_gd``, so the iterates agree with its
+    iterates up to rounding.
     """
     S, n, _ = X.shape
     m = w1.shape[1]
@@ -107,26 +110,32 @@ def fit_stacked(
         W2 = theta[:, split:]
         g1 = grad[:, :split].view(S, m, -1)
         g2 = grad[:, split:].unsqueeze(1)  # (S, 1, m)
-        h, vc = X.new_empty((S, n, m)), X.new_empty((S, n, m))
+        # the hidden layer transposed, (S, m, n): f, the mask and dw_2 read it along n
+        XT = X.mT.contiguous()
+        hT, cT = X.new_empty((S, m, n)), X.new_empty((S, m, n))
         f, sv = X.new_empty((S, 1, n)), X.new_empty((S, 1, n))
         sw = X.new_empty((S, m))
         labels = y.unsqueeze(1)
-        w1t, sw_row, vcT, v_col = W1.mT, sw.unsqueeze(1), vc.mT, f.mT
-        # relu's backward: vc * 1[h > 0] into vc (as nn.fused)
+        sw_row, sw_col, v_rows, h_rows = (
+            sw.unsqueeze(1),
+            sw.unsqueeze(-1),
+            f.expand(S, m, n),
+            hT.mT,
+        )
+        # relu's backward: v * 1[h > 0] into cT (as nn.fused)
         threshold_backward = torch.ops.aten.threshold_backward.grad_input
         for _ in range(steps):
-            torch.bmm(X, w1t, out=h)
-            h.relu_()
+            torch.bmm(W1, XT, out=hT)
+            hT.relu_()
             torch.mul(W2, out_scale, out=sw)
-            # f as a (1, m) @ (m, n) product per member: a batched GEMV is slower
-            torch.bmm(sw_row, h.mT, out=f)
+            torch.bmm(sw_row, hT, out=f)
             v = torch.sigmoid_(f).sub_(labels)  # (S, 1, n), in f
-            # c v = (1[h > 0] sw) v in two passes (nn.fused)
-            torch.mul(v_col, sw_row, out=vc)
-            threshold_backward(vc, h, 0, grad_input=vc)
-            torch.bmm(vcT, X, out=g1)
+            # 1[h > 0] v in one pass along n; sw multiplies the (m, d) product
+            threshold_backward(v_rows, hT, 0, grad_input=cT)
+            torch.bmm(cT, X, out=g1)
+            g1.mul_(sw_col)
             torch.mul(v, out_scale, out=sv)
-            torch.bmm(sv, h, out=g2)
+            torch.bmm(sv, h_rows, out=g2)
             grad.add_(theta, alpha=lam)
             theta.sub_(grad, alpha=step)
         w1.copy_(W1)
