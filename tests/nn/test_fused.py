@@ -42,7 +42,13 @@ def problem(n, d, width, dtype, loss, center):
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 @pytest.mark.parametrize(
     ("n", "d", "width", "loss", "center"),
-    [(1, 3, 4, "bce", "zero"), (37, 5, 8, "mse", "init"), (400, 20, 20, "bce", "init")],
+    [
+        (1, 3, 4, "bce", "zero"),
+        (37, 5, 8, "mse", "init"),
+        (400, 20, 20, "bce", "init"),
+        # relu, BCE, one L2 term without a centre, record="ends": the plain steps
+        (400, 20, 20, "bce", "zero"),
+    ],
 )
 def test_fused_equals_the_generic_loop_bitwise(n, d, width, loss, center, dtype):
     net, params, obs, loss_fn, penalties = problem(n, d, width, dtype, loss, center)

@@ -31,6 +31,7 @@ generic loop's bitwise (tests/nn/test_fused.py checks parameters and history ste
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -143,8 +144,27 @@ def fused_gd(
     relu = net.activation == "relu"
     bce = type(loss) is BCE
     history: list[torch.Tensor] = []
+    # the steps that record nothing, with relu, BCE and one L2 penalty without a
+    # centre (NeuralLog's refits): ``_plain_relu_bce_steps``, the same operations
+    plain = (
+        relu
+        and bce
+        and record == "ends"
+        and len(lams) == 1
+        and lams[0][1] is None
+        and steps > 2
+    )
     with torch.no_grad():
         for i in range(steps):
+            if plain and i == 1:
+                _plain_relu_bce_steps(
+                    steps - 2,
+                    (X, w1t, h, h0, w2c, s, sw, sw0, f0, f, dloss, y, dloss_col),
+                    (sw_row, vc, vcT, g1_0, sv, g2_0, grad, theta, lams[0][0], step),
+                )
+                continue
+            if plain and 1 < i < steps - 1:
+                continue
             # depth2_dense_pass of nn.kernels, operation for operation
             torch.mm(X, w1t, out=h0)
             if relu:
@@ -180,6 +200,33 @@ def fused_gd(
         w1.copy_(W1)
         w2.copy_(W2)
     return history
+
+
+def _plain_relu_bce_steps(
+    count: int, first: tuple[Any, ...], second: tuple[Any, ...]
+) -> None:
+    """``count`` unrecorded steps of ``fused_gd`` with relu, BCE and one L2 term lam theta.
+
+    The operations of its loop for those steps, one for one (the same bits), without
+    the per-step branches and calls: about 2 us less per step.
+    """
+    X, w1t, h, h0, w2c, s, sw, sw0, f0, f, dloss, y, dloss_col = first
+    sw_row, vc, vcT, g1_0, sv, g2_0, grad, theta, lam, step = second
+    mm, mul, mv = torch.mm, torch.mul, torch.mv
+    relu_, sigmoid = torch.relu_, torch.sigmoid
+    for _ in range(count):
+        mm(X, w1t, out=h0)
+        relu_(h)
+        mul(w2c, s, out=sw)
+        mv(h0, sw0, out=f0)
+        sigmoid(f, out=dloss).sub_(y)
+        mul(dloss_col, sw_row, out=vc)
+        _threshold_backward(vc, h, 0, grad_input=vc)
+        mm(vcT, X, out=g1_0)
+        mul(dloss, s, out=sv)
+        mm(sv, h0, out=g2_0)
+        grad.add_(theta, alpha=lam)
+        theta.sub_(grad, alpha=step)
 
 
 def add_penalties(
