@@ -92,6 +92,7 @@ def fused_gd(
     step: float,
     steps: int,
     record: str,
+    layout: str = "rows",
 ) -> list[torch.Tensor]:
     """Run ``steps`` GD steps theta -= step * grad J in place; return the recorded J.
 
@@ -109,6 +110,11 @@ def fused_gd(
         step: lr (times 1 / n for reduction "mean").
         steps: Number of steps.
         record: "all" (J at every step) or "ends" (the first and the last step).
+        layout: "rows" (default): the hidden layer as (N, m), every step the operations
+            of the generic loop (bitwise). "units": the unrecorded relu/BCE steps with one
+            L2 term keep it as (m, N) (``_plain_relu_bce_steps_units``): the products
+            round differently (the iterates agree up to rounding, not bitwise) and the
+            step is about 1.3x faster at N >= 500 in float64.
 
     Returns:
         J (1,) (reduction "sum", unscaled) of the recorded steps, in order.
@@ -156,6 +162,13 @@ def fused_gd(
     )
     with torch.no_grad():
         for i in range(steps):
+            if plain and i == 1 and layout == "units":
+                _plain_relu_bce_steps_units(
+                    steps - 2,
+                    (X, W1[0], w2c, s, sw, sw0, f, dloss, y, sv, g1_0, g2_0),
+                    (grad, theta, lams[0][0], step),
+                )
+                continue
             if plain and i == 1:
                 _plain_relu_bce_steps(
                     steps - 2,
@@ -225,6 +238,40 @@ def _plain_relu_bce_steps(
         mm(vcT, X, out=g1_0)
         mul(dloss, s, out=sv)
         mm(sv, h0, out=g2_0)
+        grad.add_(theta, alpha=lam)
+        theta.sub_(grad, alpha=step)
+
+
+def _plain_relu_bce_steps_units(
+    count: int, first: tuple[Any, ...], second: tuple[Any, ...]
+) -> None:
+    """The steps of ``_plain_relu_bce_steps`` with the hidden layer as (m, N) units x rows.
+
+    h^T = relu(W_1 X^T), f = sw^T h^T, v = sigmoid(f) - y, c^T = 1[h^T > 0] v (one pass:
+    v broadcast along the units, contiguous rows), dW_1 = sw * (c^T X), dw_2 = (s v) h,
+    then the L2 term and the update as before. The same gradient; the products (W X^T
+    instead of X W^T) and the place of sw round differently, so the iterates agree with
+    the rows layout's up to rounding (``fused_gd(layout="units")``).
+    """
+    X, w1, w2c, s, sw, sw0, f, dloss, y, sv, g1_0, g2_0 = first
+    grad, theta, lam, step = second
+    m, N = w1.shape[0], X.shape[0]
+    XT = X.mT.contiguous()
+    hT, cT = X.new_empty((m, N)), X.new_empty((m, N))
+    hT_rows, v_units, sw_col = hT.mT, dloss.expand(m, N), sw0.unsqueeze(-1)
+    mm, mul = torch.mm, torch.mul
+    relu_, sigmoid = torch.relu_, torch.sigmoid
+    for _ in range(count):
+        mm(w1, XT, out=hT)
+        relu_(hT)
+        mul(w2c, s, out=sw)
+        mm(sw, hT, out=f)
+        sigmoid(f, out=dloss).sub_(y)
+        _threshold_backward(v_units, hT, 0, grad_input=cT)
+        mm(cT, X, out=g1_0)
+        g1_0.mul_(sw_col)
+        mul(dloss, s, out=sv)
+        mm(sv, hT_rows, out=g2_0)
         grad.add_(theta, alpha=lam)
         theta.sub_(grad, alpha=step)
 

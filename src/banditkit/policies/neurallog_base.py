@@ -396,6 +396,10 @@ class NeuralLogPolicy(NeuralScoredPolicy):
             lr=lr,
             steps=self.steps,
             reduction=LOSS_REDUCTIONS[self.loss_reduction],
+            # practical mode: the fused steps with the hidden layer as units x rows
+            # (nn.fit layout="units"; the same iterates up to rounding, about 1.3x
+            # faster per step; docs/performance.md)
+            layout="rows" if self._theory else "units",
         )
 
     def _make_design(self, p: int) -> GramLike:
