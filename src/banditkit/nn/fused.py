@@ -221,7 +221,7 @@ def _plain_relu_bce_steps(
     """``count`` unrecorded steps of ``fused_gd`` with relu, BCE and one L2 term lam theta.
 
     The operations of its loop for those steps, one for one (the same bits), without
-    the per-step branches and calls: about 2 us less per step.
+    the per-step branches and calls (a small saving: within the noise of a whole run).
     """
     X, w1t, h, h0, w2c, s, sw, sw0, f0, f, dloss, y, dloss_col = first
     sw_row, vc, vcT, g1_0, sv, g2_0, grad, theta, lam, step = second
