@@ -27,6 +27,7 @@ def test_tiny_workload_reports_ratios_and_equal_actions(
         "batch10_float64",
     }
     assert result["ratio_batch10_f32_to_one_f64"] > 0.0
+    assert result["floor_f32_to_one_f64"] >= 0.0  # no refit of 50 rows at T = 40
     assert len(result["regret_batch10_float32"]) == 3
     assert json.loads((tmp_path / "result.json").read_text())["workload"] == (
         "neurallog_seed_batch"

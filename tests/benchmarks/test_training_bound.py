@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 from banditkit.benchmarks._common import run_once
 from banditkit.benchmarks.neurallog_ucb2_h1 import timed_fits, training_bound
@@ -14,6 +15,11 @@ def test_bound_is_positive_and_zero_without_refits() -> None:
     assert math.isfinite(small)
     assert small > 0.0
     assert training_bound(d=4, width=4, every=10, steps=2, horizon=5) == 0.0  # no refit
+    cpu = training_bound(
+        d=4, width=4, every=10, steps=2, horizon=20, clock=time.process_time
+    )
+    assert math.isfinite(cpu)
+    assert cpu >= 0.0
 
 
 def test_timed_fits_counts_every_refit_and_restores_fit() -> None:

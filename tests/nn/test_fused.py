@@ -42,7 +42,13 @@ def problem(n, d, width, dtype, loss, center):
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 @pytest.mark.parametrize(
     ("n", "d", "width", "loss", "center"),
-    [(1, 3, 4, "bce", "zero"), (37, 5, 8, "mse", "init"), (400, 20, 20, "bce", "init")],
+    [
+        (1, 3, 4, "bce", "zero"),
+        (37, 5, 8, "mse", "init"),
+        (400, 20, 20, "bce", "init"),
+        # relu, BCE, one L2 term without a centre, record="ends": the plain steps
+        (400, 20, 20, "bce", "zero"),
+    ],
 )
 def test_fused_equals_the_generic_loop_bitwise(n, d, width, loss, center, dtype):
     net, params, obs, loss_fn, penalties = problem(n, d, width, dtype, loss, center)
@@ -106,3 +112,36 @@ def test_record_is_validated():
     net, params, obs, loss_fn, _ = problem(10, 3, 4, torch.float64, "bce", "zero")
     with pytest.raises(ValueError, match="record"):
         fit(net, params, obs, loss_fn, record="some")
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_units_layout_equals_the_generic_loop_up_to_rounding(dtype):
+    # relu, BCE, one L2 term without a centre, record="ends": the (m, N) steps
+    net, params, obs, loss_fn, penalties = problem(400, 20, 20, dtype, "bce", "zero")
+    want, history = generic_gd(net, params, obs, loss_fn, penalties, 0.05 / 400, 30)
+    got = fit(
+        net,
+        params,
+        obs,
+        loss_fn,
+        penalties=penalties,
+        lr=0.05,
+        steps=30,
+        reduction="mean",
+        record="ends",
+        layout="units",
+    )
+    tol = 1e-12 if dtype == torch.float64 else 1e-5
+    for name in params:
+        torch.testing.assert_close(got.params[name], want[name], rtol=tol, atol=tol)
+    torch.testing.assert_close(got.history, history[[0, 29]] / 400, rtol=tol, atol=tol)
+
+
+def test_layout_is_validated():
+    net, params, obs, loss_fn, _ = problem(5, 3, 4, torch.float64, "bce", "zero")
+    with pytest.raises(ValueError, match="layout"):
+        fit(net, params, obs, loss_fn, layout="columns")
+    from banditkit.nn import Trainer
+
+    with pytest.raises(ValueError, match="layout"):
+        Trainer(layout="columns")

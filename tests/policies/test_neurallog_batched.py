@@ -13,9 +13,10 @@ import torch
 
 from banditkit.core import make_env, make_policy, simulate
 from banditkit.core.batched import batched_policy, simulate_seeds
+from banditkit.linalg import EffectiveDimension
 from banditkit.linalg.effdim import LogdetGram
 from banditkit.nn import MLP, Trainer, flat_params
-from banditkit.policies.batched_logdets import SeedLogdets
+from banditkit.policies.batched_logdets import MemberLogdets, SeedLogdets
 from banditkit.policies.neurallog_batched import fit_stacked
 
 ENV = {"h": "h1", "d": 6, "n_arms": 4, "pool": 40}
@@ -79,6 +80,28 @@ def test_seed_logdets_match_logdet_gram_per_member() -> None:
             np.linalg.slogdet(g.matrix)[1] for g in grams
         ]  # independent: the sum itself
         np.testing.assert_allclose(batch.value, direct, rtol=1e-11)
+
+
+def test_member_logdets_bracket_then_resolve_to_the_direct_logdet() -> None:
+    rng = np.random.default_rng(1)
+    S, p, a = 3, 6, 0.4
+    trackers = [EffectiveDimension(p, a, "full", block=4) for _ in range(S)]
+    batch = MemberLogdets(trackers)
+    rows = np.zeros((S, 0, p))
+    for n in range(1, 11):
+        Z = rng.standard_normal((S, p))
+        batch.update(Z)
+        rows = np.concatenate([rows, Z[:, None]], axis=1)
+        # independent: logdet(I + a sum z z^T) of the rows so far
+        direct = np.array([np.linalg.slogdet(np.eye(p) + a * R.T @ R)[1] for R in rows])
+        low, high = batch.bounds()
+        assert np.all(low <= direct + 1e-9) and np.all(direct <= high + 1e-9)
+        which = np.arange(S) == n % S  # resolve one member per round
+        batch.resolve(which)
+        low, high = batch.bounds()
+        np.testing.assert_allclose(low[which], direct[which], rtol=1e-11)
+        np.testing.assert_array_equal(low[which], high[which])
+    np.testing.assert_allclose(batch.value, direct, rtol=1e-11)
 
 
 def test_seed_logdets_reject_bad_block() -> None:

@@ -10,17 +10,24 @@ float32 within 3x the CPU time of one seed with the defaults (``within_3x``). Th
 batch's actions are checked against separate runs of the same dtype (seed 0 each
 repetition; ``same_actions``). Quick: one repetition.
 
+The floor of the ratio from the arithmetic (``floor_*``): the GEMMs alone of the 10
+networks' refits in that dtype (``stacked_training_bound``: 40 refits x 100 steps, each
+two batched GEMMs of the refit shapes, best of 3 per shape, CPU time) over the one-seed
+run; the batch cannot be faster than its training's products.
+
     banditkit bench --only neurallog_seed_batch --out results/bench
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from banditkit.benchmarks._common import host, single_threaded, write_outputs
 from banditkit.benchmarks.neurallog_ucb2_h1 import (  # the same workload
@@ -35,6 +42,35 @@ from banditkit.core.batched import simulate_seeds
 
 BAR = 3.0
 SEEDS = list(range(10))
+
+
+def stacked_training_bound(
+    size: int = 10,
+    dtype: torch.dtype = torch.float32,
+    d: int = 20,
+    width: int = 20,
+    every: int = 50,
+    steps: int = 100,
+    horizon: int = HORIZON,
+) -> float:
+    """CPU seconds of the GEMMs alone of ``size`` networks' refits, batched (docstring)."""
+    gen = torch.Generator().manual_seed(0)
+    W = torch.randn(size, width, d, generator=gen, dtype=dtype)
+    total = 0.0
+    for t in range(every, horizon + 1, every):
+        X = torch.randn(size, t, d, generator=gen, dtype=dtype)
+        C = torch.randn(size, t, width, generator=gen, dtype=dtype)
+        H = torch.empty(size, t, width, dtype=dtype)
+        G = torch.empty(size, width, d, dtype=dtype)
+        best = math.inf
+        for _ in range(3):
+            started = time.process_time()
+            for _ in range(steps):
+                torch.bmm(X, W.mT, out=H)
+                torch.bmm(C.mT, X, out=G)
+            best = min(best, time.process_time() - started)
+        total += best
+    return total
 
 
 def _one(dtype: str, horizon: int, seed: int = 0) -> Any:
@@ -84,8 +120,15 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
             regrets = [
                 float(r.cumulative_regret[-1]) for r in results["batch10_float32"]
             ]
+        floors = {
+            dtype: stacked_training_bound(
+                len(SEEDS), getattr(torch, dtype), horizon=HORIZON
+            )
+            for dtype in ("float32", "float64")
+        }
     med = {k: statistics.median(v) for k, v in cpu.items()}
     ratio = med["batch10_float32"] / med["one_float64"]
+    floor = {k: v / med["one_float64"] for k, v in floors.items()}
     result: dict[str, Any] = {
         "workload": "neurallog_seed_batch",
         "quick": quick,
@@ -102,6 +145,9 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
         "ratio_batch10_f64_to_one_f64": med["batch10_float64"] / med["one_float64"],
         "bar": BAR,
         "within_3x": bool(ratio <= BAR),
+        "training_gemms_10_networks": floors,
+        "floor_f32_to_one_f64": floor["float32"],
+        "floor_f64_to_one_f64": floor["float64"],
         "same_actions": all(same),
         "regret_batch10_float32": regrets,
         "host": host(),
@@ -124,6 +170,9 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
             f"(bar {BAR:g}x: {'PASS' if result['within_3x'] else 'FAIL'}); / one seed "
             f"(float32): {result['ratio_batch10_f32_to_one_f32']:.2f}x; float64 batch / "
             f"one seed: {result['ratio_batch10_f64_to_one_f64']:.2f}x.",
+            f"Floor from the arithmetic (the 10 networks' training GEMMs / one seed, "
+            f"float64): {floor['float32']:.2f}x in float32, {floor['float64']:.2f}x in "
+            "float64.",
             f"Batched actions equal the separate runs' (seed 0): {result['same_actions']}. "
             f"Load average: {result['host']['loadavg']}.",
             "",

@@ -130,8 +130,13 @@ class DiagonalGram:
         Raises:
             ValueError: On a wrong shape, NaN or inf in x, or weight <= 0.
         """
-        x = check_vector("x", x, self._d)
-        w = check_weight(weight)
+        self.update_unchecked(check_vector("x", x, self._d), check_weight(weight))
+
+    def update_unchecked(self, x: np.ndarray, w: float) -> None:
+        """:meth:`update` for a checked pull: x finite float64 (d,), w a float > 0.
+
+        The same arithmetic without the argument checks (as ``Gram.update_unchecked``).
+        """
         self._diagonal = frozen(self._diagonal + w * (x * x))
         self._n_updates += 1
 

@@ -22,9 +22,10 @@ import scipy.linalg
 import scipy.linalg.blas
 import scipy.sparse
 
-from banditkit.core.validation import check_choice
+from banditkit.core.validation import check_choice, check_int
 
 from ._common import check_vector, check_weight
+from .blocked import BlockedLogdet
 from .diagonal import DiagonalGram
 from .gram import Gram
 from .shifted import GRAMS
@@ -195,8 +196,10 @@ class LogdetGram:
 
     def update(self, x: Any, weight: float = 1.0) -> None:
         """Add w x x^T to V (module docstring; x (d,) finite, w > 0)."""
-        x = check_vector("x", x, self.d)
-        w = check_weight(weight)
+        self.update_unchecked(check_vector("x", x, self.d), check_weight(weight))
+
+    def update_unchecked(self, x: np.ndarray, w: float) -> None:
+        """:meth:`update` for a checked pull: x finite float64 (d,), w a float > 0."""
         u = self._symv(1.0, self._inverse, x, lower=0)
         wq = max(w * float(x @ u), 0.0)
         self._syr(w, x, a=self._matrix, lower=0, overwrite_a=1)
@@ -272,12 +275,17 @@ class EffectiveDimension:
     ``gram="full"`` keeps the exact p x p sum (O(p^2) per update) and
     ``gram="kernel"`` computes the same exact value through the n x n Gram
     (``KernelLogdet``; O(nnz + n^2) per update, for large p); ``gram="exact"`` takes
-    "full" for d <= ``EXACT_FULL_MAX`` and "kernel" above.
+    "full" for d <= ``EXACT_FULL_MAX`` and "kernel" above. The "full" value is updated
+    by rank-1 BLAS-2 steps (``LogdetGram``; ``block=1``, the default) or, with
+    ``block`` > 1, by BLAS-3 folds of ``block`` rows, without refactorisation, and
+    computed only when read (``linalg.blocked.BlockedLogdet``; the same value up to
+    rounding), whose ``bounds`` bracket the value without computing it.
 
     Args:
         d: Feature dimension.
         scale: a > 0.
         gram: "diagonal", "full", "kernel" or "exact".
+        block: Rows per BLAS-3 fold of the "full" value, >= 1 (1: rank-1 updates).
 
     Example:
         >>> tracker = EffectiveDimension(2, scale=1.0)
@@ -286,15 +294,20 @@ class EffectiveDimension:
         True
     """
 
-    def __init__(self, d: int, scale: float, gram: str = "diagonal") -> None:
+    def __init__(
+        self, d: int, scale: float, gram: str = "diagonal", *, block: int = 1
+    ) -> None:
         self.scale = scale
+        block = check_int("block", block, low=1)
         kind = check_choice("gram", gram, EFFDIMS)
         if kind == "exact":
             kind = "full" if d <= EXACT_FULL_MAX else "kernel"
         self.kind = kind
-        self.gram: Gram | LogdetGram | DiagonalGram | KernelLogdet
+        self.gram: Gram | LogdetGram | BlockedLogdet | DiagonalGram | KernelLogdet
         if kind == "kernel":
             self.gram = KernelLogdet(d, scale)
+        elif kind == "full" and block > 1:  # exact per row, BLAS-3 folds
+            self.gram = BlockedLogdet(d, 1.0, block=block, refactor_every=None)
         elif kind == "full":  # log det only: V and V^-1 updated in place
             self.gram = LogdetGram(d, 1.0)
         else:
@@ -307,10 +320,34 @@ class EffectiveDimension:
         else:
             self.gram.update(z, self.scale)
 
+    def update_unchecked(self, z: np.ndarray) -> None:
+        """:meth:`update` for features z that are finite float64 (p,) already.
+
+        The same arithmetic without the argument checks (a policy's played features).
+        """
+        gram = self.gram
+        if isinstance(gram, KernelLogdet):
+            gram.update(z)
+        else:
+            gram.update_unchecked(z, self.scale)
+
     @property
     def value(self) -> float:
         """The current d_eff (0 before any update)."""
         return float(self.gram.logdet)
+
+    def bounds(self) -> tuple[float, float]:
+        """Lower and upper bounds on ``value`` that are cheaper to read.
+
+        The blocked tracker (``block`` > 1) computes its value when it is read; its
+        bounds bracket the value without computing it (``BlockedLogdet.bounds``). The
+        other trackers return the value twice.
+        """
+        gram = self.gram
+        if isinstance(gram, BlockedLogdet):
+            return gram.bounds()
+        value = self.value
+        return value, value
 
     def state_dict(self) -> dict[str, Any]:
         """Arrays and scalars only."""

@@ -23,6 +23,7 @@ One network as a torch module, and the per-arm features of the policies:
     forward_and_grads             f and g in one call               (nn.grads)
     forward_vjp                   f and v -> sum_k v_k g_k          (nn.grads)
     forward_and_sq_norms          f and sum_j g_kj^2 u_j, no (K, p)  (nn.grads)
+    ArmPass                       the same for a few arms, in NumPy (nn.arms)
     train, Trainer                ``fit`` on one MLP, in place      (nn.train)
 
 Flattening order of theta everywhere: vec(W_1), b_1, vec(W_2), b_2, ..., vec(W_L), b_L
@@ -30,6 +31,7 @@ Flattening order of theta everywhere: vec(W_1), b_1, vec(W_2), b_2, ..., vec(W_L
 ``model.parameters()`` and of the keys of ``Params``.
 """
 
+from banditkit.nn.arms import ArmPass
 from banditkit.nn.blocks import BlockLayout, block_count
 from banditkit.nn.fit import FitResult, fit
 from banditkit.nn.grads import (
@@ -60,6 +62,7 @@ __all__ = [
     "MLP",
     "MNL",
     "MSE",
+    "ArmPass",
     "BlockLayout",
     "BradleyTerry",
     "FitResult",

@@ -40,6 +40,8 @@ __all__ = ["FitResult", "fit", "objective_and_grads"]
 OPTIMIZERS = ("gd", "adam")
 REDUCTIONS = ("sum", "mean")
 RECORDS = ("all", "ends")
+#: Layouts of the hidden layer in the fused loop (``fit(layout=...)``).
+LAYOUTS = ("rows", "units")
 Observations = Rows | Pairs | Sets
 
 
@@ -131,6 +133,7 @@ def fit(
     method: str = "auto",
     record: str = "all",
     blocks: int | None = None,
+    layout: str = "rows",
 ) -> FitResult:
     """Train M members at once, warm-started from ``params`` (module docstring).
 
@@ -157,6 +160,11 @@ def fit(
             ``nn.blocks.block_count`` finds B). Where the fused loop applies, it then
             multiplies each row by its block of W_1 only (``nn.blocks``): the same
             results up to floating-point order. Elsewhere it is ignored (dense).
+        layout: "rows" (default) or "units": where the fused loop applies with relu,
+            BCE, one L2 term without a centre and ``record="ends"``, its unrecorded
+            steps keep the hidden layer as (m, N) (``nn.fused.fused_gd``): about 1.3x
+            faster per step at N >= 500 rows in float64, the same iterates up to
+            floating-point order (not bitwise). Elsewhere it is ignored.
 
     Returns:
         FitResult(params, history (steps, M), or the recorded steps).
@@ -181,6 +189,7 @@ def fit(
     steps = check_int("steps", steps, low=1)
     reduction = check_choice("reduction", reduction, REDUCTIONS)
     record = check_choice("record", record, RECORDS)
+    layout = check_choice("layout", layout, LAYOUTS)
     M = net.check_params(params)
     if not isinstance(obs, loss.observations):
         raise ValueError(
@@ -225,6 +234,7 @@ def fit(
             step=lr * scale,
             steps=steps,
             record=record,
+            layout=layout,
         )
         return FitResult(params, torch.stack(history) * scale)
     if opt is None:  # plain GD: theta -= lr * scale * grad, no optimiser state

@@ -19,25 +19,32 @@ and the last ("ends"). Per step (relu; z = X W_1^T, s W_2[0] = w):
     dW_1 = (c * d)^T X + lam (W_1 - C_1);  dW_2 = (s d)^T h + lam (W_2 - C_2);
     W -= lr * dW
 
-which is 14 operations, two of them the GEMMs. The forward half is the dense pass of
-``nn.kernels`` (``depth2_dense_pass``), the one piece of code shared with the generic
-loop and with the per-arm gradients of ``nn.grads``. Results equal the generic loop's
-bitwise (tests/nn/test_fused.py checks parameters and history step by step).
+which is 14 operations, two of them the GEMMs: the operations of the dense pass of
+``nn.kernels`` (``depth2_dense_pass``, whose backward factor c is ``depth2_slopes``, the
+definition shared with the generic loop and the per-arm gradients of ``nn.grads``) in
+the same order, with every view made once per fit and theta and its gradient in flat
+buffers, so that the L2 term and the update are one operation each (about 12 us less
+per step than calling the pass: 18 against 32 us at 50 rows). Results equal the
+generic loop's bitwise (tests/nn/test_fused.py checks parameters and history step by step).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
-from banditkit.nn.kernels import depth2_dense_pass
+from banditkit.nn.kernels import depth2_slopes
 from banditkit.nn.losses import BCE, Gaussian, Loss
 from banditkit.nn.network import Params, StackedMLP
 from banditkit.nn.observations import Pairs, Rows, Sets
 from banditkit.nn.penalties import L2Penalty
 
 __all__ = ["fusable", "fused_gd"]
+
+#: grad * 1[input > threshold] elementwise, into grad_input (relu's backward).
+_threshold_backward = torch.ops.aten.threshold_backward.grad_input
 
 Observations = Rows | Pairs | Sets
 
@@ -85,8 +92,14 @@ def fused_gd(
     step: float,
     steps: int,
     record: str,
+    layout: str = "rows",
 ) -> list[torch.Tensor]:
     """Run ``steps`` GD steps theta -= step * grad J in place; return the recorded J.
+
+    The parameters and their gradients live in two flat buffers for the loop (W_1 and
+    W_2 are views of one (m d + m,) vector), so that the L2 term and the update are one
+    operation each, and every view the step reads is made once before it: the same
+    operations element by element, about 12 us less per step.
 
     Args:
         net: A depth-2 ``StackedMLP`` without biases (``fusable``).
@@ -97,6 +110,11 @@ def fused_gd(
         step: lr (times 1 / n for reduction "mean").
         steps: Number of steps.
         record: "all" (J at every step) or "ends" (the first and the last step).
+        layout: "rows" (default): the hidden layer as (N, m), every step the operations
+            of the generic loop (bitwise). "units": the unrecorded relu/BCE steps with one
+            L2 term keep it as (m, N) (``_plain_relu_bce_steps_units``): the products
+            round differently (the iterates agree up to rounding, not bitwise) and the
+            step is about 1.3x faster at N >= 500 in float64.
 
     Returns:
         J (1,) (reduction "sum", unscaled) of the recorded steps, in order.
@@ -106,27 +124,156 @@ def fused_gd(
     N, m = X.shape[0], net.width
     s = net.out_scale
     new = X.new_empty
-    h, c, vc = new((1, N, m)), new((1, N, m)), new((1, N, m))
+    names = ("layers.0.weight", "layers.1.weight")
+    # theta and its gradient as flat buffers, W_1 and W_2 their views (docstring)
+    theta = torch.cat([w1.reshape(-1), w2.reshape(-1)])
+    grad = torch.empty_like(theta)
+    split = w1.numel()
+    W1, W2 = theta[:split].view_as(w1), theta[split:].view_as(w2)
+    g1, g2 = grad[:split].view_as(w1), grad[split:].view_as(w2)
+    views = {names[0]: W1, names[1]: W2}
+    lams = []
+    for p in penalties:
+        if p.lam != 0.0:
+            center = (
+                None
+                if p.center is None
+                else torch.cat([p.center[n].reshape(-1) for n in names])
+            )
+            lams.append((p.lam, center))
+    h, vc = new((1, N, m)), new((1, N, m))
     f, dloss, sv, sw = new((1, N)), new((1, N)), new((1, N)), new((1, m))
-    g1, g2 = torch.empty_like(w1), torch.empty_like(w2)
+    # the views of one step, made once (the dense layout of nn.kernels)
+    h0, vcT = h[0], vc[0].mT
+    f0, sw0, sw_row, dloss_col = f[0], sw[0], sw.unsqueeze(1), dloss.unsqueeze(-1)
+    w1t, w2c, g1_0, g2_0 = W1[0].mT, W2[:, 0], g1[0], g2[0]
+    relu = net.activation == "relu"
     bce = type(loss) is BCE
-    lams = [(p.lam, p.center) for p in penalties if p.lam != 0.0]
     history: list[torch.Tensor] = []
+    # the steps that record nothing, with relu, BCE and one L2 penalty without a
+    # centre (NeuralLog's refits): ``_plain_relu_bce_steps``, the same operations
+    plain = (
+        relu
+        and bce
+        and record == "ends"
+        and len(lams) == 1
+        and lams[0][1] is None
+        and steps > 2
+    )
     with torch.no_grad():
         for i in range(steps):
-            depth2_dense_pass(X, w1, w2, net.activation, s, h=h, c=c, sw=sw, f=f)
+            if plain and i == 1 and layout == "units":
+                _plain_relu_bce_steps_units(
+                    steps - 2,
+                    (X, W1[0], w2c, s, sw, sw0, f, dloss, y, sv, g1_0, g2_0),
+                    (grad, theta, lams[0][0], step),
+                )
+                continue
+            if plain and i == 1:
+                _plain_relu_bce_steps(
+                    steps - 2,
+                    (X, w1t, h, h0, w2c, s, sw, sw0, f0, f, dloss, y, dloss_col),
+                    (sw_row, vc, vcT, g1_0, sv, g2_0, grad, theta, lams[0][0], step),
+                )
+                continue
+            if plain and 1 < i < steps - 1:
+                continue
+            # depth2_dense_pass of nn.kernels, operation for operation
+            torch.mm(X, w1t, out=h0)
+            if relu:
+                torch.relu_(h)
+            else:
+                torch.sigmoid_(h)
+            torch.mul(w2c, s, out=sw)
+            torch.mv(h0, sw0, out=f0)
+            if not relu:
+                depth2_slopes(net.activation, h, sw_row, out=vc)  # c, then c v below
             recorded = record == "all" or i == 0 or i == steps - 1
             values = loss_derivative(loss, f, obs, y, bce, recorded, out=dloss)
             # the vjp of nn.kernels (dense layout): dW_1 = (c v)^T X, dW_2 = s v^T h
-            torch.mul(c, dloss.unsqueeze(-1), out=vc)
-            torch.matmul(vc[0].mT, X, out=g1[0])
+            if relu:
+                # c v = (1[h > 0] sw) v: the products v_k sw_j where h > 0, else 0,
+                # the values of depth2_slopes(h) * v in two passes instead of three
+                torch.mul(dloss_col, sw_row, out=vc)
+                _threshold_backward(vc, h, 0, grad_input=vc)
+            else:
+                vc.mul_(dloss_col)
+            torch.mm(vcT, X, out=g1_0)
             torch.mul(dloss, s, out=sv)
-            torch.matmul(sv, h[0], out=g2[0])  # (1, N) @ (N, m)
-            grads = {"layers.0.weight": g1, "layers.1.weight": g2}
-            grads = add_penalties(grads, params, penalties, lams, values, history)
-            w1.sub_(grads["layers.0.weight"], alpha=step)
-            w2.sub_(grads["layers.1.weight"], alpha=step)
+            torch.mm(sv, h0, out=g2_0)  # (1, N) @ (N, m)
+            if values is not None:
+                grads = {names[0]: g1, names[1]: g2}
+                grads = add_penalties(grads, views, penalties, [], values, history)
+                W1.sub_(grads[names[0]], alpha=step)
+                W2.sub_(grads[names[1]], alpha=step)
+                continue
+            for lam, center in lams:  # lam (theta - c), both blocks at once
+                grad.add_(theta if center is None else theta - center, alpha=lam)
+            theta.sub_(grad, alpha=step)
+        w1.copy_(W1)
+        w2.copy_(W2)
     return history
+
+
+def _plain_relu_bce_steps(
+    count: int, first: tuple[Any, ...], second: tuple[Any, ...]
+) -> None:
+    """``count`` unrecorded steps of ``fused_gd`` with relu, BCE and one L2 term lam theta.
+
+    The operations of its loop for those steps, one for one (the same bits), without
+    the per-step branches and calls (a small saving: within the noise of a whole run).
+    """
+    X, w1t, h, h0, w2c, s, sw, sw0, f0, f, dloss, y, dloss_col = first
+    sw_row, vc, vcT, g1_0, sv, g2_0, grad, theta, lam, step = second
+    mm, mul, mv = torch.mm, torch.mul, torch.mv
+    relu_, sigmoid = torch.relu_, torch.sigmoid
+    for _ in range(count):
+        mm(X, w1t, out=h0)
+        relu_(h)
+        mul(w2c, s, out=sw)
+        mv(h0, sw0, out=f0)
+        sigmoid(f, out=dloss).sub_(y)
+        mul(dloss_col, sw_row, out=vc)
+        _threshold_backward(vc, h, 0, grad_input=vc)
+        mm(vcT, X, out=g1_0)
+        mul(dloss, s, out=sv)
+        mm(sv, h0, out=g2_0)
+        grad.add_(theta, alpha=lam)
+        theta.sub_(grad, alpha=step)
+
+
+def _plain_relu_bce_steps_units(
+    count: int, first: tuple[Any, ...], second: tuple[Any, ...]
+) -> None:
+    """The steps of ``_plain_relu_bce_steps`` with the hidden layer as (m, N) units x rows.
+
+    h^T = relu(W_1 X^T), f = sw^T h^T, v = sigmoid(f) - y, c^T = 1[h^T > 0] v (one pass:
+    v broadcast along the units, contiguous rows), dW_1 = sw * (c^T X), dw_2 = (s v) h,
+    then the L2 term and the update as before. The same gradient; the products (W X^T
+    instead of X W^T) and the place of sw round differently, so the iterates agree with
+    the rows layout's up to rounding (``fused_gd(layout="units")``).
+    """
+    X, w1, w2c, s, sw, sw0, f, dloss, y, sv, g1_0, g2_0 = first
+    grad, theta, lam, step = second
+    m, N = w1.shape[0], X.shape[0]
+    XT = X.mT.contiguous()
+    hT, cT = X.new_empty((m, N)), X.new_empty((m, N))
+    hT_rows, v_units, sw_col = hT.mT, dloss.expand(m, N), sw0.unsqueeze(-1)
+    mm, mul = torch.mm, torch.mul
+    relu_, sigmoid = torch.relu_, torch.sigmoid
+    for _ in range(count):
+        mm(w1, XT, out=hT)
+        relu_(hT)
+        mul(w2c, s, out=sw)
+        mm(sw, hT, out=f)
+        sigmoid(f, out=dloss).sub_(y)
+        _threshold_backward(v_units, hT, 0, grad_input=cT)
+        mm(cT, X, out=g1_0)
+        g1_0.mul_(sw_col)
+        mul(dloss, s, out=sv)
+        mm(sv, hT_rows, out=g2_0)
+        grad.add_(theta, alpha=lam)
+        theta.sub_(grad, alpha=step)
 
 
 def add_penalties(

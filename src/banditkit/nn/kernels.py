@@ -205,9 +205,9 @@ def depth2_dense_pass(
 
     h = a(X W_1^T + b_1) (1, N, m), sw = s W_2[0] (1, m), f = h sw + s b_2 (1, N) and
     c = a'(z) * sw (1, N, m), with the 2-D products of the single-network code. Used by
-    ``depth2_forward_vjp`` (M = 1) and by the fused GD loop of ``nn.fused``, which pass
-    buffers (h, c, sw, f; f only without b_2) so that nothing is allocated per step.
-    Call it under ``no_grad``.
+    ``depth2_forward_vjp`` (M = 1); the fused GD loop of ``nn.fused`` runs the same
+    operations inline on views made once per fit. Buffers (h, c, sw, f; f only without
+    b_2) avoid an allocation per call. Call it under ``no_grad``.
 
     Returns:
         f, h, c, sw (the buffers when given).

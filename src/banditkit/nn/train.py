@@ -33,7 +33,7 @@ from typing import Any
 import torch
 
 from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.nn.fit import fit
+from banditkit.nn.fit import LAYOUTS, fit
 from banditkit.nn.grads import as_model_tensor
 from banditkit.nn.losses import BCE, MNL, MSE, Loss
 from banditkit.nn.mlp import MLP
@@ -141,6 +141,7 @@ def train(
     record: str = "all",
     method: str = "auto",
     blocks: int | None = None,
+    layout: str = "rows",
 ) -> list[float]:
     """Minimise J(theta) (module docstring) in place, warm-started from the model.
 
@@ -169,6 +170,9 @@ def train(
         blocks: None (dense) or the number of column blocks of block-encoded rows X
             (``nn.fit``: the first layer on each row's block; the same results up to
             floating-point order).
+        layout: "rows" (default) or "units" (``nn.fit``: the fused loop's hidden layer
+            as (m, n) in its unrecorded steps; the same results up to floating-point
+            order).
 
     Returns:
         J at the parameters each step started from (length ``steps``, or the first and
@@ -215,6 +219,7 @@ def train(
         record=record,
         method=method,
         blocks=blocks,
+        layout=layout,
     )
     return [float(v) for v in result.history[:, 0].tolist()]
 
@@ -232,6 +237,7 @@ class Trainer:
         steps: See ``train``.
         reduction: See ``train``.
         method: See ``train`` ("auto" by default).
+        layout: See ``train`` ("rows" by default).
 
     Example:
         >>> trainer = Trainer(lr=0.01, steps=100)  # [Bae2025, Sec. 7]
@@ -247,6 +253,7 @@ class Trainer:
     steps: int = 100
     reduction: str = "sum"
     method: str = "auto"
+    layout: str = "rows"
 
     def __post_init__(self) -> None:
         check_choice("loss", self.loss, LOSSES)
@@ -257,6 +264,7 @@ class Trainer:
         check_int("steps", self.steps, low=1)
         check_choice("reduction", self.reduction, REDUCTIONS)
         check_choice("method", self.method, METHODS)
+        check_choice("layout", self.layout, LAYOUTS)
 
     def fit(
         self,
@@ -290,4 +298,5 @@ class Trainer:
             record=record,
             method=self.method,
             blocks=blocks,
+            layout=self.layout,
         )

@@ -14,8 +14,9 @@ one composition of the parts
 
 A subclass states its formulas (the model, A_0, B, the mean, the weights) through small
 hooks (``_make_model``, ``_make_design``, ``_ridge``, ``_feature_scale``,
-``_effdim_scale``, ``_effdim_kind``, ``_mean``, ``_radius``, ``_weight``, ``_advance``)
-and two class attributes; ``_build`` composes the parts and the loop below is shared.
+``_effdim_scale``, ``_effdim_kind``, ``_effdim_block``, ``_mean``, ``_radius``,
+``_weight``, ``_advance``) and two class attributes; ``_build`` composes the parts and
+the loop below is shared.
 
 References:
     [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
@@ -35,7 +36,13 @@ from banditkit.policies.history import History
 from banditkit.policies.models import Model
 from banditkit.policies.schedules import Periodic
 from banditkit.policies.scorer import Scorer
-from banditkit.policies.selection import Optimistic, Rule, Sampled
+from banditkit.policies.selection import (
+    Optimistic,
+    Rule,
+    Sampled,
+    argmax_on_bounds,
+    argmax_random_tie,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -111,6 +118,14 @@ class ScoredPolicy(ContextualPolicy):
         """How d_eff is computed (``linalg.EFFDIMS``): like A (``self.gram``) here."""
         return self.gram
 
+    def _effdim_block(self) -> int:
+        """Rows per BLAS-3 fold of an exact d_eff (``linalg.EffectiveDimension``); 1 here.
+
+        Above 1 the tracker brackets d_eff between reads and ``_act`` selects on the
+        bounds when they suffice, which requires ``_radius`` nondecreasing in d_eff.
+        """
+        return 1
+
     def _mean(self, latent: np.ndarray) -> np.ndarray:
         """The mean the bonus is added to (latent by default)."""
         return latent
@@ -154,7 +169,9 @@ class ScoredPolicy(ContextualPolicy):
             mean=(lambda latent: latent) if self.sampling else self._mean,
             effdim=None
             if scale is None
-            else EffectiveDimension(p, scale, self._effdim_kind()),
+            else EffectiveDimension(
+                p, scale, self._effdim_kind(), block=self._effdim_block()
+            ),
         )
         self.rule: Rule = Sampled() if self.sampling else Optimistic()
         self.schedule = Periodic(self.update_every)
@@ -187,8 +204,37 @@ class ScoredPolicy(ContextualPolicy):
         return self.scorer.score(ctx.arms)
 
     def _act(self, ctx: Context) -> Action:
+        effdim = self.scorer.effdim
+        if effdim is not None:
+            low, high = effdim.bounds()
+            if low != high:
+                return self._act_on_bounds(ctx, low, high)
         mean, width = self.scorer.score(ctx.arms)
         return self.rule.select(mean, width, self.rng)
+
+    def _act_on_bounds(self, ctx: Context, low: float, high: float) -> Action:
+        """The selection, decided on bounds low <= d_eff <= high when they suffice.
+
+        A blocked d_eff tracker (``_effdim_block`` > 1) brackets d_eff until it is read.
+        B(d_eff) does not decrease with d_eff and every score is linear in B, so an arm
+        that is the unique best, by a margin, at both ends of [B(low), B(high)] is the
+        exact selection (``selection.argmax_on_bounds``), and d_eff is not computed this
+        round; otherwise it is, and the rule selects as usual. The actions are those of
+        the exact computation; Thompson draws are made first, as ``Sampled`` makes them.
+        """
+        mean, norms = self.scorer.score_parts(ctx.arms)
+        slope = self.nu * norms
+        xi = None
+        if self.sampling:  # gaussian_sample's draws, before the decision
+            xi = self.rng.standard_normal(mean.shape)
+            slope = slope * xi
+        arm = int(argmax_on_bounds(mean, slope, self._radius(low), self._radius(high)))
+        if arm >= 0:
+            return arm
+        width = (self.nu * self._radius(self.scorer.d_eff)) * norms
+        if xi is None:
+            return self.rule.select(mean, width, self.rng)
+        return argmax_random_tie(mean + 1.0 * width * xi, self.rng)
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)

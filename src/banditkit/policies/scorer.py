@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from banditkit.core.validation import check_scalar
 from banditkit.linalg import EffectiveDimension, GramLike
 from banditkit.policies.models import Model
 
@@ -29,6 +30,11 @@ def _one(d_eff: float) -> float:
 
 def _identity(latent: np.ndarray) -> np.ndarray:
     return latent
+
+
+def _is_checked(z: object, d: int) -> bool:
+    """Whether z is a float64 (d,) array, as a model's features are (finite)."""
+    return isinstance(z, np.ndarray) and z.dtype == np.float64 and z.shape == (d,)
 
 
 class Scorer:
@@ -85,6 +91,15 @@ class Scorer:
 
     def score(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return mean(f(x_k)) (K,) and nu * B * ||scale * z_k||_{A^-1} (K,)."""
+        mean, norms = self.score_parts(arms)
+        radius = self.radius(self.d_eff)
+        return mean, (self.nu * radius) * norms
+
+    def score_parts(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return mean(f(x_k)) (K,) and ||scale * z_k||_{A^-1} (K,): ``score`` without B.
+
+        For a caller that decides on bounds of B(d_eff) before reading d_eff.
+        """
         scale = self.feature_scale
         if self.design.is_diagonal:
             inv_diag = (scale * scale) / self.design.diagonal
@@ -96,8 +111,7 @@ class Scorer:
             self._cache = (arms, latent, feats)
             z = feats if scale == 1.0 else scale * feats
             norms = self.design.norms_unchecked(z)  # z comes from the model
-        radius = self.radius(self.d_eff)
-        return self.mean(latent), (self.nu * radius) * norms
+        return self.mean(latent), norms
 
     def pair_scores(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return the means (K,) and nu * B * ||scale (z_k - z_k')||_{A^-1} (K, K).
@@ -123,11 +137,12 @@ class Scorer:
         cache = self._cache
         if cache is not None and cache[0] is arms:
             latent = float(cache[1][k])
-            z = (
-                self.model.features(x[None, :])[0]
-                if cache[2] is None
-                else np.array(cache[2][k])
-            )
+            if cache[2] is not None:
+                z = np.array(cache[2][k])
+            else:  # from the model's scoring pass if it kept one, else afresh
+                kept = getattr(self.model, "scored_features", None)
+                scored = None if kept is None else kept(k)
+                z = self.model.features(x[None, :])[0] if scored is None else scored
         else:  # an update without a preceding score of this context
             lat, feats = self.model.evaluate(x[None, :])
             latent, z = float(lat[0]), np.array(feats[0])
@@ -137,12 +152,20 @@ class Scorer:
     def track(self, z: np.ndarray) -> None:
         """d_eff += the played features z (no-op without a tracker)."""
         if self.effdim is not None:
-            self.effdim.update(z)
+            if _is_checked(z, self.effdim.gram.d):  # z comes from the model
+                self.effdim.update_unchecked(z)
+            else:
+                self.effdim.update(z)
 
     def add(self, z: np.ndarray, weight: float = 1.0) -> None:
         """A += weight * (scale z)(scale z)^T."""
         scale = self.feature_scale
-        self.design.update(z if scale == 1.0 else scale * z, weight)
+        z = z if scale == 1.0 else scale * z
+        unchecked = getattr(self.design, "update_unchecked", None)
+        if unchecked is None or not _is_checked(z, self.design.d):
+            self.design.update(z, weight)
+        else:  # z comes from the model (finite): the same arithmetic, no checks
+            unchecked(z, check_scalar("weight", weight, low=0.0, low_open=True))
 
     def state_dict(self) -> dict[str, Any]:
         """The model, the design and the tracker (arrays and scalars only)."""

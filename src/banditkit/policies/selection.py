@@ -4,6 +4,7 @@ A rule sees arrays (means, widths, sampled scores), never a model, so it can be 
 hand-written numbers and reused by every family of policies.
 
     functions   argmax_random_tie, optimistic_argmax, gaussian_sample   one arm
+                argmax_on_bounds       one arm for every radius of an interval
                 top_k                                                 a set of k arms
                 pair_argmax                                           an ordered pair
     parts       Greedy, Optimistic, Sampled, TopK, OptimisticPair, SampledPair:
@@ -12,7 +13,8 @@ hand-written numbers and reused by every family of policies.
 
 from __future__ import annotations
 
-from typing import Protocol
+import math
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -20,6 +22,7 @@ from banditkit.core.types import Action
 from banditkit.core.validation import check_int
 
 __all__ = [
+    "BOUND_MARGIN",
     "TIE_RTOL",
     "Greedy",
     "Optimistic",
@@ -28,6 +31,7 @@ __all__ = [
     "Sampled",
     "SampledPair",
     "TopK",
+    "argmax_on_bounds",
     "argmax_random_tie",
     "gaussian_sample",
     "optimistic_argmax",
@@ -41,6 +45,9 @@ __all__ = [
 #: ulps: far above the rounding of a sum of a few hundred terms, far below any difference a
 #: policy means).
 TIE_RTOL = 1e-12
+#: Relative margin by which a selection decided on bounds must win (``argmax_on_bounds``):
+#: far above the rounding of the scores, so the exact computation would pick the same arm.
+BOUND_MARGIN = 1e-9
 
 
 def argmax_random_tie(
@@ -97,6 +104,77 @@ def tied(scores: np.ndarray, top: float | None = None, rtol: float = 0.0) -> np.
     if bound != bound:  # top = +inf: exact ties only
         return scores == top
     return scores >= bound
+
+
+def argmax_on_bounds(
+    mean: np.ndarray,
+    slope: np.ndarray,
+    low: np.ndarray | float,
+    high: np.ndarray | float,
+    margin: float = BOUND_MARGIN,
+) -> np.ndarray:
+    """The arm argmax_k mean_k + B slope_k for every B in [low, high], or -1 if unsure.
+
+    The scores are linear in B, so an arm that is the unique best, by a relative
+    ``margin``, at both ends is the best at every B in between, with no tie: the exact
+    selection at any radius of the interval (whose B is not computed yet, e.g. from a
+    d_eff known only within bounds) picks it and draws nothing for a tie-break.
+
+    Args:
+        mean: Means (..., K).
+        slope: Per-arm factors of B (..., K), e.g. nu * ||z_k||.
+        low: The lower end of the interval of B (...).
+        high: Its upper end (...).
+        margin: The best score must beat the second by margin * max(|best|, 1).
+
+    Returns:
+        The arm (...), int, or -1 where the ends disagree or the margin is not met.
+
+    Example:
+        >>> int(argmax_on_bounds(np.array([1.0, 0.0]), np.array([0.1, 0.2]), 1.0, 2.0))
+        0
+        >>> int(argmax_on_bounds(np.array([1.0, 0.0]), np.array([0.1, 0.9]), 1.0, 2.0))
+        -1
+    """
+    if np.ndim(mean) == 1:  # one selection: the same test on Python floats
+        return np.asarray(_argmax_on_bounds_1d(mean, slope, low, high, margin))
+    arms = []
+    for radius in (low, high):
+        scores = mean + np.asarray(radius)[..., None] * slope
+        order = np.sort(scores, axis=-1)
+        if scores.shape[-1] > 1:
+            gap = order[..., -1] - order[..., -2]
+        else:
+            gap = np.full(scores.shape[:-1], np.inf)
+        tol = margin * np.maximum(np.abs(order[..., -1]), 1.0)
+        arms.append(np.where(gap > tol, scores.argmax(-1), -1))
+    return np.where(arms[0] == arms[1], arms[0], -1)
+
+
+def _argmax_on_bounds_1d(
+    mean: np.ndarray, slope: np.ndarray, low: Any, high: Any, margin: float
+) -> int:
+    """``argmax_on_bounds`` for (K,) arrays in Python floats (the same test).
+
+    The scores mean_k + B slope_k round as NumPy's do (a product, then a sum).
+    """
+    means, slopes = mean.tolist(), slope.tolist()
+    best = -1
+    for radius in (float(low), float(high)):
+        top = second = -math.inf
+        arm = -1
+        for k, (m, g) in enumerate(zip(means, slopes, strict=True)):
+            score = m + radius * g
+            if score != score:  # NaN: undecided, as the sorted test
+                return -1
+            if score > top:
+                top, second, arm = score, top, k
+            elif score > second:
+                second = score
+        if not top - second > margin * max(abs(top), 1.0) or best not in (-1, arm):
+            return -1
+        best = arm
+    return best
 
 
 def optimistic_argmax(
