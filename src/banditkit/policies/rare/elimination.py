@@ -240,6 +240,19 @@ class EliminationLevels:
             self.thetas, arms.T, out=self._buffer(self.m, arms.shape[0], "means")
         )
 
+    def greedy_pick(
+        self, arms: np.ndarray, beta: Callable[[int], float]
+    ) -> tuple[int, np.ndarray]:
+        """The greedy rule's pick over all arms if it provably survives, else -1.
+
+        argmax_x <x, theta_m> (first on ties), tested by :meth:`survives`; returned with
+        the means of every level, (m, K) (the last row is the greedy rule's scores, for
+        the cascade when the test fails).
+        """
+        means = self.level_means(arms)
+        pick, passed = self._survival.top_survives(arms, means, beta)
+        return (pick if passed else -1), means
+
     def forms_first(self, arms: np.ndarray, extra: np.ndarray) -> np.ndarray:
         """The first part of :meth:`evaluate` with ``extra``: x^T extra x and the means.
 
