@@ -86,6 +86,37 @@ _QUIET_ROUNDS = 8
 _ONE_PRODUCT_UP_TO = 20_000
 
 
+def _least_kept(best: float, w: float) -> float | None:
+    """The least float c with fl(best - c) <= w, or None when not found in a few steps.
+
+    fl(best - s) is non-increasing in s (rounding is monotone), so for every float s,
+    fl(best - s) <= w exactly when s >= c: the comparison of the algorithm, bit for bit,
+    in one array operation instead of two. c is usually within an ulp of best - w; when
+    it is not (|best - w| far below w, where an ulp of c moves best - c by much less
+    than an ulp of w), or best or w is not finite, None: compare as written.
+
+    Example:
+        >>> c = _least_kept(1.0, 0.3)
+        >>> 1.0 - c <= 0.3 and not 1.0 - math.nextafter(c, -math.inf) <= 0.3
+        True
+    """
+    if not (math.isfinite(best) and math.isfinite(w)):
+        return None
+    c = best - w
+    for _ in range(4):
+        if best - c <= w:
+            break
+        c = math.nextafter(c, math.inf)
+    else:
+        return None
+    for _ in range(4):
+        lower = math.nextafter(c, -math.inf)
+        if not best - lower <= w:
+            return c
+        c = lower
+    return None
+
+
 def quad_norms(X: np.ndarray, inverse: np.ndarray) -> np.ndarray:
     """x_k^T A^-1 x_k for every row (squared ||x_k||_{A^-1}), shape (K,).
 
@@ -174,6 +205,7 @@ class EliminationLevels:
         self._lead = self.lead.tolist()
         self._shrink = self.shrink.tolist()
         self._survival = SurvivalTest(self.thetas, self.inverses, self.shrink)
+        self._inverse_list = list(self.inverses)
 
     @property
     def scores(self) -> np.ndarray:
@@ -366,6 +398,7 @@ class EliminationLevels:
         b = 2.0 * beta(K)
         rows, blocks, exact = plan.row, plan.block, self.exact
         lead, shrink, quiet, ill = self._lead, self._shrink, self._quiet, self._ill
+        inverses = self._inverse_list
         for k in range(m):
             r = rows[k]
             if r >= 0:  # a certified level: try the certificates
@@ -376,17 +409,25 @@ class EliminationLevels:
                 if width <= math.sqrt(lead[k] * pm * pm) * b:
                     if alive is None:
                         continue
-                    i = self._arg(head[r], i_hi[r] if up else i_lo[r], up)
+                    i = i_hi[r] if up else i_lo[r]
+                    if i < 0:
+                        i = self._arg(head[r], i, up)
                     if alive[i]:  # the bound's arm survives: it bounds the maximum
                         continue
                 else:
-                    i = self._arg(head[r], i_hi[r] if up else i_lo[r], up)
+                    i = i_hi[r] if up else i_lo[r]
+                    if i < 0:
+                        i = self._arg(head[r], i, up)
                 # the exact forms of the arms reaching furthest along v_k, either way
                 low = 0.0
-                for j in (i, self._arg(head[r], i_lo[r] if up else i_hi[r], not up)):
+                j2 = i_lo[r] if up else i_hi[r]
+                if j2 < 0:
+                    j2 = self._arg(head[r], j2, not up)
+                inverse = inverses[k]
+                for j in (i, j2):
                     if alive is None or alive[j]:
                         x = arms[j]
-                        low = max(low, float(x @ (self.inverses[k] @ x)))
+                        low = max(low, float(x @ (inverse @ x)))
                         if width <= math.sqrt(low * shrink[k]) * b:
                             break
                 else:
@@ -396,7 +437,7 @@ class EliminationLevels:
                 # the certificates fail: this level exactly, this round and the next
                 exact[k] = True
                 quiet[k] = 0
-                q = quad_norms(arms, self.inverses[k])
+                q = quad_norms(arms, inverses[k])
                 q_arg = int(q.argmax())
                 q_top = float(q[q_arg])
                 planned = False
@@ -420,14 +461,17 @@ class EliminationLevels:
                     q_arg = int(q.argmax())
                 if not alive[s_arg]:  # the maximum over the survivors (exact)
                     masked = np.where(alive, s, -np.inf)
-                    best = float(masked[int(masked.argmax())])
+                    best = masked.item(masked.argmax())
                 if not alive[q_arg]:  # with the removed arms at 0, as max(0, max q)
                     masked = np.where(alive, q, 0.0)
-                    q_top = float(masked[int(masked.argmax())])
+                    q_top = masked.item(masked.argmax())
             w = 2.0 * math.sqrt(max(q_top, 0.0)) * beta(n)
             removed = False
             if best - lo[k] > w:  # the worst arm goes: compare every arm
-                keep = best - s <= w
+                # best - s <= w as written, as one comparison: s >= the least
+                # float c with fl(best - c) <= w (fl(best - s) falls as s grows)
+                c = _least_kept(best, w)
+                keep = best - s <= w if c is None else s >= c
                 if alive is None:
                     alive = keep
                 else:
