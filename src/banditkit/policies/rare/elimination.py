@@ -45,6 +45,10 @@ computed exactly. Only the floating-point order of the sums differs from a direc
 evaluation (last-bit differences, which could matter only for a gap within about 1e-15
 relative of its threshold).
 
+The array operations these steps are built from (the stacked rows of a split, the
+per-row maxima, the removal comparison as one array comparison) are in
+:mod:`~banditkit.policies.rare.kernels`.
+
 Round-off: a computed quadratic form errs by at most gamma_{2d+1} sqrt(d) cond(V_k)
 relative; the bounds are shrunk by twice that, with a factor 2 to spare (a level with
 cond(V_k) so large that this exceeds 1e-3 is always exact). A computed projection p errs
@@ -62,10 +66,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
 
 import numpy as np
 
+from banditkit.policies.rare.kernels import (
+    Plan,
+    build_plan,
+    first_arg,
+    least_kept,
+    quad_norms,
+    row_tops,
+)
 from banditkit.policies.rare.survival import (
     _ARG_EXTREMES_UP_TO,
     _PROJECTION_SLACK,
@@ -84,56 +95,6 @@ _QUIET_ROUNDS = 8
 #: (5000, 10), where the copy of X^T alone costs 15-30 us) from X A and a product for
 #: the means.
 _ONE_PRODUCT_UP_TO = 20_000
-
-
-def _least_kept(best: float, w: float) -> float | None:
-    """The least float c with fl(best - c) <= w, or None when not found in a few steps.
-
-    fl(best - s) is non-increasing in s (rounding is monotone), so for every float s,
-    fl(best - s) <= w exactly when s >= c: the comparison of the algorithm, bit for bit,
-    in one array operation instead of two. c is usually within an ulp of best - w; when
-    it is not (|best - w| far below w, where an ulp of c moves best - c by much less
-    than an ulp of w), or best or w is not finite, None: compare as written.
-
-    Example:
-        >>> c = _least_kept(1.0, 0.3)
-        >>> 1.0 - c <= 0.3 and not 1.0 - math.nextafter(c, -math.inf) <= 0.3
-        True
-    """
-    if not (math.isfinite(best) and math.isfinite(w)):
-        return None
-    c = best - w
-    for _ in range(4):
-        if best - c <= w:
-            break
-        c = math.nextafter(c, math.inf)
-    else:
-        return None
-    for _ in range(4):
-        lower = math.nextafter(c, -math.inf)
-        if not best - lower <= w:
-            return c
-        c = lower
-    return None
-
-
-def quad_norms(X: np.ndarray, inverse: np.ndarray) -> np.ndarray:
-    """x_k^T A^-1 x_k for every row (squared ||x_k||_{A^-1}), shape (K,).
-
-    One (K, d) x (d, d) product through BLAS, then row-wise dots: O(K d^2).
-    """
-    return np.einsum("ij,ij->i", X @ inverse, X)
-
-
-class _Plan(NamedTuple):
-    """The stacked rows of one split into certified and exact levels."""
-
-    W: np.ndarray  # (m + certified + exact * d, d): theta_k, v_k, the rows of V_k^-1
-    row: list[int]  # per level: its projection row in W (certified), else -1
-    block: list[int]  # per level: its block among the exact levels, else -1
-    n_head: int  # rows of means and projections
-    n_exact: int
-    offsets: np.ndarray  # K times the head rows' indices, set per arm count
 
 
 class EliminationLevels:
@@ -175,7 +136,7 @@ class EliminationLevels:
         self.exact = [False] * self.m
         self._quiet = [0] * self.m
         self._Z = np.zeros((0, 0))
-        self._plans: dict[tuple[bool, ...], _Plan] = {}
+        self._plans: dict[tuple[bool, ...], Plan] = {}
         self._out: dict[tuple[str, int, int], np.ndarray] = {}  # reused buffers
         self._off = 0  # the first row of the means in _Z (d after an extra block)
         self._head_rows: dict[int, np.ndarray] = {}  # [extra; thetas], per d
@@ -212,36 +173,17 @@ class EliminationLevels:
         """The means <x, theta_k> of the last round, every level, shape (m, K)."""
         return self._Z[self._off : self._off + self.m]
 
-    def _plan(self, d: int) -> _Plan:
-        """W for the current split into certified and exact levels (cached).
-
-        Rows: theta_k (every level), v_k (certified levels), the d rows of V_k^-1 (exact
-        levels).
-        """
+    def _plan(self, d: int) -> Plan:
+        """W for the current split into certified and exact levels (cached, ``build_plan``)."""
         key = tuple(self.exact)
         plan = self._plans.get(key)
         if plan is None:
-            m = self.m
-            cert = [k for k in range(m) if not self.exact[k]]
-            exact = [k for k in range(m) if self.exact[k]]
-            rows = [self.thetas, self.top[cert], self.inverses[exact].reshape(-1, d)]
-            row = [-1] * m
-            for i, k in enumerate(cert):
-                row[k] = m + i
-            block = [-1] * m
-            for j, k in enumerate(exact):
-                block[k] = j
-            plan = self._plans[key] = _Plan(
-                np.concatenate(rows),
-                row,
-                block,
-                m + len(cert),
-                len(exact),
-                np.zeros(0, dtype=np.intp),
+            plan = self._plans[key] = build_plan(
+                self.thetas, self.top, self.inverses, self.exact
             )
         return plan
 
-    def _with_extra(self, plan: _Plan, d: int) -> np.ndarray:
+    def _with_extra(self, plan: Plan, d: int) -> np.ndarray:
         """[W; d rows for ``extra``] of the current split (cached; the caller fills them)."""
         key = (*self.exact, True)
         W = self._extra_rows.get(key)
@@ -392,7 +334,7 @@ class EliminationLevels:
         tops: list[float] = []
         i_tops: list[int] = []
         if forms is not None:
-            tops, i_tops = self._tops(forms, small)
+            tops, i_tops = row_tops(forms, small)
         alive: np.ndarray | None = None
         n = K
         b = 2.0 * beta(K)
@@ -411,18 +353,18 @@ class EliminationLevels:
                         continue
                     i = i_hi[r] if up else i_lo[r]
                     if i < 0:
-                        i = self._arg(head[r], i, up)
+                        i = first_arg(head[r], i, up)
                     if alive[i]:  # the bound's arm survives: it bounds the maximum
                         continue
                 else:
                     i = i_hi[r] if up else i_lo[r]
                     if i < 0:
-                        i = self._arg(head[r], i, up)
+                        i = first_arg(head[r], i, up)
                 # the exact forms of the arms reaching furthest along v_k, either way
                 low = 0.0
                 j2 = i_lo[r] if up else i_hi[r]
                 if j2 < 0:
-                    j2 = self._arg(head[r], j2, not up)
+                    j2 = first_arg(head[r], j2, not up)
                 inverse = inverses[k]
                 for j in (i, j2):
                     if alive is None or alive[j]:
@@ -444,7 +386,7 @@ class EliminationLevels:
             else:
                 if forms is None:
                     forms = self._forms(Z[off + plan.n_head :], arms)
-                    tops, i_tops = self._tops(forms, small)
+                    tops, i_tops = row_tops(forms, small)
                 jb = blocks[k]
                 q, q_top, q_arg = forms[jb], tops[jb], i_tops[jb]
                 planned = True
@@ -470,7 +412,7 @@ class EliminationLevels:
             if best - lo[k] > w:  # the worst arm goes: compare every arm
                 # best - s <= w as written, as one comparison: s >= the least
                 # float c with fl(best - c) <= w (fl(best - s) falls as s grows)
-                c = _least_kept(best, w)
+                c = least_kept(best, w)
                 keep = best - s <= w if c is None else s >= c
                 if alive is None:
                     alive = keep
@@ -532,21 +474,6 @@ class EliminationLevels:
             self._arms_t,
             out=self._buffer(blocks, K, "forms" if first else "exact forms"),
         )
-
-    @staticmethod
-    def _tops(forms: np.ndarray, small: bool) -> tuple[list[float], list[int]]:
-        """Per row of ``forms``: its maximum and the first arm reaching it (-1: later)."""
-        if not small:
-            return forms.max(axis=1).tolist(), [-1] * forms.shape[0]
-        arg = forms.argmax(axis=1)
-        return forms[np.arange(forms.shape[0]), arg].tolist(), arg.tolist()
-
-    @staticmethod
-    def _arg(row: np.ndarray, known: int, up: bool) -> int:
-        """The first arm reaching the row's maximum (``up``) or minimum, unless known."""
-        if known >= 0:
-            return known
-        return int(row.argmax()) if up else int(row.argmin())
 
     def survivors(self, arms: np.ndarray, beta: Callable[[int], float]) -> np.ndarray:
         """Indices of the arms surviving every level, increasing (see :meth:`evaluate`).

@@ -23,9 +23,8 @@ product) and the forms of arm i; no set is computed.
 Round-off: a computed quadratic form errs by at most gamma_{2d+1} sqrt(d) cond(V_k)
 relative (the forms are shrunk by twice that: ``shrink``, as for the certificates of the
 cascade); a computed mean errs by at most gamma_d ||theta_k||_1 max_j |x_j| (max_j |x_j|
-bounded by ``reach_bound``), whatever
-product computed it, and the test subtracts four such errors; the eigenvalues of V_k^-1
-err by a few units of round-off of the largest.
+bounded by ``reach_bound``), whatever product computed it, and the test subtracts four
+such errors; the eigenvalues of V_k^-1 err by a few units of round-off of the largest.
 
 References:
     [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
