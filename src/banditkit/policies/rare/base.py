@@ -8,8 +8,9 @@ read at its end T_l, where the interval's own estimate (theta_l, V_l^-1) is comp
 interval's data alone (not pooled) and H is reset to lam * I [Yu2026, Alg. 1 l.10/22]. Each
 estimate counts as one parameter update (``n_updates``), so a run of T rounds makes exactly B.
 
-Parts: the interval buffer is an ``IntervalRows`` (a row ``History`` with a leaner append), H a ``WithinGram`` (rank-1 inverse
-updates, bit for bit those of ``linalg.Gram``), the refit times a ``schedules.Grid``; the
+Parts: the interval buffer is an ``IntervalRows`` (a row ``History`` with a leaner
+append), H a ``WithinGram`` (rank-1 inverse updates, bit for bit those of
+``linalg.Gram``), the refit times a ``schedules.Grid``; the
 elimination cascade is :mod:`~banditkit.policies.rare.elimination` (stacked once per
 interval by ``GridPolicy._levels``, which leaves out the levels a policy proves inert), the
 near-G-optimal draw a function of this module. A policy whose later rounds of an interval

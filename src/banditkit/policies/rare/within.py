@@ -1,4 +1,7 @@
-"""The within-interval Gram H of the grid policies: H^-1 at every pull, the rest when read.
+"""The within-interval state of the grid policies: the Gram H and the interval's rows.
+
+``WithinGram`` is H: H^-1 at every pull, the rest when read. ``IntervalRows`` holds the
+interval's pulls (x_t, r_t) as a row ``History`` does, with a cheaper append.
 
 The uncertainty rule argmax_x ||x||_{H_{t-1}^-1} of BLCE-G, BLCE and BGLE reads only H^-1
 [Yu2026, Alg. 1 l.17, Alg. 2 l.13], after every pull of the interval's exploration
