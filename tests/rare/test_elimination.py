@@ -9,6 +9,8 @@ from banditkit.core import Context
 from banditkit.policies.rare import BGLE, BLCE, BLCEG
 from banditkit.policies.rare.base import blce_widths
 from banditkit.policies.rare.elimination import EliminationLevels
+from banditkit.policies.rare.kernels import least_kept
+from banditkit.policies.rare.survival import reach_bound
 
 
 def direct_cascade(arms, thetas, inverses, beta):
@@ -349,3 +351,52 @@ def test_leaving_out_the_levels_that_never_remove_changes_no_action(cls, monkeyp
     )  # a level was left out
     monkeypatch.setattr(cls, "_inert", lambda self, k: False)
     assert play()[0] == fast
+
+
+@pytest.mark.parametrize("law", ["uniform", "normal"])
+def test_the_greedy_pick_is_the_last_levels_argmax_and_survives(law):
+    rng = np.random.default_rng(11)
+    beta = blce_widths(5, 8, 10_000, 1.0)
+    proven = 0
+    for pulls in (300, 3000):
+        arms, thetas, inverses = _instance(rng, 200, 5, 4, law, pulls)
+        levels = EliminationLevels(thetas, inverses)
+        for scale in (1.0, 0.05):
+            b = lambda n, s=scale: s * beta(n)  # noqa: E731
+            pick, means = levels.greedy_pick(arms, b)
+            np.testing.assert_array_equal(means, np.asarray(thetas) @ arms.T)
+            top = int(np.argmax(arms @ thetas[-1]))
+            assert pick in (-1, top)
+            assert (pick == top) == levels.survives(arms, top, b)
+            if pick >= 0:
+                assert pick in direct_cascade(arms, thetas, inverses, b).tolist()
+                proven += 1
+    assert proven >= 1
+
+
+def test_the_one_comparison_threshold_is_the_comparison_as_written():
+    rng = np.random.default_rng(12)
+    found = 0
+    for trial in range(3000):
+        best = float(rng.normal() * 10.0 ** rng.integers(-5, 5))
+        w = float(abs(rng.normal()) * 10.0 ** rng.integers(-8, 3))
+        if trial % 3 == 0:  # best - w far below w: may give up (None)
+            w = abs(best) * (1.0 + 1e-12 * rng.normal())
+        c = least_kept(best, w)
+        if c is None:
+            continue
+        found += 1
+        near = [math.nextafter(c, -math.inf), c, math.nextafter(c, math.inf)]
+        s = np.concatenate([near, rng.normal(best - w, abs(best - w) + w, 50)])
+        np.testing.assert_array_equal(best - s <= w, s >= c)
+    assert found > 2000
+    assert least_kept(math.inf, 1.0) is None and least_kept(1.0, math.nan) is None
+
+
+def test_the_reach_bound_bounds_every_entry():
+    rng = np.random.default_rng(13)
+    for scale in (1e-160, 1e-3, 1.0, 1e100):
+        arms = rng.standard_normal((300, 7)) * scale
+        assert reach_bound(arms) >= np.abs(arms).max()
+    assert reach_bound(np.zeros((3, 2))) > 0.0
+    assert reach_bound(np.full((2, 2), 1e300)) == math.inf

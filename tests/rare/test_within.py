@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from banditkit.linalg import Gram
-from banditkit.policies.rare.within import WithinGram
+from banditkit.policies.history import History
+from banditkit.policies.rare.within import IntervalRows, WithinGram
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -54,3 +55,25 @@ def test_pulls_are_checked():
     with pytest.raises(ValueError, match="weight"):
         within.update(np.ones(3), 0.0)
     assert within.n_updates == 0
+
+
+def test_interval_rows_hold_what_a_history_holds():
+    rng = np.random.default_rng(9)
+    rows, history = IntervalRows(3, capacity=5), History(3)
+    for x, y in zip(rng.standard_normal((40, 3)), rng.standard_normal(40), strict=True):
+        rows.append(x, float(y))  # grows past its capacity twice
+        history.append(x, float(y))
+        assert np.array_equal(rows.X, history.X) and np.array_equal(rows.y, history.y)
+    state = rows.state_dict()
+    reference = history.state_dict()
+    assert state.keys() == reference.keys()
+    for key in reference:
+        assert np.array_equal(state[key], reference[key]), key
+    restored = IntervalRows(3)
+    restored.load_state_dict(reference)
+    assert restored.n == 40 and np.array_equal(restored.X, history.X)
+    restored.append(np.ones(3), 2.0)
+    assert restored.n == 41 and restored.y[-1] == 2.0
+    history.append(np.ones(3), 1.0, weight=0.5)
+    with pytest.raises(ValueError, match="state\\['w'\\]"):
+        IntervalRows(3).load_state_dict(history.state_dict())

@@ -8,8 +8,9 @@ read at its end T_l, where the interval's own estimate (theta_l, V_l^-1) is comp
 interval's data alone (not pooled) and H is reset to lam * I [Yu2026, Alg. 1 l.10/22]. Each
 estimate counts as one parameter update (``n_updates``), so a run of T rounds makes exactly B.
 
-Parts: the interval buffer is a row ``History``, H a ``WithinGram`` (rank-1 inverse
-updates, bit for bit those of ``linalg.Gram``), the refit times a ``schedules.Grid``; the
+Parts: the interval buffer is an ``IntervalRows`` (a row ``History`` with a leaner
+append), H a ``WithinGram`` (rank-1 inverse updates, bit for bit those of
+``linalg.Gram``), the refit times a ``schedules.Grid``; the
 elimination cascade is :mod:`~banditkit.policies.rare.elimination` (stacked once per
 interval by ``GridPolicy._levels``, which leaves out the levels a policy proves inert), the
 near-G-optimal draw a function of this module. A policy whose later rounds of an interval
@@ -37,14 +38,13 @@ from banditkit.core import Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
 from banditkit.linalg import g_optimal_design
-from banditkit.policies.history import History
 from banditkit.policies.rare.elimination import (
     EliminationLevels,
     never_removes,
     quad_norms,
 )
 from banditkit.policies.rare.grids import check_grid, interval_of, update_grid
-from banditkit.policies.rare.within import WithinGram
+from banditkit.policies.rare.within import IntervalRows, WithinGram
 from banditkit.policies.schedules import Grid
 
 __all__ = [
@@ -211,7 +211,7 @@ class GridPolicy(ContextualPolicy):
 
     def _build(self) -> None:
         assert self.d is not None
-        self.buffer = History(self.d)
+        self.buffer = IntervalRows(self.d, self.update_times[0])
         self.H = WithinGram(self.d, self.lam_value)
         self.thetas: list[np.ndarray] = []
         self.inverses: list[np.ndarray] = []
@@ -305,7 +305,10 @@ class GridPolicy(ContextualPolicy):
             self.thetas.append(theta)
             self.inverses.append(inverse)
             self._n_updates += 1
-            self.buffer = History(self.d or 1)
+            ell = len(self.thetas)  # the next interval's rows, if it is in the grid
+            times = self.update_times
+            size = times[ell] - t if ell < len(times) else 1
+            self.buffer = IntervalRows(self.d or 1, size)
             self.H = WithinGram(self.H.d, self.lam_value)
 
     @abstractmethod

@@ -157,13 +157,13 @@ class _Eliminating(GridPolicy):
             self.last_phase = "greedy"
             # <x, theta_k> of every level; the greedy rule reads the last. Its pick over
             # all arms, if it provably survives the cascade; else the cascade
-            means = levels.level_means(arms)
-            pick = int(means[levels.m - 1].argmax())
-            if not self.count_survivors and levels.survives(
-                arms, pick, self._beta, means
-            ):
-                self.last_survivors = -1
-                return pick
+            if self.count_survivors:
+                means = levels.level_means(arms)
+            else:
+                pick, means = levels.greedy_pick(arms, self._beta)
+                if pick >= 0:
+                    self.last_survivors = -1
+                    return pick
             levels.evaluate(arms, self._beta)
             scores = means[-1]
         self.last_survivors = levels.n_alive

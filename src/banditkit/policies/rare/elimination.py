@@ -45,6 +45,10 @@ computed exactly. Only the floating-point order of the sums differs from a direc
 evaluation (last-bit differences, which could matter only for a gap within about 1e-15
 relative of its threshold).
 
+The array operations these steps are built from (the stacked rows of a split, the
+per-row maxima, the removal comparison as one array comparison) are in
+:mod:`~banditkit.policies.rare.kernels`.
+
 Round-off: a computed quadratic form errs by at most gamma_{2d+1} sqrt(d) cond(V_k)
 relative; the bounds are shrunk by twice that, with a factor 2 to spare (a level with
 cond(V_k) so large that this exceeds 1e-3 is always exact). A computed projection p errs
@@ -62,10 +66,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
 
 import numpy as np
 
+from banditkit.policies.rare.kernels import (
+    Plan,
+    build_plan,
+    first_arg,
+    least_kept,
+    quad_norms,
+    row_tops,
+)
 from banditkit.policies.rare.survival import (
     _ARG_EXTREMES_UP_TO,
     _PROJECTION_SLACK,
@@ -84,25 +95,6 @@ _QUIET_ROUNDS = 8
 #: (5000, 10), where the copy of X^T alone costs 15-30 us) from X A and a product for
 #: the means.
 _ONE_PRODUCT_UP_TO = 20_000
-
-
-def quad_norms(X: np.ndarray, inverse: np.ndarray) -> np.ndarray:
-    """x_k^T A^-1 x_k for every row (squared ||x_k||_{A^-1}), shape (K,).
-
-    One (K, d) x (d, d) product through BLAS, then row-wise dots: O(K d^2).
-    """
-    return np.einsum("ij,ij->i", X @ inverse, X)
-
-
-class _Plan(NamedTuple):
-    """The stacked rows of one split into certified and exact levels."""
-
-    W: np.ndarray  # (m + certified + exact * d, d): theta_k, v_k, the rows of V_k^-1
-    row: list[int]  # per level: its projection row in W (certified), else -1
-    block: list[int]  # per level: its block among the exact levels, else -1
-    n_head: int  # rows of means and projections
-    n_exact: int
-    offsets: np.ndarray  # K times the head rows' indices, set per arm count
 
 
 class EliminationLevels:
@@ -144,7 +136,7 @@ class EliminationLevels:
         self.exact = [False] * self.m
         self._quiet = [0] * self.m
         self._Z = np.zeros((0, 0))
-        self._plans: dict[tuple[bool, ...], _Plan] = {}
+        self._plans: dict[tuple[bool, ...], Plan] = {}
         self._out: dict[tuple[str, int, int], np.ndarray] = {}  # reused buffers
         self._off = 0  # the first row of the means in _Z (d after an extra block)
         self._head_rows: dict[int, np.ndarray] = {}  # [extra; thetas], per d
@@ -174,42 +166,24 @@ class EliminationLevels:
         self._lead = self.lead.tolist()
         self._shrink = self.shrink.tolist()
         self._survival = SurvivalTest(self.thetas, self.inverses, self.shrink)
+        self._inverse_list = list(self.inverses)
 
     @property
     def scores(self) -> np.ndarray:
         """The means <x, theta_k> of the last round, every level, shape (m, K)."""
         return self._Z[self._off : self._off + self.m]
 
-    def _plan(self, d: int) -> _Plan:
-        """W for the current split into certified and exact levels (cached).
-
-        Rows: theta_k (every level), v_k (certified levels), the d rows of V_k^-1 (exact
-        levels).
-        """
+    def _plan(self, d: int) -> Plan:
+        """W for the current split into certified and exact levels (cached, ``build_plan``)."""
         key = tuple(self.exact)
         plan = self._plans.get(key)
         if plan is None:
-            m = self.m
-            cert = [k for k in range(m) if not self.exact[k]]
-            exact = [k for k in range(m) if self.exact[k]]
-            rows = [self.thetas, self.top[cert], self.inverses[exact].reshape(-1, d)]
-            row = [-1] * m
-            for i, k in enumerate(cert):
-                row[k] = m + i
-            block = [-1] * m
-            for j, k in enumerate(exact):
-                block[k] = j
-            plan = self._plans[key] = _Plan(
-                np.concatenate(rows),
-                row,
-                block,
-                m + len(cert),
-                len(exact),
-                np.zeros(0, dtype=np.intp),
+            plan = self._plans[key] = build_plan(
+                self.thetas, self.top, self.inverses, self.exact
             )
         return plan
 
-    def _with_extra(self, plan: _Plan, d: int) -> np.ndarray:
+    def _with_extra(self, plan: Plan, d: int) -> np.ndarray:
         """[W; d rows for ``extra``] of the current split (cached; the caller fills them)."""
         key = (*self.exact, True)
         W = self._extra_rows.get(key)
@@ -239,6 +213,19 @@ class EliminationLevels:
         return np.matmul(
             self.thetas, arms.T, out=self._buffer(self.m, arms.shape[0], "means")
         )
+
+    def greedy_pick(
+        self, arms: np.ndarray, beta: Callable[[int], float]
+    ) -> tuple[int, np.ndarray]:
+        """The greedy rule's pick over all arms if it provably survives, else -1.
+
+        argmax_x <x, theta_m> (first on ties), tested by :meth:`survives`; returned with
+        the means of every level, (m, K) (the last row is the greedy rule's scores, for
+        the cascade when the test fails).
+        """
+        means = self.level_means(arms)
+        pick, passed = self._survival.top_survives(arms, means, beta)
+        return (pick if passed else -1), means
 
     def forms_first(self, arms: np.ndarray, extra: np.ndarray) -> np.ndarray:
         """The first part of :meth:`evaluate` with ``extra``: x^T extra x and the means.
@@ -347,12 +334,13 @@ class EliminationLevels:
         tops: list[float] = []
         i_tops: list[int] = []
         if forms is not None:
-            tops, i_tops = self._tops(forms, small)
+            tops, i_tops = row_tops(forms, small)
         alive: np.ndarray | None = None
         n = K
         b = 2.0 * beta(K)
         rows, blocks, exact = plan.row, plan.block, self.exact
         lead, shrink, quiet, ill = self._lead, self._shrink, self._quiet, self._ill
+        inverses = self._inverse_list
         for k in range(m):
             r = rows[k]
             if r >= 0:  # a certified level: try the certificates
@@ -363,17 +351,25 @@ class EliminationLevels:
                 if width <= math.sqrt(lead[k] * pm * pm) * b:
                     if alive is None:
                         continue
-                    i = self._arg(head[r], i_hi[r] if up else i_lo[r], up)
+                    i = i_hi[r] if up else i_lo[r]
+                    if i < 0:
+                        i = first_arg(head[r], i, up)
                     if alive[i]:  # the bound's arm survives: it bounds the maximum
                         continue
                 else:
-                    i = self._arg(head[r], i_hi[r] if up else i_lo[r], up)
+                    i = i_hi[r] if up else i_lo[r]
+                    if i < 0:
+                        i = first_arg(head[r], i, up)
                 # the exact forms of the arms reaching furthest along v_k, either way
                 low = 0.0
-                for j in (i, self._arg(head[r], i_lo[r] if up else i_hi[r], not up)):
+                j2 = i_lo[r] if up else i_hi[r]
+                if j2 < 0:
+                    j2 = first_arg(head[r], j2, not up)
+                inverse = inverses[k]
+                for j in (i, j2):
                     if alive is None or alive[j]:
                         x = arms[j]
-                        low = max(low, float(x @ (self.inverses[k] @ x)))
+                        low = max(low, float(x @ (inverse @ x)))
                         if width <= math.sqrt(low * shrink[k]) * b:
                             break
                 else:
@@ -383,14 +379,14 @@ class EliminationLevels:
                 # the certificates fail: this level exactly, this round and the next
                 exact[k] = True
                 quiet[k] = 0
-                q = quad_norms(arms, self.inverses[k])
+                q = quad_norms(arms, inverses[k])
                 q_arg = int(q.argmax())
                 q_top = float(q[q_arg])
                 planned = False
             else:
                 if forms is None:
                     forms = self._forms(Z[off + plan.n_head :], arms)
-                    tops, i_tops = self._tops(forms, small)
+                    tops, i_tops = row_tops(forms, small)
                 jb = blocks[k]
                 q, q_top, q_arg = forms[jb], tops[jb], i_tops[jb]
                 planned = True
@@ -407,14 +403,17 @@ class EliminationLevels:
                     q_arg = int(q.argmax())
                 if not alive[s_arg]:  # the maximum over the survivors (exact)
                     masked = np.where(alive, s, -np.inf)
-                    best = float(masked[int(masked.argmax())])
+                    best = masked.item(masked.argmax())
                 if not alive[q_arg]:  # with the removed arms at 0, as max(0, max q)
                     masked = np.where(alive, q, 0.0)
-                    q_top = float(masked[int(masked.argmax())])
+                    q_top = masked.item(masked.argmax())
             w = 2.0 * math.sqrt(max(q_top, 0.0)) * beta(n)
             removed = False
             if best - lo[k] > w:  # the worst arm goes: compare every arm
-                keep = best - s <= w
+                # best - s <= w as written, as one comparison: s >= the least
+                # float c with fl(best - c) <= w (fl(best - s) falls as s grows)
+                c = least_kept(best, w)
+                keep = best - s <= w if c is None else s >= c
                 if alive is None:
                     alive = keep
                 else:
@@ -475,21 +474,6 @@ class EliminationLevels:
             self._arms_t,
             out=self._buffer(blocks, K, "forms" if first else "exact forms"),
         )
-
-    @staticmethod
-    def _tops(forms: np.ndarray, small: bool) -> tuple[list[float], list[int]]:
-        """Per row of ``forms``: its maximum and the first arm reaching it (-1: later)."""
-        if not small:
-            return forms.max(axis=1).tolist(), [-1] * forms.shape[0]
-        arg = forms.argmax(axis=1)
-        return forms[np.arange(forms.shape[0]), arg].tolist(), arg.tolist()
-
-    @staticmethod
-    def _arg(row: np.ndarray, known: int, up: bool) -> int:
-        """The first arm reaching the row's maximum (``up``) or minimum, unless known."""
-        if known >= 0:
-            return known
-        return int(row.argmax()) if up else int(row.argmin())
 
     def survivors(self, arms: np.ndarray, beta: Callable[[int], float]) -> np.ndarray:
         """Indices of the arms surviving every level, increasing (see :meth:`evaluate`).

@@ -22,9 +22,9 @@ product) and the forms of arm i; no set is computed.
 
 Round-off: a computed quadratic form errs by at most gamma_{2d+1} sqrt(d) cond(V_k)
 relative (the forms are shrunk by twice that: ``shrink``, as for the certificates of the
-cascade); a computed mean errs by at most gamma_d ||theta_k||_1 max_j |x_j|, whatever
-product computed it, and the test subtracts four such errors; the eigenvalues of V_k^-1
-err by a few units of round-off of the largest.
+cascade); a computed mean errs by at most gamma_d ||theta_k||_1 max_j |x_j| (max_j |x_j|
+bounded by ``reach_bound``), whatever product computed it, and the test subtracts four
+such errors; the eigenvalues of V_k^-1 err by a few units of round-off of the largest.
 
 References:
     [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
@@ -38,7 +38,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["SurvivalTest", "never_removes"]
+__all__ = ["SurvivalTest", "never_removes", "reach_bound"]
 
 #: Unit round-off of float64.
 _UNIT = 2.0**-53
@@ -49,6 +49,24 @@ _ARG_EXTREMES_UP_TO = 2000
 
 #: Relative slack of the projection bound l1 <y, v_k>^2 for the round-off of <y, v_k>.
 _PROJECTION_SLACK = 1e-6
+
+
+def reach_bound(arms: np.ndarray) -> float:
+    """An upper bound on max_{x, j} |x_j| over the arms: sqrt(sum_{x, j} x_j^2), rounded up.
+
+    One BLAS dot (cheaper than the arg-maximum and arg-minimum of every entry); the bound
+    only scales the round-off slack of the computed means (about 1e-15 relative), so its
+    looseness (at most sqrt(K d)) costs nothing. The sum errs by at most gamma_{Kd}
+    relative (covered by the factor 1 + 2.3e-16 K d + 1e-12) and by the underflow of the
+    squares (at most K d 2^-1074 in all, covered by the 1e-300 for K d < 1e20); an overflow
+    gives inf, which makes the test fail (safe).
+
+    Example:
+        >>> reach_bound(np.array([[3.0, 0.0], [0.0, -4.0]])) >= 4.0
+        True
+    """
+    factor = 1.0 + 1e-12 + 2.3e-16 * arms.size
+    return math.sqrt(float(np.vdot(arms, arms)) * factor + 1e-300)
 
 
 def never_removes(theta: np.ndarray, inverse: np.ndarray, beta_1: float) -> bool:
@@ -130,11 +148,44 @@ class SurvivalTest:
             means: <x, theta_k> of every arm at every level, (m, K).
             maxima: :meth:`maxima` of these means (computed when None).
         """
+        tops, reach = self.maxima(arms, means) if maxima is None else maxima
+        return self._passes(arms, i, beta, means, tops, reach)
+
+    def top_survives(
+        self, arms: np.ndarray, means: np.ndarray, beta: Callable[[int], float]
+    ) -> tuple[int, bool]:
+        """The last level's best arm (first on ties) and whether it provably survives.
+
+        The greedy rule's pick over all arms: ``means[-1].argmax()``, tested as
+        :meth:`__call__` tests it, with the arg-maxima of every level read once.
+        """
+        m, K = means.shape
+        if K <= _ARG_EXTREMES_UP_TO:
+            arg = means.argmax(axis=1)
+            i = arg.item(m - 1)
+            if self._offsets_for != (m, K):
+                self._offsets = np.arange(m, dtype=np.intp) * K
+                self._offsets_for = (m, K)
+            tops = means.ravel()[arg + self._offsets].tolist()
+        else:
+            i = int(means[m - 1].argmax())
+            tops = means.max(axis=1).tolist()
+        return i, self._passes(arms, i, beta, means, tops, reach_bound(arms))
+
+    def _passes(
+        self,
+        arms: np.ndarray,
+        i: int,
+        beta: Callable[[int], float],
+        means: np.ndarray,
+        tops: list[float],
+        reach: float,
+    ) -> bool:
+        """The test of arm i, given every level's maximum mean and max_{x, j} |x_j|."""
         m = self.m
         x = arms[i]
         forms = ((self._rows_of_inverses @ x).reshape(m, -1) @ x).tolist()
         own = means[:, i].tolist()
-        tops, reach = self.maxima(arms, means) if maxima is None else maxima
         if self._room_beta is not beta:
             b = 2.0 * beta(1) * (1.0 - _PROJECTION_SLACK)
             self._room = [b * r for r in self._root_shrink]
@@ -149,16 +200,13 @@ class SurvivalTest:
         return True
 
     def maxima(self, arms: np.ndarray, means: np.ndarray) -> tuple[list[float], float]:
-        """max_x <x, theta_k> of every level and max_{x, j} |x_j|."""
+        """max_x <x, theta_k> of every level and an upper bound on max_{x, j} |x_j|."""
         m, K = means.shape
         if self._offsets_for != (m, K):
             self._offsets = np.arange(m, dtype=np.intp) * K
             self._offsets_for = (m, K)
         if K <= _ARG_EXTREMES_UP_TO:  # maxima through arg-maxima (cheaper here)
             tops = means.ravel()[means.argmax(axis=1) + self._offsets].tolist()
-            flat = arms.ravel()  # max |x_j| over the arms
-            reach = max(flat.item(flat.argmax()), -flat.item(flat.argmin()))
         else:
             tops = means.max(axis=1).tolist()
-            reach = max(float(arms.max()), -float(arms.min()))
-        return tops, reach
+        return tops, reach_bound(arms)

@@ -1,4 +1,7 @@
-"""The within-interval Gram H of the grid policies: H^-1 at every pull, the rest when read.
+"""The within-interval state of the grid policies: the Gram H and the interval's rows.
+
+``WithinGram`` is H: H^-1 at every pull, the rest when read. ``IntervalRows`` holds the
+interval's pulls (x_t, r_t) as a row ``History`` does, with a cheaper append.
 
 The uncertainty rule argmax_x ||x||_{H_{t-1}^-1} of BLCE-G, BLCE and BGLE reads only H^-1
 [Yu2026, Alg. 1 l.17, Alg. 2 l.13], after every pull of the interval's exploration
@@ -29,7 +32,7 @@ from banditkit.core.validation import check_scalar
 from banditkit.linalg import Gram
 from banditkit.linalg.gram import _cho_solve_lower
 
-__all__ = ["WithinGram"]
+__all__ = ["IntervalRows", "WithinGram"]
 
 
 class WithinGram:
@@ -155,3 +158,75 @@ class WithinGram:
 
     def __repr__(self) -> str:
         return f"WithinGram(d={self.d}, n_updates={self._n})"
+
+
+class IntervalRows:
+    """The pulls (x_t, r_t) of one interval, as a row ``History`` keeps them.
+
+    A grid policy appends one row per round and reads the rows once, at the interval's
+    end. The same arrays as ``History``'s (``X`` and ``y`` are views of the first n rows
+    of buffers grown by doubling; the state is ``History``'s, weights 1), with an append
+    of two stores instead of ``History``'s general one (about 1 us less per round).
+
+    Args:
+        d: Dimension, >= 1.
+        capacity: Rows allocated up front (the interval's length, when known).
+
+    Example:
+        >>> rows = IntervalRows(2)
+        >>> rows.append(np.array([1.0, 2.0]), 0.5)
+        >>> rows.X.tolist(), rows.y.tolist(), rows.n
+        ([[1.0, 2.0]], [0.5], 1)
+    """
+
+    def __init__(self, d: int, capacity: int = 256) -> None:
+        self.d = d
+        capacity = max(int(capacity), 1)
+        self._X = np.empty((capacity, d))
+        self._y = np.empty(capacity)
+        self.n = 0
+
+    def append(self, x: np.ndarray, y: float) -> None:
+        """Add the row (x, y); x of shape (d,)."""
+        n = self.n
+        if n == self._y.shape[0]:  # full: double, keeping the rows so far
+            X = np.empty((2 * n, self.d))
+            X[:n] = self._X
+            y_ = np.empty(2 * n)
+            y_[:n] = self._y
+            self._X, self._y = X, y_
+        self._X[n] = x
+        self._y[n] = y
+        self.n = n + 1
+
+    @property
+    def X(self) -> np.ndarray:
+        """The (n, d) rows so far (a view)."""
+        return self._X[: self.n]
+
+    @property
+    def y(self) -> np.ndarray:
+        """The (n,) rewards so far (a view)."""
+        return self._y[: self.n]
+
+    @property
+    def w(self) -> np.ndarray:
+        """The (n,) weights, all 1 (``History``'s state has them)."""
+        return np.ones(self.n)
+
+    def state_dict(self) -> dict[str, Any]:
+        """``History``'s state: copies of X, y and the weights (all 1)."""
+        return {"X": self.X.copy(), "y": self.y.copy(), "w": self.w}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` (or a ``History``'s state with weights 1)."""
+        X = np.asarray(state["X"], dtype=float).reshape(-1, self.d)
+        y = np.asarray(state["y"], dtype=float).reshape(-1)
+        if "w" in state and np.any(np.asarray(state["w"]) != 1.0):
+            raise ValueError("state['w'] must be all ones for an interval's rows.")
+        n = X.shape[0]
+        self._X = np.empty((max(n, 1), self.d))
+        self._y = np.empty(max(n, 1))
+        self._X[:n] = X
+        self._y[:n] = y
+        self.n = n
