@@ -3,7 +3,7 @@
 One base holds what NeuralLog-UCB-1/2, NeuralLog-TS-1/2 and NCBF-UCB
 (``policies.neurallog``) share: the options and their validation, the network and its
 trainer schedule, the gradient design A, the effective dimension d_eff and the
-theory-mode constants. A subclass chooses its ridge (``_ridge``) and its radius
+theory-mode constants (the radius's constants in ``policies.neurallog_radius``). A subclass chooses its ridge (``_ridge``) and its radius
 B(d_eff) (``_radius``); the formulas are in ``policies.neurallog``'s docstring.
 
 References:
@@ -24,6 +24,7 @@ from banditkit.policies import theory
 from banditkit.policies.models import NeuralModel, TangentModel
 from banditkit.policies.models.neural import DTYPES
 from banditkit.policies.neural import LOSS_REDUCTIONS, NeuralScoredPolicy
+from banditkit.policies.neurallog_radius import NeuralLogRadius
 from banditkit.policies.scored import R_LOGISTIC
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ _LINK = LogisticLink()
 EFFDIM_BLOCK = 32
 
 
-class NeuralLogPolicy(NeuralScoredPolicy):
+class NeuralLogPolicy(NeuralLogRadius, NeuralScoredPolicy):
     """Shared hyper-parameters and modes of the NeuralLog policies [Bae2025].
 
     Practical mode (default; [Bae2025, Sec. 7, App. A]): theta minimises
@@ -458,58 +459,3 @@ class NeuralLogPolicy(NeuralScoredPolicy):
         self.design.set_ridge(self._ridge())
         assert isinstance(self.model, NeuralModel)
         self.model.trainer = self._trainer(n)
-
-    # ---------------------------------------------------------------- radius
-    def _n(self) -> int:
-        """Observations so far (t - 1 at selection in round t)."""
-        return 0 if not hasattr(self, "history") else self.history.n
-
-    def _iota_t(self, d_eff: float) -> float:
-        """iota_t of Eq. (2) with the observations so far."""
-        return theory.iota_t(
-            d_eff,
-            self._n(),
-            delta=self.delta,
-            C1=self.C1,
-            depth=self.depth,
-            lam_0=self._lam0,
-        )
-
-    def _iota(self, d_eff: float) -> float:
-        """nu_{t-1}: theory nu_t of Eqs. (1)/(4), or its practical form (table 2.6).
-
-        Practical: ``theory.practical_nu``, with the log factor l_t when
-        ``keep_log_factors``.
-        """
-        if self._theory:
-            return theory.nu_t(
-                self._iota_t(d_eff), C=self.C, depth=self.depth, S=self.S
-            )
-        assert self.bonus is not None  # set in practical mode
-        ell = theory.log_factor(self._n(), self.delta) if self.keep_log_factors else 1.0
-        return theory.practical_nu(
-            d_eff,
-            lam=self._lam_now,
-            depth=self.depth,
-            S=self.S,
-            bonus=self.bonus,
-            ell=ell,
-        )
-
-    def theory_constants(self) -> dict[str, float]:
-        """The round's constants: n, D (d_eff), lam0, lam_t, iota_t and nu_t.
-
-        In theory mode these are D_n, lam_n, iota_n and nu_n of Eqs. (1)-(4) with n
-        observations so far (the values used to score round n + 1).
-        """
-        effdim = getattr(self, "effdim", None)
-        d_eff = 0.0 if effdim is None else effdim.value
-        n, iota = self._n(), self._iota_t(d_eff)
-        return {
-            "n": float(n),
-            "D": d_eff,
-            "lam0": self._lam0,
-            "lam_t": self._lam_now,
-            "iota_t": iota,
-            "nu_t": self._iota(d_eff),
-        }
