@@ -150,10 +150,11 @@ def fused_gd(
     relu = net.activation == "relu"
     bce = type(loss) is BCE
     history: list[torch.Tensor] = []
-    # the steps that record nothing, with relu, BCE and one L2 penalty without a
-    # centre (NeuralLog's refits): ``_plain_relu_bce_steps``, the same operations
-    plain = (
-        relu
+    # layout="units": the steps that record nothing, with relu, BCE and one L2 penalty
+    # without a centre (NeuralLog's refits), run with the hidden layer as (m, N)
+    units = (
+        layout == "units"
+        and relu
         and bce
         and record == "ends"
         and len(lams) == 1
@@ -162,21 +163,14 @@ def fused_gd(
     )
     with torch.no_grad():
         for i in range(steps):
-            if plain and i == 1 and layout == "units":
+            if units and i == 1:
                 _plain_relu_bce_steps_units(
                     steps - 2,
                     (X, W1[0], w2c, s, sw, sw0, f, dloss, y, sv, g1_0, g2_0),
                     (grad, theta, lams[0][0], step),
                 )
                 continue
-            if plain and i == 1:
-                _plain_relu_bce_steps(
-                    steps - 2,
-                    (X, w1t, h, h0, w2c, s, sw, sw0, f0, f, dloss, y, dloss_col),
-                    (sw_row, vc, vcT, g1_0, sv, g2_0, grad, theta, lams[0][0], step),
-                )
-                continue
-            if plain and 1 < i < steps - 1:
+            if units and 1 < i < steps - 1:
                 continue
             # depth2_dense_pass of nn.kernels, operation for operation
             torch.mm(X, w1t, out=h0)
@@ -215,37 +209,10 @@ def fused_gd(
     return history
 
 
-def _plain_relu_bce_steps(
-    count: int, first: tuple[Any, ...], second: tuple[Any, ...]
-) -> None:
-    """``count`` unrecorded steps of ``fused_gd`` with relu, BCE and one L2 term lam theta.
-
-    The operations of its loop for those steps, one for one (the same bits), without
-    the per-step branches and calls (a small saving: within the noise of a whole run).
-    """
-    X, w1t, h, h0, w2c, s, sw, sw0, f0, f, dloss, y, dloss_col = first
-    sw_row, vc, vcT, g1_0, sv, g2_0, grad, theta, lam, step = second
-    mm, mul, mv = torch.mm, torch.mul, torch.mv
-    relu_, sigmoid = torch.relu_, torch.sigmoid
-    for _ in range(count):
-        mm(X, w1t, out=h0)
-        relu_(h)
-        mul(w2c, s, out=sw)
-        mv(h0, sw0, out=f0)
-        sigmoid(f, out=dloss).sub_(y)
-        mul(dloss_col, sw_row, out=vc)
-        _threshold_backward(vc, h, 0, grad_input=vc)
-        mm(vcT, X, out=g1_0)
-        mul(dloss, s, out=sv)
-        mm(sv, h0, out=g2_0)
-        grad.add_(theta, alpha=lam)
-        theta.sub_(grad, alpha=step)
-
-
 def _plain_relu_bce_steps_units(
     count: int, first: tuple[Any, ...], second: tuple[Any, ...]
 ) -> None:
-    """The steps of ``_plain_relu_bce_steps`` with the hidden layer as (m, N) units x rows.
+    """``count`` unrecorded relu/BCE/L2 steps of ``fused_gd``, hidden layer (m, N).
 
     h^T = relu(W_1 X^T), f = sw^T h^T, v = sigmoid(f) - y, c^T = 1[h^T > 0] v (one pass:
     v broadcast along the units, contiguous rows), dW_1 = sw * (c^T X), dw_2 = (s v) h,
