@@ -16,7 +16,7 @@ from banditkit.core.batched import batched_policy, simulate_seeds
 from banditkit.linalg import EffectiveDimension
 from banditkit.linalg.effdim import LogdetGram
 from banditkit.nn import MLP, Trainer, flat_params
-from banditkit.policies.batched_logdets import MemberLogdets, SeedLogdets
+from banditkit.policies.batched_logdets import MemberLogdets
 from banditkit.policies.neurallog_batched import fit_stacked
 
 ENV = {"h": "h1", "d": 6, "n_arms": 4, "pool": 40}
@@ -65,11 +65,11 @@ def test_batched_run_equals_separate_runs(name: str, extra: dict) -> None:
         assert many.meta["seed"] == one.meta["seed"]
 
 
-def test_seed_logdets_match_logdet_gram_per_member() -> None:
+def test_member_logdets_match_logdet_gram_per_member() -> None:
     rng = np.random.default_rng(0)
     S, p, a = 3, 7, 0.3
-    # block 4 and a refactorisation every 8 updates: both paths are exercised
-    batch = SeedLogdets(S, p, a, block=4, refactor_every=8)
+    # block 4: whole folds and pending rows are both read
+    batch = MemberLogdets([EffectiveDimension(p, a, "full", block=4) for _ in range(S)])
     grams = [LogdetGram(p, 1.0) for _ in range(S)]
     for _ in range(21):
         Z = rng.standard_normal((S, p))
@@ -104,9 +104,9 @@ def test_member_logdets_bracket_then_resolve_to_the_direct_logdet() -> None:
     np.testing.assert_allclose(batch.value, direct, rtol=1e-11)
 
 
-def test_seed_logdets_reject_bad_block() -> None:
+def test_member_trackers_reject_bad_block() -> None:
     with pytest.raises(ValueError, match="block"):
-        SeedLogdets(2, 3, 1.0, block=5, refactor_every=8)
+        EffectiveDimension(3, 1.0, "full", block=0)
 
 
 def test_fit_stacked_matches_the_trainer_per_member() -> None:
