@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from banditkit.experiments.claim_kinds import (
-    HIGHER_IS_BETTER,
     LEGACY_METRICS,
     Below,
     Claim,
@@ -37,6 +36,13 @@ from banditkit.experiments.claim_kinds import (
     declared_metric,
     named,
     parse_claim,
+)
+from banditkit.experiments.claim_rows import (
+    find_row,
+    higher_is_better,
+    metric_value,
+    per_seed_values,
+    row_value,
 )
 
 __all__ = [
@@ -62,59 +68,6 @@ __all__ = [
 ]
 
 
-def _row(
-    rows: Sequence[Mapping[str, Any]], env: str, label: str
-) -> Mapping[str, Any] | None:
-    for row in rows:
-        if row["env"] == env and row["label"] == label:
-            return row
-    return None
-
-
-def _value(row: Mapping[str, Any] | None, key: str) -> float:
-    if row is None or row.get(key) is None:
-        return math.nan
-    return float(row[key])
-
-
-def _stats(
-    row: Mapping[str, Any] | None, metric: str, at: int | None
-) -> Mapping[str, Any]:
-    """The summary statistics of a declared metric at round ``at`` (None: final)."""
-    entry = ((row or {}).get("metrics") or {}).get(metric) or {}
-    if at is None:
-        return entry.get("final") or {}
-    return (entry.get("checkpoints") or {}).get(str(at)) or {}
-
-
-def metric_value(
-    row: Mapping[str, Any] | None, metric: str, at: int | None = None
-) -> float:
-    """Mean over seeds of ``metric`` in a summary row (NaN when absent).
-
-    Example:
-        >>> metric_value({"final_regret_mean": 2.0}, "final_regret")
-        2.0
-        >>> row = {"metrics": {"regret": {"checkpoints": {"10": {"mean": 1.5}}}}}
-        >>> metric_value(row, "regret", 10), metric_value(row, "regret", 20)
-        (1.5, nan)
-    """
-    name = declared_metric(metric, at)
-    if name is None:
-        return _value(row, LEGACY_METRICS[metric][0])
-    return _value(_stats(row, name, at), "mean")
-
-
-def _higher_is_better(rows: Sequence[Mapping[str, Any]], metric: str) -> bool:
-    if metric in LEGACY_METRICS:
-        return metric in HIGHER_IS_BETTER
-    for row in rows:
-        entry = (row.get("metrics") or {}).get(metric)
-        if entry is not None:
-            return bool(entry.get("higher_is_better", False))
-    return False
-
-
 def _check_one(
     claim: Any,
     env: str,
@@ -126,7 +79,8 @@ def _check_one(
         labels = claim.among or [r["label"] for r in rows if r["env"] == env]
         labels = list(dict.fromkeys([claim.policy, *labels]))
         values = {
-            lab: _value(_row(rows, env, lab), "final_regret_mean") for lab in labels
+            lab: row_value(find_row(rows, env, lab), "final_regret_mean")
+            for lab in labels
         }
         mine = values[claim.policy]
         others = {k: v for k, v in values.items() if k != claim.policy}
@@ -138,15 +92,15 @@ def _check_one(
             evidence = f"{claim.policy} {mine:.4g}; best other {best_other} {others[best_other]:.4g}"
         return passed, evidence, values
     if isinstance(claim, Below):
-        a = metric_value(_row(rows, env, claim.policy), claim.metric, claim.at)
-        b = metric_value(_row(rows, env, claim.other), claim.metric, claim.at)
+        a = metric_value(find_row(rows, env, claim.policy), claim.metric, claim.at)
+        b = metric_value(find_row(rows, env, claim.other), claim.metric, claim.at)
         passed = a < claim.factor * b
         scale = "" if claim.factor == 1.0 else f"{claim.factor:g} x "
         evidence = f"{claim.policy} {a:.4g} vs {scale}{claim.other} {b:.4g}"
         return passed, evidence, {claim.policy: a, claim.other: b}
     if isinstance(claim, SecondsRatio):
-        a = _value(_row(rows, env, claim.policy), "seconds_mean")
-        b = _value(_row(rows, env, claim.other), "seconds_mean")
+        a = row_value(find_row(rows, env, claim.policy), "seconds_mean")
+        b = row_value(find_row(rows, env, claim.other), "seconds_mean")
         ratio = a / b if b > 0 else math.inf
         passed = ratio < claim.below
         evidence = (
@@ -155,7 +109,7 @@ def _check_one(
         )
         return passed, evidence, {claim.policy: a, claim.other: b, "ratio": ratio}
     if isinstance(claim, RegretBelow):
-        a = _value(_row(rows, env, claim.policy), "final_regret_mean")
+        a = row_value(find_row(rows, env, claim.policy), "final_regret_mean")
         passed = a < claim.value
         return (
             passed,
@@ -163,7 +117,7 @@ def _check_one(
             {claim.policy: a},
         )
     if isinstance(claim, ValueBelow):
-        a = metric_value(_row(rows, env, claim.policy), claim.metric, claim.at)
+        a = metric_value(find_row(rows, env, claim.policy), claim.metric, claim.at)
         passed = a < claim.value
         return (
             passed,
@@ -212,11 +166,11 @@ def _check_top_k(
     labels = claim.among or [r["label"] for r in rows if r["env"] == env]
     labels = list(dict.fromkeys([*claim.policies, *labels]))
     values = {
-        lab: metric_value(_row(rows, env, lab), claim.metric, claim.at)
+        lab: metric_value(find_row(rows, env, lab), claim.metric, claim.at)
         for lab in labels
     }
     name = declared_metric(claim.metric, claim.at) or claim.metric
-    sign = -1.0 if _higher_is_better(rows, name) else 1.0
+    sign = -1.0 if higher_is_better(rows, name) else 1.0
 
     def rank(label: str) -> float:
         mine = values[label]
@@ -245,9 +199,10 @@ def _check_top_k(
 def _check_within_band(
     claim: WithinBand, env: str, rows: Sequence[Mapping[str, Any]]
 ) -> tuple[bool, str, dict[str, float]]:
-    mine = _value(_row(rows, env, claim.policy), "final_regret_mean")
+    mine = row_value(find_row(rows, env, claim.policy), "final_regret_mean")
     means = {
-        lab: _value(_row(rows, env, lab), "final_regret_mean") for lab in claim.among
+        lab: row_value(find_row(rows, env, lab), "final_regret_mean")
+        for lab in claim.among
     }
     finite = {lab: v for lab, v in means.items() if not math.isnan(v)}
     if not finite or math.isnan(mine):
@@ -257,7 +212,7 @@ def _check_within_band(
             {claim.policy: mine},
         )
     best = min(finite, key=lambda lab: finite[lab])
-    std = _value(_row(rows, env, best), "final_regret_std")
+    std = row_value(find_row(rows, env, best), "final_regret_std")
     std = 0.0 if math.isnan(std) else std
     bound = finite[best] + claim.width * std
     passed = mine <= bound
@@ -268,25 +223,6 @@ def _check_within_band(
     return passed, evidence, {claim.policy: mine, best: finite[best], "bound": bound}
 
 
-def _per_seed(
-    rows: Sequence[Mapping[str, Any]],
-    env: str,
-    label: str,
-    metric: str,
-    at: int | None = None,
-) -> dict[int, float]:
-    row = _row(rows, env, label)
-    name = declared_metric(metric, at)
-    if name is None:
-        per_seed = (row or {}).get("per_seed") or {}
-        seeds = per_seed.get("seed") or []
-        values = per_seed.get(metric) or []
-    else:
-        stats = _stats(row, name, at)
-        seeds, values = stats.get("seeds") or [], stats.get("per_seed") or []
-    return {int(s): float(v) for s, v in zip(seeds, values, strict=False)}
-
-
 def _evaluate_equal(claim: Equal, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     envs = list(claim.envs or [])
     passed = True
@@ -294,7 +230,8 @@ def _evaluate_equal(claim: Equal, rows: Sequence[Mapping[str, Any]]) -> dict[str
     values: dict[str, dict[str, float | None]] = {}
     for label in claim.policies:
         per_env = {
-            env: _per_seed(rows, env, label, claim.metric, claim.at) for env in envs
+            env: per_seed_values(rows, env, label, claim.metric, claim.at)
+            for env in envs
         }
         reference = per_env[envs[0]]
         ok = bool(reference)
@@ -337,8 +274,8 @@ def _evaluate_grows_less(
     changes: dict[str, float] = {}
     parts: list[str] = []
     for label in (claim.policy, claim.other):
-        va = metric_value(_row(rows, a, label), claim.metric, claim.at)
-        vb = metric_value(_row(rows, b, label), claim.metric, claim.at)
+        va = metric_value(find_row(rows, a, label), claim.metric, claim.at)
+        vb = metric_value(find_row(rows, b, label), claim.metric, claim.at)
         changes[label] = vb - va
         values[label] = {
             k: (v if math.isfinite(v) else None)
