@@ -18,6 +18,11 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from banditkit.experiments.claim_evidence import (
+    paired_evidence,
+    paired_grows_less,
+    paired_text,
+)
 from banditkit.experiments.claim_kinds import (
     LEGACY_METRICS,
     Below,
@@ -263,11 +268,12 @@ def _evaluate_equal(claim: Equal, rows: Sequence[Mapping[str, Any]]) -> dict[str
         "passed": passed,
         "evidence": "; ".join(evidence),
         "values": values,
+        "paired": [],
     }
 
 
 def _evaluate_grows_less(
-    claim: GrowsLess, rows: Sequence[Mapping[str, Any]]
+    claim: GrowsLess, rows: Sequence[Mapping[str, Any]], level: float
 ) -> dict[str, Any]:
     a, b = list(claim.envs or [])
     values: dict[str, dict[str, float | None]] = {}
@@ -283,6 +289,7 @@ def _evaluate_grows_less(
         }
         parts.append(f"{label} {va:.4g} -> {vb:.4g} ({vb - va:+.4g})")
     passed = changes[claim.policy] < changes[claim.other]
+    paired = paired_grows_less(claim, rows, passed, level)
     return {
         "id": claim.id,
         "text": claim.statement(),
@@ -290,15 +297,26 @@ def _evaluate_grows_less(
         "passed": passed,
         "evidence": f"{a} -> {b}: "
         + "; ".join(parts)
-        + f" -> {'PASS' if passed else 'FAIL'}",
+        + f" -> {'PASS' if passed else 'FAIL'}"
+        + _bracketed(paired),
         "values": values,
+        "paired": paired,
     }
+
+
+def _bracketed(paired: Sequence[Mapping[str, Any]]) -> str:
+    """The paired part of an evidence string: `` [paired ...; paired ...]`` or nothing."""
+    if not paired:
+        return ""
+    return " [" + "; ".join(paired_text(p) for p in paired) + "]"
 
 
 def evaluate_claim(
     claim: Any,
     rows: Sequence[Mapping[str, Any]],
     halves: Mapping[tuple[str, str], tuple[float, float]],
+    *,
+    level: float = 0.95,
 ) -> dict[str, Any]:
     """Evaluate one claim against summary rows.
 
@@ -308,26 +326,35 @@ def evaluate_claim(
             ``per_seed`` for ``equal`` claims).
         halves: (env, label) -> (R(T/2), R(T)) of the mean cumulative regret curve, used by
             ``sublinear`` and ``linear`` claims.
+        level: Confidence level of the paired intervals (the config's ``ci_level``).
 
     Returns:
-        ``{"id", "text", "kind", "passed", "evidence", "values"}``; ``values`` maps each
-        environment to the numbers the decision used (for ``equal`` and ``grows-less``:
-        each policy to its mean per environment).
+        ``{"id", "text", "kind", "passed", "evidence", "values", "paired"}``; ``values``
+        maps each environment to the numbers the decision used (for ``equal`` and
+        ``grows-less``: each policy to its mean per environment); ``paired`` lists the
+        paired comparisons of the kinds that compare policies (``claim_evidence``; empty
+        for the others), and the evidence of each environment ends with them in brackets.
+        The verdict is decided by means alone.
     """
     if isinstance(claim, Equal):
         return _evaluate_equal(claim, rows)
     if isinstance(claim, GrowsLess):
-        return _evaluate_grows_less(claim, rows)
+        return _evaluate_grows_less(claim, rows, level)
     named = claim.env_labels()
     envs = named if named else list(dict.fromkeys(r["env"] for r in rows))
     passed = bool(envs)
     evidence: list[str] = []
     values: dict[str, dict[str, float | None]] = {}
+    paired: list[dict[str, Any]] = []
     for env in envs:
         ok, text, numbers = _check_one(claim, env, rows, halves)
         passed = passed and ok
         prefix = "" if len(envs) == 1 and named else f"{env}: "
-        evidence.append(f"{prefix}{text} -> {'PASS' if ok else 'FAIL'}")
+        pairs = paired_evidence(claim, env, rows, numbers, ok, level)
+        paired += pairs
+        evidence.append(
+            f"{prefix}{text} -> {'PASS' if ok else 'FAIL'}{_bracketed(pairs)}"
+        )
         values[env] = {k: (v if math.isfinite(v) else None) for k, v in numbers.items()}
     if not envs:
         evidence.append("no results to check")
@@ -338,6 +365,7 @@ def evaluate_claim(
         "passed": passed,
         "evidence": "; ".join(evidence),
         "values": values,
+        "paired": paired,
     }
 
 
@@ -345,6 +373,8 @@ def evaluate_claims(
     claims: Sequence[Any],
     rows: Sequence[Mapping[str, Any]],
     halves: Mapping[tuple[str, str], tuple[float, float]],
+    *,
+    level: float = 0.95,
 ) -> list[dict[str, Any]]:
     """Evaluate every claim (see :func:`evaluate_claim`), in order."""
-    return [evaluate_claim(c, rows, halves) for c in claims]
+    return [evaluate_claim(c, rows, halves, level=level) for c in claims]

@@ -2,7 +2,8 @@
 
 A report is rebuilt from what each experiment directory holds (``config.yaml``,
 ``summary.json``, ``figures/``), so it can be regenerated (``banditkit plot DIR``) without
-recomputing anything. Every claim is listed with PASS or FAIL and its numbers.
+recomputing anything. Every claim is listed with PASS or FAIL and its numbers, and a claim
+comparing policies with its paired evidence (``experiments.claim_evidence``).
 
 Besides the results table, a section has one table per metric its environments plot other
 than the regret (``core.records``: the click-through rate ``average_reward`` of a replay,
@@ -20,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from banditkit.experiments.claim_evidence import paired_overview
 from banditkit.experiments.console import (
     TERMINAL_WIDTH,
     _non_default,
@@ -186,13 +188,29 @@ def pivot_table(
 
 
 def claims_table(claims: Sequence[Mapping[str, Any]]) -> str:
-    """Claims as a Markdown table: id, statement, PASS/FAIL, evidence."""
-    lines = ["| claim | statement | result | evidence |", "|---|---|---|---|"]
+    """Claims as a Markdown table: id, statement, PASS/FAIL, evidence, paired evidence.
+
+    The last column sums up the qualifiers of the claim's paired comparisons
+    (``claim_evidence.paired_overview``: ``decisive``, ``within noise``, per environment
+    when they differ; ``-`` for a claim that compares no policies); their numbers end the
+    evidence of each environment.
+
+    Example:
+        >>> print(claims_table([{"id": "c", "text": "A beats B", "passed": True,
+        ...     "evidence": "e: ... -> PASS", "paired": [{"env": "e", "policy": "A",
+        ...     "qualifier": "decisive"}]}]).splitlines()[2])
+        | c | A beats B | **PASS** | e: ... -> PASS | decisive |
+    """
+    lines = [
+        "| claim | statement | result | evidence | paired |",
+        "|---|---|---|---|---|",
+    ]
     for claim in claims:
         verdict = "**PASS**" if claim["passed"] else "**FAIL**"
         lines.append(
             f"| {_cell(claim['id'])} | {_cell(claim['text'])} | {verdict} "
-            f"| {_cell(claim['evidence'])} |"
+            f"| {_cell(claim['evidence'])} "
+            f"| {_cell(paired_overview(claim.get('paired') or []))} |"
         )
     return "\n".join(lines)
 

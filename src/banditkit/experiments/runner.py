@@ -127,7 +127,10 @@ def summary_with_claims(
     summary = summarize(resolved, cells)
     if resolved.config.claims:
         summary["claims"] = evaluate_claims(
-            resolved.config.claims, summary["results"], regret_halves(cells)
+            resolved.config.claims,
+            summary["results"],
+            regret_halves(cells),
+            level=resolved.config.ci_level,
         )
     return summary
 
