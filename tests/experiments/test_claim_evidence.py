@@ -294,3 +294,28 @@ def test_summary_claims_carry_paired_fields(tmp_path):
     )  # the oracle's regret is 0
     assert "(80% CI, 3 seeds, decisive)]" in top["evidence"]
     assert sub["paired"] == []
+
+
+def test_legacy_n_updates_pairs_the_declared_per_seed_values():
+    def row(label, values):
+        final = {"seeds": SEEDS, "per_seed": values, "mean": float(np.mean(values))}
+        return {
+            "env": "e",
+            "label": label,
+            "n_updates_mean": float(np.mean(values)),
+            "per_seed": {"seed": SEEDS, "final_regret": values},
+            "metrics": {"n_updates": {"final": final, "checkpoints": {}}},
+        }
+
+    rows = [row("A", [8.0, 8.0, 9.0, 8.0, 8.0]), row("B", REGRET["C"])]
+    result = _decide(
+        {"kind": "below", "policy": "A", "other": "B", "metric": "n_updates"}, rows
+    )
+    (entry,) = result["paired"]
+    assert result["passed"] and entry["qualifier"] == "decisive"
+    _check(entry, [8.0, 8.0, 9.0, 8.0, 8.0], REGRET["C"], 0.95)
+    seconds = _decide(
+        {"kind": "below", "policy": "A", "other": "B", "metric": "seconds"},
+        [{**r, "seconds_mean": 1.0} for r in rows],
+    )
+    assert seconds["paired"][0]["n"] == 0  # no per-seed timings in a summary row

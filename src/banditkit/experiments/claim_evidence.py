@@ -15,8 +15,9 @@ each environment, without changing the verdict:
     below                 m(policy) - factor * m(other)
     grows-less            [m(policy, to) - m(policy, from)] - [m(other, to) - m(other, from)]
 
-where m is the claim's metric (at checkpoint ``at`` when given). Only seeds with a value for
-every term are paired. Reported: n (paired seeds), the mean of d and its Student-t interval at
+where m is the claim's metric (at checkpoint ``at`` when given; the legacy ``n_updates`` is read
+from the declared metric's per-seed values, the legacy ``seconds`` has none). Only seeds with a
+value for every term are paired. Reported: n (paired seeds), the mean of d and its Student-t interval at
 the config's ``ci_level`` (``summaries.t_interval``), and a qualifier:
 
     decisive        n >= 2 and the interval excludes 0 on the verdict's side
@@ -191,8 +192,8 @@ def paired_evidence(
     out = []
     for policy, other, verdict, lower_wins in pairs:
         diff = paired_difference(
-            per_seed_values(rows, env, policy, metric, at),
-            per_seed_values(rows, env, other, metric, at),
+            per_seed_values(rows, env, policy, metric, at, declared_fallback=True),
+            per_seed_values(rows, env, other, metric, at, declared_fallback=True),
             level,
             factor=factor,
         )
@@ -225,8 +226,12 @@ def paired_grows_less(
     a, b = list(claim.envs or [])
 
     def change(label: str) -> dict[int, float]:
-        start = per_seed_values(rows, a, label, claim.metric, claim.at)
-        end = per_seed_values(rows, b, label, claim.metric, claim.at)
+        start, end = (
+            per_seed_values(
+                rows, e, label, claim.metric, claim.at, declared_fallback=True
+            )
+            for e in (a, b)
+        )
         return {s: end[s] - start[s] for s in set(start) & set(end)}
 
     diff = paired_difference(change(claim.policy), change(claim.other), level)

@@ -98,16 +98,30 @@ def per_seed_values(
     label: str,
     metric: str,
     at: int | None = None,
+    *,
+    declared_fallback: bool = False,
 ) -> dict[int, float]:
     """Seed -> value of ``metric`` (at round ``at``; None: final) of one cell's seeds.
 
-    Empty when the row or its per-seed values are missing (the legacy ``seconds`` and
-    ``n_updates`` have none at the final round).
+    Empty when the row or its per-seed values are missing: a row's ``per_seed`` has no
+    legacy ``seconds`` nor ``n_updates``; with ``declared_fallback`` a legacy name missing
+    there is read from the declared metric it stands for (``n_updates``), when it has one.
+
+    Example:
+        >>> stats = {"seeds": [0, 1], "per_seed": [4.0, 6.0]}
+        >>> rows = [{"env": "e", "label": "a", "per_seed": {"seed": [0, 1]},
+        ...          "metrics": {"n_updates": {"final": stats}}}]
+        >>> per_seed_values(rows, "e", "a", "n_updates")
+        {}
+        >>> per_seed_values(rows, "e", "a", "n_updates", declared_fallback=True)
+        {0: 4.0, 1: 6.0}
     """
     row = find_row(rows, env, label)
     name = declared_metric(metric, at)
+    per_seed = (row or {}).get("per_seed") or {}
+    if name is None and declared_fallback and metric not in per_seed:
+        name = LEGACY_METRICS[metric][1]
     if name is None:
-        per_seed = (row or {}).get("per_seed") or {}
         seeds = per_seed.get("seed") or []
         values = per_seed.get(metric) or []
     else:
