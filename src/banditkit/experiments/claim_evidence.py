@@ -8,17 +8,18 @@ each environment, without changing the verdict:
 
     kind                  difference d_s on seed s
     top-k                 m(policy) - m(rival); the rival is the k-th best of the OTHER compared
-                          policies by mean (ties in config order): when the policy ranks
+                          policies by mean (ties: the claim's policies first, then config
+                          order): when the policy ranks
                           <= k it is the one that would push it out by overtaking it, when it
                           ranks > k the last of the k that beat it; one entry per policy
     lowest-final-regret   final regret(policy) - final regret(best other by mean)
     below                 m(policy) - factor * m(other)
     grows-less            [m(policy, to) - m(policy, from)] - [m(other, to) - m(other, from)]
 
-where m is the claim's metric (at checkpoint ``at`` when given; the legacy ``n_updates`` is read
-from the declared metric's per-seed values, the legacy ``seconds`` has none). Only seeds with a
-value for every term are paired. Reported: n (paired seeds), the mean of d and its Student-t interval at
-the config's ``ci_level`` (``summaries.t_interval``), and a qualifier:
+where m is the claim's metric (at checkpoint ``at`` when given; the legacy ``n_updates`` is
+read from the declared metric's per-seed values, the legacy ``seconds`` has none). Only seeds
+with a value for every term are paired. Reported: n (paired seeds), the mean of d and its
+Student-t interval at the config's ``ci_level`` (``summaries.t_interval``), and a qualifier:
 
     decisive        n >= 2 and the interval excludes 0 on the verdict's side
     within noise    n >= 2 and it does not (it contains 0, or lies on the other side: possible
