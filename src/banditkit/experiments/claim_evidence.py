@@ -9,9 +9,9 @@ each environment, without changing the verdict:
     kind                  difference d_s on seed s
     top-k                 m(policy) - m(rival); the rival is the k-th best of the OTHER compared
                           policies by mean (ties: the claim's policies first, then config
-                          order): when the policy ranks
-                          <= k it is the one that would push it out by overtaking it, when it
-                          ranks > k the last of the k that beat it; one entry per policy
+                          order): when the policy ranks <= k it is the one that would push it
+                          out by overtaking it, when it ranks > k the last of the k that beat
+                          it; one entry per policy
     lowest-final-regret   final regret(policy) - final regret(best other by mean)
     below                 m(policy) - factor * m(other)
     grows-less            [m(policy, to) - m(policy, from)] - [m(other, to) - m(other, from)]
