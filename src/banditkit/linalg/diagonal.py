@@ -21,13 +21,12 @@ import numpy as np
 
 from banditkit.core.validation import check_finite_array, check_int, check_scalar
 
+from ._base import GramBase
 from ._common import (
     check_rhs,
     check_rng,
     check_rows,
     check_state,
-    check_vector,
-    check_weight,
     check_weights,
     frozen,
     sample_shape,
@@ -36,10 +35,8 @@ from .rank1 import diagonal_cross, pair_norms_from_cross
 
 __all__ = ["DiagonalGram"]
 
-_STATE_KEYS = ("kind", "d", "lam", "n_updates", "diagonal")
 
-
-class DiagonalGram:
+class DiagonalGram(GramBase):
     """Diagonal Gram D = diag(lam + sum_i w_i x_i^2), with the interface of Gram.
 
     Every quantity is the diagonal-matrix version of its Gram counterpart, computed in
@@ -69,26 +66,14 @@ class DiagonalGram:
         array([1.41421356])
     """
 
+    _KIND = "DiagonalGram"
+    _STATE_KEYS = ("kind", "d", "lam", "n_updates", "diagonal")
+
     def __init__(self, d: int, lam: float) -> None:
         self._d = check_int("d", d, low=1)
         self._lam = check_scalar("lam", lam, low=0.0, low_open=True)
         self._n_updates = 0
         self._diagonal = frozen(np.full(self._d, self._lam))
-
-    @property
-    def d(self) -> int:
-        """Dimension of the feature vectors."""
-        return self._d
-
-    @property
-    def lam(self) -> float:
-        """Regulariser lam of the starting matrix lam * I."""
-        return self._lam
-
-    @property
-    def n_updates(self) -> int:
-        """Number of rank-1 terms added so far (a batch of n counts n)."""
-        return self._n_updates
 
     @property
     def is_diagonal(self) -> bool:
@@ -120,18 +105,6 @@ class DiagonalGram:
         """sum_j log V_jj, in O(d)."""
         return float(np.sum(np.log(self._diagonal)))
 
-    def update(self, x: Any, weight: float = 1.0) -> None:
-        """Add w x^2 (elementwise) to the diagonal in O(d).
-
-        Args:
-            x: Feature vector, shape (d,), finite.
-            weight: w > 0, finite.
-
-        Raises:
-            ValueError: On a wrong shape, NaN or inf in x, or weight <= 0.
-        """
-        self.update_unchecked(check_vector("x", x, self._d), check_weight(weight))
-
     def update_unchecked(self, x: np.ndarray, w: float) -> None:
         """:meth:`update` for a checked pull: x finite float64 (d,), w a float > 0.
 
@@ -159,32 +132,9 @@ class DiagonalGram:
         self._diagonal = frozen(self._diagonal + w @ (X * X))
         self._n_updates += n
 
-    def norms(self, X: Any) -> np.ndarray:
-        """Return sqrt(sum_j x_kj^2 / V_jj) for all K rows of X, shape (K,).
-
-        Args:
-            X: Rows x_k, shape (K, d).
-        """
-        return self.norms_unchecked(check_rows("X", X, self._d))
-
     def norms_unchecked(self, X: np.ndarray) -> np.ndarray:
         """:meth:`norms` for features built by a model: float64 (K, d), no checks."""
         return np.sqrt((X * X) @ (1.0 / self._diagonal))
-
-    def pair_norms(self, Z: Any) -> np.ndarray:
-        """Return ||z_i - z_j||_{D^-1} for all pairs of the K rows of Z, shape (K, K).
-
-        sqrt(max(q_i + q_j - 2 G_ij, 0)) with G = (Z / D_jj) Z^T and q = diag(G), in
-        O(K^2 d). Symmetric, with an exactly zero diagonal; equal rows are exactly 0
-        apart.
-
-        Args:
-            Z: Rows z_k, shape (K, d).
-
-        Raises:
-            ValueError: On a wrong shape or NaN or inf in Z.
-        """
-        return self.pair_norms_unchecked(check_rows("Z", Z, self._d))
 
     def pair_norms_unchecked(self, Z: np.ndarray) -> np.ndarray:
         """:meth:`pair_norms` for features built by a model: float64 (K, d), no checks."""
@@ -245,7 +195,7 @@ class DiagonalGram:
         Raises:
             ValueError: On missing keys, another kind or d, or a malformed diagonal.
         """
-        check_state(state, "DiagonalGram", _STATE_KEYS, self._d)
+        check_state(state, self._KIND, self._STATE_KEYS, self._d)
         diagonal = check_finite_array("diagonal", state["diagonal"], ndim=1)
         if diagonal.shape != (self._d,) or not np.all(diagonal > 0.0):
             raise ValueError(f"diagonal must be ({self._d},) and positive.")
@@ -253,16 +203,3 @@ class DiagonalGram:
         n_updates = check_int("n_updates", state["n_updates"], low=0)
         self._lam, self._n_updates = lam, n_updates
         self._diagonal = frozen(np.array(diagonal, dtype=np.float64, copy=True))
-
-    @classmethod
-    def from_state_dict(cls, state: dict[str, Any]) -> DiagonalGram:
-        """Build a DiagonalGram from :meth:`state_dict` output."""
-        check_state(state, "DiagonalGram", _STATE_KEYS, None)
-        gram = cls(state["d"], state["lam"])
-        gram.load_state_dict(state)
-        return gram
-
-    def __repr__(self) -> str:
-        return (
-            f"DiagonalGram(d={self._d}, lam={self._lam!r}, n_updates={self._n_updates})"
-        )

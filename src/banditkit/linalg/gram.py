@@ -28,19 +28,16 @@ import numpy as np
 
 from banditkit.core.validation import check_int, check_scalar
 
+from ._base import FullGramBase
 from ._common import (
     check_rhs,
     check_rng,
     check_rows,
-    check_square,
-    check_state,
-    check_vector,
-    check_weight,
     check_weights,
     frozen,
     sample_shape,
 )
-from .rank1 import cholesky_update, pair_norms_from_cross, weighted_norms_unchecked
+from .rank1 import cholesky_update, weighted_norms_unchecked
 
 if TYPE_CHECKING:
     import scipy.linalg as sla
@@ -51,22 +48,8 @@ else:
 
 __all__ = ["Gram"]
 
-_STATE_KEYS = (
-    "kind",
-    "d",
-    "lam",
-    "refactor_every",
-    "n_updates",
-    "since_refactor",
-    "logdet",
-    "matrix",
-    "inverse",
-    "cholesky",
-)
-_ARRAYS = ("matrix", "inverse", "cholesky")
 
-
-class Gram:
+class Gram(FullGramBase):
     """Full Gram matrix V = lam * I + sum_i w_i x_i x_i^T with V^-1, L and log det V.
 
     Each rank-1 update V <- V + w x x^T costs O(d^2):
@@ -107,6 +90,8 @@ class Gram:
         1.386294
     """
 
+    _KIND = "Gram"
+
     def __init__(self, d: int, lam: float, *, refactor_every: int = 512) -> None:
         self._d = check_int("d", d, low=1)
         self._lam = check_scalar("lam", lam, low=0.0, low_open=True)
@@ -119,36 +104,6 @@ class Gram:
         self._cholesky = frozen(np.asfortranarray(math.sqrt(self._lam) * eye))
         self._pending: list[np.ndarray] = []  # sqrt(w) x not yet applied to L
         self._logdet = self._d * math.log(self._lam)
-
-    @property
-    def d(self) -> int:
-        """Dimension of the feature vectors."""
-        return self._d
-
-    @property
-    def lam(self) -> float:
-        """Regulariser lam of the starting matrix lam * I."""
-        return self._lam
-
-    @property
-    def refactor_every(self) -> int:
-        """Number of rank-1 updates between exact refactorisations."""
-        return self._refactor_every
-
-    @property
-    def n_updates(self) -> int:
-        """Number of rank-1 terms added so far (a batch of n counts n)."""
-        return self._n_updates
-
-    @property
-    def is_diagonal(self) -> bool:
-        """False: V is kept in full (``DiagonalGram`` answers True)."""
-        return False
-
-    @property
-    def diagonal(self) -> np.ndarray:
-        """diag(V), shape (d,)."""
-        return np.diagonal(self._matrix).copy()
 
     @property
     def matrix(self) -> np.ndarray:
@@ -175,23 +130,6 @@ class Gram:
             self._cholesky = frozen(chol)
             self._pending = []
         return self._cholesky
-
-    @property
-    def logdet(self) -> float:
-        """Log-determinant log det V."""
-        return self._logdet
-
-    def update(self, x: Any, weight: float = 1.0) -> None:
-        """Add w x x^T to V and update V^-1, L and log det V in O(d^2).
-
-        Args:
-            x: Feature vector, shape (d,), finite.
-            weight: w > 0, finite.
-
-        Raises:
-            ValueError: On a wrong shape, NaN or inf in x, or weight <= 0.
-        """
-        self.update_unchecked(check_vector("x", x, self._d), check_weight(weight))
 
     def update_unchecked(self, x: np.ndarray, w: float) -> None:
         """:meth:`update` for a checked pull: x finite float64 (d,), w a float > 0.
@@ -303,41 +241,9 @@ class Gram:
         self._logdet = 2.0 * float(np.sum(np.log(np.diag(chol))))
         self._since_refactor = 0
 
-    def norms(self, X: Any) -> np.ndarray:
-        """Return ||x_k||_{V^-1} = sqrt(x_k^T V^-1 x_k) for all K rows of X.
-
-        Args:
-            X: Rows x_k, shape (K, d).
-
-        Returns:
-            Norms, shape (K,).
-        """
-        return weighted_norms_unchecked(check_rows("X", X, self._d), self._inverse)
-
     def norms_unchecked(self, X: np.ndarray) -> np.ndarray:
         """:meth:`norms` for features built by a model: float64 (K, d), no checks."""
         return weighted_norms_unchecked(X, self._inverse)
-
-    def pair_norms(self, Z: Any) -> np.ndarray:
-        """Return ||z_i - z_j||_{V^-1} for all pairs of the K rows of Z, shape (K, K).
-
-        Computed as sqrt(max(q_i + q_j - 2 G_ij, 0)) with G = Z V^-1 Z^T and
-        q = diag(G), in O(K d^2 + K^2 d) rather than O(K^2 d^2) for the K^2
-        differences. Symmetric, with an exactly zero diagonal; equal rows are exactly
-        0 apart.
-
-        Args:
-            Z: Rows z_k, shape (K, d).
-
-        Raises:
-            ValueError: On a wrong shape or NaN or inf in Z.
-        """
-        return self.pair_norms_unchecked(check_rows("Z", Z, self._d))
-
-    def pair_norms_unchecked(self, Z: np.ndarray) -> np.ndarray:
-        """:meth:`pair_norms` for features built by a model: float64 (K, d), no checks."""
-        inverse = self._inverse
-        return pair_norms_from_cross(Z, lambda U: (U @ inverse) @ U.T)
 
     def set_ridge(self, lam: float) -> None:
         """Replace lam * I by lam' * I in V and refactorise in O(d^3).
@@ -386,57 +292,12 @@ class Gram:
         new._pending = list(self._pending)
         return new
 
-    def state_dict(self) -> dict[str, Any]:
-        """Return the full state: numpy arrays and JSON-able scalars, no pickle.
-
-        Keys: kind, d, lam, refactor_every, n_updates, since_refactor, logdet (scalars)
-        and matrix, inverse, cholesky ((d, d) copies). The incremental quantities are
-        stored as they are, so a restored Gram continues bit for bit.
-        """
-        return {
-            "kind": "Gram",
-            "d": self._d,
-            "lam": self._lam,
-            "refactor_every": self._refactor_every,
-            "n_updates": self._n_updates,
-            "since_refactor": self._since_refactor,
-            "logdet": self._logdet,
-            "matrix": np.array(self._matrix),
-            "inverse": np.array(self._inverse),
-            "cholesky": np.array(self._factor()),
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore a state from :meth:`state_dict`; its d must equal this Gram's d.
-
-        Raises:
-            ValueError: On missing keys, another kind or d, or malformed entries.
-        """
-        check_state(state, "Gram", _STATE_KEYS, self._d)
-        arrays = {name: check_square(name, state[name], self._d) for name in _ARRAYS}
-        lam = check_scalar("lam", state["lam"], low=0.0, low_open=True)
-        refactor_every = check_int("refactor_every", state["refactor_every"], low=1)
-        n_updates = check_int("n_updates", state["n_updates"], low=0)
-        since_refactor = check_int("since_refactor", state["since_refactor"], low=0)
-        logdet = check_scalar("logdet", state["logdet"])
-        # Assign only after every entry has been checked.
-        self._lam, self._refactor_every, self._logdet = lam, refactor_every, logdet
-        self._n_updates, self._since_refactor = n_updates, since_refactor
-        self._matrix = frozen(arrays["matrix"])
-        self._inverse = frozen(arrays["inverse"])
-        self._cholesky = frozen(np.asfortranarray(arrays["cholesky"]))
-        self._pending = []
-
-    @classmethod
-    def from_state_dict(cls, state: dict[str, Any]) -> Gram:
-        """Build a Gram from :meth:`state_dict` output."""
-        check_state(state, "Gram", _STATE_KEYS, None)
-        gram = cls(state["d"], state["lam"], refactor_every=state["refactor_every"])
-        gram.load_state_dict(state)
-        return gram
-
-    def __repr__(self) -> str:
-        return f"Gram(d={self._d}, lam={self._lam!r}, n_updates={self._n_updates})"
+    def _set_arrays(
+        self, matrix: np.ndarray, inverse: np.ndarray, cholesky: np.ndarray
+    ) -> None:
+        self._matrix = frozen(matrix)
+        self._inverse = frozen(inverse)
+        self._cholesky = frozen(np.asfortranarray(cholesky))
 
 
 def _plus_outer(A: np.ndarray, c: float, v: np.ndarray) -> np.ndarray:

@@ -42,18 +42,9 @@ import numpy as np
 
 from banditkit.core.validation import check_int, check_scalar
 
-from ._common import (
-    check_rhs,
-    check_rng,
-    check_rows,
-    check_square,
-    check_state,
-    check_vector,
-    check_weight,
-    check_weights,
-    sample_shape,
-)
-from .rank1 import cholesky_update, pair_norms_from_cross
+from ._base import FullGramBase
+from ._common import check_rhs, check_rng, check_rows, check_weights, sample_shape
+from .rank1 import cholesky_update
 from .spans import SPARSE_FRACTION, diagonal_blocks, row_spans, span, subtract_outer
 
 if TYPE_CHECKING:
@@ -65,22 +56,8 @@ else:
 
 __all__ = ["InPlaceGram"]
 
-_STATE_KEYS = (
-    "kind",
-    "d",
-    "lam",
-    "refactor_every",
-    "n_updates",
-    "since_refactor",
-    "logdet",
-    "matrix",
-    "inverse",
-    "cholesky",
-)
-_ARRAYS = ("matrix", "inverse", "cholesky")
 
-
-class InPlaceGram:
+class InPlaceGram(FullGramBase):
     """Full Gram V = lam * I + sum_i w_i x_i x_i^T with V^-1, L and log det V, updated in place.
 
     The arithmetic of :class:`~banditkit.linalg.Gram` (Sherman-Morrison for V^-1, the
@@ -103,6 +80,9 @@ class InPlaceGram:
         2.302585
     """
 
+    _KIND = "InPlaceGram"
+    _LOADS = ("Gram",)  # restores a Gram's state too
+
     def __init__(self, d: int, lam: float, *, refactor_every: int = 512) -> None:
         self._d = check_int("d", d, low=1)
         self._lam = check_scalar("lam", lam, low=0.0, low_open=True)
@@ -116,41 +96,6 @@ class InPlaceGram:
         self._logdet = self._d * math.log(self._lam)
 
     # ------------------------------------------------------------------ read
-    @property
-    def d(self) -> int:
-        """Dimension of the feature vectors."""
-        return self._d
-
-    @property
-    def lam(self) -> float:
-        """Regulariser lam of the starting matrix lam * I."""
-        return self._lam
-
-    @property
-    def refactor_every(self) -> int:
-        """Number of rank-1 updates between exact refactorisations."""
-        return self._refactor_every
-
-    @property
-    def n_updates(self) -> int:
-        """Number of rank-1 terms added so far."""
-        return self._n_updates
-
-    @property
-    def since_refactor(self) -> int:
-        """Rank-1 updates since the last exact refactorisation (0 right after one)."""
-        return self._since_refactor
-
-    @property
-    def is_diagonal(self) -> bool:
-        """False: V is kept in full."""
-        return False
-
-    @property
-    def diagonal(self) -> np.ndarray:
-        """diag(V), shape (d,) (a copy)."""
-        return np.diagonal(self._matrix).copy()
-
     @property
     def matrix(self) -> np.ndarray:
         """V, (d, d): a read-only view that later updates change."""
@@ -166,23 +111,14 @@ class InPlaceGram:
         """Lower-triangular L with V = L L^T: a read-only view that later updates change."""
         return _view(self._factor())
 
-    @property
-    def logdet(self) -> float:
-        """Log-determinant log det V."""
-        return self._logdet
-
     # ------------------------------------------------------------------ update
-    def update(self, x: Any, weight: float = 1.0) -> None:
-        """Add w x x^T to V and update V^-1 and log det V in place (L when next read).
+    def update_unchecked(self, x: np.ndarray, w: float) -> None:
+        """:meth:`update` for a checked pull: x finite float64 (d,), w a float > 0.
 
-        Args:
-            x: Feature vector, shape (d,), finite.
-            weight: w > 0, finite.
-
-        Raises:
-            ValueError: On a wrong shape, NaN or inf in x, or weight <= 0.
+        Adds w x x^T to V and updates V^-1 and log det V in place (L when next read);
+        :meth:`rank1_update` also returns u and q.
         """
-        self.rank1_update(check_vector("x", x, self._d), check_weight(weight))
+        self.rank1_update(x, w)
 
     def rank1_update(
         self, x: np.ndarray, weight: float = 1.0
@@ -278,14 +214,6 @@ class InPlaceGram:
         self._refactor()
 
     # ------------------------------------------------------------------ norms, solves, draws
-    def norms(self, X: Any) -> np.ndarray:
-        """Return ||x_k||_{V^-1} for all K rows of X (K, d).
-
-        Raises:
-            ValueError: On a wrong shape, NaN or inf.
-        """
-        return self.norms_unchecked(check_rows("X", X, self._d))
-
     def norms_unchecked(self, X: np.ndarray) -> np.ndarray:
         """:meth:`norms` for float64 (K, d) features built by a model (no checks)."""
         return np.sqrt(np.maximum(self.sq_norms_unchecked(X), 0.0))
@@ -335,15 +263,6 @@ class InPlaceGram:
             out[k] = xs @ (inverse[s:e, s:e] @ xs)
         return out
 
-    def pair_norms(self, Z: Any) -> np.ndarray:
-        """||z_i - z_j||_{V^-1} for all pairs of rows of Z (K, d), shape (K, K)."""
-        return self.pair_norms_unchecked(check_rows("Z", Z, self._d))
-
-    def pair_norms_unchecked(self, Z: np.ndarray) -> np.ndarray:
-        """:meth:`pair_norms` without checks."""
-        inverse = self._inverse
-        return pair_norms_from_cross(Z, lambda U: (U @ inverse) @ U.T)
-
     def solve(self, b: Any) -> np.ndarray:
         """Return V^-1 b for b (d,) or (d, n), as the product with the kept inverse."""
         return self._inverse @ check_rhs("b", b, self._d)
@@ -373,63 +292,12 @@ class InPlaceGram:
         new._pending = list(self._pending)
         return new
 
-    def state_dict(self) -> dict[str, Any]:
-        """The full state (``Gram``'s keys, kind "InPlaceGram"): arrays and scalars, no pickle.
-
-        Reading it applies the queued updates to L (as any read of L does), so a restored
-        Gram continues bit for bit.
-        """
-        return {
-            "kind": "InPlaceGram",
-            "d": self._d,
-            "lam": self._lam,
-            "refactor_every": self._refactor_every,
-            "n_updates": self._n_updates,
-            "since_refactor": self._since_refactor,
-            "logdet": self._logdet,
-            "matrix": self._matrix.copy(),
-            "inverse": self._inverse.copy(),
-            "cholesky": self._factor().copy(),
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore a state of :meth:`state_dict` or of a ``Gram`` (same keys).
-
-        Raises:
-            ValueError: On missing keys, another kind or d, or malformed entries.
-        """
-        kind = state.get("kind") if isinstance(state, dict) else None
-        check_state(
-            state, "Gram" if kind == "Gram" else "InPlaceGram", _STATE_KEYS, self._d
-        )
-        arrays = {name: check_square(name, state[name], self._d) for name in _ARRAYS}
-        lam = check_scalar("lam", state["lam"], low=0.0, low_open=True)
-        refactor_every = check_int("refactor_every", state["refactor_every"], low=1)
-        n_updates = check_int("n_updates", state["n_updates"], low=0)
-        since_refactor = check_int("since_refactor", state["since_refactor"], low=0)
-        logdet = check_scalar("logdet", state["logdet"])
-        self._lam, self._refactor_every, self._logdet = lam, refactor_every, logdet
-        self._n_updates, self._since_refactor = n_updates, since_refactor
-        self._matrix = np.ascontiguousarray(arrays["matrix"])
-        self._inverse = np.ascontiguousarray(arrays["inverse"])
-        self._cholesky = np.ascontiguousarray(arrays["cholesky"])
-        self._pending = []
-
-    @classmethod
-    def from_state_dict(cls, state: dict[str, Any]) -> InPlaceGram:
-        """Build from :meth:`state_dict` output (or a ``Gram``'s)."""
-        kind = state.get("kind") if isinstance(state, dict) else None
-        check_state(
-            state, "Gram" if kind == "Gram" else "InPlaceGram", _STATE_KEYS, None
-        )
-        gram = cls(state["d"], state["lam"], refactor_every=state["refactor_every"])
-        gram.load_state_dict(state)
-        return gram
-
-    def __repr__(self) -> str:
-        return (
-            f"InPlaceGram(d={self._d}, lam={self._lam!r}, n_updates={self._n_updates})"
-        )
+    def _set_arrays(
+        self, matrix: np.ndarray, inverse: np.ndarray, cholesky: np.ndarray
+    ) -> None:
+        self._matrix = np.ascontiguousarray(matrix)
+        self._inverse = np.ascontiguousarray(inverse)
+        self._cholesky = np.ascontiguousarray(cholesky)
 
 
 def _view(arr: np.ndarray) -> np.ndarray:

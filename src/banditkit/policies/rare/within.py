@@ -64,7 +64,7 @@ class WithinGram:
         self._every = base.refactor_every
         self._inverse = base.inverse
         self._matrix = base.matrix  # H at the last refactorisation (or at base)
-        self._since = base.state_dict()["since_refactor"]
+        self._since = base.since_refactor
         self._n = base.n_updates
         self._x: list[np.ndarray] = []  # the pulls since base, in order
         self._w: list[float] = []

@@ -1,0 +1,261 @@
+"""What the Gram classes of this package share: checked entry points and the state round trip.
+
+Each Gram keeps its own arithmetic (``update_unchecked``, ``norms_unchecked``,
+``pair_norms_unchecked``). :class:`GramBase` checks the arguments of the public methods once
+and hands them on, and builds a Gram back from its state; :class:`FullGramBase` adds what
+the two full Grams (``Gram``, which hands out snapshots, and ``InPlaceGram``, which updates
+its arrays in place) share: the refactorisation counter, the readers of V and log det V,
+the pairwise norms and the state dict.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+
+from banditkit.core.validation import check_int, check_scalar
+
+from ._common import check_rows, check_square, check_state, check_vector, check_weight
+from .rank1 import pair_norms_from_cross
+
+__all__ = ["FullGramBase", "GramBase"]
+
+G = TypeVar("G", bound="GramBase")
+
+
+class GramBase(ABC):
+    """d, lam, the update count, the checked public methods, ``from_state_dict`` and repr.
+
+    A subclass sets ``_KIND`` (the ``kind`` of its state dict), ``_STATE_KEYS`` and, when it
+    restores the state of another class, ``_LOADS`` (those kinds), and implements the
+    unchecked arithmetic.
+    """
+
+    _KIND: ClassVar[str]
+    _STATE_KEYS: ClassVar[tuple[str, ...]]
+    _LOADS: ClassVar[tuple[str, ...]] = ()
+
+    _d: int
+    _lam: float
+    _n_updates: int
+
+    @property
+    def d(self) -> int:
+        """Dimension of the feature vectors."""
+        return self._d
+
+    @property
+    def lam(self) -> float:
+        """Regulariser lam of the starting matrix lam * I."""
+        return self._lam
+
+    @property
+    def n_updates(self) -> int:
+        """Number of rank-1 terms added so far (a batch of n counts n)."""
+        return self._n_updates
+
+    def update(self, x: Any, weight: float = 1.0) -> None:
+        """Add w x x^T to V (see :meth:`update_unchecked` for the arithmetic).
+
+        Args:
+            x: Feature vector, shape (d,), finite.
+            weight: w > 0, finite.
+
+        Raises:
+            ValueError: On a wrong shape, NaN or inf in x, or weight <= 0.
+        """
+        self.update_unchecked(check_vector("x", x, self._d), check_weight(weight))
+
+    @abstractmethod
+    def update_unchecked(self, x: np.ndarray, w: float) -> None:
+        """:meth:`update` for a checked pull: x finite float64 (d,), w a float > 0."""
+
+    def norms(self, X: Any) -> np.ndarray:
+        """Return ||x_k||_{V^-1} = sqrt(x_k^T V^-1 x_k) for all K rows of X.
+
+        Args:
+            X: Rows x_k, shape (K, d).
+
+        Returns:
+            Norms, shape (K,).
+
+        Raises:
+            ValueError: On a wrong shape or NaN or inf in X.
+        """
+        return self.norms_unchecked(check_rows("X", X, self._d))
+
+    @abstractmethod
+    def norms_unchecked(self, X: np.ndarray) -> np.ndarray:
+        """:meth:`norms` for features built by a model: float64 (K, d), no checks."""
+
+    def pair_norms(self, Z: Any) -> np.ndarray:
+        """Return ||z_i - z_j||_{V^-1} for all pairs of the K rows of Z, shape (K, K).
+
+        Computed as sqrt(max(q_i + q_j - 2 G_ij, 0)) with G = Z V^-1 Z^T and q = diag(G),
+        rather than from the K^2 differences. Symmetric, with an exactly zero diagonal;
+        equal rows are exactly 0 apart.
+
+        Args:
+            Z: Rows z_k, shape (K, d).
+
+        Raises:
+            ValueError: On a wrong shape or NaN or inf in Z.
+        """
+        return self.pair_norms_unchecked(check_rows("Z", Z, self._d))
+
+    @abstractmethod
+    def pair_norms_unchecked(self, Z: np.ndarray) -> np.ndarray:
+        """:meth:`pair_norms` for features built by a model: float64 (K, d), no checks."""
+
+    @abstractmethod
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state of :meth:`state_dict`; its d must equal this Gram's d."""
+
+    @classmethod
+    def _state_kind(cls, state: Any) -> str:
+        """The kind ``state`` must have: its own when this class loads it, else ``_KIND``."""
+        kind = state.get("kind") if isinstance(state, dict) else None
+        return kind if kind in cls._LOADS else cls._KIND
+
+    @classmethod
+    def _init_kwargs(cls, state: dict[str, Any]) -> dict[str, Any]:
+        """Keyword arguments of the constructor besides d and lam, read from a state."""
+        return {}
+
+    @classmethod
+    def from_state_dict(cls: type[G], state: dict[str, Any]) -> G:
+        """Build a Gram of this class from :meth:`state_dict` output.
+
+        Raises:
+            ValueError: On missing keys, another kind, or malformed entries.
+        """
+        check_state(state, cls._state_kind(state), cls._STATE_KEYS, None)
+        gram = cls(state["d"], state["lam"], **cls._init_kwargs(state))  # type: ignore[call-arg]
+        gram.load_state_dict(state)
+        return gram
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(d={self._d}, lam={self._lam!r}, "
+            f"n_updates={self._n_updates})"
+        )
+
+
+_FULL_ARRAYS = ("matrix", "inverse", "cholesky")
+
+
+class FullGramBase(GramBase):
+    """What ``Gram`` and ``InPlaceGram`` share: V, V^-1, L and log det V kept in full.
+
+    A subclass keeps ``_matrix`` (V), ``_inverse`` (V^-1), ``_logdet``, ``_pending`` (the
+    rank-1 terms not yet applied to L), the counters, and implements ``_factor`` (L with
+    the pending terms applied) and ``_set_arrays`` (how it stores restored arrays).
+    """
+
+    _STATE_KEYS = (
+        "kind",
+        "d",
+        "lam",
+        "refactor_every",
+        "n_updates",
+        "since_refactor",
+        "logdet",
+        "matrix",
+        "inverse",
+        "cholesky",
+    )
+
+    _refactor_every: int
+    _since_refactor: int
+    _matrix: np.ndarray
+    _inverse: np.ndarray
+    _logdet: float
+    _pending: list[np.ndarray]
+
+    @property
+    def refactor_every(self) -> int:
+        """Number of rank-1 updates between exact refactorisations."""
+        return self._refactor_every
+
+    @property
+    def since_refactor(self) -> int:
+        """Rank-1 updates since the last exact refactorisation (0 right after one)."""
+        return self._since_refactor
+
+    @property
+    def is_diagonal(self) -> bool:
+        """False: V is kept in full (``DiagonalGram`` answers True)."""
+        return False
+
+    @property
+    def diagonal(self) -> np.ndarray:
+        """diag(V), shape (d,) (a copy)."""
+        return np.diagonal(self._matrix).copy()
+
+    @property
+    def logdet(self) -> float:
+        """Log-determinant log det V."""
+        return self._logdet
+
+    def pair_norms_unchecked(self, Z: np.ndarray) -> np.ndarray:
+        """:meth:`pair_norms` for features built by a model: float64 (K, d), no checks."""
+        inverse = self._inverse
+        return pair_norms_from_cross(Z, lambda U: (U @ inverse) @ U.T)
+
+    @abstractmethod
+    def _factor(self) -> np.ndarray:
+        """L with every queued rank-1 term applied, in the order they were added."""
+
+    @abstractmethod
+    def _set_arrays(
+        self, matrix: np.ndarray, inverse: np.ndarray, cholesky: np.ndarray
+    ) -> None:
+        """Store restored V, V^-1 and L (checked (d, d) arrays)."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """Return the full state: numpy arrays and JSON-able scalars, no pickle.
+
+        Keys: kind, d, lam, refactor_every, n_updates, since_refactor, logdet (scalars)
+        and matrix, inverse, cholesky ((d, d) copies; reading L applies the queued
+        updates, as any read of L does). The incremental quantities are stored as they
+        are, so a restored Gram continues bit for bit.
+        """
+        return {
+            "kind": self._KIND,
+            "d": self._d,
+            "lam": self._lam,
+            "refactor_every": self._refactor_every,
+            "n_updates": self._n_updates,
+            "since_refactor": self._since_refactor,
+            "logdet": self._logdet,
+            "matrix": np.array(self._matrix),
+            "inverse": np.array(self._inverse),
+            "cholesky": np.array(self._factor()),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state from :meth:`state_dict`; its d must equal this Gram's d.
+
+        Raises:
+            ValueError: On missing keys, another kind or d, or malformed entries.
+        """
+        check_state(state, self._state_kind(state), self._STATE_KEYS, self._d)
+        arrays = {
+            name: check_square(name, state[name], self._d) for name in _FULL_ARRAYS
+        }
+        lam = check_scalar("lam", state["lam"], low=0.0, low_open=True)
+        refactor_every = check_int("refactor_every", state["refactor_every"], low=1)
+        n_updates = check_int("n_updates", state["n_updates"], low=0)
+        since_refactor = check_int("since_refactor", state["since_refactor"], low=0)
+        logdet = check_scalar("logdet", state["logdet"])
+        # Assign only after every entry has been checked.
+        self._lam, self._refactor_every, self._logdet = lam, refactor_every, logdet
+        self._n_updates, self._since_refactor = n_updates, since_refactor
+        self._set_arrays(arrays["matrix"], arrays["inverse"], arrays["cholesky"])
+        self._pending = []
+
+    @classmethod
+    def _init_kwargs(cls, state: dict[str, Any]) -> dict[str, Any]:
+        return {"refactor_every": state["refactor_every"]}
