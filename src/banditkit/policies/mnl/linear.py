@@ -98,6 +98,14 @@ class _LinearMLE(AssortmentPolicy):
         )
         self.schedule = check_choice("schedule", schedule, SCHEDULES)
 
+    def get_params(self) -> dict[str, Any]:
+        """The hyper-parameters; ``warmup`` only when > 0, so that runs stored before the
+        option existed keep their ids (``warmup=0`` is what they ran)."""
+        params = super().get_params()
+        if self.warmup == 0:
+            params.pop("warmup")
+        return params
+
     def _setup(self, ctx: Context) -> None:
         d = int(self.d)  # type: ignore[arg-type]
         self.theta = np.zeros(d)
