@@ -99,8 +99,10 @@ class _LinearMLE(AssortmentPolicy):
         self.schedule = check_choice("schedule", schedule, SCHEDULES)
 
     def get_params(self) -> dict[str, Any]:
-        """The hyper-parameters; ``warmup`` only when > 0, so that runs stored before the
-        option existed keep their ids (``warmup=0`` is what they ran)."""
+        """The hyper-parameters; ``warmup`` only when > 0.
+
+        Runs stored before the option existed ran ``warmup=0``: they keep their ids.
+        """
         params = super().get_params()
         if self.warmup == 0:
             params.pop("warmup")
