@@ -314,3 +314,12 @@ def test_assortment_actions_are_still_validated_and_normalised():
     for bad in [(), (1, 1), (0, 1, 2, 3), (0, 5), (-1, 2), (True, 2), (0.0, 1)]:
         with pytest.raises(ValueError, match="action"):
             policy._check_action(bad, ctx)
+
+
+@pytest.mark.parametrize("name", ["ucb-mnl", "ts-mnl"])
+def test_warmup_enters_params_only_when_set(name):
+    """warmup=0 (the default) keeps the run ids of runs stored before the option existed."""
+    assert "warmup" not in bk.make_policy(name).get_params()
+    params = bk.make_policy(name, warmup=5).get_params()
+    assert params["warmup"] == 5
+    assert bk.make_policy(name, **params).warmup == 5

@@ -98,6 +98,16 @@ class _LinearMLE(AssortmentPolicy):
         )
         self.schedule = check_choice("schedule", schedule, SCHEDULES)
 
+    def get_params(self) -> dict[str, Any]:
+        """The hyper-parameters; ``warmup`` only when > 0.
+
+        Runs stored before the option existed ran ``warmup=0``: they keep their ids.
+        """
+        params = super().get_params()
+        if self.warmup == 0:
+            params.pop("warmup")
+        return params
+
     def _setup(self, ctx: Context) -> None:
         d = int(self.d)  # type: ignore[arg-type]
         self.theta = np.zeros(d)
