@@ -112,6 +112,8 @@ def test_logistic_configs_load_and_resolve(monkeypatch):
                 assert {0.1, 1, 10} <= set(grid["lam"])
         labels = {p.label for p in resolved.policies}
         assert {"NCBF-UCB", "NeuralLog-UCB-2"} <= labels
+        if cfg.grid:  # tuned at the evaluation horizon on 5 seeds (docs/logistic.md)
+            assert (cfg.tuning.seeds, cfg.tuning.horizon) == (5, 2000)
     fig2 = {
         (c.env.label, c.policy.label): c for c in resolve(folder / "fig2.yaml").cells
     }
