@@ -9,9 +9,8 @@ from tests import golden
 
 
 @pytest.fixture(scope="module")
-def recorded() -> dict[str, np.ndarray]:
-    with np.load(golden.GOLDEN) as data:
-        return {k: data[k] for k in data.files}
+def recorded() -> list[dict[str, np.ndarray]]:
+    return golden.records()
 
 
 @pytest.mark.parametrize(
@@ -20,9 +19,17 @@ def recorded() -> dict[str, np.ndarray]:
     ids=[golden.key(*c) for c in golden.cases()],
 )
 def test_run_is_unchanged(
-    recorded: dict[str, np.ndarray], env_label: str, index: int, seed: int
+    recorded: list[dict[str, np.ndarray]], env_label: str, index: int, seed: int
 ) -> None:
+    """The run equals the main record, or a platform variant of it (tests/golden.py)."""
     actions, regrets = golden.play(env_label, index, seed)
     prefix = golden.key(env_label, index, seed)
-    np.testing.assert_array_equal(actions, recorded[prefix + "/actions"])
-    np.testing.assert_array_equal(regrets, recorded[prefix + "/regret"])
+    candidates = [r for r in recorded if prefix + "/actions" in r]
+    for record in candidates:
+        if np.array_equal(actions, record[prefix + "/actions"]) and np.array_equal(
+            regrets, record[prefix + "/regret"]
+        ):
+            return
+    # report against the main record
+    np.testing.assert_array_equal(actions, candidates[0][prefix + "/actions"])
+    np.testing.assert_array_equal(regrets, candidates[0][prefix + "/regret"])

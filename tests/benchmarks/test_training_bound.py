@@ -7,7 +7,7 @@ import time
 
 from banditkit.benchmarks._common import run_once
 from banditkit.benchmarks.neurallog_ucb2_h1 import timed_fits, training_bound
-from banditkit.policies.models import NeuralModel
+from banditkit.policies.parts.models import NeuralModel
 
 
 def test_bound_is_positive_and_zero_without_refits() -> None:

@@ -6,8 +6,8 @@ import pytest
 from banditkit.envs.classification import encode_arms
 from banditkit.linalg import Gram, InPlaceGram
 from banditkit.linalg.spans import diagonal_blocks
-from banditkit.policies.history import History
-from banditkit.policies.models import RidgeModel
+from banditkit.policies.parts.history import History
+from banditkit.policies.parts.models import RidgeModel
 
 
 def rel_err(a: np.ndarray, b: np.ndarray) -> float:

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from banditkit.nn import MLP, ArmPass, Trainer, per_sample_grads
-from banditkit.policies.models import NeuralModel
+from banditkit.policies.parts.models import NeuralModel
 
 
 def trained(init: str, activation: str = "relu", d: int = 6, width: int = 8) -> MLP:

@@ -8,7 +8,7 @@ import torch
 
 from banditkit import nn
 from banditkit.nn.blocks import BlockLayout, block_count
-from banditkit.policies.models.neural import BLOCK_MIN_WORK, NeuralModel
+from banditkit.policies.parts.models.neural import BLOCK_MIN_WORK, NeuralModel
 
 
 def block_rows(
@@ -204,7 +204,7 @@ def test_blocks_outside_the_fused_loop_is_the_dense_fit() -> None:
 
 
 def test_neural_model_block_input_fits_as_dense() -> None:
-    from banditkit.policies.history import History
+    from banditkit.policies.parts.history import History
 
     K, d, width = 7, 4, 10
     N = BLOCK_MIN_WORK // (width * (K - 1) * d) + 30  # enough rows for the blocks

@@ -114,7 +114,7 @@ def test_a_broken_entry_point_is_reported_on_lookup_only(
         """
         [banditkit.policies]
         broken = bkbrokenplug_missing:Nothing
-        linucb = banditkit.policies.classic:UCB1
+        linucb = banditkit.policies.baselines.classic:UCB1
         """,
     )
     monkeypatch.syspath_prepend(str(tmp_path))

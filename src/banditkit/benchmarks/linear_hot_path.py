@@ -59,9 +59,9 @@ from banditkit.core.seeding import make_rng
 from banditkit.core.simulate import simulate
 from banditkit.core.types import Action, Feedback
 from banditkit.experiments.execute import single_threaded
-from banditkit.policies.linear import LinTS, LinUCB
-from banditkit.policies.models import RidgeModel
-from banditkit.policies.selection import TIE_RTOL, argmax_random_tie
+from banditkit.policies.baselines.linear import LinTS, LinUCB
+from banditkit.policies.parts.models import RidgeModel
+from banditkit.policies.parts.selection import TIE_RTOL, argmax_random_tie
 
 BAR_BLOCK_SECONDS = 1.0
 BAR_NAIVE_RATIO = 8.0

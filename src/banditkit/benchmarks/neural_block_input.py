@@ -46,8 +46,8 @@ from banditkit.benchmarks._common import (
     write_outputs,
 )
 from banditkit.core.simulate import simulate
-from banditkit.policies.history import History
-from banditkit.policies.neural import NeuralUCB
+from banditkit.policies.baselines.neural import NeuralUCB
+from banditkit.policies.parts.history import History
 
 WORKLOADS = (ucb.IDENTICAL_WORK, ts.IDENTICAL_WORK)
 #: (dtype, block_input) of each variant, in the order they are interleaved.

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from banditkit.benchmarks._common import host, run_once, single_threaded, write_outputs
-from banditkit.policies.models import NeuralModel
+from banditkit.policies.parts.models import NeuralModel
 
 BAR_SECONDS = 2.0
 POLICY = "neurallog-ucb2"

@@ -1,24 +1,40 @@
-"""Policies, one module per family; importing this package registers all of them.
+"""Policies: the shared parts, the baselines and one folder per paper family.
 
-Each policy is a thin composition of shared parts (docs/models.md):
+Importing this package registers every policy. The layout:
 
-    history       policies.history (rows, pairs, sets)
-    model         policies.models (one Model protocol: ridge, GLM MLE, neural networks)
-    uncertainty   linalg Gram matrices (one GramLike interface) and weighted norms
-    scorer        policies.scorer (a model + an uncertainty: means and widths)
-    selection     policies.selection (arm, top-K set, pair rules)
-    schedule      policies.schedules (periodic, static grid, determinant doubling)
+    parts/        what the families compose (history, models, scorer, selection,
+                  schedules, warm-up; docs/models.md)
+    baselines/    reference (random, oracle), classic, linear, GLM, per-arm, hybrid,
+                  neural (NeuralUCB, NeuralTS) and scikit-learn baselines
+    logistic/     neural logistic bandits and their linear logistic baselines
+    dueling/ ensemble/ mnl/ rare/    the other paper families
 """
 
-from banditkit.policies.baseline import (
+from banditkit.policies.baselines import (
+    GLMTS,
+    GLMUCB,
+    KLUCB,
+    UCB1,
     AssortmentOracle,
+    BernoulliTS,
     DuelingOracle,
+    EpsGreedy,
+    HybridLinUCB,
+    LinTS,
+    LinUCB,
+    NeuralTS,
+    NeuralUCB,
     Oracle,
+    PerArmEpsGreedy,
+    PerArmGLMTS,
+    PerArmGLMUCB,
+    PerArmLinTS,
+    PerArmLinUCB,
     RandomAssortment,
     RandomDuel,
     RandomPolicy,
+    SklearnArms,
 )
-from banditkit.policies.classic import KLUCB, UCB1, BernoulliTS
 from banditkit.policies.dueling import (
     NDBTS,
     NDBUCB,
@@ -30,21 +46,16 @@ from banditkit.policies.dueling import (
     CoLSTIM,
 )
 from banditkit.policies.ensemble import EVILL, GLMES, GLMFPL, LinES, NeuralES, NeuralPHE
-from banditkit.policies.glm import GLMTS, GLMUCB
-from banditkit.policies.hybrid import HybridLinUCB
-from banditkit.policies.linear import EpsGreedy, LinTS, LinUCB
-from banditkit.policies.logistic import AdaOFUECOLog, LogisticUCB1
-from banditkit.policies.mnl import ONLMNL, TSMNL, UCBMNL, EpsGreedyMNL, OFUMNLPlus
-from banditkit.policies.neural import NeuralTS, NeuralUCB
-from banditkit.policies.neurallog import (
+from banditkit.policies.logistic import (
     NCBFUCB,
+    AdaOFUECOLog,
+    LogisticUCB1,
     NeuralLogTS1,
     NeuralLogTS2,
     NeuralLogUCB1,
     NeuralLogUCB2,
 )
-from banditkit.policies.perarm import PerArmEpsGreedy, PerArmLinTS, PerArmLinUCB
-from banditkit.policies.perarm_glm import PerArmGLMTS, PerArmGLMUCB
+from banditkit.policies.mnl import ONLMNL, TSMNL, UCBMNL, EpsGreedyMNL, OFUMNLPlus
 from banditkit.policies.rare import (
     BGLE,
     BLCE,
@@ -55,7 +66,6 @@ from banditkit.policies.rare import (
     BGLinCB,
     SoftBatch,
 )
-from banditkit.policies.sklearn_arms import SklearnArms
 
 __all__ = [
     "BGLE",

@@ -47,10 +47,10 @@ from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
 from banditkit.glm.duel_links import get_duel_link
 from banditkit.linalg import Gram
-from banditkit.policies.history import PairHistory
+from banditkit.policies.parts.history import PairHistory
 
 if TYPE_CHECKING:
-    from banditkit.policies.models import GLMModel
+    from banditkit.policies.parts.models import GLMModel
 
 __all__ = ["VACDB", "CoLSTIM"]
 
@@ -99,8 +99,8 @@ class CoLSTIM(DuelingPolicy):
         self.beta = None if beta is None else check_scalar("beta", beta, low=0.0)
 
     def _setup(self, ctx: Context) -> None:
-        # imported here: banditkit.policies.models also holds the (PyTorch) neural models
-        from banditkit.policies.models import GLMModel
+        # imported here: banditkit.policies.parts.models also holds the (PyTorch) neural models
+        from banditkit.policies.parts.models import GLMModel
 
         assert self.d is not None
         self.model: GLMModel = GLMModel(self.d, lam=self.lam, link=self._link.glm)
@@ -188,7 +188,7 @@ class VACDB(DuelingPolicy):
         self.n_layers = max(1, math.ceil(math.log2(1.0 / self.alpha)))
 
     def _setup(self, ctx: Context) -> None:
-        from banditkit.policies.models import GLMModel
+        from banditkit.policies.parts.models import GLMModel
 
         assert self.d is not None
         scales = [2.0 ** (-2 * (ell + 1)) for ell in range(self.n_layers)]

@@ -40,11 +40,11 @@ from banditkit.glm.duel_links import get_duel_link
 from banditkit.linalg import DiagonalGram, Gram, GramLike
 from banditkit.policies.dueling.nvldb import resolve_preset
 from banditkit.policies.dueling.rules import PairRule
-from banditkit.policies.history import PairHistory
-from banditkit.policies.schedules import Periodic
+from banditkit.policies.parts.history import PairHistory
+from banditkit.policies.parts.schedules import Periodic
 
 if TYPE_CHECKING:
-    from banditkit.policies.models import NeuralModel
+    from banditkit.policies.parts.models import NeuralModel
 
 __all__ = ["NDBTS", "NDBUCB", "NeuralDuelingPolicy"]
 
@@ -117,7 +117,7 @@ class NeuralDuelingPolicy(DuelingPolicy):
 
     def _build(self, d: int, generator: Any) -> None:
         from banditkit.nn import Trainer
-        from banditkit.policies.models import NeuralModel
+        from banditkit.policies.parts.models import NeuralModel
 
         trainer = Trainer(
             loss="bce",

@@ -46,11 +46,11 @@ from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm.duel_links import DuelLink, get_duel_link
 from banditkit.linalg import Gram
 from banditkit.policies.dueling.rules import RULES, TSCSYM_FORMS, PairRule
-from banditkit.policies.history import PairHistory
-from banditkit.policies.schedules import Periodic
+from banditkit.policies.parts.history import PairHistory
+from banditkit.policies.parts.schedules import Periodic
 
 if TYPE_CHECKING:
-    from banditkit.policies.models import NeuralLinearModel
+    from banditkit.policies.parts.models import NeuralLinearModel
 
 __all__ = [
     "GRAM_MODES",
@@ -219,7 +219,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         self._build(self.d, make_generator(self.rng))
 
     def _build(self, d: int, generator: Any) -> None:
-        from banditkit.policies.models import NeuralLinearModel
+        from banditkit.policies.parts.models import NeuralLinearModel
 
         self.model: NeuralLinearModel = NeuralLinearModel(
             d,

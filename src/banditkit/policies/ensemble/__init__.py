@@ -41,7 +41,7 @@ from banditkit.policies.ensemble.members import (
 from banditkit.policies.ensemble.neural import NeuralES, NeuralPHE
 from banditkit.policies.ensemble.policies import GLMES, GLMFPL, LinES
 from banditkit.policies.ensemble.theory import theory_params
-from banditkit.policies.ensemble.warmup import design_plan, round_design
+from banditkit.policies.parts.warmup import design_plan, round_design
 
 __all__ = [
     "EVILL",

@@ -34,9 +34,9 @@ from banditkit.policies.ensemble.anytime import (
     phase_parameters,
 )
 from banditkit.policies.ensemble.history import PerturbedHistory
-from banditkit.policies.ensemble.warmup import ROUNDINGS, WARMUPS, design_plan
-from banditkit.policies.schedules import Periodic
-from banditkit.policies.selection import argmax_random_tie
+from banditkit.policies.parts.schedules import Periodic
+from banditkit.policies.parts.selection import argmax_random_tie
+from banditkit.policies.parts.warmup import ROUNDINGS, WARMUPS, design_plan
 
 __all__ = ["EnsemblePolicy"]
 

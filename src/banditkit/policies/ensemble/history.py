@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.core.validation import check_int
-from banditkit.policies.history import History
+from banditkit.policies.parts.history import History
 
 __all__ = ["PerturbedHistory"]
 

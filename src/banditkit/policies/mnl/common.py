@@ -18,7 +18,7 @@ from banditkit.assortment import optimal_assortment
 from banditkit.assortment.solvers import top_k
 from banditkit.core.types import Context
 from banditkit.core.validation import check_choice
-from banditkit.policies.history import SetHistory
+from banditkit.policies.parts.history import SetHistory
 
 if TYPE_CHECKING:
     import torch
@@ -179,7 +179,7 @@ class UtilityNet:
         Warm-started from the current weights; returns the final mean NLL.
         """
         from banditkit.nn import MNL, fit, stack_params
-        from banditkit.policies.models.neural_linear import observations_of
+        from banditkit.policies.parts.models.neural_linear import observations_of
 
         if history.n == 0:
             return float("nan")

@@ -23,7 +23,6 @@ from banditkit.core import POLICIES
 from banditkit.core.policy import AssortmentPolicy
 from banditkit.core.types import Action, Context, Feedback
 from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.policies.history import SetHistory
 from banditkit.policies.mnl.common import (
     PHASE1_SAMPLERS,
     UtilityNet,
@@ -32,6 +31,7 @@ from banditkit.policies.mnl.common import (
     slot_of,
     uniform_assortment,
 )
+from banditkit.policies.parts.history import SetHistory
 
 __all__ = ["EpsGreedyMNL"]
 

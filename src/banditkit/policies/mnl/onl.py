@@ -47,7 +47,6 @@ from banditkit.core.types import Action, Context, Feedback
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm.mnl import MNLSetBuffer, fit_mnl, refit_mnl
 from banditkit.linalg import Gram
-from banditkit.policies.history import SetHistory
 from banditkit.policies.mnl.common import (
     PHASE1_SAMPLERS,
     UtilityNet,
@@ -56,6 +55,7 @@ from banditkit.policies.mnl.common import (
     slot_of,
     uniform_assortment,
 )
+from banditkit.policies.parts.history import SetHistory
 
 __all__ = ["ONLMNL"]
 

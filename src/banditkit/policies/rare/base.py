@@ -38,6 +38,7 @@ from banditkit.core import Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
 from banditkit.linalg import g_optimal_design
+from banditkit.policies.parts.schedules import Grid
 from banditkit.policies.rare.elimination import (
     EliminationLevels,
     never_removes,
@@ -45,7 +46,6 @@ from banditkit.policies.rare.elimination import (
 )
 from banditkit.policies.rare.grids import check_grid, interval_of, update_grid
 from banditkit.policies.rare.within import IntervalRows, WithinGram
-from banditkit.policies.schedules import Grid
 
 __all__ = [
     "EliminationLevels",

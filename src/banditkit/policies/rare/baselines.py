@@ -40,6 +40,7 @@ from banditkit.core import POLICIES, Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar
 from banditkit.linalg import Gram
+from banditkit.policies.parts.schedules import DeterminantDoubling
 from banditkit.policies.rare.base import (
     GridPolicy,
     near_g_draw,
@@ -47,7 +48,6 @@ from banditkit.policies.rare.base import (
     ucb_cascade,
 )
 from banditkit.policies.rare.grids import update_grid
-from banditkit.policies.schedules import DeterminantDoubling
 
 __all__ = ["RSOFUL", "BatchLearning", "BatchLinUCBDG", "SoftBatch"]
 

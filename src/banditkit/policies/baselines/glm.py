@@ -1,0 +1,194 @@
+"""Generalised linear bandits: GLM-UCB and GLM Thompson sampling.
+
+Both compose a row ``History``, a :class:`~banditkit.policies.parts.models.GLMModel` (regularised MLE
+by Newton's method, refitted on a :class:`~banditkit.policies.parts.schedules.Periodic` schedule), the
+design Gram V of the raw features and a selection rule; GLM-UCB scores through a ``Scorer``.
+
+References:
+    [Filippi2010] S. Filippi, O. Cappe, A. Garivier, C. Szepesvari. Parametric bandits: the
+        generalized linear case. NeurIPS 2010.
+    [Kveton2020] B. Kveton, M. Zaheer, C. Szepesvari, L. Li, M. Ghavamzadeh, C. Boutilier.
+        Randomized exploration in generalized linear bandits. AISTATS 2020.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from banditkit.core import POLICIES, Context, ContextualPolicy
+from banditkit.core.types import Action, Feedback
+from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.glm import LINKS
+from banditkit.linalg import Gram
+from banditkit.policies.parts.history import History
+from banditkit.policies.parts.models import GLMModel
+from banditkit.policies.parts.schedules import Periodic
+from banditkit.policies.parts.scorer import Scorer
+from banditkit.policies.parts.selection import TIE_RTOL, Optimistic, argmax_random_tie
+
+__all__ = ["GLMTS", "GLMUCB", "GLMPolicy"]
+
+
+class GLMPolicy(ContextualPolicy):
+    """Shared part of the GLM policies: history, model, design Gram, schedule and state.
+
+    Args:
+        nu: Exploration scale, >= 0; 0 is greedy.
+        lam: MLE ridge weight and design-Gram start, > 0.
+        link: "logistic" (default), "probit" or "identity".
+        rewards: "auto" (default: rewards in [0, 1] for the logistic and probit links, real
+            rewards for the identity link) or "real" (any finite reward, e.g. a sigmoid
+            mean plus Gaussian noise; the NLL is convex in theta for every real target).
+        update_every: Refit the MLE after every this many observations, >= 1 (default 10:
+            on the README's 2000-round logistic tour, d = 20, 5 seeds, it cuts the time from
+            0.85 s to 0.14 s per run with regret 283 +- 19 against 327 +- 50 refitting every
+            round; pass 1 for the per-round refit of [Filippi2010]).
+        warmup: Warm-up pulls tau before the first fit, >= 0 (default 0: none). The MLE is
+            first fitted after them and then every ``update_every`` observations; used to
+            give the baselines the warm-up of GLM-ES (docs/ensemble.md).
+        warmup_strategy: "design" (default: a G-optimal design rounded to tau pulls, in a
+            random order, as GLM-ES, ``policies.ensemble.design_plan``; a uniform arm when
+            the arm set changes), "round-robin" or "random".
+        seed: Seed of the policy's own stream.
+    """
+
+    def __init__(
+        self,
+        *,
+        nu: float = 1.0,
+        lam: float = 1.0,
+        link: str = "logistic",
+        update_every: int = 10,
+        rewards: str = "auto",
+        warmup: int = 0,
+        warmup_strategy: str = "design",
+        seed: int = 0,
+    ) -> None:
+        from banditkit.policies.parts.warmup import WARMUPS
+
+        super().__init__(seed=seed)
+        self.nu = check_scalar("nu", nu, low=0.0)
+        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self.link = check_choice("link", link, list(LINKS))
+        self.rewards = check_choice("rewards", rewards, ("auto", "real"))
+        real = self.link == "identity" or self.rewards == "real"
+        self.reward_kind = "real" if real else "binary"
+        self.update_every = check_int("update_every", update_every, low=1)
+        self.schedule = Periodic(self.update_every)
+        self.warmup = check_int("warmup", warmup, low=0)
+        self.warmup_strategy = check_choice("warmup_strategy", warmup_strategy, WARMUPS)
+
+    def _setup(self, ctx: Context) -> None:
+        self._build()
+
+    def _build(self) -> None:
+        assert self.d is not None
+        self.history = History(self.d)
+        self.model = GLMModel(self.d, self.lam, self.link)
+        self.design = Gram(self.d, self.lam)  # V = lam I + sum x x^T
+        self.plan: np.ndarray | None = None  # warm-up pulls (warmup_strategy "design")
+        self.plan_arms: np.ndarray | None = None
+
+    def _warmup_arm(self, ctx: Context) -> int | None:
+        """The warm-up pull of this round, or None once the warm-up is over (or absent)."""
+        i = self.history.n
+        if i >= self.warmup:
+            return None
+        if self.warmup_strategy == "round-robin":
+            return i % ctx.n_arms
+        if self.warmup_strategy == "design":
+            from banditkit.policies.parts.warmup import design_plan
+
+            if self.plan is None:
+                self.plan = design_plan(ctx.arms, self.warmup, self.rng)
+                self.plan_arms = ctx.arms.copy()
+            same = self.plan_arms is not None and np.array_equal(
+                self.plan_arms, ctx.arms
+            )
+            if same and i < self.plan.size:
+                return int(self.plan[i])
+        return int(self.rng.integers(ctx.n_arms))
+
+    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        assert isinstance(action, int)
+        x = ctx.arms[action]
+        self.history.append(x, float(feedback))
+        self.design.update(x)
+        n = self.history.n - self.warmup  # observations since the warm-up
+        if n == 0 or (n > 0 and self.schedule.due(n, self.design)):
+            self.model.fit(self.history)
+            self._n_updates += 1
+
+    def _state(self) -> dict[str, Any]:
+        state: dict[str, Any] = {
+            "history": self.history.state_dict(),
+            "model": self.model.state_dict(),
+            "design": self.design.state_dict(),
+        }
+        if self.warmup > 0:
+            state["plan"] = None if self.plan is None else self.plan.copy()
+            state["plan_arms"] = (
+                None if self.plan_arms is None else self.plan_arms.copy()
+            )
+        return state
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        assert self.d is not None
+        self._build()
+        self.history.load_state_dict(state["history"])
+        self.model.load_state_dict(state["model"])
+        self.design.load_state_dict(state["design"])
+        plan, arms = state.get("plan"), state.get("plan_arms")
+        self.plan = None if plan is None else np.asarray(plan, dtype=np.int64)
+        self.plan_arms = None if arms is None else np.asarray(arms, dtype=np.float64)
+
+
+@POLICIES.register("glm-ucb")
+class GLMUCB(GLMPolicy):
+    """GLM-UCB [Filippi2010, Alg. 1]: optimism on the linear predictor of the MLE.
+
+        score(k) = x_k^T theta + nu * ||x_k||_{V^-1},   V = lam I + sum_s x_s x_s^T
+
+    Since the link is increasing, ranking by the linear predictor equals ranking by the mean.
+    Symbols: nu = rho(t) (the paper's radius), lam = the ridge weight of the regularised MLE.
+
+    Notes:
+        Deviation: the MLE is regularised (lam > 0) so it exists from the first round, as in
+        [Faury2020]; the radius rho(t) is the constant nu.
+
+    Example:
+        >>> GLMUCB(nu=0.5).act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    def _act(self, ctx: Context) -> Action:
+        warm = self._warmup_arm(ctx)
+        if warm is not None:
+            return warm
+        # x^T theta + nu ||x||_{V^-1}
+        mean, width = Scorer(self.model, self.design, nu=self.nu).score(ctx.arms)
+        return Optimistic(TIE_RTOL).select(mean, width, self.rng)
+
+
+@POLICIES.register("glm-ts")
+class GLMTS(GLMPolicy):
+    """GLM Thompson sampling (GLM-TSL) [Kveton2020, Alg. 1]: Laplace posterior around the MLE.
+
+        theta_tilde ~ N(theta, nu^2 H^-1),  H = sum_s mu'(x_s^T theta) x_s x_s^T + lam I
+        a = argmax_k x_k^T theta_tilde
+
+    Symbols: nu = a (the posterior inflation), lam = the ridge weight.
+
+    Example:
+        >>> GLMTS(nu=0.5).act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    def _act(self, ctx: Context) -> Action:
+        warm = self._warmup_arm(ctx)
+        if warm is not None:
+            return warm
+        theta = self.model.sample_theta(self.rng, self.nu, self.history)
+        return argmax_random_tie(ctx.arms @ theta, self.rng, TIE_RTOL)

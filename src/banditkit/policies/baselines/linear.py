@@ -1,0 +1,167 @@
+"""Linear contextual bandits: LinUCB (OFUL), linear Thompson sampling and epsilon-greedy.
+
+Each policy composes a :class:`~banditkit.policies.parts.models.RidgeModel` (ridge estimate and Gram
+kept by rank-1 updates), fitted every round on a row ``History``, with a selection rule from
+:mod:`banditkit.policies.parts.selection`; LinUCB scores through a ``Scorer`` whose uncertainty is
+the model's own Gram V.
+
+References:
+    [Abbasi-Yadkori2011] Y. Abbasi-Yadkori, D. Pal, C. Szepesvari. Improved algorithms for linear
+        stochastic bandits. NeurIPS 2011.
+    [Li2010] L. Li, W. Chu, J. Langford, R. Schapire. A contextual-bandit approach to
+        personalized news article recommendation. WWW 2010.
+    [Agrawal2013] S. Agrawal, N. Goyal. Thompson sampling for contextual bandits with linear
+        payoffs. ICML 2013.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from banditkit.core import POLICIES, Context, ContextualPolicy
+from banditkit.core.types import Action, Feedback
+from banditkit.core.validation import check_scalar
+from banditkit.policies.parts.history import History
+from banditkit.policies.parts.models import RidgeModel
+from banditkit.policies.parts.scorer import Scorer
+from banditkit.policies.parts.selection import (
+    TIE_RTOL,
+    Optimistic,
+    argmax_random_tie,
+    epsilon_greedy,
+)
+
+__all__ = ["EpsGreedy", "LinTS", "LinUCB", "RidgePolicy"]
+
+
+class RidgePolicy(ContextualPolicy):
+    """Shared part of the ridge-based policies: the model, its update and its state.
+
+    Args:
+        lam: Ridge weight, V_0 = lam * I, > 0.
+        seed: Seed of the policy's own stream.
+    """
+
+    def __init__(self, *, lam: float = 1.0, seed: int = 0) -> None:
+        super().__init__(seed=seed)
+        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+
+    def _setup(self, ctx: Context) -> None:
+        self._build()
+
+    def _build(self) -> None:
+        assert self.d is not None
+        self.history = History(self.d)
+        self.model = RidgeModel(self.d, self.lam, in_place=True)
+
+    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        assert isinstance(action, int)
+        self.history.append(ctx.arms[action], float(feedback))
+        self.model.fit(self.history)  # O(d^2): the new row only
+        self._n_updates += 1
+
+    def _state(self) -> dict[str, Any]:
+        return {"history": self.history.state_dict(), "model": self.model.state_dict()}
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        assert self.d is not None
+        self._build()
+        self.history.load_state_dict(state["history"])
+        self.model.load_state_dict(state["model"])
+
+
+@POLICIES.register("linucb")
+class LinUCB(RidgePolicy):
+    """LinUCB / OFUL [Abbasi-Yadkori2011, Alg. 1; Li2010, Alg. 1]: optimism over a ridge fit.
+
+        score(k) = x_k^T theta + nu * ||x_k||_{V^-1},   theta = V^-1 b
+
+    Symbols: nu = alpha (LinUCB) or sqrt(beta_t) (OFUL), lam = lambda.
+
+    Args:
+        nu: Exploration scale, >= 0; 0 is greedy.
+        lam: Ridge weight, > 0.
+        seed: Seed of the policy's own stream (ties are broken at random).
+
+    Notes:
+        Deviation: the radius sqrt(beta_t) of OFUL is replaced by the constant nu.
+
+    Example:
+        >>> p = LinUCB(nu=0.5)
+        >>> p.act(Context(arms=np.eye(3))) in range(3)
+        True
+    """
+
+    def __init__(self, *, nu: float = 1.0, lam: float = 1.0, seed: int = 0) -> None:
+        super().__init__(lam=lam, seed=seed)
+        self.nu = check_scalar("nu", nu, low=0.0)
+        self._scorer: Scorer | None = None
+        self._rule = Optimistic(TIE_RTOL)
+
+    def _act(self, ctx: Context) -> Action:
+        # mean x^T theta + nu ||x||_{V^-1}, V the model's own Gram
+        scorer = self._scorer
+        if scorer is None or scorer.model is not self.model:  # built once per model
+            scorer = self._scorer = Scorer(self.model, self.model.gram, nu=self.nu)
+        scorer.design = self.model.gram  # a restored model holds a new Gram
+        mean, width = scorer.score(ctx.arms)
+        return self._rule.select(mean, width, self.rng)
+
+
+@POLICIES.register("lints")
+class LinTS(RidgePolicy):
+    """Linear Thompson sampling [Agrawal2013, Alg. 1]: play the best arm for a sampled theta.
+
+        theta_tilde ~ N(theta, nu^2 V^-1),   a = argmax_k x_k^T theta_tilde
+
+    Symbols: nu = v (the posterior scale), lam = the prior precision.
+
+    Args:
+        nu: Posterior scale, >= 0; 0 is greedy.
+        lam: Ridge weight, > 0.
+        seed: Seed of the policy's own stream (the posterior draws).
+
+    Example:
+        >>> LinTS(nu=0.1).act(Context(arms=np.eye(2))) in (0, 1)
+        True
+    """
+
+    def __init__(self, *, nu: float = 1.0, lam: float = 1.0, seed: int = 0) -> None:
+        super().__init__(lam=lam, seed=seed)
+        self.nu = check_scalar("nu", nu, low=0.0)
+
+    def _act(self, ctx: Context) -> Action:
+        theta = self.model.sample_theta(self.rng, self.nu)
+        return argmax_random_tie(ctx.arms @ theta, self.rng, TIE_RTOL)
+
+
+@POLICIES.register("eps-greedy")
+class EpsGreedy(RidgePolicy):
+    """Epsilon-greedy over a ridge fit: a uniform arm with probability epsilon, else the greedy one.
+
+        a = uniform(K)                  with probability epsilon
+        a = argmax_k x_k^T theta        otherwise (ties broken uniformly)
+
+    The propensity of the played arm, epsilon / K plus (1 - epsilon) / (number of tied greedy
+    arms) when it is one of them, is recorded with each round (``last_propensity``).
+
+    Args:
+        epsilon: Exploration rate in [0, 1]; 0 is greedy, 1 is uniform play.
+        lam: Ridge weight, > 0.
+        seed: Seed of the policy's own stream.
+
+    Example:
+        >>> EpsGreedy(epsilon=0.1).act(Context(arms=np.eye(4))) in range(4)
+        True
+    """
+
+    def __init__(
+        self, *, epsilon: float = 0.1, lam: float = 1.0, seed: int = 0
+    ) -> None:
+        super().__init__(lam=lam, seed=seed)
+        self.epsilon = check_scalar("epsilon", epsilon, low=0.0, high=1.0)
+
+    def _act(self, ctx: Context) -> Action:
+        scores = self.model.predict(ctx.arms)
+        action, self.last_propensity = epsilon_greedy(scores, self.epsilon, self.rng)
+        return action

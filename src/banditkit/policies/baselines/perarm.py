@@ -1,0 +1,260 @@
+"""Per-arm (disjoint) linear bandits: one ridge model per arm, held as a (K, d, d) stack.
+
+LinUCB's disjoint model [Li2010, Sec. 3.1, Alg. 1] keeps, for every arm a, its own Gram
+A_a = lam I + sum_{t: a_t = a} x_t x_t^T, response b_a = sum x_t r_t and theta_a = A_a^-1 b_a.
+The arm of a round is scored on its own features x_a (``ctx.arms[a]``); on a shared context
+(``Context.from_shared(x, n_arms=K)``) every arm sees the same x. This is the block-encoded
+shared-parameter model of the classification bandits without the (K d)-dimensional block: its
+Gram is block-diagonal, so both make the same decisions, at O(K d^2) per round instead of
+O((K d)^2).
+
+The stack A_a^-1 (K, d, d) is updated by Sherman-Morrison on the played arm only,
+
+    A_a^-1 <- A_a^-1 - (A_a^-1 x)(A_a^-1 x)^T / (1 + x^T A_a^-1 x),
+
+and every arm is scored at once by batched products (no Python loop over arms). Thompson
+sampling needs only the scalar x_a^T theta_a~ per arm, which is Gaussian with mean
+x_a^T theta_a and variance nu^2 x_a^T A_a^-1 x_a: it draws those K scalars, not K d-vectors.
+
+The catalogue may change while the policy runs: :meth:`PerArmRidgePolicy.add_arm` appends a
+fresh arm, :meth:`PerArmRidgePolicy.remove_arm` drops one; the other arms keep their state.
+Logged rounds are learned in one call by :meth:`~PerArmRidgePolicy.partial_fit` (and
+:meth:`~PerArmRidgePolicy.fit`, which starts afresh), with the same result as feeding them to
+``update`` one at a time.
+
+References:
+    [Li2010] L. Li, W. Chu, J. Langford, R. Schapire. A contextual-bandit approach to
+        personalized news article recommendation. WWW 2010.
+    [Agrawal2013] S. Agrawal, N. Goyal. Thompson sampling for contextual bandits with linear
+        payoffs. ICML 2013.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from banditkit.core import POLICIES, Context
+from banditkit.core.types import Action
+from banditkit.core.validation import (
+    check_scalar,
+)
+from banditkit.policies.baselines.catalogue import PerArmPolicy, ask_shared, check_batch
+from banditkit.policies.parts.selection import (
+    TIE_RTOL,
+    argmax_random_tie,
+    epsilon_greedy,
+)
+
+__all__ = [
+    "PerArmEpsGreedy",
+    "PerArmLinTS",
+    "PerArmLinUCB",
+    "PerArmRidgePolicy",
+    "ask_shared",
+    "check_batch",
+]
+
+
+class PerArmRidgePolicy(PerArmPolicy):
+    """Shared part of the per-arm ridge policies: the (K, d, d) stack, its update and state.
+
+    The number of arms K is fixed at the first round (``ctx.n_arms``) and changed only by
+    :meth:`add_arm` / :meth:`remove_arm`; a context with another number of arms is refused.
+
+    Args:
+        lam: Ridge weight of every arm, A_a = lam I at the start, > 0.
+        seed: Seed of the policy's own stream.
+
+    Attributes:
+        n_arms: K, the arms the policy models (None before the first round).
+        A_inv: (K, d, d) inverse Grams A_a^-1.
+        b: (K, d) responses b_a = sum x r.
+        theta: (K, d) ridge estimates theta_a = A_a^-1 b_a.
+        counts: (K,) rounds each arm was played.
+    """
+
+    def __init__(self, *, lam: float = 1.0, seed: int = 0) -> None:
+        super().__init__(seed=seed)
+        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self.n_arms = None
+
+    A_inv: np.ndarray
+    b: np.ndarray
+    theta: np.ndarray
+    counts: np.ndarray
+
+    #: The (K, ...) arrays that hold one entry per arm, in the saved state.
+    _stacks: ClassVar[tuple[str, ...]] = ("A_inv", "b", "theta", "counts")
+
+    # ------------------------------------------------------------------ state
+    def _fresh_arm(self) -> dict[str, np.ndarray]:
+        """The entry of each stack for an arm that has never been played."""
+        assert self.d is not None
+        d = self.d
+        return {
+            "A_inv": np.eye(d) / self.lam,
+            "b": np.zeros(d),
+            "theta": np.zeros(d),
+            "counts": np.zeros((), dtype=np.int64),
+        }
+
+    def _allocate(self, n_arms: int) -> None:
+        self.n_arms = n_arms
+        for name, value in self._fresh_arm().items():
+            setattr(self, name, np.repeat(value[None], n_arms, axis=0))
+
+    def _state(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._stacks}
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        fresh = self._fresh_arm()
+        for name in self._stacks:
+            setattr(self, name, np.array(state[name], dtype=fresh[name].dtype))
+        self.n_arms = int(self.counts.shape[0])
+
+    # ------------------------------------------------------------------ learning
+    def _learn(self, arm: int, x: np.ndarray, reward: float) -> None:
+        """Sherman-Morrison update of arm ``arm`` on features ``x`` and reward ``reward``."""
+        A_inv = self.A_inv[arm]
+        u = A_inv @ x
+        A_inv -= np.outer(u, u / (1.0 + x @ u))
+        self.b[arm] += reward * x
+        self.theta[arm] = A_inv @ self.b[arm]
+        self.counts[arm] += 1
+
+    def _learned(self) -> None:
+        """Called after each learned round: the ridge estimate is re-estimated every round."""
+        self._n_updates += 1
+
+    def _means_widths2(
+        self, X: np.ndarray, shared: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per-arm means x_a^T theta_a and squared widths x_a^T A_a^-1 x_a, all arms at once."""
+        if shared:
+            x = X[0]
+            mean = self.theta @ x
+            width2 = (self.A_inv @ x) @ x
+        else:
+            mean = np.einsum("kj,kj->k", self.theta, X)
+            width2 = np.einsum("ki,kij,kj->k", X, self.A_inv, X, optimize=False)
+        return mean, np.maximum(width2, 0.0)
+
+    # ------------------------------------------------------------------ catalogue hooks
+    def _add_arm(self) -> None:
+        """Append a fresh arm (A = lam I, b = 0) to every stack."""
+        for name, value in self._fresh_arm().items():
+            setattr(
+                self, name, np.concatenate([getattr(self, name), value[None]], axis=0)
+            )
+
+    def _drop_arm(self, arm: int) -> None:
+        keep = np.arange(self.n_arms or 0) != arm
+        for name in self._stacks:
+            setattr(self, name, getattr(self, name)[keep])
+        self._removed(arm)
+
+    def _removed(self, arm: int) -> None:
+        """React to the removal of ``arm`` from the stacks (override)."""
+
+
+@POLICIES.register("linucb-per-arm")
+class PerArmLinUCB(PerArmRidgePolicy):
+    """Disjoint LinUCB [Li2010, Alg. 1]: one ridge model per arm, optimism per arm.
+
+        score(a) = x_a^T theta_a + nu * sqrt(x_a^T A_a^-1 x_a)
+
+    ``make_policy("linucb", per_arm=True)``. On a shared context it makes the decisions of
+    ``linucb`` on the block-encoded arms (a block-diagonal Gram).
+
+    Args:
+        nu: Exploration scale (alpha of [Li2010]), >= 0; 0 is greedy.
+        lam: Ridge weight, > 0.
+        seed: Seed of the policy's own stream (ties are broken at random).
+
+    Example:
+        >>> p = PerArmLinUCB(nu=0.5)
+        >>> p.act(Context.from_shared(np.ones(2), n_arms=3)) in range(3)
+        True
+    """
+
+    def __init__(self, *, nu: float = 1.0, lam: float = 1.0, seed: int = 0) -> None:
+        super().__init__(lam=lam, seed=seed)
+        self.nu = check_scalar("nu", nu, low=0.0)
+
+    def _act(self, ctx: Context) -> Action:
+        mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
+        return argmax_random_tie(mean + self.nu * np.sqrt(width2), self.rng, TIE_RTOL)
+
+
+@POLICIES.register("lints-per-arm")
+class PerArmLinTS(PerArmRidgePolicy):
+    """Disjoint linear Thompson sampling [Agrawal2013, Alg. 1] with one posterior per arm.
+
+        s_a ~ N(x_a^T theta_a, nu^2 x_a^T A_a^-1 x_a),   a = argmax_a s_a
+
+    The scalar s_a = x_a^T theta_a~ with theta_a~ ~ N(theta_a, nu^2 A_a^-1) is drawn directly
+    (K standard normals per round). ``make_policy("lints", per_arm=True)``.
+
+    Args:
+        nu: Posterior scale, >= 0; 0 is greedy.
+        lam: Ridge weight, > 0.
+        seed: Seed of the policy's own stream (the posterior draws).
+
+    Notes:
+        Deviation from ``lints`` on block-encoded arms: the same per-arm distribution of
+        scores, but drawn as K scalars instead of one (K d)-vector, so the random draws (and
+        hence the actions of a seed) differ.
+
+    Example:
+        >>> PerArmLinTS(nu=0.1).act(Context.from_shared(np.ones(2), n_arms=2)) in (0, 1)
+        True
+    """
+
+    def __init__(self, *, nu: float = 1.0, lam: float = 1.0, seed: int = 0) -> None:
+        super().__init__(lam=lam, seed=seed)
+        self.nu = check_scalar("nu", nu, low=0.0)
+
+    def _act(self, ctx: Context) -> Action:
+        mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
+        draws = mean + self.nu * np.sqrt(width2) * self.rng.standard_normal(
+            mean.shape[0]
+        )
+        return argmax_random_tie(draws, self.rng, TIE_RTOL)
+
+
+@POLICIES.register("eps-greedy-per-arm")
+class PerArmEpsGreedy(PerArmRidgePolicy):
+    """Epsilon-greedy over one ridge model per arm.
+
+        a = uniform(K)                   with probability epsilon
+        a = argmax_a x_a^T theta_a       otherwise (ties broken uniformly)
+
+    The propensity of the played arm is recorded as by ``eps-greedy`` (``last_propensity``).
+    ``make_policy("eps-greedy", per_arm=True)``; on a shared context its decisions are those
+    of ``eps-greedy`` on block-encoded arms.
+
+    Args:
+        epsilon: Exploration rate in [0, 1].
+        lam: Ridge weight, > 0.
+        seed: Seed of the policy's own stream.
+
+    Example:
+        >>> PerArmEpsGreedy().act(Context.from_shared(np.ones(2), n_arms=4)) in range(4)
+        True
+    """
+
+    def __init__(
+        self, *, epsilon: float = 0.1, lam: float = 1.0, seed: int = 0
+    ) -> None:
+        super().__init__(lam=lam, seed=seed)
+        self.epsilon = check_scalar("epsilon", epsilon, low=0.0, high=1.0)
+
+    def _act(self, ctx: Context) -> Action:
+        X = ctx.arms
+        scores = (
+            self.theta @ X[0] if ctx.is_shared else np.einsum("kj,kj->k", self.theta, X)
+        )
+        action, self.last_propensity = epsilon_greedy(scores, self.epsilon, self.rng)
+        return action

@@ -1,0 +1,498 @@
+"""Neural models: an MLP f(x; theta) trained by the library trainer on a history.
+
+    NeuralModel   f(x; theta) by an nn.MLP and its nn.Trainer; ``evaluate`` returns f
+                  and the gradient features g for all K arms in one
+                  ``nn.forward_and_grads`` call.
+    TangentModel  theory mode: mean from the trained f(x; theta) (or its linearisation
+                  g(x; theta_0)^T (theta - theta_0)) and the fixed features
+                  g(x; theta_0); TrainNN restarted from theta_0.
+
+Both answer the ``Model`` protocol of ``policies.models``, as the linear models do.
+
+References:
+    [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
+    [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based
+        exploration. ICML 2020.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from banditkit.core.validation import check_bool
+from banditkit.glm.links import LogisticLink, get_link
+from banditkit.policies.parts.history import History, PairHistory, SetHistory
+from banditkit.policies.parts.models.neural_linear import observations_of
+
+if TYPE_CHECKING:
+    import torch
+
+    from banditkit import nn
+    from banditkit.nn import Trainer
+else:
+    from banditkit.core.lazy import lazy_import
+
+    torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
+    nn = lazy_import("banditkit.nn")
+
+__all__ = ["ARM_PASSES", "DTYPES", "NeuralModel", "TangentModel"]
+
+#: Compute dtypes of ``NeuralModel`` (the Grams are float64 whatever the choice).
+DTYPES = ("float64", "float32")
+#: How ``NeuralModel.evaluate_sq_norms`` runs the network on the arms: "torch"
+#: (``nn.forward_and_sq_norms``) or "numpy" (``nn.ArmPass``, depth 2 without biases).
+ARM_PASSES = ("torch", "numpy")
+#: Least work saved for which ``block_input`` trains on the blocks: N m (D - D / B)
+#: multiply-adds per product of the first layer (N rows, width m, D inputs in B blocks).
+#: Below, the per-block products' fixed cost (a few microseconds each per GD step)
+#: outweighs the flops saved. Measured crossovers (CPU, float64): about 100-200 rows at
+#: width 100 (K = 2 and 7), 300-500 rows at width 20, K = 7, 250-300 at width 20, K = 2.
+BLOCK_MIN_WORK = 400_000
+
+
+def _float64(t: torch.Tensor) -> np.ndarray:
+    """A float64 numpy array of ``t``: a free view when it is float64 already."""
+    return t.numpy() if t.dtype == torch.float64 else t.to(torch.float64).numpy()
+
+
+class NeuralModel:
+    """An MLP f(x; theta) with its trainer, refitted on a history on demand.
+
+    ``evaluate`` runs ``nn.forward_and_grads`` once for all K arms and returns numpy
+    views of the float64 tensors (no copy). ``fit`` runs the library trainer
+    ``nn.Trainer`` on every observation of the history, warm-started from the current
+    theta ([Bae2025, Sec. 7]): rows (x, y) for "bce" / "mse", offered sets (padded,
+    with their mask) and choices for "mnl"; weights for "weighted-bce".
+
+    Args:
+        d: Input dimension.
+        width: Hidden units m (even).
+        depth: Layers L >= 2.
+        trainer: The trainer's settings (loss, lam, center, lr, steps, reduction).
+        generator: Torch stream of the initialisation theta_0.
+        init: Initialisation of the MLP (``nn.MLP``): "mirrored" (default; the NTK
+            initialisation of [Zhou2020] and [Bae2025], f(x; theta_0) = 0) or "standard"
+            (hidden weights N(0, 2/fan_in), output weights N(0, 1/width)).
+        backtrack: Retries of a refit that ends above the objective it started from
+            (or overflows): each restarts from the parameters before the refit with the
+            trainer's lr divided by 10, which is kept for later refits (0: none, the
+            fit is taken as it ends).
+        grouped: Fit a row ``History`` with loss "mse" on its distinct rows x_u, with
+            counts c_u and mean targets ybar_u: (1/2) sum_u c_u (f(x_u) - ybar_u)^2 has the
+            gradient of (1/2) sum_l (f(x_l) - y_l)^2, so the iterates are the same up to
+            rounding ("mean" steps still divide by the number of observations) and a GD
+            step costs O(distinct rows) instead of O(t) on a fixed arm set. False (the
+            default) fits every row.
+
+        pair_link: The link of the duel loss on a ``PairHistory``: "logistic" (default,
+            Bradley-Terry-Luce, ``nn.BradleyTerry``), "probit" (Thurstone-Mosteller) or
+            a ``glm.Link`` (``nn.PairwiseGLM``).
+        dtype: "float64" (default) or "float32": the dtype of the network, its
+            training and its forward/gradient passes. What ``evaluate`` and the other
+            methods return is float64 either way, so the Grams built on g (and their
+            log-determinants) stay float64.
+        block_input: Look for the block encoding in the rows of a row ``History`` at
+            every refit (``nn.blocks.block_count``: exact, one pass over the rows) and,
+            when they are block-encoded in B blocks and the products saved are large
+            enough (N m (D - D / B) >= ``BLOCK_MIN_WORK``; depth 2), train the first
+            layer on each row's block only (``nn.fit(..., blocks=B)``):
+            the same fit up to floating-point order, the first layer's products K times
+            smaller. False (the default) trains densely.
+        arm_pass: How ``evaluate_sq_norms`` runs the network on the arms: "torch"
+            (default, ``nn.forward_and_sq_norms``) or "numpy" (``nn.ArmPass``, for depth
+            2 without biases, else as "torch"): the same arithmetic in NumPy, equal to
+            rounding, about 5x less time at K = 5; its pass also gives the played arm's
+            features (``scored_features``) without a second forward.
+
+    Notes:
+        Assumption: float64 by default. The per-round cost is dominated by the
+        (K, p) gradient block, which float32 would halve, but the Grams keep float64
+        (their log-determinants and rank-1 updates need it), so a float32 block is
+        copied to float64 on every round; float64 keeps ``.numpy()`` a free view.
+        float32 pays off in training (full-batch GD on all rows, ``steps`` times per
+        refit); docs/performance.md has the measurements.
+    """
+
+    #: The latent returned by ``evaluate`` is f(x; theta) itself.
+    linearised = False
+    members = 1
+
+    def __init__(
+        self,
+        d: int,
+        *,
+        width: int,
+        depth: int,
+        trainer: Trainer,
+        generator: torch.Generator,
+        backtrack: int = 0,
+        dtype: str = "float64",
+        grouped: bool = False,
+        pair_link: Any = "logistic",
+        init: str = "mirrored",
+        block_input: bool = False,
+        arm_pass: str = "torch",
+    ) -> None:
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {list(DTYPES)}; got {dtype!r}.")
+        #: The dtype of the network and its training ("float64" or "float32").
+        self.dtype = dtype
+        self._torch_dtype = getattr(torch, dtype)
+        self._np_dtype = np.dtype(dtype)
+        self.mlp = nn.MLP(
+            d,
+            width=width,
+            depth=depth,
+            init=init,
+            generator=generator,
+            dtype=self._torch_dtype,
+        )
+        self.trainer = trainer
+        self.pair_link = get_link(pair_link)
+        self.grouped = check_bool("grouped", grouped)
+        #: Train block-encoded rows on their blocks of W_1 (``nn.blocks``).
+        self.block_input = check_bool("block_input", block_input)
+        if isinstance(backtrack, bool) or int(backtrack) != backtrack or backtrack < 0:
+            raise ValueError(f"backtrack must be an int >= 0; got {backtrack!r}.")
+        #: Retries of a diverging fit, each from the parameters before it at lr / 10.
+        self.backtrack = int(backtrack)
+        if arm_pass not in ARM_PASSES:
+            raise ValueError(
+                f"arm_pass must be one of {list(ARM_PASSES)}; got {arm_pass!r}."
+            )
+        #: How ``evaluate_sq_norms`` runs the network on the arms ("torch" or "numpy").
+        self.arm_pass = arm_pass
+        self._arms = (
+            nn.ArmPass(self.mlp)
+            if arm_pass == "numpy" and nn.ArmPass.supports(self.mlp)
+            else None
+        )
+
+    @property
+    def n_params(self) -> int:
+        """Number p of network parameters (the dimension of g)."""
+        return self.mlp.n_params
+
+    def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return f(x_k; theta) (K,) and g(x_k; theta) (K, p) for the rows of X."""
+        Xt = torch.from_numpy(np.array(X, dtype=self._np_dtype))
+        f, G = nn.forward_and_grads(self.mlp, Xt)
+        return _float64(f), _float64(G)
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """f(x_k; theta) (K,) for the rows of X (no gradients)."""
+        with torch.no_grad():
+            return _float64(
+                self.mlp(torch.from_numpy(np.array(X, dtype=self._np_dtype)))
+            )
+
+    def evaluate_sq_norms(
+        self, X: np.ndarray, inv_diag: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Return f(x_k; theta) and sum_j g_kj^2 inv_diag_j for the rows of X.
+
+        The squared widths of a diagonal Gram without the (K, p) gradient block
+        (``nn.forward_and_sq_norms``, or ``nn.ArmPass`` with ``arm_pass="numpy"``);
+        X comes validated from the policy's context.
+        """
+        if self._arms is not None:
+            dtype = self._np_dtype
+            fa, qa = self._arms.sq_norms(
+                np.asarray(X, dtype=dtype), np.asarray(inv_diag, dtype=dtype)
+            )
+            return fa.astype(np.float64, copy=False), qa.astype(np.float64, copy=False)
+        f, q = nn.forward_and_sq_norms(
+            self.mlp,
+            torch.from_numpy(np.array(X, dtype=self._np_dtype)),
+            torch.from_numpy(np.asarray(inv_diag, dtype=self._np_dtype)),
+            validate=False,
+        )
+        return _float64(f), _float64(q)
+
+    def features(self, X: np.ndarray) -> np.ndarray:
+        """g(x_k; theta) (K, p) for the rows of X."""
+        return self.evaluate(X)[1]
+
+    def scored_features(self, k: int) -> np.ndarray | None:
+        """g(x_k; theta) (p,) of row k of the last ``evaluate_sq_norms``, from its pass.
+
+        None unless ``arm_pass="numpy"`` ran that pass and theta has not changed since
+        (``nn.ArmPass.grad``); the caller then computes the features afresh.
+        """
+        if self._arms is None:
+            return None
+        g = self._arms.grad(k)
+        return None if g is None else g.astype(np.float64, copy=False)
+
+    def latent(self, x: np.ndarray) -> float:
+        """f(x; theta) for one arm x (d,)."""
+        with torch.no_grad():
+            row = np.array(x[None, :], dtype=self._np_dtype)
+            return float(self.mlp(torch.from_numpy(row))[0])
+
+    def fit(self, history: History | PairHistory | SetHistory) -> None:
+        """Run the trainer on all observations of ``history`` (warm start).
+
+        A ``PairHistory`` with loss "bce" (or "weighted-bce", weights w) is a
+        Bradley-Terry-Luce model of duels: ``nn.fit`` with ``BradleyTerry`` on
+        f(x_i1; theta) - f(x_i2; theta) and the trainer's lam, center, optimizer, lr,
+        steps and reduction.
+
+        Raises:
+            TypeError: For a history the trainer's loss does not read (pairs need
+                "bce" or "weighted-bce").
+            FloatingPointError: If GD diverged (a non-finite objective or parameter),
+                with the step size to lower, instead of NaN scores later on.
+        """
+        loss = self.trainer.loss
+        pairs = isinstance(history, PairHistory)
+        if not isinstance(history, History | PairHistory | SetHistory) or (
+            pairs and loss not in ("bce", "weighted-bce")
+        ):
+            raise TypeError(
+                "history must be a History (rows), a SetHistory (sets, loss 'mnl') or a "
+                f"PairHistory (duels, loss 'bce' or 'weighted-bce'); got "
+                f"{type(history).__name__} with loss={loss!r}."
+            )
+        before = nn.flat_params(self.mlp).clone() if self.backtrack else None
+        objective = self._fit_once(history)
+        for _ in range(self.backtrack):
+            if math.isfinite(objective[-1]) and objective[-1] <= objective[0]:
+                break
+            # GD that ends above its start (or overflows) took too long a step:
+            # restart this fit from the parameters before it with lr / 10, and keep it.
+            assert before is not None
+            nn.set_flat_params(self.mlp, before)
+            self.trainer = dataclasses.replace(self.trainer, lr=self.trainer.lr / 10.0)
+            objective = self._fit_once(history)
+        if not (
+            math.isfinite(objective[-1])
+            and bool(torch.isfinite(nn.flat_params(self.mlp)).all())
+        ):
+            hint = (
+                "; or loss_reduction='mean_scaled'"
+                if self.trainer.reduction == "sum"
+                else ""
+            )
+            raise FloatingPointError(
+                f"training diverged on {history.n} observations: the objective "
+                f"went from {objective[0]:.4g} to {objective[-1]:.4g} in "
+                f"{self.trainer.steps} GD steps at lr={self.trainer.lr:g}; use a "
+                f"smaller lr{hint}."
+            )
+
+    def _fit_once(self, history: History | PairHistory | SetHistory) -> list[float]:
+        """One run of the trainer on ``history``; the objective per step."""
+        loss = self.trainer.loss
+        weights = None
+        if loss == "weighted-bce":
+            weights = torch.from_numpy(history.w)
+        elif history.n and np.any(history.w != 1.0):
+            raise ValueError(
+                f"history has weights other than 1, which loss={loss!r} would ignore; "
+                "use loss='weighted-bce' (or NeuralLinearModel, which weights every loss)."
+            )
+        if isinstance(history, PairHistory):
+            objective = self._fit_pairs(history)
+        elif isinstance(history, SetHistory):
+            X, mask, choice = history.padded()
+            objective = self.trainer.fit(
+                self.mlp,
+                torch.from_numpy(X),
+                torch.from_numpy(choice),
+                weights=weights,
+                mask=torch.from_numpy(mask),
+                record="ends",  # the backtracking reads the first and last J
+            )
+        elif (
+            self.grouped
+            and loss == "mse"
+            and isinstance(history, History)
+            and history.n
+        ):
+            objective = self._fit_grouped_rows(history)
+        else:
+            blocks = self._blocks(history.X) if self.block_input else None
+            objective = self.trainer.fit(
+                self.mlp,
+                torch.from_numpy(history.X),
+                torch.from_numpy(history.y),
+                weights=weights,
+                record="ends",
+                blocks=blocks,
+            )
+        return objective
+
+    def _blocks(self, X: np.ndarray) -> int | None:
+        """B for ``nn.fit(..., blocks=B)`` when the block loop pays (``block_input``)."""
+        N, D = X.shape
+        m = self.mlp.width
+        if self.mlp.depth != 2 or N * m * (D - 1) < BLOCK_MIN_WORK:
+            return None  # no partition could save enough
+        B = nn.block_count(X)
+        if B is None or N * m * (D - D // B) < BLOCK_MIN_WORK:
+            return None
+        return B
+
+    def _fit_grouped_rows(self, history: History) -> list[float]:
+        """MSE on the distinct rows, weights c_u, targets ybar_u (``grouped``)."""
+        from banditkit.nn.train import _init_center
+
+        trainer = self.trainer
+        X_u, inverse, counts = np.unique(
+            history.X, axis=0, return_inverse=True, return_counts=True
+        )
+        inverse = inverse.reshape(-1)
+        ybar = np.bincount(inverse, weights=history.y, minlength=len(counts)) / counts
+        n = float(history.n)
+        center = _init_center(self.mlp) if trainer.center == "init" else None
+        result = nn.fit(
+            self.mlp.network,
+            nn.stack_params(self.mlp),  # views: trained in place
+            nn.Rows(
+                torch.from_numpy(X_u),
+                torch.from_numpy(ybar),
+                torch.from_numpy(counts.astype(np.float64)),
+                dtype=self._torch_dtype,  # the network's (``dtype``)
+            ),
+            nn.MSE(),
+            penalties=[nn.L2Penalty(trainer.lam, center)] if trainer.lam > 0.0 else [],
+            optimizer=trainer.optimizer,
+            # GD on J / n with step lr is GD on J with step lr / n (n counts repeats)
+            lr=trainer.lr / n if trainer.reduction == "mean" else trainer.lr,
+            steps=trainer.steps,
+            reduction="sum",
+            inplace=True,
+            record="ends",
+            method=trainer.method,
+        )
+        objective = result.history[:, 0]
+        if trainer.reduction == "mean":
+            objective = objective / n
+        return [float(v) for v in objective.tolist()]
+
+    def _fit_pairs(self, history: PairHistory) -> list[float]:
+        """BTL on the duels: ``nn.fit`` in place with the trainer's settings."""
+        from banditkit.nn.train import _init_center
+
+        trainer = self.trainer
+        center = _init_center(self.mlp) if trainer.center == "init" else None
+        obs = observations_of(history, weighted=trainer.loss == "weighted-bce")
+        if self.dtype != "float64":
+            assert isinstance(obs, nn.Pairs)
+            obs = nn.Pairs(
+                obs.X,
+                obs.first,
+                obs.second,
+                obs.y,
+                obs.weights,
+                dtype=self._torch_dtype,
+            )
+        result = nn.fit(
+            self.mlp.network,
+            nn.stack_params(self.mlp),  # views: trained in place
+            obs,
+            nn.BradleyTerry()
+            if isinstance(self.pair_link, LogisticLink)
+            else nn.PairwiseGLM(self.pair_link),
+            penalties=[nn.L2Penalty(trainer.lam, center)] if trainer.lam > 0.0 else [],
+            optimizer=trainer.optimizer,
+            lr=trainer.lr,
+            steps=trainer.steps,
+            reduction=trainer.reduction,
+            inplace=True,
+            record="ends",
+        )
+        return [float(v) for v in result.history[:, 0].tolist()]
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays only: theta and theta_0 (the history belongs to the policy)."""
+        return {
+            "theta": nn.flat_params(self.mlp).numpy().copy(),
+            "theta0": self.mlp.theta0.numpy().copy(),
+        }  # in the model's dtype
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict`."""
+        nn.set_flat_params(self.mlp, torch.as_tensor(np.asarray(state["theta"])))
+        self.mlp.theta0.copy_(torch.as_tensor(np.asarray(state["theta0"])))
+
+
+class TangentModel(NeuralModel):
+    """Theory-mode network [Bae2025, Algs. 1-2]: fixed features g(x; theta_0).
+
+    ``evaluate`` returns the features g(x; theta_0) of the network at its initial
+    parameter (a frozen copy, never trained) and, as the latent, f(x; theta) of the
+    trained network (``linearised=False``, Alg. 1) or its first-order expansion
+    g(x; theta_0)^T (theta - theta_0) (``linearised=True``, Alg. 2, Eq. (5)).
+    ``latent`` always returns f(x; theta) (the variance weights mu'(f(x_t; theta_t))
+    of Alg. 2). ``fit`` is TrainNN: GD restarted from theta_0 on all data.
+
+    Args: as ``NeuralModel``, plus ``linearised``.
+
+    Example:
+        >>> from banditkit.nn import Trainer
+        >>> model = TangentModel(3, width=4, depth=2, trainer=Trainer(center="init"),
+        ...     generator=torch.Generator().manual_seed(0), linearised=True)
+        >>> latent, feats = model.evaluate(np.eye(3))
+        >>> latent.tolist(), feats.shape
+        ([0.0, 0.0, 0.0], (3, 16))
+    """
+
+    def __init__(
+        self,
+        d: int,
+        *,
+        width: int,
+        depth: int,
+        trainer: Trainer,
+        generator: torch.Generator,
+        linearised: bool,
+    ) -> None:
+        super().__init__(
+            d, width=width, depth=depth, trainer=trainer, generator=generator
+        )
+        self.linearised = linearised
+        self.mlp0 = copy.deepcopy(self.mlp)  # frozen at theta_0
+        for param in self.mlp0.parameters():
+            param.requires_grad_(False)
+        self._shift = np.zeros(self.n_params)  # theta - theta_0
+
+    def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return the latent (K,) and g(x_k; theta_0) (K, p)."""
+        Xt = torch.from_numpy(np.array(X, dtype=np.float64))
+        _, G0 = nn.forward_and_grads(self.mlp0, Xt)
+        feats = G0.numpy()
+        if self.linearised:
+            return feats @ self._shift, feats
+        with torch.no_grad():
+            return self.mlp(Xt).numpy(), feats
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """The latent of ``evaluate`` (K,)."""
+        return self.evaluate(X)[0]
+
+    def evaluate_sq_norms(
+        self, X: np.ndarray, inv_diag: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Return the latent and sum_j g_kj(theta_0)^2 inv_diag_j."""
+        latent, feats = self.evaluate(X)
+        return latent, (feats * feats) @ inv_diag
+
+    def fit(self, history: History | PairHistory | SetHistory) -> None:
+        """TrainNN [Bae2025, Alg. 1]: restart at theta_0, then the trainer's GD steps."""
+        nn.set_flat_params(self.mlp, self.mlp.theta0)
+        super().fit(history)
+        self._shift = (nn.flat_params(self.mlp) - self.mlp.theta0).numpy().copy()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` (theta_0 also resets the frozen copy)."""
+        super().load_state_dict(state)
+        nn.set_flat_params(self.mlp0, self.mlp.theta0)
+        self.mlp0.theta0.copy_(self.mlp.theta0)
+        self._shift = (nn.flat_params(self.mlp) - self.mlp.theta0).numpy().copy()

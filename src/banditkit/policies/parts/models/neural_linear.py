@@ -1,0 +1,309 @@
+"""The neural-linear model: a representation phi(x) whose last hidden layer feeds a linear head.
+
+    f(x; W, theta) = theta^T phi(x; W) + b      phi the last hidden layer of nn.NeuralLinear
+
+trained by the functional trainer ``nn.fit`` on whatever a history holds:
+
+    History       Rows   (x_i, y_i, w_i)       "mse" (Gaussian) or "bce" (logistic head)
+    PairHistory   Pairs  (x_i1, x_i2, o_i, w_i) "btl": BradleyTerry on f(x_i1) - f(x_i2)
+                                              (``link="probit"``, or any glm link:
+                                              PairwiseGLM, e.g. Thurstone-Mosteller)
+    SetHistory    Sets   (S_i, c_i, w_i)        "mnl": multinomial logit, outside option 0
+
+with the weights w of the history (e.g. the 1 / zeta_i^2 of a variance-aware estimator)
+and an ``L2Penalty`` (lam / 2) ||params - c||^2 towards the initial parameters or zero.
+The uncertainty features are phi(x) itself, so a policy keeps its own D x D Gram of the
+played phi (or of the differences phi(x_i1) - phi(x_i2) of duels), the neural-linear
+exploration of [Riquelme2018] and of NVLDB's shallow exploration [Oh2025, Eq. (6)].
+
+References:
+    [Riquelme2018] C. Riquelme, G. Tucker, J. Snoek. Deep Bayesian bandits showdown.
+        ICLR 2018.
+    [Oh2025] Y. Oh, J. Park, T. Paik. Neural variance-aware dueling bandits with deep
+        representation and shallow exploration. arXiv:2506.01250 (NVLDB; the weighted
+        BTL loss, Eqs. (4)-(5); the Gram of feature differences, Eq. (6)).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.glm.links import Link, LogisticLink, get_link
+from banditkit.policies.parts.history import History, PairHistory, SetHistory
+
+if TYPE_CHECKING:
+    import torch
+
+    from banditkit import nn
+    from banditkit.nn import L2Penalty, Pairs, Params, Rows, Sets
+else:
+    from banditkit.core.lazy import lazy_import
+
+    torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
+    nn = lazy_import("banditkit.nn")
+
+__all__ = ["NeuralLinearModel", "observations_of"]
+
+#: The ``banditkit.nn`` loss of each name (its class name) and the history it reads.
+LOSSES: dict[str, tuple[str, type]] = {
+    "mse": ("MSE", History),
+    "bce": ("BCE", History),
+    "btl": ("BradleyTerry", PairHistory),
+    "mnl": ("MNL", SetHistory),
+}
+CENTERS = ("init", "zero")
+PENALISED = ("all", "head")
+OPTIMIZERS = ("gd", "adam")
+REDUCTIONS = ("sum", "mean")
+
+
+def observations_of(
+    history: History | PairHistory | SetHistory, *, weighted: bool = True
+) -> Rows | Pairs | Sets:
+    """The ``nn.observations`` container of a history, with its weights w if ``weighted``.
+
+    Rows for a ``History``; Pairs over the table [X1; X2] (first = i, second = n + i,
+    y = the outcome) for a ``PairHistory``; Sets over the ragged item table (padded
+    slots -1) for a ``SetHistory``. Float64 on the CPU.
+
+    Raises:
+        TypeError: For anything else.
+
+    Example:
+        >>> h = PairHistory(1)
+        >>> h.append(np.array([2.0]), np.array([1.0]), 1.0, weight=4.0)
+        >>> pairs = observations_of(h)
+        >>> pairs.X[:, 0].tolist(), pairs.first.tolist(), pairs.second.tolist()
+        ([2.0, 1.0], [0], [1])
+    """
+    w = history.w if weighted else None
+    if isinstance(history, History):
+        return nn.Rows(history.X, history.y, w)
+    if isinstance(history, PairHistory):
+        n = history.n
+        return nn.Pairs(
+            np.concatenate([history.X1, history.X2]),
+            np.arange(n),
+            np.arange(n, 2 * n),
+            history.outcome,
+            w,
+        )
+    if isinstance(history, SetHistory):
+        sizes = history.sizes
+        slots = np.arange(int(sizes.max()))[None, :]
+        items = np.where(slots < sizes[:, None], history.offsets[:-1, None] + slots, -1)
+        return nn.Sets(history.items, items, history.choice, w)
+    raise TypeError(
+        "history must be a History, a PairHistory or a SetHistory; "
+        f"got {type(history).__name__}."
+    )
+
+
+class NeuralLinearModel:
+    """A representation phi(x) with a linear head, trained on a history by ``nn.fit``.
+
+    The network is ``nn.NeuralLinear(d, width=width, depth=depth)`` (He initialisation,
+    biases, ReLU; no sqrt(width) factor), one member. ``fit`` runs ``nn.fit`` on
+    ``observations_of(history)`` with the loss named by ``loss``, warm-started from the
+    current parameters, and the penalty ``L2Penalty(lam, c, names)``:
+
+        J(params) = sum_i w_i loss_i + (lam / 2) ||params[names] - c[names]||^2   ("sum")
+        J / n                                                                      ("mean")
+
+    The centre c is the initial draw params_0 (``center="init"``, stored in the state)
+    or zero (``center="zero"``); ``penalised="head"`` puts the penalty on the head only
+    (NVLDB's (lam / 2) ||theta - theta_0||^2 [Oh2025, Eq. (4)]), ``"all"`` on every layer.
+
+    The features of the uncertainty are phi(x), the last hidden layer (K, width): a
+    policy's Gram is width x width, whatever the number of network parameters. Hence
+    ``n_params`` is the feature dimension ``width`` (the protocol's p: the dimension of
+    the features a ``Scorer``'s design must have), not the number of weights. With
+    ReLU units phi(x) can be 0 (every unit off): such an arm has width 0 under any Gram.
+
+    Args:
+        d: Input dimension, >= 1.
+        width: Hidden units per layer, the feature dimension D = p, >= 1.
+        depth: Linear layers including the head, >= 2 (depth 2: phi is one hidden layer).
+        loss: "mse" or "bce" (rows), "btl" (pairs), "mnl" (sets).
+        link: The link of the pair loss "btl": "logistic" (default, Bradley-Terry-Luce,
+            ``nn.BradleyTerry``), "probit" (Thurstone-Mosteller) or a ``glm.Link``
+            (``nn.PairwiseGLM``); other losses take only "logistic".
+        lam: Penalty weight, >= 0.
+        center: "init" (towards params_0) or "zero".
+        penalised: "all" or "head".
+        lr: Step size, > 0.
+        steps: Steps per ``fit``, >= 1.
+        optimizer: "adam" (fresh state at each fit) or "gd".
+        reduction: "mean" (J / n, a step size independent of n) or "sum".
+        generator: Torch stream of the initial draw.
+
+    Raises:
+        ValueError: On an out-of-range or unknown argument.
+
+    Example:
+        >>> model = NeuralLinearModel(3, width=4, generator=torch.Generator().manual_seed(0))
+        >>> mean, phi = model.evaluate(np.eye(3))
+        >>> mean.shape, phi.shape, model.n_params
+        ((3,), (3, 4), 4)
+    """
+
+    #: ``predict`` is the network's own output.
+    linearised = False
+    members = 1
+
+    def __init__(
+        self,
+        d: int,
+        *,
+        width: int = 32,
+        depth: int = 2,
+        loss: str = "mse",
+        lam: float = 1.0,
+        center: str = "init",
+        penalised: str = "all",
+        lr: float = 0.01,
+        steps: int = 100,
+        optimizer: str = "adam",
+        reduction: str = "mean",
+        generator: torch.Generator,
+        link: str | Link = "logistic",
+    ) -> None:
+        self.net = nn.NeuralLinear(
+            check_int("d", d, low=1),
+            width=width,
+            depth=check_int("depth", depth, low=2),
+        )
+        self.loss = check_choice("loss", loss, tuple(LOSSES))
+        self.link = get_link(link)
+        if self.loss != "btl" and not isinstance(self.link, LogisticLink):
+            raise ValueError(
+                f"link applies to the pair loss 'btl' only; got link="
+                f"{self.link.name!r} with loss={self.loss!r}."
+            )
+        self.lam = check_scalar("lam", lam, low=0.0)
+        self.center = check_choice("center", center, CENTERS)
+        self.penalised = check_choice("penalised", penalised, PENALISED)
+        self.lr = check_scalar("lr", lr, low=0.0, low_open=True)
+        self.steps = check_int("steps", steps, low=1)
+        self.optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
+        self.reduction = check_choice("reduction", reduction, REDUCTIONS)
+        self.params: Params = self.net.init(1, generator)
+        self.params0: Params = {k: v.clone() for k, v in self.params.items()}
+
+    @property
+    def n_params(self) -> int:
+        """Dimension p of the features phi(x): the width (not the number of weights)."""
+        return self.net.width
+
+    def penalties(self) -> list[L2Penalty]:
+        """The penalty of ``fit``: none when lam = 0, else one ``L2Penalty``."""
+        if self.lam == 0.0:
+            return []
+        names = self.net.head_names if self.penalised == "head" else None
+        center = self.params0 if self.center == "init" else None
+        return [nn.L2Penalty(self.lam, center, names)]
+
+    def _evaluate(self, X: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """phi(x_k) (K, width) and f(x_k) (K,) of one member, as ``net.forward``."""
+        Xt = torch.from_numpy(np.ascontiguousarray(X, dtype=np.float64))
+        last = self.net.depth - 1
+        phi = self.net.features(self.params, Xt)[0]
+        head = self.params[f"layers.{last}.weight"][0, 0]
+        f = phi.mv(head) + self.params[f"layers.{last}.bias"][0]
+        return phi, f
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """f(x_k) (K,) for the rows of X."""
+        return self._evaluate(X)[1].numpy()
+
+    def features(self, X: np.ndarray) -> np.ndarray:
+        """phi(x_k) (K, width), the last hidden layer, for the rows of X."""
+        return self._evaluate(X)[0].numpy()
+
+    def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return f(x_k) (K,) and phi(x_k) (K, width) in one pass."""
+        phi, f = self._evaluate(X)
+        return f.numpy(), phi.numpy()
+
+    def evaluate_sq_norms(
+        self, X: np.ndarray, inv_diag: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Return f(x_k) and sum_j phi_kj^2 inv_diag_j (the (K, width) block is small)."""
+        f, phi = self.evaluate(X)
+        return f, (phi * phi) @ inv_diag
+
+    def latent(self, x: np.ndarray) -> float:
+        """f(x) for one arm x (d,)."""
+        return float(self.predict(np.asarray(x)[None, :])[0])
+
+    def fit(self, history: History | PairHistory | SetHistory) -> list[float]:
+        """Run ``nn.fit`` on every observation of ``history``, warm-started.
+
+        Returns:
+            J at the start of each step (``FitResult.history`` of the one member);
+            [] for an empty history, which leaves the parameters as they are.
+
+        Raises:
+            TypeError: If the history is not the kind ``loss`` reads.
+            FloatingPointError: If training diverged (non-finite J or parameters).
+        """
+        loss_name, kind = LOSSES[self.loss]
+        if not isinstance(history, kind):
+            raise TypeError(
+                f"loss={self.loss!r} reads a {kind.__name__}; "
+                f"got {type(history).__name__}."
+            )
+        if history.n == 0:
+            return []
+        result = nn.fit(
+            self.net,
+            self.params,
+            observations_of(history),
+            self._loss_object(loss_name),
+            penalties=self.penalties(),
+            optimizer=self.optimizer,
+            lr=self.lr,
+            steps=self.steps,
+            reduction=self.reduction,
+        )
+        objective = result.history[:, 0].tolist()
+        finite = all(bool(torch.isfinite(p).all()) for p in result.params.values())
+        if not (finite and math.isfinite(objective[-1])):
+            raise FloatingPointError(
+                f"training diverged on {history.n} observations: J went from "
+                f"{objective[0]:.4g} to {objective[-1]:.4g} in {self.steps} steps at "
+                f"lr={self.lr}; use a smaller lr."
+            )
+        self.params = result.params
+        return objective
+
+    def _loss_object(self, loss_name: str) -> nn.Loss:
+        """The ``nn`` loss of ``loss``; a pair loss through ``link`` unless logistic."""
+        if self.loss == "btl" and not isinstance(self.link, LogisticLink):
+            return nn.PairwiseGLM(self.link)
+        loss: nn.Loss = getattr(nn, loss_name)()
+        return loss
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays only: the parameters and the initial draw, by parameter name."""
+        state = {f"params.{k}": v.numpy().copy() for k, v in self.params.items()}
+        state.update(
+            {f"params0.{k}": v.numpy().copy() for k, v in self.params0.items()}
+        )
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` (bit-identical)."""
+        params = {
+            k: torch.tensor(np.asarray(state[f"params.{k}"])) for k in self.params
+        }
+        params0 = {
+            k: torch.tensor(np.asarray(state[f"params0.{k}"])) for k in self.params
+        }
+        self.net.check_params(params, "state params")
+        self.net.check_params(params0, "state params0")
+        self.params, self.params0 = params, params0

@@ -1,0 +1,34 @@
+import numpy as np
+
+from banditkit.policies.parts.selection import (
+    argmax_random_tie,
+    gaussian_sample,
+    optimistic_argmax,
+)
+
+
+def test_optimistic_argmax_hand_checked():
+    assert optimistic_argmax(np.array([0.5, 0.2]), np.array([0.1, 1.0]), nu=1.0) == 1
+    assert optimistic_argmax(np.array([0.5, 0.2]), np.array([0.1, 1.0]), nu=0.0) == 0
+
+
+def test_ties_are_broken_uniformly():
+    rng = np.random.default_rng(0)
+    picks = [
+        argmax_random_tie(np.array([1.0, 0.0, 1.0, 1.0]), rng) for _ in range(3000)
+    ]
+    counts = np.bincount(picks, minlength=4)
+    assert counts[1] == 0
+    # 3000 draws over 3 tied arms: each count ~ Binomial(3000, 1/3), sd ~ 26; allow 5 sd.
+    assert np.all(np.abs(counts[[0, 2, 3]] - 1000) < 130)
+
+
+def test_gaussian_sample_frequencies():
+    """Two arms, means 0 and 0.5, widths 1 and nu=1: P(arm 1) = Phi(0.5 / sqrt(2)) = 0.638."""
+    rng = np.random.default_rng(1)
+    n = 4000
+    wins = sum(
+        gaussian_sample(np.array([0.0, 0.5]), np.ones(2), 1.0, rng) for _ in range(n)
+    )
+    # sd of the frequency ~ sqrt(0.64 * 0.36 / 4000) = 0.0076; tolerance 4 sd.
+    assert abs(wins / n - 0.638) < 0.03
