@@ -37,6 +37,8 @@ import json
 import math
 import os
 import zipfile
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -72,40 +74,85 @@ class UnsavablePolicyError(BanditkitError, ValueError):
     """A policy that a file could not bring back as it is (not saved; the message says why)."""
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Whether two attribute values are equal (arrays by content; unknown objects: False)."""
+def _difference(a: Any, b: Any, where: str = "value") -> str | None:
+    """Where two values first differ (arrays by dtype, shape and content), or None.
+
+    Lists and tuples compare alike (a state read back from JSON holds lists); unknown
+    objects differ unless ``a == b``.
+    """
     if a is b:
-        return True
+        return None
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (
+        same = (
             isinstance(a, np.ndarray)
             and isinstance(b, np.ndarray)
+            and a.dtype == b.dtype
             and a.shape == b.shape
             and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
         )
+        return None if same else where
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        if a.keys() != b.keys():
+            return f"{where} (keys {sorted(map(str, a.keys() ^ b.keys()))})"
+        found = (_difference(a[k], b[k], f"{where}[{k!r}]") for k in a)
+        return next((w for w in found if w is not None), None)
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+        if len(a) != len(b):
+            return where
+        found = (
+            _difference(x, y, f"{where}[{i}]")
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+        )
+        return next((w for w in found if w is not None), None)
     if isinstance(a, np.random.Generator) and isinstance(b, np.random.Generator):
-        return _same(a.bit_generator.state, b.bit_generator.state)
+        return _difference(a.bit_generator.state, b.bit_generator.state, where)
     try:
-        return bool(a == b)
+        return None if bool(a == b) else where
     except Exception:
-        return False
+        return where
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two attribute values are equal (see :func:`_difference`)."""
+    return _difference(a, b) is None
+
+
+def _restore(cls: Callable[..., Policy], state: dict[str, Any]) -> Policy:
+    """Build ``cls`` from a state's parameters and load the state, checked both ways.
+
+    The policy checks the state as it loads it (``load_state_dict``: the base's counters
+    and random stream, each part's shapes and invariants); then what it saves again must
+    be the state it was given, so no entry was ignored, reshaped or cast on the way in.
+    :func:`save_policy` and :func:`load_policy` both go through here.
+
+    Raises:
+        ValueError: What the policy refuses, or the first entry that does not come back.
+    """
+    policy = cls(**state["params"])
+    policy.load_state_dict(state)
+    where = _difference(state, policy.state_dict(), "state")
+    if where is not None:
+        raise ValueError(
+            f"{where} does not come back when the restored policy saves again (an "
+            "entry it ignores, or of another shape or dtype than it keeps)."
+        )
+    return policy
 
 
 #: Attributes describing the last round only (not needed to continue).
 _TRANSIENT = frozenset({"last_propensity"})
 
 
-def _check_savable(policy: Policy, registry: Registry[type[Policy]]) -> None:
+def _check_savable(
+    policy: Policy, state: dict[str, Any], registry: Registry[type[Policy]]
+) -> None:
     """Refuse a policy that :func:`load_policy` would not bring back as it is.
 
-    The file names the policy by its registry name and holds ``state_dict()``, so the
-    class must be registered under that name, and a class that keeps learned state must
-    save it (``_state`` / ``_load_state``). For a class using the default (empty) ``_state``
-    the check rebuilds the policy from its file's content and compares every attribute.
+    The file names the policy by its registry name and holds ``state`` (its
+    ``state_dict()``), so the class must be registered under that name, the state must
+    pass the checks :func:`load_policy` makes (:func:`_restore`), and a class that keeps
+    learned state must save it (``_state`` / ``_load_state``): for a class using the
+    default (empty) ``_state`` the check compares every attribute of the rebuilt policy.
     """
     cls = type(policy)
     name = policy.registry_name or cls.__name__
@@ -120,18 +167,17 @@ def _check_savable(policy: Policy, registry: Registry[type[Policy]]) -> None:
             )
             + "; register it with @POLICIES.register('my-name') (docs/own-policy.md)."
         )
-    if policy.d is None or any(
-        "_state" in vars(k) for k in cls.__mro__ if k is not Policy and k is not object
-    ):
-        return
     try:
-        clone = cls(**policy.get_params())
-        clone.load_state_dict(policy.state_dict())
+        clone = _restore(cls, state)
     except Exception as exc:
         raise UnsavablePolicyError(
             f"cannot save {name!r}: rebuilding it from its parameters and state fails "
             f"({type(exc).__name__}: {exc})."
         ) from None
+    if policy.d is None or any(
+        "_state" in vars(k) for k in cls.__mro__ if k is not Policy and k is not object
+    ):
+        return
     mine, theirs = vars(policy), vars(clone)
     lost = sorted(
         k
@@ -201,9 +247,9 @@ def save_policy(
         from banditkit.core import POLICIES
 
         registry = POLICIES
-    _check_savable(policy, registry)
-    arrays: dict[str, np.ndarray] = {}
     state = policy.state_dict()
+    _check_savable(policy, state, registry)
+    arrays: dict[str, np.ndarray] = {}
     skeleton = json.dumps(_split(state, arrays))
     header = {
         "format": POLICY_FORMAT,
@@ -441,8 +487,8 @@ def load_policy(
     if not isinstance(params, dict):
         raise PolicyFileError(path, "its state has no parameters")
     try:
-        policy: Policy = registry.make(name, **params)
-        policy.load_state_dict(state)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise PolicyFileError(path, f"cannot restore the policy: {exc}") from None
-    return policy
+        return _restore(partial(registry.make, name), state)
+    except Exception as exc:  # a hostile state may break a policy in any way
+        raise PolicyFileError(
+            path, f"cannot restore the policy: {type(exc).__name__}: {exc}"
+        ) from None

@@ -44,7 +44,12 @@ import numpy as np
 
 from banditkit.core import POLICIES, Context
 from banditkit.core.types import Action
-from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.core.validation import (
+    check_choice,
+    check_int,
+    check_scalar,
+    check_state_array,
+)
 from banditkit.policies.baselines.catalogue import PerArmPolicy
 from banditkit.policies.parts.selection import (
     TIE_RTOL,
@@ -387,15 +392,31 @@ class SklearnArms(PerArmPolicy):
         }
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        n_fit = np.array(state["n_fit"], dtype=np.int64)
-        self._allocate(int(n_fit.shape[0]))
+        """Restore the log, checked against the shapes and ranges the policy keeps.
+
+        Rows (n, d), targets (n,), arms (n,) in [0, K), weights (n, n_bootstrap) >= 0
+        and the fitted rows of each arm (K,), at most its rows.
+        """
         assert self.d is not None
-        self._set_log(
-            np.array(state["rows"], dtype=np.float64).reshape(-1, self.d),
-            np.array(state["targets"], dtype=np.float64),
-            np.array(state["row_arms"], dtype=np.int64),
-            np.array(state["weights"], dtype=np.float64).reshape(-1, self.n_bootstrap),
+        rows = check_state_array("rows", state["rows"], (None, self.d))
+        n = rows.shape[0]
+        targets = check_state_array("targets", state["targets"], (n,))
+        row_arms = check_state_array(
+            "row_arms", state["row_arms"], (n,), dtype=np.int64
         )
+        weights = check_state_array(
+            "weights", state["weights"], (n, self.n_bootstrap), low=0.0
+        )
+        n_fit = check_state_array(
+            "n_fit", state["n_fit"], (None,), dtype=np.int64, low=0
+        )
+        K = n_fit.shape[0]
+        if n and (row_arms.min() < 0 or row_arms.max() >= K):
+            raise ValueError(f"row_arms must be arms in [0, {K}).")
+        if np.any(n_fit > np.bincount(row_arms, minlength=K)):
+            raise ValueError("n_fit must not exceed each arm's rows.")
+        self._allocate(K)
+        self._set_log(rows, targets, row_arms, weights)
         self.n_fit = n_fit
         if self._partial:  # replay the per-round partial fits in order
             for i in range(self.row_arms.shape[0]):
