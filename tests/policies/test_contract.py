@@ -1,7 +1,8 @@
 """The contract suite of ``banditkit.testing`` over every registered policy, per family.
 
-The cases come from the registry (``policy_cases``) with each class's ``contract_params``: a
-new policy is covered without editing this file. What is not a contract (hyper-parameter
+The cases come from the registry (``policy_cases``) with each class's ``contract_params``
+and, when they differ, with its defaults (every contract but those of
+``SKIPPED_WITH_DEFAULTS``): a new policy is covered without editing this file. What is not a contract (hyper-parameter
 checks of particular policies, beating uniform play) stays below.
 """
 
@@ -9,23 +10,35 @@ import numpy as np
 import pytest
 
 import banditkit as bk
-from banditkit.core import FAMILIES
-from banditkit.testing import CONTRACTS, PolicyContract, check_policy, policy_cases
+from banditkit.core import FAMILIES, POLICIES
+from banditkit.testing import (
+    CONTRACTS,
+    SKIPPED_WITH_DEFAULTS,
+    PolicyContract,
+    check_policy,
+    policy_cases,
+)
 
 CASES = [case for family in FAMILIES for case in policy_cases(family)]
+RUNS = [
+    pytest.param(case, contract, id=f"{case.family}/{case}-{contract}")
+    for case in CASES
+    for contract in CONTRACTS
+    if not (case.defaults and contract in SKIPPED_WITH_DEFAULTS)
+]
 
 
-def _id(case):
-    return f"{case.family}/{case}"
-
-
-def test_every_registered_policy_is_a_case():
-    assert {str(c) for c in CASES} == set(bk.list_policies())
+def test_every_registered_policy_is_a_case_with_its_defaults_too():
+    assert {str(c) for c in CASES if not c.defaults} == set(bk.list_policies())
+    assert {str(c) for c in CASES if c.defaults} == {
+        f"{name}[defaults]"
+        for name in bk.list_policies()
+        if POLICIES.get(name).contract_params
+    }
     assert all(c.family in FAMILIES for c in CASES)
 
 
-@pytest.mark.parametrize("contract", list(CONTRACTS))
-@pytest.mark.parametrize("case", CASES, ids=_id)
+@pytest.mark.parametrize(("case", "contract"), RUNS)
 def test_contract(case, contract):
     CONTRACTS[contract](case)
 
@@ -154,7 +167,7 @@ TUNED = {
 # Non-contextual references (uses_features = False) cannot beat uniform play on fresh arms.
 LEARNERS = [
     c
-    for c in policy_cases("contextual")
+    for c in policy_cases("contextual", defaults=False)
     if str(c) not in ("random", "oracle")
     and getattr(c.policy_class, "uses_features", True)
 ]

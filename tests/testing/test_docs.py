@@ -19,7 +19,7 @@ def test_the_user_policy_example_runs_and_passes_the_contract():
     exec(_blocks()[0], namespace)
     suite = namespace["TestGreedyMean"]()
     tests = [name for name in dir(suite) if name.startswith("test_")]
-    assert len(tests) == 8
+    assert len(tests) == 9  # eight contracts, then the defaults
     for name in tests:
         getattr(suite, name)()
 

@@ -27,6 +27,7 @@ hypothesis; the ``fuzz`` contract imports hypothesis when it runs
 
 from banditkit.testing.contracts import (
     CONTRACTS,
+    SKIPPED_WITH_DEFAULTS,
     PolicyContract,
     check_actions,
     check_bad_input,
@@ -57,6 +58,7 @@ from banditkit.testing.harness import (
 
 __all__ = [
     "CONTRACTS",
+    "SKIPPED_WITH_DEFAULTS",
     "FAMILY_BASES",
     "PolicyCase",
     "PolicyContract",

@@ -8,12 +8,16 @@ Every check takes a :class:`~banditkit.testing.harness.PolicyCase` and raises
     horizon         begin(T) before round 1 only; requires_horizon policies refuse to play
                     without it; the horizon is saved with the state
     bad_input       bad ctx / action / feedback raise ValueError naming the argument and
-                    leave the policy as it was
+                    leave the policy as it was (also on its very first update)
     inputs          act and update leave the context untouched
     reproducible    same seed, same actions, same state
-    save_restore    save at round t, load, continue: bit-identical to an uninterrupted run;
-                    a state saved under other hyper-parameters is refused
+    save_restore    save at two rounds, load, continue: bit-identical to an uninterrupted
+                    run; a state saved under other hyper-parameters is refused
     fuzz            random valid input (hypothesis): no exception, no NaN in the state
+
+Each registered policy runs the suite with its ``contract_params`` and, when they differ,
+once more with its defaults (every contract but ``actions`` and ``fuzz``,
+:data:`SKIPPED_WITH_DEFAULTS`).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from banditkit.testing.harness import (
 
 __all__ = [
     "CONTRACTS",
+    "SKIPPED_WITH_DEFAULTS",
     "PolicyContract",
     "check_actions",
     "check_bad_input",
@@ -135,7 +140,7 @@ def _bad_actions(family: str, k: int) -> list[Any]:
 
 
 def _bad_feedback(policy: Policy) -> list[Any]:
-    common = [math.nan, math.inf, -math.inf, "1", None, [1]]
+    common = [math.nan, math.inf, -math.inf, "1", None, [1], np.array([1]), 1j]
     if policy.family == "contextual":
         if getattr(policy, "reward_kind", "real") == "binary":
             return [*common, 2.5, -0.5, 1e300]
@@ -180,14 +185,37 @@ def check_bad_input(case: PolicyCase) -> None:
             partial(policy.update, ctx, valid, feedback),
             "feedback",
         )
-    nan_arms = np.array([[math.nan, 0.0]])
-    _raises(f"{name}: Context with NaN", partial(Context, arms=nan_arms), "NaN")
+    bad_arms: list[Any] = [[[math.nan, 0.0]], [["1.5", "0"]], [[1 + 2j, 0.0]], [["a"]]]
+    for arms in bad_arms:
+        _raises(f"{name}: Context({arms!r})", partial(Context, arms=arms), "ctx.arms")
     expect(policy.t == 3, f"{name}: t moved to {policy.t} on rejected input.")
     expect(
         play(policy, env, 3) == play(twin, twin_env, 3),
         f"{name}: rejected input changed the next actions.",
     )
     assert_same_state(policy, twin)
+    _check_first_update_is_atomic(case, ctx, valid, good_feedback)
+
+
+def _check_first_update_is_atomic(
+    case: PolicyCase, ctx: Context, valid: Any, good_feedback: Any
+) -> None:
+    """A rejected first update (the one that sets the policy up) leaves it fresh."""
+    fresh, _ = start(case, n_arms=_K, d=_D, max_size=_CAPACITY)
+    twin, _ = start(case, n_arms=_K, d=_D, max_size=_CAPACITY)
+    bad_action = _bad_actions(case.family, _K)[0]
+    _raises(
+        f"{case}: first update(action={bad_action!r})",
+        lambda: fresh.update(ctx, bad_action, good_feedback),
+        "action",
+    )
+    _raises(
+        f"{case}: first update(feedback=nan)",
+        lambda: fresh.update(ctx, valid, math.nan),
+        "feedback",
+    )
+    expect(fresh.d is None, f"{case}: a rejected first update set d = {fresh.d}.")
+    assert_same_state(fresh, twin)
 
 
 def check_inputs(case: PolicyCase) -> None:
@@ -233,49 +261,72 @@ def _registry(cls: type[Policy]) -> Registry[type[Policy]]:
     return registry
 
 
-def check_save_restore(case: PolicyCase, *, rounds: int = 7) -> None:
-    """Save at round t, load, continue: bit-identical to the uninterrupted run.
-
-    Both runs play the same scripted instance; the restored policy is attached to the
-    environment again (as a resumed runner would). Also: counters, horizon and
-    hyper-parameters survive, and a state saved under other hyper-parameters is refused.
-    """
-    kw: dict[str, Any] = {"n_arms": _K, "d": _D, "max_size": _CAPACITY}
-    whole, whole_env = start(case, seed=2, horizon=2 * rounds, **kw)
-    expected = play(whole, whole_env, 2 * rounds)
-    half, env = start(case, seed=2, horizon=2 * rounds, **kw)
-    play(half, env, rounds)
+def _saved_and_loaded(case: PolicyCase, policy: Policy) -> Policy:
+    """``policy`` through a policy file: saved, loaded, its counters and params checked."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "policy.bk"
         registry = _registry(case.policy_class)
-        save_policy(half, path, registry)
-        restored = load_policy(path, registry=registry)
-    expect(type(restored) is type(half), f"{case}: load_policy built {type(restored)}.")
-    for attr in ("t", "n_updates", "horizon", "d"):
-        expect(
-            getattr(restored, attr) == getattr(half, attr),
-            f"{case}: {attr} is {getattr(restored, attr)!r} after loading, "
-            f"{getattr(half, attr)!r} before.",
+        save_policy(policy, path, registry)
+        restored = load_policy(
+            path, expect=str(policy.state_dict()["policy"]), registry=registry
         )
     expect(
-        restored.get_params() == half.get_params(),
+        type(restored) is type(policy), f"{case}: load_policy built {type(restored)}."
+    )
+    for attr in ("t", "n_updates", "horizon", "d"):
+        expect(
+            getattr(restored, attr) == getattr(policy, attr),
+            f"{case}: {attr} is {getattr(restored, attr)!r} after loading, "
+            f"{getattr(policy, attr)!r} before.",
+        )
+    expect(
+        restored.get_params() == policy.get_params(),
         f"{case}: hyper-parameters changed on loading.",
     )
-    restored.attach(env)
-    continued = play(restored, env, rounds)
-    expect(
-        continued == expected[rounds:],
-        f"{case}: restored at round {rounds}, the run diverges:\n"
-        f"{continued}\n{expected[rounds:]}",
-    )
-    assert_same_state(restored, whole)
+    assert_same_state(restored, policy)
+    return restored
+
+
+def check_save_restore(
+    case: PolicyCase, *, saves: tuple[int, ...] = (7, 21), rounds: int = 30
+) -> None:
+    """Save at each round of ``saves``, load, continue: bit-identical to an uninterrupted run.
+
+    Both runs play the same scripted instance; the restored policy is attached to the
+    environment again (as a resumed runner would). The second save comes after the
+    policies' periodic refits of their defaults (every 20 rounds), so state kept between
+    refits is covered too. Also: counters, horizon and hyper-parameters survive, and a
+    state saved under other hyper-parameters is refused.
+    """
+    kw: dict[str, Any] = {"n_arms": _K, "d": _D, "max_size": _CAPACITY}
+    whole, whole_env = start(case, seed=2, horizon=rounds, **kw)
+    expected = play(whole, whole_env, rounds)
+    policy, env = start(case, seed=2, horizon=rounds, **kw)
+    done = 0
+    for stop in (*saves, rounds):
+        actions = play(policy, env, stop - done)
+        expect(
+            actions == expected[done:stop],
+            f"{case}: restored at round {done}, the run diverges:\n"
+            f"{actions}\n{expected[done:stop]}",
+        )
+        done = stop
+        if stop < rounds:
+            policy = _saved_and_loaded(case, policy)
+            policy.attach(env)
+    assert_same_state(policy, whole)
     other = case.make(seed=3)
     _raises(
         f"{case}: load_state_dict with other hyper-parameters",
-        lambda: other.load_state_dict(half.state_dict()),
+        lambda: other.load_state_dict(whole.state_dict()),
         "hyper-parameters",
     )
 
+
+#: Contracts not run on a policy's defaults: the fuzz contract's random instances and the
+#: 200-arm rounds of ``actions`` would cost minutes with default network widths; they run
+#: on the contract parameters.
+SKIPPED_WITH_DEFAULTS: frozenset[str] = frozenset({"actions", "fuzz"})
 
 #: Every contract by name, in the order :func:`check_policy` runs them.
 CONTRACTS: dict[str, Callable[[PolicyCase], None]] = {
@@ -297,6 +348,10 @@ def check_policy(
     skip: Collection[str] = (),
 ) -> None:
     """Run every contract of the policy's family on one policy class.
+
+    With the default ``params``, a class whose ``contract_params`` differ from its
+    defaults then runs the contracts again with its defaults (all but
+    :data:`SKIPPED_WITH_DEFAULTS`).
 
     Args:
         policy: A Policy subclass, a registered name, or a :class:`PolicyCase`.
@@ -324,11 +379,19 @@ def check_policy(
             f"skip names unknown contracts {sorted(unknown)}; see CONTRACTS."
         )
     if isinstance(policy, PolicyCase):
-        case = policy
-    elif isinstance(policy, str):
-        case = PolicyCase(POLICIES.get(policy), params, name=policy)
+        cases = [policy]
     else:
-        case = PolicyCase(policy, params)
+        cls = POLICIES.get(policy) if isinstance(policy, str) else policy
+        label = policy if isinstance(policy, str) else ""
+        cases = [PolicyCase(cls, params, name=label)]
+        if params is None and cls.contract_params:
+            cases.append(PolicyCase(cls, {}, name=label and f"{label}[defaults]"))
+    for case in cases:
+        extra = SKIPPED_WITH_DEFAULTS if case.defaults else frozenset()
+        _run_contracts(case, set(skip) | extra)
+
+
+def _run_contracts(case: PolicyCase, skip: Collection[str]) -> None:
     for name, contract in CONTRACTS.items():
         if name in skip:
             continue
@@ -398,3 +461,11 @@ class PolicyContract:
     def test_fuzz(self) -> None:
         """Random valid input: no exception, no NaN."""
         self._run("fuzz")
+
+    def test_defaults(self) -> None:
+        """The contracts but those of SKIPPED_WITH_DEFAULTS, with the class's defaults."""
+        if self.policy_class is None:
+            raise ValueError(f"{type(self).__name__}.policy_class is not set.")
+        if self.policy_class.contract_params or self.params:
+            case = PolicyCase(self.policy_class, {})
+            _run_contracts(case, SKIPPED_WITH_DEFAULTS)

@@ -52,9 +52,10 @@ class PolicyCase:
     Args:
         policy_class: A concrete :class:`~banditkit.core.Policy` subclass.
         params: Keyword arguments other than ``seed`` (default: the class's
-            ``contract_params``).
+            ``contract_params``; ``{}``: its defaults).
         name: Label in messages and test ids (default: the registry name, else the class
-            name).
+            name; ``[defaults]`` appended when ``params`` is ``{}`` and the class has
+            contract parameters).
 
     Example:
         >>> from banditkit.policies import LinUCB
@@ -75,11 +76,19 @@ class PolicyCase:
             raise ValueError(
                 f"policy_class must be a Policy subclass; got {self.policy_class!r}."
             )
+        contract = dict(self.policy_class.contract_params)
         if self.params is None:
-            object.__setattr__(self, "params", dict(self.policy_class.contract_params))
+            object.__setattr__(self, "params", contract)
         if not self.name:
             label = self.policy_class.registry_name or self.policy_class.__name__
+            if self.defaults:
+                label += "[defaults]"
             object.__setattr__(self, "name", label)
+
+    @property
+    def defaults(self) -> bool:
+        """True when the case runs the class's defaults (other than its contract params)."""
+        return not self.params and bool(self.policy_class.contract_params)
 
     @property
     def family(self) -> str:
@@ -94,20 +103,38 @@ class PolicyCase:
         return self.name
 
 
-def policy_cases(family: str | None = None) -> list[PolicyCase]:
-    """One :class:`PolicyCase` per registered policy (of ``family``), with its contract params.
+def policy_cases(
+    family: str | None = None, *, defaults: bool = True
+) -> list[PolicyCase]:
+    """The :class:`PolicyCase` of each registered policy (of ``family``).
+
+    Each policy comes with its contract params and, when those differ from its
+    defaults, a second time with its defaults (named ``"name[defaults]"``): the
+    defaults are what users run, and a bug may hide in them (a state of size zero).
 
     Feed it to ``pytest.mark.parametrize`` so that every registered policy, present and
     future, runs the suite: ``@pytest.mark.parametrize("case", policy_cases("dueling"),
     ids=str)``.
 
+    Args:
+        family: Only this family's policies (None: all).
+        defaults: Add the defaults cases.
+
     Example:
         >>> {"oracle-duel", "random-duel"} <= {str(c) for c in policy_cases("dueling")}
+        True
+        >>> "linucb-hybrid[defaults]" in {str(c) for c in policy_cases("contextual")}
         True
     """
     if family is not None and family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}; got {family!r}.")
-    return [PolicyCase(POLICIES.get(name), name=name) for name in list_policies(family)]
+    cases = []
+    for name in list_policies(family):
+        cls = POLICIES.get(name)
+        cases.append(PolicyCase(cls, name=name))
+        if defaults and cls.contract_params:
+            cases.append(PolicyCase(cls, {}, name=f"{name}[defaults]"))
+    return cases
 
 
 def start(
