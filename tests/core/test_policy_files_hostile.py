@@ -9,9 +9,11 @@ dtypes, and the state the policy declares.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
 import json
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,8 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import banditkit as bk
 from banditkit.errors import ConfigError, PolicyFileError
@@ -231,3 +235,263 @@ def test_an_unregistered_policy_name_is_refused(tmp_path):
     state["policy"] = "os.system"
     with pytest.raises(PolicyFileError, match="not registered"):
         bk.load_policy(_forge(tmp_path / "p.bk", state))
+
+
+# --- sizes and dtypes, before anything is allocated ---------------------------------
+
+
+def _npy_header_only(shape: tuple[int, ...], dtype: str = "<f8") -> bytes:
+    """A .npy member whose header declares ``shape`` but holds 16 bytes of data."""
+    buf = io.BytesIO()
+    header = {"descr": dtype, "fortran_order": False, "shape": shape}
+    np.lib.format.write_array_header_1_0(buf, header)
+    return buf.getvalue() + bytes(16)
+
+
+def test_a_member_declaring_a_huge_shape_is_refused_before_allocation(tmp_path):
+    state = _played().state_dict()
+    path = _forge(tmp_path / "p.bk", state)
+    with zipfile.ZipFile(path) as z:
+        name = next(n for n in z.namelist() if n.startswith("a"))
+    _forge(path, state, members={name: _npy_header_only((10**12,))})
+    with pytest.raises(PolicyFileError, match="declares shape"):
+        bk.load_policy(path)
+
+
+def test_a_zip_bomb_is_refused_before_it_is_decompressed(tmp_path):
+    """1 GB of zeros deflates to about 1 MB; the file is refused at its zip directory."""
+    state = _played().state_dict()
+    bomb = _npy(np.zeros(2**27))  # 1 GiB
+    path = _forge(
+        tmp_path / "p.bk",
+        state,
+        members={"a0.npy": bomb},
+        compress=zipfile.ZIP_DEFLATED,
+    )
+    assert path.stat().st_size < 2**21
+    with pytest.raises(PolicyFileError, match="compressed"):
+        bk.load_policy(path)
+
+
+def test_max_bytes_bounds_the_arrays(tmp_path):
+    bk.save_policy(_played(), tmp_path / "p.bk")
+    with pytest.raises(PolicyFileError, match="max_bytes=100"):
+        bk.load_policy(tmp_path / "p.bk", max_bytes=100)
+
+
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [
+        (np.zeros(3, dtype=complex), "real floats"),
+        (np.array(["1.0", "2.0", "3.0"]), "real floats"),
+        (np.array([np.nan, 0.0, 0.0]), "NaN or inf"),
+        (np.array([np.inf, 0.0, 0.0]), "NaN or inf"),
+    ],
+    ids=["complex", "strings", "nan", "inf"],
+)
+def test_non_real_or_non_finite_arrays_are_refused(tmp_path, value, match):
+    state = _played().state_dict()
+    state["state"]["model"]["theta"] = value
+    with pytest.raises(PolicyFileError, match=match):
+        bk.load_policy(_forge(tmp_path / "p.bk", state))
+
+
+def test_an_array_not_part_of_the_state_is_refused(tmp_path):
+    state = _played().state_dict()
+    path = _forge(tmp_path / "p.bk", state, members={"a999.npy": _npy(np.ones(2))})
+    with pytest.raises(PolicyFileError):  # the digest or the unused member
+        bk.load_policy(path)
+
+
+# --- forged state that passes the digest --------------------------------------------
+
+
+def _forged(policy: bk.Policy, edit) -> dict[str, Any]:
+    state = policy.state_dict()
+    edit(state)
+    return state
+
+
+def _set(keys: tuple[Any, ...], value: Any):
+    def edit(state: dict[str, Any]) -> None:
+        node = state
+        for k in keys[:-1]:
+            node = node[k]
+        node[keys[-1]] = value
+
+    return edit
+
+
+FORGERIES = {
+    "theta of another shape": (
+        "linucb",
+        _set(("state", "model", "theta"), np.zeros(5)),
+        "theta must have shape",
+    ),
+    "negative-definite inverse Gram": (
+        "linucb",
+        _set(("state", "model", "gram", "inverse"), -np.eye(3)),
+        "positive-definite",
+    ),
+    "asymmetric Gram": (
+        "glm-ucb",
+        _set(("state", "design", "matrix"), np.triu(np.ones((3, 3))) + np.eye(3)),
+        "symmetric",
+    ),
+    "t = -5": ("linucb", _set(("t",), -5), r"state\['t'\]"),
+    "d = 0": ("linucb", _set(("d",), 0), r"state\['d'\]"),
+    "n_updates = -1": ("linucb", _set(("n_updates",), -1), "n_updates"),
+    "horizon = 0": ("linucb", _set(("horizon",), 0), "horizon"),
+    "rng of another generator": (
+        "linucb",
+        _set(("rng",), {"bit_generator": "MT19937", "state": {}}),
+        "rng",
+    ),
+    "negative counts (ucb1)": (
+        "ucb1",
+        _set(("state", "counts"), -np.ones(4)),
+        "counts must be >= 0",
+    ),
+    "negative counts (per-arm)": (
+        "linucb-per-arm",
+        _set(("state", "counts"), -np.ones(4, dtype=np.int64)),
+        "counts must be >= 0",
+    ),
+    "history rows of another width": (
+        "linucb",
+        _set(("state", "history", "X"), np.zeros((6, 4))),
+        "X must have shape",
+    ),
+    "history lengths differ": (
+        "glm-ts",
+        _set(("state", "history", "y"), np.zeros(2)),
+        "one length",
+    ),
+    "negative history weights": (
+        "linucb",
+        _set(("state", "history", "w"), -np.ones(6)),
+        "w must be >= 0",
+    ),
+    "an ignored extra entry": (
+        "linucb",
+        _set(("state", "model", "extra"), np.ones(2)),
+        "does not come back",
+    ),
+    "a Gram of another d": (
+        "linucb",
+        _set(("state", "model", "gram", "d"), 10**6),
+        "d=",
+    ),
+    "sklearn arms out of range": (
+        "sklearn",
+        _set(("state", "row_arms"), np.full(6, 9, dtype=np.int64)),
+        "row_arms",
+    ),
+}
+
+
+@pytest.mark.parametrize("forgery", list(FORGERIES))
+def test_forged_state_with_a_recomputed_digest_is_refused(tmp_path, forgery):
+    name, edit, match = FORGERIES[forgery]
+    params = {"n_bootstrap": 2, "estimator": "sklearn.linear_model.Ridge"}
+    policy = _played(name, **(params if name == "sklearn" else {}))
+    path = _forge(tmp_path / "p.bk", _forged(policy, edit))
+    with pytest.raises(PolicyFileError, match=match):
+        bk.load_policy(path)
+
+
+def test_save_refuses_a_state_load_would_refuse(tmp_path):
+    policy = _played()
+    policy.t = -1
+    with pytest.raises(bk.errors.UnsavablePolicyError, match=r"state\['t'\]"):
+        bk.save_policy(policy, tmp_path / "p.bk")
+    assert not (tmp_path / "p.bk").exists()
+
+
+# --- item 4: policies that did not come back ----------------------------------------
+
+
+def test_linucb_hybrid_with_its_defaults_saves_and_loads(tmp_path):
+    """n_shared = 0 gives (K, d, 0) stacks, which the loader could not reshape.
+
+    (That it then continues bit for bit is the contract suite's ``save_restore`` on
+    ``linucb-hybrid[defaults]``.)
+    """
+    policy = bk.make_policy("linucb-hybrid")
+    bk.simulate(policy, bk.make_env("linear"), 10, 0)
+    bk.save_policy(policy, tmp_path / "h.bk")
+    restored = bk.load_policy(tmp_path / "h.bk", expect="linucb-hybrid")
+    assert restored.state_dict()["state"]["B"].shape == (restored.n_arms, restored.d, 0)
+    assert restored.t == 10
+
+
+def test_neural_ucb_continues_identically_after_60_rounds():
+    """The hand-written loop of the report: logistic, d = 6, K = 5, 60 rounds then 40."""
+
+    def run(save_at: int | None, tmp: Path) -> list[int]:
+        env = bk.make_env("logistic", d=6, n_arms=5)
+        env.reset(0)
+        policy = bk.make_policy("neural-ucb", seed=0)
+        actions = []
+        for t in range(100):
+            if t == save_at:
+                bk.save_policy(policy, tmp / "n.bk")
+                policy = bk.load_policy(tmp / "n.bk", expect="neural-ucb")
+            ctx = env.context()
+            action = policy.act(ctx)
+            policy.update(ctx, action, env.step(action).feedback)
+            actions.append(action)
+        return actions
+
+    with tempfile.TemporaryDirectory() as tmp:
+        assert run(60, Path(tmp)) == run(None, Path(tmp))
+
+
+# --- hypothesis: random forgeries fail cleanly or load as written -------------------
+
+_LEAF_POLICIES = ("linucb", "ucb1", "glm-ts", "linucb-per-arm", "rs-oful")
+_SAVED = {name: _played(name).state_dict() for name in _LEAF_POLICIES}
+
+
+def _array_leaves(tree: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(tree, dict):
+        return [p for k, v in tree.items() for p in _array_leaves(v, (*path, k))]
+    return [path] if isinstance(tree, np.ndarray) else []
+
+
+_values = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=64),
+    st.integers(-(2**40), 2**40),
+)
+_forged_arrays = st.tuples(
+    st.lists(st.integers(0, 5), min_size=0, max_size=3),
+    st.sampled_from(["<f8", "<i8", "<c16", "|b1", "<f4"]),
+    _values,
+).map(lambda t: np.full(tuple(t[0]), t[2] if t[1] != "|b1" else 1).astype(t[1]))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(
+    name=st.sampled_from(_LEAF_POLICIES),
+    pick=st.integers(0, 10**6),
+    value=_forged_arrays,
+    counter=st.sampled_from([None, "t", "n_updates", "d", "horizon"]),
+    number=st.one_of(st.integers(-(2**70), 2**70), st.floats(), st.none()),
+)
+def test_random_forgeries_are_refused_cleanly_or_load_as_written(
+    tmp_path_factory, name, pick, value, counter, number
+):
+    """Any forged leaf: a PolicyFileError naming the file, or a policy that acts."""
+    forged = copy.deepcopy(_SAVED[name])
+    leaves = _array_leaves(forged["state"])
+    _set(("state", *leaves[pick % len(leaves)]), value)(forged)
+    if counter is not None:
+        forged[counter] = number
+    file = _forge(tmp_path_factory.mktemp("f") / "p.bk", forged)
+    try:
+        policy = bk.load_policy(file)
+    except PolicyFileError as exc:
+        assert exc.path == file
+        return
+    ctx = bk.Context(arms=np.eye(4, policy.d or 3))
+    policy.update(ctx, policy.act(ctx), 0.5)
