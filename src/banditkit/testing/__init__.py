@@ -58,8 +58,8 @@ from banditkit.testing.harness import (
 
 __all__ = [
     "CONTRACTS",
-    "SKIPPED_WITH_DEFAULTS",
     "FAMILY_BASES",
+    "SKIPPED_WITH_DEFAULTS",
     "PolicyCase",
     "PolicyContract",
     "ScriptedAssortmentEnv",
