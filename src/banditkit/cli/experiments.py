@@ -362,7 +362,8 @@ def bench(
         Path | None,
         typer.Option(
             "--dir",
-            help="Folder of your own benchmark scripts [default: the shipped benchmarks].",
+            help="Folder of your own benchmark scripts [default: benchmarks/ of the "
+            "repository, when banditkit runs from a checkout].",
         ),
     ] = None,
     only: Annotated[
@@ -374,15 +375,17 @@ def bench(
         typer.Option("--rerun", help="Compute every benchmark again, even those kept."),
     ] = False,
 ) -> None:
-    """Run the speed benchmarks shipped in banditkit.benchmarks (or the scripts of --dir).
+    """Run the speed benchmarks of the repository's benchmarks/ (or the scripts of --dir).
 
     Each benchmark's ``main(quick: bool, out: Path)`` writes what it likes under
     ``DIR/<name>/`` and may return a JSON-able dict; DIR/bench.json collects the returns,
     wall times and errors. Re-running into the same DIR keeps the benchmarks already ok.
+    The benchmarks are not in the installed package: from a wheel, give --dir (or run
+    from a clone of the repository).
     """
     from banditkit.experiments.bench import discover, run_benchmarks
 
-    benchmarks = discover(directory, only)
+    benchmarks = _guarded(out, discover, directory, only)
     if not benchmarks:
         _error(f"no benchmark scripts (*.py with main(quick, out)) in {directory}.")
         raise typer.Exit(EXIT_INVALID)
