@@ -96,10 +96,8 @@ def _with_paths(
 def _build_env(spec: EnvSpec, i: int, source: str, base: Path | None) -> EnvEntry:
     field_name = f"envs[{i}]"
     if spec.name not in ENVIRONMENTS:
-        known = ENVIRONMENTS.names()
         raise ConfigError(
-            f"unknown environment {spec.name!r}.{suggest(spec.name, known)} "
-            f"Known environments: {', '.join(known)}.",
+            ENVIRONMENTS.unknown(spec.name),
             source=source,
             field=f"{field_name}.name",
         )
@@ -125,10 +123,8 @@ def _policy_params(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
 def _build_policy(spec: PolicySpec, i: int, source: str) -> PolicyEntry:
     field_name = f"policies[{i}]"
     if spec.name not in POLICIES:
-        known = POLICIES.names()
         raise ConfigError(
-            f"unknown policy {spec.name!r}.{suggest(spec.name, known)} "
-            f"Known policies: {', '.join(known)}.",
+            POLICIES.unknown(spec.name),
             source=source,
             field=f"{field_name}.name",
         )
