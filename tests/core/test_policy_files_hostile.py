@@ -495,3 +495,35 @@ def test_random_forgeries_are_refused_cleanly_or_load_as_written(
         return
     ctx = bk.Context(arms=np.eye(4, policy.d or 3))
     policy.update(ctx, policy.act(ctx), 0.5)
+
+
+class _KeepsWhatItIsGiven(bk.ContextualPolicy):
+    """A user policy whose loader checks nothing: the file format still refuses NaN."""
+
+    def _setup(self, ctx):
+        self.level = np.zeros(1)
+
+    def _act(self, ctx):
+        return 0
+
+    def _update(self, ctx, action, feedback):
+        self.level = self.level + feedback
+
+    def _state(self):
+        return {"level": self.level}
+
+    def _load_state(self, state):
+        self.level = np.array(state["level"])
+
+
+def test_save_refuses_nan_in_a_state_that_load_would_refuse(tmp_path):
+    registry = bk.core.Registry("policy")
+    registry.register("keeps")(_KeepsWhatItIsGiven)
+    policy = _KeepsWhatItIsGiven()
+    policy.update(bk.Context(arms=np.eye(2)), 0, 1.0)
+    bk.save_policy(policy, tmp_path / "ok.bk", registry)
+    assert bk.load_policy(tmp_path / "ok.bk", registry=registry).level[0] == 1.0
+    policy.level = np.array([np.nan])
+    with pytest.raises(bk.errors.UnsavablePolicyError, match="NaN"):
+        bk.save_policy(policy, tmp_path / "nan.bk", registry)
+    assert not (tmp_path / "nan.bk").exists()

@@ -250,7 +250,20 @@ def save_policy(
     state = policy.state_dict()
     _check_savable(policy, state, registry)
     arrays: dict[str, np.ndarray] = {}
-    skeleton = json.dumps(_split(state, arrays))
+    try:
+        skeleton = json.dumps(_split(state, arrays), allow_nan=False)
+    except ValueError:
+        skeleton = ""
+    odd = [
+        n
+        for n, a in arrays.items()
+        if a.dtype.kind not in _ARRAY_KINDS or not np.isfinite(a).all()
+    ]
+    if odd or not skeleton:
+        raise UnsavablePolicyError(
+            f"cannot save {state['policy']!r}: its state holds NaN, inf or non-real "
+            "values, which load_policy refuses."
+        )
     header = {
         "format": POLICY_FORMAT,
         "version": POLICY_FORMAT_VERSION,
