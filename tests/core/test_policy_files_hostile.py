@@ -400,6 +400,19 @@ def test_forged_state_with_a_recomputed_digest_is_refused(tmp_path, forgery):
         bk.load_policy(path)
 
 
+@pytest.mark.parametrize("name", ["linucb", "glm-ucb", "neural-ucb", "lin-es"])
+def test_a_forged_d_is_refused_before_the_policy_allocates_for_it(tmp_path, name):
+    """d = 30000 would make a d x d Gram of 7 GB; an empty (0, d) array does not vouch."""
+    state = _played(name).state_dict()
+    state["d"] = 30_000
+    state["state"]["padding"] = np.zeros((0, 30_000))
+    with pytest.raises(PolicyFileError, match="not accounted for"):
+        bk.load_policy(_forge(tmp_path / "p.bk", state))
+    state["state"] = {}
+    with pytest.raises(PolicyFileError, match="empty"):
+        bk.load_policy(_forge(tmp_path / "q.bk", state))
+
+
 def test_save_refuses_a_state_load_would_refuse(tmp_path):
     policy = _played()
     policy.t = -1

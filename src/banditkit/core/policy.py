@@ -180,6 +180,10 @@ class Policy(ABC):
     #: Hyper-parameters that make the policy fast on tiny problems (narrow networks, few
     #: steps), used by the contract suites of ``banditkit.testing``; never a default.
     contract_params: ClassVar[dict[str, Any]] = {}
+    #: False for policies whose set-up allocates nothing that grows with d but empty
+    #: buffers: ``load_policy`` then takes a file's d as it is; otherwise the state's
+    #: arrays must account for d before the policy is set up (docs/reliability.md).
+    setup_grows_with_d: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -117,6 +117,60 @@ def _same(a: Any, b: Any) -> bool:
     return _difference(a, b) is None
 
 
+def _array_sides(tree: Any) -> list[int]:
+    """Every axis length of every non-empty array in ``tree`` (nested dicts and lists).
+
+    Empty arrays do not count: a (0, d) array costs nothing, whatever its d.
+    """
+    if isinstance(tree, np.ndarray):
+        return list(tree.shape) if tree.size else []
+    if isinstance(tree, dict):
+        tree = list(tree.values())
+    if isinstance(tree, list | tuple):
+        return [n for v in tree for n in _array_sides(v)]
+    return []
+
+
+def _keeps_no_state(policy: Policy) -> bool:
+    """Whether the class keeps no learned state (its ``_state`` is empty even unset up)."""
+    if not any(
+        "_state" in vars(k) for k in type(policy).__mro__ if k not in (Policy, object)
+    ):
+        return True
+    try:
+        return policy._state() == {}
+    except Exception:  # it reads what _setup allocates: it keeps learned state
+        return False
+
+
+def _check_dimension(policy: Policy, state: dict[str, Any]) -> None:
+    """Refuse a feature dimension d that the state's own arrays do not account for.
+
+    Setting a policy up allocates memory that grows with d (a d x d Gram) before its
+    parts see the arrays, so a forged ``d`` must not get there. A policy that keeps
+    learned state holds it once d is set, and when its set-up grows with d
+    (``Policy.setup_grows_with_d``), non-empty arrays whose axes account for d: d is at
+    most the sum of their distinct axis lengths (a Gram of width d; a hybrid model splits
+    d into two blocks), or :data:`_FREE_D`.
+    """
+    d, learned = state.get("d"), state.get("state")
+    if not isinstance(d, int) or _keeps_no_state(policy):
+        return
+    if not learned:
+        raise ValueError(
+            "state['state'] is empty, but this policy keeps learned state once d is set."
+        )
+    bound = max(sum(set(_array_sides(learned))), _FREE_D)
+    grows = policy.setup_grows_with_d and getattr(policy, "uses_features", True)
+    if grows and d > bound:
+        raise ValueError(
+            f"state['d'] = {d} is not accounted for by the state's arrays (their axis "
+            f"lengths add up to {bound}); a policy of that d keeps arrays of that width "
+            "(a class whose set-up allocates nothing that grows with d sets "
+            "setup_grows_with_d = False)."
+        )
+
+
 def _restore(cls: Callable[..., Policy], state: dict[str, Any]) -> Policy:
     """Build ``cls`` from a state's parameters and load the state, checked both ways.
 
@@ -129,6 +183,7 @@ def _restore(cls: Callable[..., Policy], state: dict[str, Any]) -> Policy:
         ValueError: What the policy refuses, or the first entry that does not come back.
     """
     policy = cls(**state["params"])
+    _check_dimension(policy, state)
     policy.load_state_dict(state)
     where = _difference(state, policy.state_dict(), "state")
     if where is not None:
@@ -286,6 +341,9 @@ MAX_POLICY_BYTES = 4 * 2**30
 _MAX_JSON_BYTES = 2**24
 #: Most members a policy file may hold.
 _MAX_MEMBERS = 100_000
+#: A feature dimension any policy file may have, whatever its arrays: a d x d float64
+#: matrix of this d is 32 MiB.
+_FREE_D = 2048
 #: Array dtypes a policy file may hold: booleans, integers and real floats (no complex,
 #: no strings, no objects, no records); the JSON members are Unicode strings.
 _ARRAY_KINDS = "biuf"

@@ -257,6 +257,7 @@ class SklearnArms(PerArmPolicy):
         "estimator": "sklearn.linear_model.Ridge",
         "n_bootstrap": 2,
     }
+    setup_grows_with_d: ClassVar[bool] = False  # empty (0, d) logs until rounds come
 
     def __init__(
         self,
