@@ -136,9 +136,10 @@ def describe_lines(entry: Description, width: int = 100) -> list[str]:
         for key, text in entry.references.items():
             lines += wrap(f"[{key}] {text}", "  ")
     if entry.design_horizon is not None:
+        adapt = " or ".join(entry.horizon_params) or "its parameters"
         lines += wrap(
-            f"horizon: its defaults are made for T of about {entry.design_horizon:,}; "
-            "far shorter runs warn at begin(T) (see the parameters to adapt)."
+            f"horizon: its defaults are made for T of about {entry.design_horizon:,}; a "
+            f"run below a quarter of that warns at begin(T) unless {adapt} is set."
         )
     lines.append("parameters (name = default; the paper's name; meaning and range):")
     for p in entry.parameters:
