@@ -30,11 +30,12 @@ def _rows(rows: Sequence[Sequence[str]], width: int) -> list[str]:
     """Rows as left-aligned columns; the last column is wrapped under itself, never cut.
 
     Example:
-        >>> for line in _rows([["a", "one two three"], ["bb", "four"]], 12):
+        >>> text = "one two three four five six seven eight nine ten"
+        >>> for line in _rows([["a", text], ["bb", "eleven"]], 40):
         ...     print(line)
-        a   one two
-            three
-        bb  four
+        a   one two three four five six seven
+            eight nine ten
+        bb  eleven
     """
     if not rows:
         return []

@@ -247,10 +247,10 @@ class Registry(Generic[T]):
 
         Example:
             >>> reg: Registry[type] = Registry("thing", listing="things --all")
-            >>> for n in ("apple", "apply", "maple"):
+            >>> for n in ("linucb", "lints", "random"):
             ...     _ = reg.register(n)(type(n, (), {}))
-            >>> reg.unknown("appel")
-            "unknown thing 'appel'. Did you mean 'apple', 'apply', 'maple'? `things --all` lists all 3."
+            >>> reg.unknown("linucbb")
+            "unknown thing 'linucbb'. Did you mean 'linucb', 'lints'? `things --all` lists all 3."
         """
         known = self.names()
         where = f"`{self.listing}`" if self.listing else "Registry.names()"
