@@ -34,8 +34,10 @@ $(BIN)/.installed-dev: $(BIN)/.installed
 
 setup: $(BIN)/.installed-dev
 
+# the tour: one algorithm of each paper family against its baselines, one figure panel each
 demo: $(BIN)/.installed
-	$(BIN)/banditkit run src/banditkit/examples/demo.yaml --out results/demo
+	$(BIN)/banditkit reproduce src/banditkit/examples/tour --out results/demo
+	@echo "figure: results/demo/figures/tour.png (one panel per family); report: results/demo/report.md"
 
 test: setup
 	BANDITKIT_DATA=$${BANDITKIT_DATA:-$(SHARED_DATA)} OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \

@@ -1,6 +1,7 @@
 """The Policy base: no default family, the family bases' validation, the horizon hand-off."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -214,3 +215,21 @@ def test_the_experiment_runner_hands_the_horizon_over(monkeypatch):
     record = compute_run(spec)
     assert record.error is None, record.error
     assert record.meta["rounds"] == 5
+
+
+def test_a_far_shorter_horizon_than_the_defaults_need_warns():
+    from banditkit.core import HorizonWarning
+
+    with pytest.warns(HorizonWarning, match=r"blce: .*T = 10,000.*Set c or grid") as w:
+        bk.make_policy("blce").begin(1000)
+    assert w[0].filename == __file__  # the user's line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bk.make_policy("blce").begin(2500)  # a quarter of the design horizon: quiet
+        bk.make_policy("blce", c=0.1).begin(1000)  # adapted by the user: quiet
+        bk.make_policy("blce", grid=[10, 100]).begin(1000)
+        bk.make_policy("linucb").begin(10)  # no design horizon
+    env = bk.make_env("rare-linear", d=3, n_arms=5)
+    with pytest.warns(HorizonWarning) as w:
+        bk.simulate(bk.make_policy("batchlinucb-dg"), env, 50)
+    assert w[0].filename == __file__ and "Set grid for a short run" in str(w[0].message)

@@ -335,10 +335,12 @@ def test_log_errors_name_the_column(
 def test_non_uniform_propensities_warn() -> None:
     log = _uniform_log(20)
     log["p"] = np.linspace(0.1, 0.9, 20)
-    with pytest.warns(UserWarning, match="not uniform"):
+    with pytest.warns(UserWarning, match="not uniform") as caught:
         bk.make_env(
             "log-replay", data=log, action="arm", reward="click", propensity="p"
         )
+    # the warning points at the user's line (this file), not into banditkit
+    assert [w.filename for w in caught] == [__file__]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         bk.make_env("log-replay", data=_uniform_log(20), action="arm", reward="click",

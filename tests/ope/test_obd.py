@@ -44,6 +44,6 @@ def test_uniform_random_policy_on_the_bts_log_matches_the_random_logs_click_rate
 def test_evaluate_command_on_obd_shows_the_reference():
     text = ope.evaluate_command(campaign="all")
     assert text.startswith(
-        "OBD campaign 'all': BTS log, n = 10000, K = 80, target uniform"
+        "OBD campaign 'all': BTS log, n = 10000, K = 80\ntarget uniform\n"
     )
     assert "reference   0.0038" in text and "NO" not in text

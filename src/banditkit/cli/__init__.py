@@ -10,6 +10,7 @@
     banditkit datasets [list|verify|path|fetch] [NAME...] [--all] [--mirror URL]
     banditkit bench [--quick] [--only NAME] [--rerun] --out DIR
     banditkit examples [NAME] [--out PATH] [--force]
+    banditkit evaluate [LOG] [--target uniform|NAME[:k=v,...]|CONFIG|FILE.npy ...]
     banditkit [--debug] --version
 
 Exit status: 0 success; 1 some runs (or benchmarks, or dataset checks) failed, with their

@@ -30,11 +30,12 @@ def _rows(rows: Sequence[Sequence[str]], width: int) -> list[str]:
     """Rows as left-aligned columns; the last column is wrapped under itself, never cut.
 
     Example:
-        >>> for line in _rows([["a", "one two three"], ["bb", "four"]], 12):
+        >>> text = "one two three four five six seven eight nine ten"
+        >>> for line in _rows([["a", text], ["bb", "eleven"]], 40):
         ...     print(line)
-        a   one two
-            three
-        bb  four
+        a   one two three four five six seven
+            eight nine ten
+        bb  eleven
     """
     if not rows:
         return []
@@ -136,9 +137,10 @@ def describe_lines(entry: Description, width: int = 100) -> list[str]:
         for key, text in entry.references.items():
             lines += wrap(f"[{key}] {text}", "  ")
     if entry.design_horizon is not None:
+        adapt = " or ".join(entry.horizon_params) or "its parameters"
         lines += wrap(
-            f"horizon: its defaults are made for T of about {entry.design_horizon:,}; "
-            "far shorter runs warn at begin(T) (see the parameters to adapt)."
+            f"horizon: its defaults are made for T of about {entry.design_horizon:,}; a "
+            f"run below a quarter of that warns at begin(T) unless {adapt} is set."
         )
     lines.append("parameters (name = default; the paper's name; meaning and range):")
     for p in entry.parameters:

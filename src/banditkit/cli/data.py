@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -137,6 +137,31 @@ def datasets(
         raise typer.Exit(EXIT_FAILED)
 
 
+TargetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--target",
+        help="The policy evaluated (repeat for several): uniform [default]; a policy "
+        "NAME[:k=v,...] (linucb:nu=0.5), replayed on the log; an experiment config "
+        "(.yaml), each of its policies; or a .npy file of (n, K) action probabilities.",
+    ),
+]
+
+
+def _targets(targets: list[str] | None) -> list[Any]:
+    """The --target values, a config's policies in place of the config (exit 2 if bad)."""
+    out: list[Any] = []
+    for target in targets or ["uniform"]:
+        if Path(target).suffix not in (".yaml", ".yml"):
+            out.append(target)
+            continue
+        from banditkit.experiments.schema import load_config
+
+        config = load_config(target)
+        out += [{"name": p.name, "label": p.label, **p.params} for p in config.policies]
+    return out
+
+
 @app.command()
 def evaluate(
     log: Annotated[
@@ -145,12 +170,7 @@ def evaluate(
             help="A CSV or Parquet log; the Open Bandit Dataset when left out."
         ),
     ] = None,
-    target: Annotated[
-        str,
-        typer.Option(
-            "--target", help='"uniform" or a .npy file of (n, K) action probabilities.'
-        ),
-    ] = "uniform",
+    target: TargetOption = None,
     campaign: Annotated[
         str, typer.Option("--campaign", help="OBD campaign: all, men or women.")
     ] = "all",
@@ -161,34 +181,50 @@ def evaluate(
     ] = "propensity",
     features: Annotated[
         list[str] | None,
-        typer.Option("--feature", help="Feature column of the reward model (repeat)."),
+        typer.Option(
+            "--feature",
+            help="Feature column (repeat): the reward model's (dm, dr) and a policy "
+            "target's contexts.",
+        ),
     ] = None,
     methods: Annotated[
         list[str] | None,
         typer.Option(
-            "--method", help="ips, snips, dm or dr (repeat; default ips snips dr)."
+            "--method",
+            help="ips, snips, dm or dr (repeat; default ips snips dr, or ips snips on a "
+            "log without --feature).",
         ),
     ] = None,
+    encoding: Annotated[
+        str,
+        typer.Option(
+            "--encoding",
+            help="How features become a policy target's arms: block or onehot-id.",
+        ),
+    ] = "block",
     level: Annotated[
         float, typer.Option("--level", min=0.5, max=0.999, help="Interval coverage.")
     ] = 0.95,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Cross-fitting seed.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Cross-fitting and policy seed.")
+    ] = 0,
 ) -> None:
-    """Off-policy evaluation of a target policy on a logged bandit dataset (docs/ope.md)."""
+    """Off-policy evaluation of target policies on a logged bandit dataset (docs/ope.md)."""
     from banditkit.ope import evaluate_command
 
     try:
         table = evaluate_command(
             log=log,
             campaign=campaign,
-            target=target,
+            target=_targets(target),
             reward=reward,
             action=action,
             propensity=propensity,
             features=features,
-            methods=tuple(methods) if methods else ("ips", "snips", "dr"),
+            methods=methods,
             level=level,
             seed=seed,
+            encoding=encoding,
         )
     except (
         ValueError,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from banditkit.core.caller import HorizonWarning
 from banditkit.core.environment import (
     AssortmentEnvironment,
     ContextualEnvironment,
@@ -53,6 +54,7 @@ __all__ = [
     "Environment",
     "Family",
     "Feedback",
+    "HorizonWarning",
     "Policy",
     "Record",
     "Registry",

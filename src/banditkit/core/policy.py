@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from banditkit.core.caller import HorizonWarning, warn
 from banditkit.core.seeding import make_rng
 from banditkit.core.types import FAMILIES, Action, Context, Feedback, check_action
 from banditkit.core.validation import ArgumentTypeError, check_int
@@ -159,6 +160,14 @@ class Policy(ABC):
         family: "contextual", "dueling" or "assortment" (class attribute, required).
         requires_horizon: True for policies whose constants need the horizon T (class
             attribute); they refuse to play before :meth:`begin` gave one.
+        design_horizon: The horizon T the defaults are made for (class attribute; None:
+            any). :meth:`begin` warns (``HorizonWarning``) when T is below a quarter of it
+            and none of ``horizon_params`` was changed from its default.
+        horizon_params: The hyper-parameters that adapt the policy to a shorter run
+            (class attribute), named in the warning.
+        counts_updates: True when the class counts its parameter re-estimations itself
+            (``self._n_updates += 1`` where it refits, as banditkit's own policies do);
+            False (a user's class that does not say): every ``update`` counts one.
         contract_params: Keyword arguments under which ``banditkit.testing`` runs the
             contract suite on this class (class attribute; empty: the defaults).
         d: Feature dimension, inferred at the first ``act`` (None before).
@@ -173,6 +182,13 @@ class Policy(ABC):
     registry_name: ClassVar[str] = ""
     #: True for policies that cannot run without ``begin(horizon)`` (grids, lambda_T).
     requires_horizon: ClassVar[bool] = False
+    #: The horizon T the defaults are made for; a far shorter ``begin(T)`` warns.
+    design_horizon: ClassVar[int | None] = None
+    #: Hyper-parameters that adapt the policy to a shorter horizon (for the warning).
+    horizon_params: ClassVar[tuple[str, ...]] = ()
+    #: True when the class counts its own re-estimations (``self._n_updates``); False:
+    #: every update counts one. Set for banditkit's classes (``__init_subclass__``).
+    counts_updates: ClassVar[bool] = False
     #: True for policies that compute with PyTorch. ``import banditkit`` leaves PyTorch
     #: out (it is imported at first use); the experiment runner imports it before a run's
     #: clock starts, so the one-time import is not counted in the first round's act time.
@@ -192,6 +208,12 @@ class Policy(ABC):
             raise TypeError(
                 f"{cls.__name__}.family must be one of {FAMILIES}; got {family!r}."
             )
+        if "counts_updates" not in cls.__dict__ and cls.__module__.startswith(
+            "banditkit."
+        ):
+            # banditkit's policies count their re-estimations where they refit (the
+            # rare-update papers' count); a user's class inherits what its base says
+            cls.counts_updates = True
 
     def __init__(self, *, seed: int = 0) -> None:
         if getattr(type(self), "family", None) is None:
@@ -230,6 +252,8 @@ class Policy(ABC):
         feedback = self._check_feedback(feedback, action)
         self._update(ctx, action, feedback)
         self.t += 1
+        if not self.counts_updates:
+            self._n_updates += 1
 
     def begin(self, horizon: int | None) -> None:
         """Tell the policy how many rounds it will play; ``simulate`` calls it before round 1.
@@ -251,7 +275,29 @@ class Policy(ABC):
                 f"begin() must come before the first round; this policy has had {self.t} updates."
             )
         self.horizon = None if horizon is None else check_int("horizon", horizon, low=1)
+        self._warn_short_horizon()
         self._begin()
+
+    def _warn_short_horizon(self) -> None:
+        """Warn when T is far below ``design_horizon`` and the defaults are kept."""
+        design = self.design_horizon
+        if design is None or self.horizon is None or 4 * self.horizon >= design:
+            return
+        signature = inspect.signature(type(self).__init__).parameters
+        if any(
+            name in signature and getattr(self, name) != signature[name].default
+            for name in self.horizon_params
+        ):
+            return
+        name = self.registry_name or type(self).__name__
+        adapt = " or ".join(n for n in self.horizon_params if n in signature)
+        warn(
+            f"{name}: its defaults are made for a horizon of about T = {design:,}; at "
+            f"T = {self.horizon:,} they leave it few updates and mostly exploration. "
+            f"Set {adapt or 'its parameters'} for a short run (`banditkit describe "
+            f"{name}`).",
+            HorizonWarning,
+        )
 
     def _begin(self) -> None:  # noqa: B027 - optional hook
         """React to a new ``self.horizon`` (override); called by :meth:`begin`."""
@@ -425,6 +471,7 @@ class ContextualPolicy(Policy):
     """
 
     family: ClassVar[str] = "contextual"
+    counts_updates: ClassVar[bool] = False  # a user's subclass: every update
     reward_kind: str = "real"
     max_abs_reward: float = MAX_ABS_REWARD
 
@@ -454,6 +501,7 @@ class DuelingPolicy(Policy):
     """
 
     family: ClassVar[str] = "dueling"
+    counts_updates: ClassVar[bool] = False  # a user's subclass: every update
 
 
 class AssortmentPolicy(Policy):
@@ -465,6 +513,7 @@ class AssortmentPolicy(Policy):
     """
 
     family: ClassVar[str] = "assortment"
+    counts_updates: ClassVar[bool] = False  # a user's subclass: every update
 
     def _check_action(self, action: Any, ctx: Context) -> Action:
         """``check_action``, with a fast accept for an already normalised assortment.

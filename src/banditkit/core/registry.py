@@ -38,6 +38,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 
+from banditkit.core.caller import warn
 from banditkit.core.errors import UnknownNameError
 from banditkit.core.validation import suggest
 
@@ -197,11 +198,10 @@ class Registry(Generic[T]):
                 if isinstance(obj, ModuleType) or self._entries.get(ep.name) is obj:
                     continue  # a module, or a class that registered itself
                 if ep.name in self._entries:
-                    warnings.warn(
+                    warn(
                         f"the entry point {ep.value!r} of group {self.group!r} is "
                         f"ignored: {self.kind} name {ep.name!r} is already registered by "
-                        f"{_origin(self._entries[ep.name])}.",
-                        stacklevel=2,
+                        f"{_origin(self._entries[ep.name])}."
                     )
                     continue
                 self.register(ep.name)(obj)
@@ -247,10 +247,10 @@ class Registry(Generic[T]):
 
         Example:
             >>> reg: Registry[type] = Registry("thing", listing="things --all")
-            >>> for n in ("apple", "apply", "maple"):
+            >>> for n in ("linucb", "lints", "random"):
             ...     _ = reg.register(n)(type(n, (), {}))
-            >>> reg.unknown("appel")
-            "unknown thing 'appel'. Did you mean 'apple', 'apply', 'maple'? `things --all` lists all 3."
+            >>> reg.unknown("linucbb")
+            "unknown thing 'linucbb'. Did you mean 'linucb', 'lints'? `things --all` lists all 3."
         """
         known = self.names()
         where = f"`{self.listing}`" if self.listing else "Registry.names()"
@@ -362,6 +362,8 @@ class Description:
         parameters: Its keyword parameters, in signature order.
         design_horizon: The horizon T its defaults are made for (``Policy.design_horizon``),
             or None.
+        horizon_params: The parameters that adapt it to a shorter run
+            (``Policy.horizon_params``).
     """
 
     name: str
@@ -373,6 +375,7 @@ class Description:
     references: dict[str, str]
     parameters: tuple[Parameter, ...]
     design_horizon: int | None = None
+    horizon_params: tuple[str, ...] = ()
 
 
 _CITATION_KEY = re.compile(r"^[A-Z][\w-]*\d{4}[a-z]?$")
@@ -423,8 +426,9 @@ def describe(
         for key, text in _references(getattr(module, "__doc__", None) or "").items():
             known.setdefault(key, text)
     resolved = _resolved(obj) if resolve else {}
+    signature = _signature_parameters(obj)
     parameters = []
-    for pname, param in _signature_parameters(obj):
+    for pname, param in signature:
         default = REQUIRED if param.default is param.empty else param.default
         parameters.append(
             Parameter(
@@ -445,6 +449,9 @@ def describe(
         references={k: known[k] for k in papers if k in known},
         parameters=tuple(parameters),
         design_horizon=getattr(obj, "design_horizon", None),
+        horizon_params=tuple(
+            n for n in getattr(obj, "horizon_params", ()) if n in dict(signature)
+        ),
     )
 
 

@@ -40,13 +40,13 @@ References:
 from __future__ import annotations
 
 import os
-import warnings
 from abc import abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from banditkit.core import ENVIRONMENTS, Context, ContextualEnvironment, Record, Step
+from banditkit.core.caller import warn
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int
 from banditkit.datasets import OBDFeatures, OBDLog, data_home, load_obd, obd_features
@@ -389,12 +389,10 @@ class LogReplayEnv(ReplayEnv):
                     f"propensity column {propensity!r} of {where} must be in (0, 1]."
                 )
             if not np.allclose(self._propensities, 1.0 / self.n_arms, rtol=1e-3):
-                warnings.warn(
+                warn(
                     f"{where}: the propensities are not uniform (1/{self.n_arms}); replay "
                     "is unbiased only for uniform logging. Use the estimators of "
-                    "banditkit.ope on env.bandit_log() instead.",
-                    UserWarning,
-                    stacklevel=2,
+                    "banditkit.ope on env.bandit_log() instead."
                 )
         self._feature_names = columns
 

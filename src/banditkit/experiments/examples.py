@@ -3,6 +3,8 @@
 The files live in the package (``banditkit/examples/``), so an installed banditkit has them
 wherever it runs; :func:`write_example` copies one into a folder of the user's, as a starting
 point to edit and run (``banditkit run demo.yaml --out results/demo``, ``python quickstart.py``).
+An example may also be a folder of configs laid out like a paper's (a ``_paper.yaml`` and one
+config per figure: the ``tour`` of ``make demo``), run with ``banditkit reproduce``.
 """
 
 from __future__ import annotations
@@ -34,7 +36,16 @@ def _folder() -> Path:
     return Path(str(resources.files("banditkit") / "examples"))
 
 
+def _is_paper(path: Path) -> bool:
+    """A folder laid out like a paper's: its ``_paper.yaml`` and configs."""
+    return path.is_dir() and (path / "_paper.yaml").is_file()
+
+
 def _describe(path: Path) -> str:
+    if _is_paper(path):
+        import yaml
+
+        return str(yaml.safe_load((path / "_paper.yaml").read_text()).get("title", ""))
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".py":
         doc = ast.get_docstring(ast.parse(text)) or ""
@@ -49,6 +60,8 @@ def run_command(path: Path) -> str:
     """How to run the example file ``path`` (a shell command)."""
     if path.suffix == ".py":
         return f"python {path.name}"
+    if _is_paper(path):
+        return f"banditkit reproduce {path.name} --out results/{path.name}"
     return f"banditkit run {path.name} --out results/{path.stem}"
 
 
@@ -62,7 +75,7 @@ def list_examples() -> list[Example]:
     return [
         Example(p.name, _describe(p), run_command(p))
         for p in sorted(_folder().iterdir())
-        if p.suffix in _SUFFIXES and not p.name.startswith("_")
+        if (p.suffix in _SUFFIXES or _is_paper(p)) and not p.name.startswith("_")
     ]
 
 
@@ -107,5 +120,13 @@ def write_example(
     if dest.exists() and not overwrite:
         raise BanditkitError(f"{dest} exists; choose another path or pass --force.")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, dest)
+    if source.is_dir():
+        shutil.copytree(
+            source,
+            dest,
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    else:
+        shutil.copyfile(source, dest)
     return dest

@@ -6,6 +6,7 @@
     BanditLog, obd_log, read_log                          logs as arrays
     log_from_runs                                         a log from banditkit's stored runs
     evaluate, format_estimates, obd_uniform_check         several estimators on one log
+    target_probabilities, policy_target, parse_policy    targets: uniform, a file, any policy
     evaluate_command                                      what ``banditkit evaluate`` prints
 
 Every estimator takes keyword arrays (``rewards``, ``actions``, ``propensities`` and
@@ -43,6 +44,7 @@ from banditkit.ope.logs import (
 )
 from banditkit.ope.reward_model import cross_fit
 from banditkit.ope.stored import log_from_runs
+from banditkit.ope.targets import parse_policy, policy_target, target_probabilities
 
 __all__ = [
     "METHODS",
@@ -61,6 +63,9 @@ __all__ = [
     "obd_log",
     "obd_uniform_check",
     "on_policy",
+    "parse_policy",
+    "policy_target",
     "read_log",
     "snips",
+    "target_probabilities",
 ]

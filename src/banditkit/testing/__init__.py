@@ -22,7 +22,8 @@ The clauses are listed in :mod:`banditkit.testing.contracts`; the scripted envir
 drive them (each family, with ``best_action`` for the oracles) in
 :mod:`banditkit.testing.doubles`. Importing this package imports neither pytest nor
 hypothesis; the ``fuzz`` contract imports hypothesis when it runs
-(``pip install "banditkit[testing]"``).
+(``pip install "banditkit[testing]"``), and without it is skipped (``ContractSkipped``, a
+``unittest.SkipTest``), with a warning from ``check_policy`` naming that command.
 """
 
 from banditkit.testing.contracts import (
@@ -48,6 +49,7 @@ from banditkit.testing.doubles import (
 from banditkit.testing.fuzz import check_fuzz
 from banditkit.testing.harness import (
     FAMILY_BASES,
+    ContractSkipped,
     PolicyCase,
     assert_finite_state,
     assert_same_state,
@@ -60,6 +62,7 @@ __all__ = [
     "CONTRACTS",
     "FAMILY_BASES",
     "SKIPPED_WITH_DEFAULTS",
+    "ContractSkipped",
     "PolicyCase",
     "PolicyContract",
     "ScriptedAssortmentEnv",

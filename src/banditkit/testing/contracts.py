@@ -33,11 +33,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from banditkit.core import POLICIES, Context, Policy, Registry
+from banditkit.core.caller import warn
 from banditkit.core.serialization import load_policy, save_policy
 from banditkit.core.types import FAMILIES
 from banditkit.testing.fuzz import check_fuzz
 from banditkit.testing.harness import (
     FAMILY_BASES,
+    ContractSkipped,
     PolicyCase,
     assert_same_state,
     expect,
@@ -359,6 +361,9 @@ def check_policy(
             ``contract_params``); ignored for a PolicyCase.
         skip: Names of :data:`CONTRACTS` not to run (e.g. ``{"fuzz"}`` without hypothesis).
 
+    A contract that cannot run here (the fuzz contract without hypothesis) is skipped
+    with a warning that names the install command; the others still run.
+
     Raises:
         AssertionError: The first broken contract, named in the message.
         ValueError: For an unknown contract name in ``skip``.
@@ -397,6 +402,8 @@ def _run_contracts(case: PolicyCase, skip: Collection[str]) -> None:
             continue
         try:
             contract(case)
+        except ContractSkipped as exc:
+            warn(f"contract {name!r} skipped for {case}: {exc}")
         except AssertionError as exc:
             raise AssertionError(f"contract {name!r} failed for {case}: {exc}") from exc
         except Exception as exc:

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from banditkit.testing.harness import PolicyCase, assert_finite_state, play, start
+from banditkit.testing.harness import (
+    ContractSkipped,
+    PolicyCase,
+    assert_finite_state,
+    play,
+    start,
+)
 
 __all__ = ["check_fuzz"]
 
@@ -45,13 +51,14 @@ def check_fuzz(
     Raises:
         AssertionError: An invalid action, an exception in the policy, or NaN/inf in its
             state dict; the message holds the failing instance.
-        ImportError: If hypothesis is not installed.
+        ContractSkipped: If hypothesis is not installed (a ``unittest.SkipTest`` naming
+            the install command).
     """
     try:
         from hypothesis import HealthCheck, given, settings
         from hypothesis import strategies as st
-    except ImportError as exc:  # pragma: no cover - hypothesis is a dev dependency
-        raise ImportError(
+    except ImportError as exc:
+        raise ContractSkipped(
             "the fuzz contract needs hypothesis: pip install 'banditkit[testing]'."
         ) from exc
 

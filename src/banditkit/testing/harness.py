@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unittest
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from banditkit.testing.doubles import ScriptedEnvironment, scripted_env
 
 __all__ = [
     "FAMILY_BASES",
+    "ContractSkipped",
     "PolicyCase",
     "assert_finite_state",
     "assert_same_state",
@@ -30,6 +32,14 @@ __all__ = [
     "policy_cases",
     "start",
 ]
+
+
+class ContractSkipped(unittest.SkipTest):
+    """A contract that cannot run here (a missing optional dependency); names the fix.
+
+    A ``unittest.SkipTest``, so pytest reports the test that raised it as skipped.
+    """
+
 
 #: The base class each family's policies derive from.
 FAMILY_BASES: dict[str, type[Any]] = {

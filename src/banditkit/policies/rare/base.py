@@ -181,9 +181,17 @@ class GridPolicy(ContextualPolicy):
 
     Attributes:
         update_times: The end points T_1..T_B in use (after the first round).
+
+    Notes:
+        The defaults (the grids and allocation rates of the algorithm boxes) are made for
+        the paper's horizon, T = 10^4 [Yu2026, Sec. 8]. Far shorter runs get a handful of
+        updates and explore most of the time (at T = 1000, BLCE makes 7 updates:
+        docs/rare.md); ``begin(T)`` warns below T = 2,500 unless ``c`` or ``grid`` is set.
     """
 
     requires_horizon: ClassVar[bool] = True
+    design_horizon: ClassVar[int | None] = 10_000
+    horizon_params: ClassVar[tuple[str, ...]] = ("c", "grid")
     grid_name: ClassVar[str] = "blce"
 
     def __init__(self, *, grid: Sequence[int] | None = None, seed: int = 0) -> None:

@@ -99,6 +99,11 @@ class BGLE(_LogisticGrid):
         grid: None (the grid above) or the interval end points.
         seed: Seed of the policy's stream (BGLE itself draws nothing).
 
+    Notes:
+        The defaults are made for the paper's horizon, T = 10^4 (``GridPolicy``); at
+        T = 1000 it makes 9 updates and explores most of the time. ``begin(T)`` warns
+        below T = 2,500 unless ``c`` or ``grid`` is set.
+
     Example:
         >>> p = BGLE(); p.begin(100)
         >>> p.act(Context(arms=np.eye(3))) in range(3)

@@ -226,6 +226,11 @@ class BLCEG(_Eliminating):
         grid: None (the grid above) or the interval end points.
         seed: Seed of the design draws.
 
+    Notes:
+        The defaults are made for the paper's horizon, T = 10^4 (``GridPolicy``); at
+        T = 1000 it makes 7 updates and explores most of the time. ``begin(T)`` warns
+        below T = 2,500 unless ``c`` or ``grid`` is set.
+
     Example:
         >>> p = BLCEG(); p.begin(100)
         >>> p.act(Context(arms=np.eye(3))) in range(3)
@@ -266,6 +271,11 @@ class BLCE(_Eliminating):
         lam: Ridge of H and V_l; None is the paper's 1.
         grid: None (the grid above) or the interval end points.
         seed: Seed of the policy's stream (BLCE itself draws nothing).
+
+    Notes:
+        The defaults are made for the paper's horizon, T = 10^4 (``GridPolicy``); at
+        T = 1000 it makes 7 updates and explores most of the time. ``begin(T)`` warns
+        below T = 2,500 unless ``c`` or ``grid`` is set.
 
     Example:
         >>> p = BLCE(); p.begin(100)
