@@ -43,7 +43,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 def without_timing(row: dict[str, Any]) -> dict[str, Any]:
     """A summary row without its wall-time values (``seconds_mean``, timing metrics)."""
-    from banditkit.experiments.store import TIMING_COLUMNS
+    from banditkit.experiments.store.tables import TIMING_COLUMNS
 
     out = {k: v for k, v in row.items() if k != "seconds_mean"}
     if "metrics" in out:

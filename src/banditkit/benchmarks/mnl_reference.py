@@ -42,7 +42,7 @@ from banditkit.benchmarks._common import (
     write_outputs,
 )
 from banditkit.benchmarks._mnl_reference_loops import run_banditkit, run_reference
-from banditkit.experiments.execute import single_threaded
+from banditkit.experiments.compute.threads import single_threaded
 
 TASK = {
     "utility": "linear",

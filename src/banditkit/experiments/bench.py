@@ -23,9 +23,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from banditkit.benchmarks import names as benchmark_names
 from banditkit.core.errors import UnknownNameError
 from banditkit.core.validation import suggest
-from banditkit.experiments.store import RunStore
+from banditkit.experiments.store.store import RunStore
 
 __all__ = ["Benchmark", "discover", "run_benchmarks"]
 
@@ -51,9 +52,7 @@ def discover(
     """
     items: list[Benchmark]
     if directory is None:
-        from banditkit.benchmarks import names
-
-        items = list(names())
+        items = list(benchmark_names())
     else:
         items = sorted(
             p for p in Path(directory).glob("*.py") if not p.name.startswith("_")
