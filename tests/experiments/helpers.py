@@ -27,6 +27,21 @@ def tiny(**overrides: Any) -> dict[str, Any]:
     return cfg
 
 
+def sweep_config(**overrides: Any) -> dict[str, Any]:
+    """Two linear environments (``base``, ``wide``) and LinUCB and eps-greedy policies."""
+    return tiny(
+        envs=[
+            {"name": "linear", "label": "base", "d": 3, "n_arms": 4},
+            {"name": "linear", "label": "wide", "d": 3, "n_arms": 4},
+        ],
+        policies=[
+            {"name": "linucb", "label": "LinUCB"},
+            {"name": "eps-greedy", "label": "eps"},
+        ],
+        **overrides,
+    )
+
+
 def write_yaml(path: Path, data: Any) -> Path:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path

@@ -15,19 +15,29 @@ from typing import Any
 from banditkit.core import POLICIES
 from banditkit.experiments.summarise.stats import FEW_SEEDS
 
-__all__ = ["TERMINAL_WIDTH", "claims_lines", "results_lines", "shorten"]
+__all__ = [
+    "TERMINAL_WIDTH",
+    "claims_lines",
+    "non_default",
+    "number",
+    "param_text",
+    "results_lines",
+    "shorten",
+]
 
 TERMINAL_WIDTH = 100
 """The width the command line's printed tables fit (report.md and summary.json are full)."""
 
 
-def _num(value: Any, digits: int = 4) -> str:
+def number(value: Any, digits: int = 4) -> str:
+    """``value`` with ``digits`` significant digits; ``n/a`` for None and non-finite values."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
     return f"{float(value):.{digits}g}"
 
 
-def _params(params: Mapping[str, Any]) -> str:
+def param_text(params: Mapping[str, Any]) -> str:
+    """``k=v, ...`` (``-`` for none)."""
     if not params:
         return "-"
     return ", ".join(f"{k}={v}" for k, v in params.items())
@@ -47,7 +57,7 @@ def shorten(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: max(width - 1, 0)] + "…"
 
 
-def _non_default(policy: str, params: Mapping[str, Any]) -> dict[str, Any]:
+def non_default(policy: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """The entries of ``params`` that differ from the registered policy's defaults."""
     if policy not in POLICIES:
         return dict(params)
@@ -91,17 +101,17 @@ def results_lines(summary: Mapping[str, Any], width: int = TERMINAL_WIDTH) -> li
     for row in summary.get("results", []):
         lo, hi = row.get("final_regret_ci", [None, None])
         failed = row.get("n_failed", 0)
-        params = _non_default(row["policy"], row.get("params", {}))
+        params = non_default(row["policy"], row.get("params", {}))
         rows.append(
             [
                 " ".join(str(row["env"]).split()),
                 " ".join(str(row.get("label", row["policy"])).split()),
                 f"{row['n_seeds']}" + (f" ({failed} failed)" if failed else ""),
-                f"{_num(row['final_regret_mean'])} ± {_num(row['final_regret_std'], 3)}",
-                f"[{_num(lo)}, {_num(hi)}]",
-                _num(row["seconds_mean"], 3),
-                _num(row["n_updates_mean"]),
-                _params(params) if params else "defaults",
+                f"{number(row['final_regret_mean'])} ± {number(row['final_regret_std'], 3)}",
+                f"[{number(lo)}, {number(hi)}]",
+                number(row["seconds_mean"], 3),
+                number(row["n_updates_mean"]),
+                param_text(params) if params else "defaults",
             ]
         )
     lines = _aligned([header, *rows], width, floors=((7, 20), (0, 16), (1, 12)))

@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from banditkit.experiments.report.console import _non_default, _num, _params
+from banditkit.experiments.report.console import non_default, number, param_text
 from banditkit.experiments.summarise.claims.evidence import paired_overview
 from banditkit.experiments.summarise.stats import FEW_SEEDS
 
@@ -43,10 +43,10 @@ def _cell(text: str) -> str:
 def _param_cell(row: Mapping[str, Any]) -> str:
     """The non-default parameters of a result row ("defaults" when there are none)."""
     params = row.get("params", {})
-    changed = _non_default(row["policy"], params)
+    changed = non_default(row["policy"], params)
     if not changed:
         return "defaults" if params else "-"
-    return _params(changed)
+    return param_text(changed)
 
 
 def results_table(summary: Mapping[str, Any]) -> str:
@@ -75,9 +75,9 @@ def results_table(summary: Mapping[str, Any]) -> str:
         lines.append(
             f"| {_cell(row['env'])} | {_cell(row.get('label', row['policy']))} "
             f"| {_cell(_param_cell(row))} | {seeds} "
-            f"| {_num(row['final_regret_mean'])} ± {_num(row['final_regret_std'], 3)} "
-            f"| [{_num(lo)}, {_num(hi)}] | {_num(row['seconds_mean'], 3)} "
-            f"| {_num(row['n_updates_mean'])} |"
+            f"| {number(row['final_regret_mean'])} ± {number(row['final_regret_std'], 3)} "
+            f"| [{number(lo)}, {number(hi)}] | {number(row['seconds_mean'], 3)} "
+            f"| {number(row['n_updates_mean'])} |"
         )
     if any(0 < row.get("n_seeds", 0) < FEW_SEEDS for row in summary.get("results", [])):
         lines += [
@@ -124,7 +124,7 @@ def checkpoint_table(summary: Mapping[str, Any], metric: str) -> str:
                 cells.append("n/a")
                 continue
             few = few or stats["n"] < FEW_SEEDS
-            cells.append(f"{_num(stats['mean'])} ± {_num(stats['std'], 3)}")
+            cells.append(f"{number(stats['mean'])} ± {number(stats['std'], 3)}")
         label = row.get("label") or row["policy"]
         lines.append(f"| {_cell(row['env'])} | {_cell(label)} | {' | '.join(cells)} |")
     if few:
@@ -170,8 +170,8 @@ def pivot_table(
     ]
     for env in envs:
         note = (row_notes or {}).get(env)
-        name = f"{env} ({_params(note)})" if note else env
-        cells = " | ".join(_num(value.get((env, lab))) for lab in labels)
+        name = f"{env} ({param_text(note)})" if note else env
+        cells = " | ".join(number(value.get((env, lab))) for lab in labels)
         lines.append(f"| {_cell(name)} | {cells} |")
     return "\n".join(lines)
 
@@ -239,7 +239,7 @@ def _tuned_note(config: Mapping[str, Any]) -> str:
     parts = []
     for env, per_policy in tuned.items():
         for label, params in per_policy.items():
-            parts.append(f"{label} on {env}: {_params(params)}")
+            parts.append(f"{label} on {env}: {param_text(params)}")
     sources = config.get("tuned_source") or []
     how = []
     for src in sources:

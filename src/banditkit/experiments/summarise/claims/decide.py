@@ -238,15 +238,7 @@ def _evaluate_equal(claim: Equal, rows: Sequence[Mapping[str, Any]]) -> dict[str
             f"{label}: {shown}; largest per-seed gap {worst:.3g} "
             f"(needs <= {claim.tolerance:g}) -> {'PASS' if ok else 'FAIL'}"
         )
-    return {
-        "id": claim.id,
-        "text": claim.statement(),
-        "kind": claim.kind,
-        "passed": passed,
-        "evidence": "; ".join(evidence),
-        "values": values,
-        "paired": [],
-    }
+    return _verdict(claim, passed, "; ".join(evidence), values, [])
 
 
 def _evaluate_grows_less(
@@ -267,18 +259,9 @@ def _evaluate_grows_less(
         parts.append(f"{label} {va:.4g} -> {vb:.4g} ({vb - va:+.4g})")
     passed = changes[claim.policy] < changes[claim.other]
     paired = paired_grows_less(claim, rows, passed, level)
-    return {
-        "id": claim.id,
-        "text": claim.statement(),
-        "kind": claim.kind,
-        "passed": passed,
-        "evidence": f"{a} -> {b}: "
-        + "; ".join(parts)
-        + f" -> {'PASS' if passed else 'FAIL'}"
-        + _bracketed(paired),
-        "values": values,
-        "paired": paired,
-    }
+    evidence = f"{a} -> {b}: " + "; ".join(parts)
+    evidence += f" -> {'PASS' if passed else 'FAIL'}{_bracketed(paired)}"
+    return _verdict(claim, passed, evidence, values, paired)
 
 
 def _bracketed(paired: Sequence[Mapping[str, Any]]) -> str:
@@ -335,12 +318,23 @@ def evaluate_claim(
         values[env] = {k: (v if math.isfinite(v) else None) for k, v in numbers.items()}
     if not envs:
         evidence.append("no results to check")
+    return _verdict(claim, passed, "; ".join(evidence), values, paired)
+
+
+def _verdict(
+    claim: Any,
+    passed: bool,
+    evidence: str,
+    values: dict[str, dict[str, float | None]],
+    paired: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """A claim's entry in ``summary.json`` (see :func:`evaluate_claim`)."""
     return {
         "id": claim.id,
         "text": claim.statement(),
         "kind": claim.kind,
         "passed": passed,
-        "evidence": "; ".join(evidence),
+        "evidence": evidence,
         "values": values,
         "paired": paired,
     }
