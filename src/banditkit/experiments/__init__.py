@@ -13,7 +13,7 @@ stage takes and returns one object):
     runner     run_experiment: the stages in order (``banditkit run``)
     tuning     tune: a grid on tuning seeds, tuned.yaml (``banditkit tune``)
     reproduce  a paper's configs (``papers/``) run and reported (``banditkit reproduce``)
-    bench      ``banditkit bench``; examples: ``banditkit examples``
+    bench      ``banditkit bench`` (the repository's benchmarks/); examples: ``banditkit examples``
 """
 
 from banditkit.experiments.config.errors import ConfigError

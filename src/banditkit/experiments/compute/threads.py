@@ -14,9 +14,9 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from importlib import import_module
-from typing import Any
+
+from banditkit.core.threads import limit_threads
 
 __all__ = [
     "THREAD_VARIABLES",
@@ -88,22 +88,6 @@ def limit_threads_in_process() -> None:
         torch.set_num_threads(1)
 
 
-@contextlib.contextmanager
-def single_threaded() -> Iterator[None]:
+def single_threaded() -> contextlib.AbstractContextManager[None]:
     """Run the block with one BLAS thread and one PyTorch thread, then restore both."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        limits: Any = contextlib.nullcontext()
-    else:
-        limits = threadpool_limits(limits=1)
-    torch = sys.modules.get("torch")
-    before = torch.get_num_threads() if torch is not None else None
-    with limits:
-        if torch is not None:
-            torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            if torch is not None and before is not None:
-                torch.set_num_threads(before)
+    return limit_threads(1)

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from banditkit.core import ENVIRONMENTS, POLICIES, make_env, make_policy
-from banditkit.core.validation import suggest
 from banditkit.datasets import list_datasets, require_datasets
 from banditkit.experiments.config import checks
 from banditkit.experiments.config.errors import ConfigError
@@ -101,10 +100,8 @@ def _with_paths(
 def _build_env(spec: EnvSpec, i: int, source: str, base: Path | None) -> EnvEntry:
     field_name = f"envs[{i}]"
     if spec.name not in ENVIRONMENTS:
-        known = ENVIRONMENTS.names()
         raise ConfigError(
-            f"unknown environment {spec.name!r}.{suggest(spec.name, known)} "
-            f"Known environments: {', '.join(known)}.",
+            ENVIRONMENTS.unknown(spec.name),
             source=source,
             field=f"{field_name}.name",
         )
@@ -130,10 +127,8 @@ def _policy_params(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
 def _build_policy(spec: PolicySpec, i: int, source: str) -> PolicyEntry:
     field_name = f"policies[{i}]"
     if spec.name not in POLICIES:
-        known = POLICIES.names()
         raise ConfigError(
-            f"unknown policy {spec.name!r}.{suggest(spec.name, known)} "
-            f"Known policies: {', '.join(known)}.",
+            POLICIES.unknown(spec.name),
             source=source,
             field=f"{field_name}.name",
         )

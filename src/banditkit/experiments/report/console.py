@@ -7,7 +7,6 @@ defaults, long labels shortened in their middle, statements with an ellipsis.
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -58,14 +57,15 @@ def shorten(text: str, width: int) -> str:
 
 
 def non_default(policy: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The entries of ``params`` that differ from the registered policy's defaults."""
+    """The entries of ``params`` that differ from the registered policy's defaults.
+
+    The defaults are those a policy built without arguments reports (its mode-resolved
+    values, ``Registry.describe(resolve=True)``), so only what the config changed shows.
+    """
     if policy not in POLICIES:
         return dict(params)
-    signature = inspect.signature(POLICIES.get(policy))
     defaults = {
-        n: p.default
-        for n, p in signature.parameters.items()
-        if p.default is not inspect.Parameter.empty
+        p.name: p.resolved for p in POLICIES.describe(policy, resolve=True).parameters
     }
     return {k: v for k, v in params.items() if k not in defaults or defaults[k] != v}
 
