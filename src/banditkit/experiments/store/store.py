@@ -1,8 +1,9 @@
 """The result store: one output directory, written atomically (docs/architecture.md section 7).
 
     DIR/config.yaml            the resolved config
-    DIR/runs/<id>.parquet      per-round columns of one run (``table_columns``: ``t``, the
-                               environment's declared records, ``cumulative_regret``)
+    DIR/cells.json             its environments, policies and cells (``store.stored``)
+    DIR/runs/<id>.parquet      per-round columns of one run (``tables.table_columns``: ``t``,
+                               the environment's declared records, ``cumulative_regret``)
     DIR/runs/<id>.json         its metadata; written last, so it marks the run finished
     DIR/runs/<id>.error.json   a run that raised: its traceback (removed once it succeeds)
     DIR/summary.json, DIR/figures/, DIR/report.md
