@@ -25,7 +25,7 @@ import torch
 
 import banditkit as bk
 from banditkit.core.simulate import RunResult, simulate
-from banditkit.experiments.execute import single_threaded
+from banditkit.experiments.compute.threads import single_threaded
 
 SPEEDUP_BAR = 10.0
 #: The bar of the identical-work variants (issue 16): at least 3x faster than the reference

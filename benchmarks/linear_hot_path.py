@@ -58,7 +58,7 @@ from banditkit.core import (
 from banditkit.core.seeding import make_rng
 from banditkit.core.simulate import simulate
 from banditkit.core.types import Action, Feedback
-from banditkit.experiments.execute import single_threaded
+from banditkit.experiments.compute.threads import single_threaded
 from banditkit.policies.baselines.linear import LinTS, LinUCB
 from banditkit.policies.parts.models import RidgeModel
 from banditkit.policies.parts.selection import TIE_RTOL, argmax_random_tie

@@ -34,7 +34,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from banditkit.experiments.execute import single_threaded
+from banditkit.experiments.compute.threads import single_threaded
 from benchmarks._common import (
     Reference,
     Workload,

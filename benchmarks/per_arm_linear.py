@@ -45,7 +45,7 @@ import numpy as np
 import banditkit as bk
 from banditkit.core import Context
 from banditkit.envs.classification import encode_arms
-from banditkit.experiments.execute import single_threaded
+from banditkit.experiments.compute.threads import single_threaded
 
 SIZES = ((10, 20, 3000), (20, 50, 500))
 NU = 1.0

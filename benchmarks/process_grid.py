@@ -48,7 +48,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from banditkit.experiments.schedule import simulate_schedule
+from banditkit.experiments.compute.schedule import simulate_schedule
 from benchmarks._common import host, write_outputs
 
 HORIZON = 3000
@@ -230,7 +230,7 @@ def replay(
 
 def main(quick: bool, out: Path) -> dict[str, Any]:
     """Run the grid serially and on 2 workers, interleaved; diagnose; write out/."""
-    from banditkit.experiments.runner import prepare_experiment
+    from banditkit.experiments.config.resolve import prepare_experiment
 
     horizon = QUICK_HORIZON if quick else HORIZON
     repeats = QUICK_REPEATS if quick else REPEATS

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 import banditkit as bk
-from banditkit.experiments.execute import single_threaded
+from banditkit.experiments.compute.threads import single_threaded
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "unit-norm, noise 1": {},

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import banditkit as bk
-from banditkit.experiments.execute import single_threaded
+from banditkit.experiments.compute.threads import single_threaded
 
 #: The four cells of the bar: (context law, K, d, RS-OFUL's C in that config).
 CELLS: list[tuple[str, int, int, float]] = [

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 import banditkit
 from banditkit.cli import app
-from banditkit.experiments.console import TERMINAL_WIDTH, results_lines
+from banditkit.experiments.report.console import TERMINAL_WIDTH, results_lines
 from banditkit.experiments.tuning import grid_edges
 from tests.experiments.helpers import tiny, write_yaml
 

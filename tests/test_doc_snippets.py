@@ -58,7 +58,7 @@ def test_architecture_api_tour(workdir):
 
 
 def test_experiments_python_api(workdir):
-    from banditkit.experiments.metrics import METRICS
+    from banditkit.experiments.config.metrics import METRICS
 
     try:
         ns = run_blocks("docs/experiments.md")

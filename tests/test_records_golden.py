@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import banditkit as bk
-from banditkit.experiments.runner import prepare_experiment
-from banditkit.experiments.store import RunStore
-from banditkit.experiments.summaries import collect
+from banditkit.experiments.config.resolve import prepare_experiment
+from banditkit.experiments.store.runs import collect
+from banditkit.experiments.store.store import RunStore
 
 GOLDEN = np.load(Path(__file__).parent / "data" / "records_golden.npz")
 

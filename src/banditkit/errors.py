@@ -47,8 +47,8 @@ from banditkit.core.errors import (
 from banditkit.core.serialization import PolicyFileError, UnsavablePolicyError
 from banditkit.datasets.fetching import MissingDatasetsError
 from banditkit.datasets.storage import ChecksumError, DatasetNotFoundError
-from banditkit.experiments.schema import ConfigError
-from banditkit.experiments.store import CorruptFileError, OutputDirError
+from banditkit.experiments.config.errors import ConfigError
+from banditkit.experiments.store.store import CorruptFileError, OutputDirError
 from banditkit.plugins import PluginError
 
 __all__ = [

@@ -201,8 +201,8 @@ def test_bad_ctx_is_a_value_error_and_a_type_error():
 def test_the_experiment_runner_hands_the_horizon_over(monkeypatch):
     """The runner (and tune, which goes through it) builds runs with compute_run."""
     from banditkit.core import POLICIES
-    from banditkit.experiments.execute import compute_run
-    from banditkit.experiments.resolve import RunSpec
+    from banditkit.experiments.compute.execute import compute_run
+    from banditkit.experiments.config.resolved import RunSpec
 
     class Registered(NeedsHorizon):
         registry_name = "test-needs-horizon"

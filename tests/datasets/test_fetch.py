@@ -22,9 +22,9 @@ from banditkit.datasets import (
     missing_datasets,
     require_datasets,
 )
-from banditkit.experiments.papers import paper_configs, paper_dir
-from banditkit.experiments.resolve import config_datasets
-from banditkit.experiments.schema import load_config
+from banditkit.experiments.config.load import load_config
+from banditkit.experiments.config.papers import paper_configs, paper_dir
+from banditkit.experiments.config.resolve import config_datasets
 from tests.datasets._data import require_reference_data
 
 runner = CliRunner()

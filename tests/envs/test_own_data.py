@@ -14,7 +14,7 @@ import pytest
 import banditkit as bk
 from banditkit import ope
 from banditkit.experiments import run_experiment
-from banditkit.experiments.schema import ConfigError
+from banditkit.experiments.config.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 

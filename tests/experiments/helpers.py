@@ -27,6 +27,21 @@ def tiny(**overrides: Any) -> dict[str, Any]:
     return cfg
 
 
+def sweep_config(**overrides: Any) -> dict[str, Any]:
+    """Two linear environments (``base``, ``wide``) and LinUCB and eps-greedy policies."""
+    return tiny(
+        envs=[
+            {"name": "linear", "label": "base", "d": 3, "n_arms": 4},
+            {"name": "linear", "label": "wide", "d": 3, "n_arms": 4},
+        ],
+        policies=[
+            {"name": "linucb", "label": "LinUCB"},
+            {"name": "eps-greedy", "label": "eps"},
+        ],
+        **overrides,
+    )
+
+
 def write_yaml(path: Path, data: Any) -> Path:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
@@ -43,7 +58,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 def without_timing(row: dict[str, Any]) -> dict[str, Any]:
     """A summary row without its wall-time values (``seconds_mean``, timing metrics)."""
-    from banditkit.experiments.store import TIMING_COLUMNS
+    from banditkit.experiments.store.tables import TIMING_COLUMNS
 
     out = {k: v for k, v in row.items() if k != "seconds_mean"}
     if "metrics" in out:

@@ -12,11 +12,13 @@ import pytest
 
 from banditkit.core import DuelingEnvironment, Record
 from banditkit.experiments import run_experiment
-from banditkit.experiments.claims import evaluate_claim, parse_claim
-from banditkit.experiments.reports import FigureSection, render_report
-from banditkit.experiments.schema import ConfigError
-from banditkit.experiments.store import COLUMNS, RunStore, table_columns
-from banditkit.experiments.summaries import band_label, curve_band, metric_stats
+from banditkit.experiments.config.claims import parse_claim
+from banditkit.experiments.config.errors import ConfigError
+from banditkit.experiments.report.markdown import FigureSection, render_report
+from banditkit.experiments.store.store import RunStore
+from banditkit.experiments.store.tables import COLUMNS, table_columns
+from banditkit.experiments.summarise.claims.decide import evaluate_claim
+from banditkit.experiments.summarise.stats import band_label, curve_band, metric_stats
 from tests.experiments.helpers import tiny
 
 DUEL = DuelingEnvironment.declared_records()
@@ -175,7 +177,7 @@ def test_top_k_reads_the_declared_direction():
 
 
 def test_resolve_rejects_undeclared_metrics_and_timeless_legacy_at():
-    from banditkit.experiments.resolve import resolve
+    from banditkit.experiments.config.resolve import resolve
 
     weak = {"id": "w", "kind": "below", "policy": "Random", "other": "LinUCB"}
     with pytest.raises(ConfigError, match="declares no metric 'weak_regret'"):
@@ -213,7 +215,7 @@ def test_a_record_plotted_by_a_subclass_gets_its_figure():
             Record("weak_regret", running_mean=True, plot=("average_weak_regret",)),
         )
 
-    from banditkit.experiments.metrics import figures_for
+    from banditkit.experiments.config.metrics import figures_for
 
     assert figures_for(Plotted.declared_records()) == [
         "regret",

@@ -337,7 +337,7 @@ def test_undeclared_or_missing_values_are_errors(env):
 
 
 def test_claim_at_a_round_that_is_not_a_checkpoint_is_rejected(tmp_path):
-    from banditkit.experiments.schema import ConfigError
+    from banditkit.experiments.config.errors import ConfigError
 
     claim = {"id": "c", "kind": "below", "metric": "regret", "at": 30}
     claim |= {"policy": "test-oracle-duel", "other": "random-duel"}

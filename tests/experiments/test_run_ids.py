@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from banditkit.experiments.papers import list_papers, paper_configs, paper_dir
-from banditkit.experiments.resolve import resolve
+from banditkit.experiments.config.papers import list_papers, paper_configs, paper_dir
+from banditkit.experiments.config.resolve import resolve
 
 PINNED = Path(__file__).resolve().parent.parent / "data" / "run_ids.json"
 

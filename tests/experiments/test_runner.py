@@ -11,7 +11,7 @@ import banditkit as bk
 import banditkit.core
 from banditkit.errors import RunsFailedError
 from banditkit.experiments import ConfigError, OutputDirError, run_experiment
-from banditkit.experiments.store import COLUMNS
+from banditkit.experiments.store.tables import COLUMNS
 from tests.experiments.helpers import snapshot, tiny, write_yaml
 
 CONTRACT_ROW_KEYS = {

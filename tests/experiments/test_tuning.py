@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from banditkit.experiments import run_experiment
-from banditkit.experiments.schema import ConfigError
+from banditkit.experiments.config.errors import ConfigError
 from banditkit.experiments.tuning import tune
 from tests.experiments.helpers import tiny, write_yaml
 

@@ -10,8 +10,8 @@ import numpy as np
 
 import banditkit as bk
 from banditkit.core.roundbar import RoundBar
-from banditkit.experiments.progress import Eta, LogProgress
-from banditkit.experiments.reports import results_table
+from banditkit.experiments.compute.progress import Eta, LogProgress
+from banditkit.experiments.report.markdown import results_table
 
 
 def _kind(env: str, policy: str, params: str = "", rounds: int = 100) -> Any:

@@ -79,7 +79,7 @@ def list_(
     import banditkit
     from banditkit.core import ENVIRONMENTS, POLICIES
     from banditkit.experiments import METRICS
-    from banditkit.experiments.papers import list_papers
+    from banditkit.experiments.config.papers import list_papers
 
     sections = {
         "policies": lambda: _catalogue(POLICIES),

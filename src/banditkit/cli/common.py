@@ -227,7 +227,7 @@ def _guarded(out: Path, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 
 def _report_experiment(result: Any, out: Path) -> None:
-    from banditkit.experiments.console import claims_lines, results_lines
+    from banditkit.experiments.report.console import claims_lines, results_lines
 
     # fits a 100-column terminal; summary.json has every number and parameter
     for line in results_lines(result.summary):
@@ -251,7 +251,7 @@ def _report_experiment(result: Any, out: Path) -> None:
 
 
 def _report_failures(failed: dict[str, str], out: Path) -> None:
-    from banditkit.experiments.console import TERMINAL_WIDTH, shorten
+    from banditkit.experiments.report.console import TERMINAL_WIDTH, shorten
 
     if failed:
         typer.echo(f"tracebacks: {out / 'runs'}/<run id>.error.json", err=True)

@@ -127,8 +127,8 @@ def reproduce(
     with or without it, replace those.
     """
     _load_imports(imports)
-    from banditkit.experiments.console import claims_lines
-    from banditkit.experiments.papers import reproduce as run_paper
+    from banditkit.experiments.report.console import claims_lines
+    from banditkit.experiments.reproduce import reproduce as run_paper
 
     result = _guarded(
         out,
@@ -163,7 +163,7 @@ def reproduce(
 
 def _report_tuning(result: Any) -> None:
     """The grid's scores, the chosen values and a warning per optimum on a grid edge."""
-    from banditkit.experiments.console import TERMINAL_WIDTH, shorten
+    from banditkit.experiments.report.console import TERMINAL_WIDTH, shorten
 
     for env, per_policy in result.tuned.items():
         for label, params in per_policy.items():
@@ -246,7 +246,7 @@ def plot(
     _load_imports(imports)
     import yaml
 
-    from banditkit.experiments.papers import build_report
+    from banditkit.experiments.reproduce import build_report
     from banditkit.experiments.runner import redraw
 
     config_path = directory / "config.yaml"
@@ -258,8 +258,9 @@ def plot(
     try:
         doc = yaml.safe_load(config_path.read_text())
         if isinstance(doc, dict) and isinstance(doc.get("figures"), dict):
-            from banditkit.experiments.papers import paper_colours, paper_dir
-            from banditkit.experiments.schema import ConfigError
+            from banditkit.experiments.config.errors import ConfigError
+            from banditkit.experiments.config.papers import paper_dir
+            from banditkit.experiments.reproduce import paper_colours
 
             try:
                 folder: Path | None = paper_dir(str(doc.get("paper")))

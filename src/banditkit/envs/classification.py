@@ -127,7 +127,7 @@ class DatasetEnv(Environment):
     """
 
     path_params: ClassVar[tuple[str, ...]] = ("data",)
-    """Parameters a config gives as a path relative to itself (see ``experiments.resolve``)."""
+    """Parameters a config gives as a path relative to itself (see ``experiments.config.resolve``)."""
 
     def __init__(
         self,

@@ -318,7 +318,7 @@ class LogReplayEnv(ReplayEnv):
     """
 
     path_params: ClassVar[tuple[str, ...]] = ("data",)
-    """Parameters a config gives as a path relative to itself (see ``experiments.resolve``)."""
+    """Parameters a config gives as a path relative to itself (see ``experiments.config.resolve``)."""
 
     def __init__(
         self,

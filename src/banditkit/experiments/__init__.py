@@ -1,30 +1,28 @@
-"""Experiments: configs, runner, backends, result store, summaries, figures, reports, tuning.
+"""Experiments: a YAML config to runs, results on disk, summaries, figures and reports.
 
-One module per concern (docs/experiments.md describes the whole platform):
+The pipeline's stages, in order (docs/experiments.md describes the whole platform; each
+stage takes and returns one object):
 
-    schema     the YAML config and its validation (ConfigError names file, field, problem)
-    resolve    defaults made explicit, names checked, runs expanded, run ids
-    execute    one run in a worker: build, simulate, package (single-threaded)
-    backends   serial, process pool, Ray
-    store      the output directory, written atomically; resume and failure records
-    summaries  statistics over seeds and summary.json
-    metrics    per-round metrics for figures, pluggable per family or environment kind
-    plots      figures (PNG and SVG)
-    claims     declarative checks of a paper's statements
-    reports    report.md
-    tuning     grid search on tuning seeds, tuned.yaml
-    papers     ``reproduce``: the packaged configs of papers/<paper>/
-    bench      ``banditkit bench``: the repository's benchmarks/ scripts (resumable)
-    examples   ``banditkit examples``: the shipped example configs and scripts
-    runner     run_experiment: everything above in order
-    tidy       load_runs: stored runs as one pandas DataFrame; the stored experiment
+    config     the config read, checked and resolved     -> ResolvedExperiment
+    plan       the runs to compute, as tasks               -> Plan
+    compute    the tasks on a backend                      -> RunRecord per run
+    store      runs written atomically, read back          -> CellRuns per cell
+    summarise  statistics over seeds, claims decided       -> summary.json
+    report     figures, report.md, the command line's tables
+
+    runner     run_experiment: the stages in order (``banditkit run``)
+    tuning     tune: a grid on tuning seeds, tuned.yaml (``banditkit tune``)
+    reproduce  a paper's configs (``papers/``) run and reported (``banditkit reproduce``)
+    bench      ``banditkit bench`` (the repository's benchmarks/); examples: ``banditkit examples``
 """
 
-from banditkit.experiments.metrics import METRICS, Metric, register_metric
+from banditkit.experiments.config.errors import ConfigError
+from banditkit.experiments.config.load import load_config
+from banditkit.experiments.config.metrics import METRICS, Metric, register_metric
+from banditkit.experiments.config.schema import ExperimentConfig
 from banditkit.experiments.runner import ExperimentResult, run_experiment
-from banditkit.experiments.schema import ConfigError, ExperimentConfig, load_config
-from banditkit.experiments.store import OutputDirError
-from banditkit.experiments.tidy import load_runs
+from banditkit.experiments.store.store import OutputDirError
+from banditkit.experiments.store.tidy import load_runs
 
 __all__ = [
     "METRICS",

@@ -28,7 +28,7 @@ from typing import Any
 
 from banditkit.core.errors import BanditkitError, UnknownNameError
 from banditkit.core.validation import suggest
-from banditkit.experiments.store import RunStore
+from banditkit.experiments.store.store import RunStore
 
 __all__ = ["Benchmark", "checkout_benchmarks", "discover", "run_benchmarks"]
 

@@ -1,22 +1,31 @@
-"""The runner: config -> runs -> store -> summary and figures (what ``banditkit run`` does).
+"""The runner: ``banditkit run`` as the pipeline's stages, one after the other.
 
-    1. validate and resolve the config (nothing is written before it is valid);
-    2. open the output directory (create, check writable, lock, drop stale temporary files)
-       and write the resolved ``config.yaml``;
-    3. expand runs (environments x policies x seeds), skip those already finished;
-    4. compute the rest on the chosen backend (the seeds of one configuration as one
-       batch where its policy offers it, ``batch_seeds``), writing each run as soon as it arrives (a
-       run that raises is written as ``runs/<id>.error.json`` and the others go on);
-    5. summarise everything stored (``summaries``), decide the claims (``claims``), write
-       ``summary.json``, and draw the figures (``plots``).
+    config     the config loaded, checked and resolved (nothing is written before it is
+               valid): ``config.prepare_experiment`` -> ResolvedExperiment
+    store      the output directory opened (created, checked writable, locked, stale
+               temporary files dropped); the resolved experiment written (``config.yaml``,
+               ``cells.json``)
+    plan       the distinct runs, those not finished, as tasks (the seeds of one
+               configuration as one batch where its policy offers it): ``plan.make_plan``
+    compute    the tasks on the chosen backend; each run written as soon as it arrives (a
+               run that raises is written as ``runs/<id>.error.json``, the others go on)
+    store      every finished run of every cell read back: ``store.runs.collect``
+    summarise  statistics over seeds and the claims decided: ``summary.json``
+    report     the figures: ``report.figures.plot_experiment``
 
 Re-running with the same output directory therefore resumes: finished runs are kept, failed
 or missing ones are computed.
+
+Worker processes (``jobs`` > 1) start with ``spawn`` (safe with PyTorch and threads) before
+the config is resolved, so that their start-up overlaps it; ``spawn`` re-imports the calling
+script in each worker, so a script asking for ``jobs`` > 1 must put the call under ``if
+__name__ == "__main__":`` (docs/experiments.md). With ``start_method="auto"`` (what
+``banditkit run`` uses) they are forked instead once the config is resolved, where that is
+safe (``compute.backends.fork_is_safe``: Linux, no other thread, PyTorch not imported).
 """
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 from collections.abc import Mapping
@@ -25,39 +34,36 @@ from pathlib import Path
 from typing import Any
 
 from banditkit.core.errors import RunsFailedError
-from banditkit.experiments.backends import (
+from banditkit.experiments.compute.backends import (
     BACKENDS,
     ProcessBackend,
     fork_is_safe,
     make_backend,
 )
-from banditkit.experiments.claims import evaluate_claims
-from banditkit.experiments.execute import BATCH_SEEDS, group_seeds
-from banditkit.experiments.progress import Progress, RunKind, make_progress
-from banditkit.experiments.resolve import ResolvedExperiment, RunSpec, resolve
-from banditkit.experiments.schema import (
-    ConfigError,
-    ExperimentConfig,
-    apply_overrides,
-    load_config,
-)
-from banditkit.experiments.store import RunStore
-from banditkit.experiments.summaries import (
-    CellRuns,
-    collect,
-    regret_halves,
-    summarize,
-)
+from banditkit.experiments.compute.progress import Progress, make_progress, run_kind
+from banditkit.experiments.config.resolve import prepare_experiment
+from banditkit.experiments.config.resolved import ResolvedExperiment
+from banditkit.experiments.config.schema import ExperimentConfig
+from banditkit.experiments.plan.plan import Plan, make_plan
+from banditkit.experiments.plan.tasks import BATCH_SEEDS
+from banditkit.experiments.report.figures import plot_experiment
+from banditkit.experiments.store.runs import collect
+from banditkit.experiments.store.store import RunStore
+from banditkit.experiments.store.stored import stored_experiment, write_experiment
+from banditkit.experiments.summarise.summary import summarise
 
 __all__ = [
     "ExperimentResult",
+    "RunOptions",
     "default_jobs",
     "early_pool",
     "execute_experiment",
-    "prepare_experiment",
+    "redraw",
     "run_experiment",
-    "summary_with_claims",
 ]
+
+Colours = dict[str, tuple[float, ...]]
+"""Policy label -> colour of its curves (a paper gives one mapping for all its configs)."""
 
 
 @dataclass
@@ -88,72 +94,40 @@ class ExperimentResult:
         return not self.failed
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How an experiment is computed and shown (the options of :func:`execute_experiment`).
+
+    Raises:
+        ValueError: For an unknown ``backend`` or ``batch_seeds``, or ``jobs`` < 1.
+    """
+
+    backend: str = "auto"
+    jobs: int = 1
+    address: str | None = None
+    batch_seeds: str = "auto"
+    progress: str | Progress | None = "auto"
+    figures: bool = True
+    title: str | None = None
+    colours: Colours | None = None
+
+    def __post_init__(self) -> None:
+        _check_backend(self.backend)
+        if self.jobs < 1:
+            raise ValueError(f"jobs must be an int >= 1; got {self.jobs!r}.")
+        if self.batch_seeds not in BATCH_SEEDS:
+            raise ValueError(
+                f"batch_seeds must be one of {', '.join(BATCH_SEEDS)}; "
+                f"got {self.batch_seeds!r}."
+            )
+
+
 def default_jobs() -> int:
     """CPUs available to this process."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
         return os.cpu_count() or 1
-
-
-def prepare_experiment(
-    config: str | Path | Mapping[str, Any] | ExperimentConfig,
-    *,
-    seeds: int | list[int] | None = None,
-    horizon: int | None = None,
-    quick: bool = False,
-    base_dir: str | Path | None = None,
-) -> ResolvedExperiment:
-    """Load, override (``--quick``, ``--seeds``, ``--horizon``) and resolve a config.
-
-    Raises:
-        ConfigError: For an invalid config, naming the file and the field.
-    """
-    source = str(config) if isinstance(config, str | Path) else None
-    if isinstance(config, str | Path) and base_dir is None:
-        base_dir = Path(config).parent
-    cfg = load_config(config, source=source)
-    try:
-        cfg = apply_overrides(cfg, seeds=seeds, horizon=horizon, quick=quick)
-    except ConfigError as exc:
-        raise ConfigError(str(exc), source=source) from None
-    return resolve(cfg, base_dir=base_dir, source=source)
-
-
-def summary_with_claims(
-    resolved: ResolvedExperiment, cells: list[CellRuns]
-) -> dict[str, Any]:
-    """The ``summary.json`` mapping: the summary, then its claims decided on it."""
-    summary = summarize(resolved, cells)
-    if resolved.config.claims:
-        summary["claims"] = evaluate_claims(
-            resolved.config.claims,
-            summary["results"],
-            regret_halves(cells),
-            level=resolved.config.ci_level,
-        )
-    return summary
-
-
-def run_kind(spec: RunSpec) -> RunKind:
-    """The kind of a run for the ETA: everything but the seed, then coarser levels."""
-    full = json.dumps(
-        [spec.env_name, spec.env_params, spec.policy_name, spec.policy_params],
-        sort_keys=True,
-        default=str,
-    )
-    return ((full, (spec.env_name, spec.policy_name), spec.policy_name), spec.horizon)
-
-
-def _unique(specs: list[RunSpec]) -> list[RunSpec]:
-    seen: set[str] = set()
-    out = []
-    for spec in specs:
-        rid = spec.id
-        if rid not in seen:
-            seen.add(rid)
-            out.append(spec)
-    return out
 
 
 def _refuse_in_starting_worker() -> None:
@@ -180,9 +154,9 @@ def early_pool(
     """A process pool started now, if ``backend`` and ``jobs`` ask for one; else None.
 
     ``run_experiment`` starts the workers before the runs are handed out: forked once
-    the config is resolved (when ``backends.fork_is_safe``: the workers are copies of a
-    driver that has imported and loaded what the runs need, so they start at once), or
-    else spawned before the config is resolved, so that their start-up (a fresh
+    the config is resolved (when ``compute.backends.fork_is_safe``: the workers are copies
+    of a driver that has imported and loaded what the runs need, so they start at once),
+    or else spawned before the config is resolved, so that their start-up (a fresh
     interpreter importing banditkit) overlaps the driver's. With ``backend="auto"`` the
     pool is started when ``jobs`` > 1 and closed unused if at most one run is left.
     """
@@ -205,46 +179,34 @@ def execute_experiment(
     progress: str | Progress | None = "auto",
     figures: bool = True,
     title: str | None = None,
-    colours: dict[str, tuple[float, ...]] | None = None,
+    colours: Colours | None = None,
     pool: ProcessBackend | None = None,
     batch_seeds: str = "auto",
 ) -> ExperimentResult:
-    """Run a resolved experiment into ``out`` (steps 2-5 of the module docstring).
+    """Run a resolved experiment into ``out``: the stages after ``config`` (module docstring).
 
-    ``colours`` (policy label -> colour) is passed to the figures (a paper gives one
-    mapping for all its configs). ``pool``: a process backend already started (see
-    :func:`early_pool`), used when the runs go to a process pool and closed in any case.
-    ``batch_seeds`` ("auto", "on" or "off") computes the seeds of a configuration as one
-    batch where its policy offers it (``execute.group_seeds``; docs/experiments.md, "Seed
-    batching").
+    ``colours`` (policy label -> colour) is passed to the figures. ``pool``: a process
+    backend already started (:func:`early_pool`), used when the runs go to a process pool
+    and closed in any case. ``batch_seeds`` ("auto", "on" or "off") computes the seeds of a
+    configuration as one batch where its policy offers it (``plan.tasks``;
+    docs/experiments.md, "Seed batching"). ``jobs`` defaults to the CPUs available.
 
     Raises:
         OutputDirError: If ``out`` cannot be written or another process uses it.
     """
     try:
         _refuse_in_starting_worker()
-        _check_backend(backend)
-        jobs = default_jobs() if jobs is None else jobs
-        if jobs < 1:
-            raise ValueError(f"jobs must be an int >= 1; got {jobs!r}.")
-        if batch_seeds not in BATCH_SEEDS:
-            raise ValueError(
-                f"batch_seeds must be one of {', '.join(BATCH_SEEDS)}; "
-                f"got {batch_seeds!r}."
-            )
-        return _execute(
-            resolved,
-            out,
-            backend,
-            jobs,
-            address,
-            progress,
-            figures,
-            title,
-            colours,
-            pool,
-            batch_seeds,
+        options = RunOptions(
+            backend=backend,
+            jobs=default_jobs() if jobs is None else jobs,
+            address=address,
+            batch_seeds=batch_seeds,
+            progress=progress,
+            figures=figures,
+            title=title,
+            colours=colours,
         )
+        return _execute(resolved, Path(out), options, pool)
     finally:
         if pool is not None:  # unused (a pool that ran the runs is closed already)
             pool.close(wait=False)
@@ -252,78 +214,80 @@ def execute_experiment(
 
 def _execute(
     resolved: ResolvedExperiment,
-    out: str | Path,
-    backend: str,
-    jobs: int,
-    address: str | None,
-    progress: str | Progress | None,
-    figures: bool,
-    title: str | None,
-    colours: dict[str, tuple[float, ...]] | None,
+    out: Path,
+    options: RunOptions,
     pool: ProcessBackend | None,
-    batch_seeds: str,
 ) -> ExperimentResult:
     store = RunStore(out)
     store.prepare()
-    reporter = make_progress(progress)
     with store.lock():
-        store.write_text("config.yaml", resolved.to_yaml())
-        specs = _unique(resolved.runs())
-        todo = [s for s in specs if not store.is_finished(s.id)]
-        if backend == "auto":
-            backend = "process" if jobs > 1 and len(todo) > 1 else "serial"
-        runner: Any = (
-            pool
-            if pool is not None and backend == "process"
-            else make_backend(backend, jobs, address)
+        write_experiment(store, resolved)
+        plan = make_plan(
+            resolved,
+            store.is_finished,
+            backend=options.backend,
+            jobs=options.jobs,
+            batch_seeds=options.batch_seeds,
         )
-        failed: dict[str, str] = {}
-        reporter.start(title or resolved.config.name, len(todo), len(specs) - len(todo))
-        plan = getattr(reporter, "plan", None)
-        measured = getattr(reporter, "measured", None)
-        if plan is not None:
-            plan([run_kind(s) for s in todo], 1 if backend == "serial" else jobs)
-        records = runner.map(
-            group_seeds(todo, batch_seeds, 1 if backend == "serial" else jobs)
-        )
-        try:
-            for record in records:
-                if record.ok:
-                    assert record.columns is not None
-                    store.write_run(
-                        record.run_id, record.columns, record.meta, record.records
-                    )
-                else:
-                    failed[record.run_id] = str(record.meta.get("error", "failed"))
-                    store.write_error(
-                        record.run_id, {**record.meta, "traceback": record.error}
-                    )
-                if measured is not None:
-                    seconds = record.meta.get("wall_seconds") if record.ok else None
-                    measured(run_kind(record.spec), seconds)
-                reporter.advance(record.spec.describe(), record.ok)
-        finally:
-            records.close()
-            reporter.stop()
+        failed = _compute(plan, store, options, pool)
         cells = collect(resolved, store)
-        summary = summary_with_claims(resolved, cells)
+        summary = summarise(resolved, cells)
         store.write_json("summary.json", summary)
         written = []
-        if figures:
-            from banditkit.experiments.plots import plot_experiment
-
+        if options.figures:
             written = plot_experiment(
-                resolved, cells, store.figures_dir, colours=colours
+                resolved, cells, store.figures_dir, colours=options.colours
             )
     return ExperimentResult(
-        out=Path(out),
+        out=out,
         summary=summary,
-        n_runs=len(specs),
-        computed=len(todo),
-        skipped=len(specs) - len(todo),
+        n_runs=len(plan.runs),
+        computed=len(plan.todo),
+        skipped=plan.skipped,
         failed=failed,
         figures=written,
     )
+
+
+def _compute(
+    plan: Plan, store: RunStore, options: RunOptions, pool: ProcessBackend | None
+) -> dict[str, str]:
+    """Compute the plan's tasks, writing each run as it arrives; run id -> error of each failed."""
+    backend: Any = (
+        pool
+        if pool is not None and plan.backend == "process"
+        else make_backend(plan.backend, options.jobs, options.address)
+    )
+    reporter = make_progress(options.progress)
+    reporter.start(
+        options.title or plan.resolved.config.name, len(plan.todo), plan.skipped
+    )
+    estimate = getattr(reporter, "plan", None)
+    measured = getattr(reporter, "measured", None)
+    if estimate is not None:
+        estimate([run_kind(s) for s in plan.todo], plan.workers)
+    failed: dict[str, str] = {}
+    records = backend.map(plan.tasks)
+    try:
+        for record in records:
+            if record.ok:
+                assert record.columns is not None
+                store.write_run(
+                    record.run_id, record.columns, record.meta, record.records
+                )
+            else:
+                failed[record.run_id] = str(record.meta.get("error", "failed"))
+                store.write_error(
+                    record.run_id, {**record.meta, "traceback": record.error}
+                )
+            if measured is not None:
+                seconds = record.meta.get("wall_seconds") if record.ok else None
+                measured(run_kind(record.spec), seconds)
+            reporter.advance(record.spec.describe(), record.ok)
+    finally:
+        records.close()
+        reporter.stop()
+    return failed
 
 
 def run_experiment(
@@ -344,23 +308,15 @@ def run_experiment(
 ) -> ExperimentResult:
     """Run the experiment of ``config`` into ``out``; the Python side of ``banditkit run``.
 
-    Runs are computed one after the other in this process unless ``jobs`` > 1 (or
-    ``backend="process"``/``"ray"``) is asked for, so a plain script calling this needs no
-    ``if __name__ == "__main__":`` guard. Worker processes are started with ``spawn``
-    (safe with PyTorch and threads) before the config is resolved, so that their start-up
-    overlaps it; ``spawn`` re-imports the calling script in each worker, so a script
-    asking for ``jobs`` > 1 must put the call under that guard (docs/experiments.md).
-    With ``start_method="auto"`` (what ``banditkit run`` uses) they are instead forked once
-    the config is resolved, where that is safe (``backends.fork_is_safe``: Linux, no
-    other thread, PyTorch not imported): copies of this process, they start at once.
+    Serial unless asked otherwise; a script asking for ``jobs`` > 1 needs a ``__main__``
+    guard (module docstring).
 
     Args:
         config: A YAML path, a mapping or an :class:`ExperimentConfig`.
         out: Output directory; reusing it resumes (finished runs are skipped).
         backend: "serial", "process", "ray" or "auto" (process when ``jobs`` > 1 and more
             than one run is left, else serial).
-        jobs: Parallel workers (default 1: serial; the command line's default is the CPUs
-            available).
+        jobs: Parallel workers (default 1; the command line's default: the CPUs).
         address: Ray cluster address for ``backend="ray"`` (None: local Ray).
         seeds: Override the config's seeds (a count or a list).
         horizon: Override the config's horizon.
@@ -368,25 +324,18 @@ def run_experiment(
         progress: "auto", "bar", "log", "none" or a :class:`Progress` object.
         figures: Draw figures.
         check: Raise :class:`~banditkit.errors.RunsFailedError` when some runs failed
-            (after storing and summarising the others); False returns the result with
-            ``result.ok`` False instead.
-        start_method: How process-pool workers start: "spawn" (default, on every
-            platform) or "auto" (fork where ``backends.fork_is_safe``, else spawn).
-        batch_seeds: "auto" (default) or "on": compute the seeds of each configuration
-            whose policy offers it as one stacked computation (the practical NeuralLog
-            policies; the same results up to floating-point order, docs/experiments.md,
-            "Seed batching"); "auto" splits the batches over ``jobs`` workers when
-            there are fewer batches than workers. "off": every run on its own.
-
-    Returns:
-        An :class:`ExperimentResult`.
+            (after storing the others); False returns the result, ``result.ok`` False.
+        start_method: Process-pool workers: "spawn" (default) or "auto" (fork where safe).
+        batch_seeds: "auto" (default), "on" or "off": the seeds of a configuration as one
+            stacked computation where its policy offers it (docs/experiments.md, "Seed
+            batching"; "auto" splits batches over idle workers).
 
     Raises:
         ConfigError: For an invalid config (nothing is written).
         OutputDirError: If ``out`` cannot be written.
         MissingDatasetsError: If datasets the config needs are missing (all are listed).
-        RunsFailedError: If ``check`` and some runs failed; it lists them, and re-running
-            the same call retries those only. Its ``result`` is the experiment's result.
+        RunsFailedError: If ``check`` and some runs failed (re-running retries those);
+            its ``result`` is the experiment's result.
 
     Example:
         >>> import tempfile, banditkit as bk
@@ -397,23 +346,9 @@ def run_experiment(
         >>> res.ok, res.n_runs, [r["n_seeds"] for r in res.summary["results"]]
         (True, 4, [2, 2])
     """
-    if start_method not in ("spawn", "auto"):
-        raise ValueError(
-            f"start_method must be 'spawn' or 'auto'; got {start_method!r}."
-        )
-    forks = start_method == "auto"
-    # spawned workers start now, to overlap the resolving; forked ones once it is done
-    # (checked again then) and before the store's lock is taken, which they must not hold
-    pool = None if forks and fork_is_safe() else early_pool(backend, jobs)
-    try:
-        resolved = prepare_experiment(config, seeds=seeds, horizon=horizon, quick=quick)
-        if pool is None:
-            method = "fork" if forks and fork_is_safe() else "spawn"
-            pool = early_pool(backend, jobs, method)
-    except BaseException:
-        if pool is not None:
-            pool.close(wait=False)
-        raise
+    resolved, pool = _prepared_with_pool(
+        config, backend, jobs, start_method, seeds=seeds, horizon=horizon, quick=quick
+    )
     result = execute_experiment(
         resolved,
         out,
@@ -430,27 +365,52 @@ def run_experiment(
     return result
 
 
-def redraw(
-    out: str | Path, *, colours: dict[str, tuple[float, ...]] | None = None
-) -> list[Path]:
+def _prepared_with_pool(
+    config: str | Path | Mapping[str, Any] | ExperimentConfig,
+    backend: str,
+    jobs: int | None,
+    start_method: str,
+    **overrides: Any,
+) -> tuple[ResolvedExperiment, ProcessBackend | None]:
+    """The config stage (``overrides``: seeds, horizon, quick), with the workers started.
+
+    Spawned workers start before it, to overlap the resolving; forked ones once it is done
+    (and before the store's lock is taken, which they must not hold).
+    """
+    if start_method not in ("spawn", "auto"):
+        raise ValueError(
+            f"start_method must be 'spawn' or 'auto'; got {start_method!r}."
+        )
+    forks = start_method == "auto"
+    pool = None if forks and fork_is_safe() else early_pool(backend, jobs)
+    try:
+        resolved = prepare_experiment(config, **overrides)
+        if pool is None:
+            method = "fork" if forks and fork_is_safe() else "spawn"
+            pool = early_pool(backend, jobs, method)
+    except BaseException:
+        if pool is not None:
+            pool.close(wait=False)
+        raise
+    return resolved, pool
+
+
+def redraw(out: str | Path, *, colours: Colours | None = None) -> list[Path]:
     """Rewrite ``summary.json`` and the figures of ``out`` from its stored runs.
 
-    Nothing is computed and no environment is built (``tidy.stored_experiment``), so the
-    datasets of the runs are not needed: runs missing from the store are reported as failed
-    in the summary.
+    The stages after ``compute``, on what the directory holds: nothing is computed and no
+    environment or policy is built (``store.stored``), so neither their classes nor the
+    datasets of the runs are needed; runs missing from the store are reported as failed in
+    the summary.
 
     Raises:
         ConfigError: If ``out/config.yaml`` is missing or invalid.
     """
-    from banditkit.experiments.tidy import stored_experiment
-
     out = Path(out)
     resolved = stored_experiment(out)
     store = RunStore(out)
     store.prepare()
     with store.lock():
         cells = collect(resolved, store)
-        store.write_json("summary.json", summary_with_claims(resolved, cells))
-        from banditkit.experiments.plots import plot_experiment
-
+        store.write_json("summary.json", summarise(resolved, cells))
         return plot_experiment(resolved, cells, store.figures_dir, colours=colours)

@@ -40,19 +40,21 @@ from typing import Any
 
 import yaml
 
-from banditkit.experiments.progress import Progress
-from banditkit.experiments.resolve import ResolvedExperiment, plain, resolve
-from banditkit.experiments.runner import execute_experiment
-from banditkit.experiments.schema import (
-    ConfigError,
-    ExperimentConfig,
-    PolicySpec,
-    apply_overrides,
-    load_config,
+from banditkit.core.files import atomic_write_text
+from banditkit.experiments.compute.progress import Progress
+from banditkit.experiments.config.checks import (
+    check_grid_overrides,
+    check_tunable,
+    tuning_seeds,
 )
-from banditkit.experiments.store import atomic_write_text
+from banditkit.experiments.config.errors import ConfigError
+from banditkit.experiments.config.load import apply_overrides, load_config
+from banditkit.experiments.config.resolve import resolve
+from banditkit.experiments.config.resolved import ResolvedExperiment, plain
+from banditkit.experiments.config.schema import ExperimentConfig, PolicySpec
+from banditkit.experiments.runner import ExperimentResult, execute_experiment
 
-__all__ = ["TuneResult", "candidate_label", "grid_edges", "tune", "tuning_seeds"]
+__all__ = ["TuneResult", "candidate_label", "grid_edges", "tune"]
 
 CRITERION = "lowest mean final cumulative regret over the tuning seeds"
 
@@ -73,31 +75,6 @@ class TuneResult:
     def ok(self) -> bool:
         """True when every tuning run finished."""
         return not self.failed
-
-
-def tuning_seeds(config: ExperimentConfig, n: int | None = None) -> list[int]:
-    """The tuning seeds of a config (``seed_offset + i``), checked disjoint from its seeds.
-
-    Example:
-        >>> cfg = load_config({"name": "x", "horizon": 5, "seeds": 3,
-        ...     "env": {"name": "linear"}, "policies": [{"name": "random"}]})
-        >>> tuning_seeds(cfg)
-        [10000, 10001, 10002]
-    """
-    count = n if n is not None else (config.tuning.seeds or len(config.seed_list))
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ConfigError(
-            f"expected a number of tuning seeds >= 1; got {count!r}", field="--seeds"
-        )
-    offset = config.tuning.seed_offset
-    clash = [s for s in config.seed_list if s >= offset]
-    if clash:
-        raise ConfigError(
-            f"evaluation seeds {clash} reach the tuning seeds (from {offset}); use smaller "
-            "seeds or raise `tuning.seed_offset`",
-            field="seeds",
-        )
-    return [offset + i for i in range(count)]
 
 
 def candidate_label(label: str, params: Mapping[str, Any]) -> str:
@@ -141,31 +118,19 @@ def _grid_points(grid: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
 
 
 def _candidate_overrides(
-    base: ResolvedExperiment,
-    owners: Mapping[str, tuple[str, dict[str, Any]]],
-    source: str,
+    base: ResolvedExperiment, owners: Mapping[str, tuple[str, dict[str, Any]]]
 ) -> dict[str, dict[str, dict[str, Any]]]:
-    """The config's ``env_overrides`` of each policy, given to its grid candidates.
-
-    An override of a parameter the policy's grid varies would make its candidates equal, so
-    it is an error.
-    """
+    """The config's ``env_overrides`` of each policy, given to its grid candidates."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for env, per_policy in base.config.env_overrides.items():
-        for label, (owner, point) in owners.items():
-            params = per_policy.get(owner)
-            if not params:
-                continue
-            clash = sorted(set(params) & set(point))
-            if clash:
-                raise ConfigError(
-                    f"sets {', '.join(clash)}, which the grid of {owner!r} varies; "
-                    "drop it from the grid or from env_overrides",
-                    source=source,
-                    field=f"env_overrides.{env}.{owner}",
-                )
-            out.setdefault(env, {})[label] = dict(params)
+        for label, (owner, _) in owners.items():
+            if per_policy.get(owner):
+                out.setdefault(env, {})[label] = dict(per_policy[owner])
     return out
+
+
+Owners = dict[str, tuple[str, dict[str, Any]]]
+"""Candidate label -> (its policy's label, its grid point)."""
 
 
 def tune(
@@ -197,52 +162,23 @@ def tune(
     """
     source = str(config) if isinstance(config, str | Path) else "<config>"
     base_dir = Path(config).parent if isinstance(config, str | Path) else None
-    cfg = load_config(config, source=source)
-    try:
-        # --horizon, else `tuning.horizon`, else the evaluation horizon.
-        cfg = apply_overrides(cfg, horizon=horizon or cfg.tuning.horizon)
-        seed_list = tuning_seeds(cfg, seeds)
-    except ConfigError as exc:
-        raise ConfigError(str(exc), source=source) from None
-    if not cfg.grid:
-        raise ConfigError(
-            "nothing to tune: add a `grid:` mapping {policy label or name: {param: [values]}}",
-            source=source,
-            field="grid",
-        )
-    # Tuning ignores earlier tuned values (the file may not exist yet).
-    cfg = cfg.model_copy(update={"tuned": None, "tuned_source": []})
+    cfg, seed_list = _tuning_config(config, source, seeds, horizon)
     base = resolve(cfg, base_dir=base_dir, source=source)
-
-    candidates: list[PolicySpec] = []
-    owners: dict[str, tuple[str, dict[str, Any]]] = {}
-    for policy in base.policies:
-        grid = cfg.grid.get(policy.label, cfg.grid.get(policy.name))
-        if grid is None:
-            continue
-        for point in _grid_points(grid):
-            label = candidate_label(policy.label, point)
-            candidates.append(
-                PolicySpec(name=policy.name, label=label, **{**policy.params, **point})
-            )
-            owners[label] = (policy.label, point)
+    check_grid_overrides(base, source)
+    candidates, owners = _candidates(base)
     tuning_config = cfg.model_copy(
         update={
-            "env_overrides": _candidate_overrides(base, owners, source),
             "name": f"{cfg.name}-tuning",
             "seeds": seed_list,
-            "envs": cfg.envs,
             "policies": candidates,
-            "tuned": None,
-            "tuned_source": [],
+            "env_overrides": _candidate_overrides(base, owners),
             "claims": [],
             "metrics": [],
             "grid": {},
         }
     )
-    resolved = resolve(tuning_config, base_dir=base_dir, source=source)
     result = execute_experiment(
-        resolved,
+        resolve(tuning_config, base_dir=base_dir, source=source),
         out,
         backend=backend,
         jobs=jobs,
@@ -251,10 +187,70 @@ def tune(
         figures=False,
         title=f"{cfg.name} (tuning)",
     )
+    tuned, scores = _best(result.summary["results"], owners)
+    grids = {
+        p.label: cfg.grid.get(p.label, cfg.grid.get(p.name)) or {}
+        for p in base.policies
+    }
+    on_edge = {
+        env: edges
+        for env, per in tuned.items()
+        if (
+            edges := {
+                label: found
+                for label, point in per.items()
+                if (found := grid_edges(grids[label], point))
+            }
+        )
+    }
+    path = _write_tuned(Path(out), tuned, on_edge, cfg, source, seed_list, result)
+    return TuneResult(Path(out), tuned, path, result.failed, scores, on_edge)
 
+
+def _tuning_config(
+    config: str | Path | Mapping[str, Any] | ExperimentConfig,
+    source: str,
+    seeds: int | None,
+    horizon: int | None,
+) -> tuple[ExperimentConfig, list[int]]:
+    """The config on the tuning horizon, without its tuned values; the tuning seeds."""
+    cfg = load_config(config, source=source)
+    try:
+        # --horizon, else `tuning.horizon`, else the evaluation horizon.
+        cfg = apply_overrides(cfg, horizon=horizon or cfg.tuning.horizon)
+        seed_list = tuning_seeds(cfg, seeds)
+    except ConfigError as exc:
+        raise ConfigError(str(exc), source=source) from None
+    check_tunable(cfg, source)
+    # Tuning ignores earlier tuned values (the file may not exist yet).
+    return cfg.model_copy(update={"tuned": None, "tuned_source": []}), seed_list
+
+
+def _candidates(base: ResolvedExperiment) -> tuple[list[PolicySpec], Owners]:
+    """One policy entry per grid point of every policy with a grid, and their owners."""
+    grids = base.config.grid
+    candidates: list[PolicySpec] = []
+    owners: Owners = {}
+    for policy in base.policies:
+        grid = grids.get(policy.label, grids.get(policy.name))
+        if grid is None:
+            continue
+        for point in _grid_points(grid):
+            label = candidate_label(policy.label, point)
+            candidates.append(
+                PolicySpec(name=policy.name, label=label, **{**policy.params, **point})
+            )
+            owners[label] = (policy.label, point)
+    return candidates, owners
+
+
+def _best(
+    rows: list[dict[str, Any]], owners: Owners
+) -> tuple[dict[str, dict[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """Per (env, policy) the grid point of lowest mean final regret; every score."""
     best: dict[str, dict[str, tuple[float, dict[str, Any]]]] = {}
     scores = []
-    for row in result.summary["results"]:
+    for row in rows:
         owner, point = owners[row["label"]]
         value = row["final_regret_mean"]
         scores.append(
@@ -274,21 +270,19 @@ def tune(
         env: {label: plain(point) for label, (_, point) in per.items()}
         for env, per in best.items()
     }
-    grids = {
-        p.label: cfg.grid.get(p.label, cfg.grid.get(p.name)) or {}
-        for p in base.policies
-    }
-    on_edge = {
-        env: edges
-        for env, per in tuned.items()
-        if (
-            edges := {
-                label: found
-                for label, point in per.items()
-                if (found := grid_edges(grids[label], point))
-            }
-        )
-    }
+    return tuned, scores
+
+
+def _write_tuned(
+    out: Path,
+    tuned: dict[str, dict[str, dict[str, Any]]],
+    on_edge: dict[str, dict[str, list[str]]],
+    cfg: ExperimentConfig,
+    source: str,
+    seed_list: list[int],
+    result: ExperimentResult,
+) -> Path:
+    """Write ``out/tuned.yaml``: the chosen values, how they were chosen, grid edges."""
     document = {
         "tuned": tuned,
         "source": {
@@ -307,8 +301,8 @@ def tune(
         "# Written by `banditkit tune`; use it from a config with `tuned: <this file>`.\n"
         "# Tuning seeds are disjoint from evaluation seeds (docs/experiments.md, Tuning).\n"
     )
-    path = Path(out) / "tuned.yaml"
+    path = out / "tuned.yaml"
     atomic_write_text(
         path, header + yaml.safe_dump(document, sort_keys=False, width=100)
     )
-    return TuneResult(Path(out), tuned, path, result.failed, scores, on_edge)
+    return path

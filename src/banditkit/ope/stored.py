@@ -92,7 +92,7 @@ def log_from_runs(
         >>> log.n, log.n_actions, float(log.propensities[0])
         (100, 4, 0.25)
     """
-    from banditkit.experiments.tidy import load_runs
+    from banditkit.experiments.store.tidy import load_runs
 
     frame = load_runs(directory, columns=["reward", "action", "propensity"])
     if frame.empty:
@@ -148,7 +148,7 @@ def log_from_runs(
 
 def _env_params(directory: str | os.PathLike[str], label: str) -> dict[str, object]:
     """The resolved parameters of the environment labelled ``label`` in ``config.yaml``."""
-    from banditkit.experiments.schema import load_config
+    from banditkit.experiments.config.load import load_config
 
     cfg = load_config(os.path.join(directory, "config.yaml"))
     return next((dict(e.params) for e in cfg.envs if e.label == label), {})

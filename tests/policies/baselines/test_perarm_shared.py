@@ -7,8 +7,8 @@ import pytest
 
 import banditkit as bk
 from banditkit.core import Context
-from banditkit.experiments.papers import paper_dir
-from banditkit.experiments.schema import load_config
+from banditkit.experiments.config.load import load_config
+from banditkit.experiments.config.papers import paper_dir
 from banditkit.glm import glm_hessian
 from banditkit.policies.parts.selection import TIE_RTOL, argmax_random_tie, tied
 from tests.datasets._data import require_reference_data, use_reference_data

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from banditkit.experiments.papers import paper_configs, paper_dir
-from banditkit.experiments.resolve import config_datasets, resolve
-from banditkit.experiments.schema import load_config
+from banditkit.experiments.config.load import load_config
+from banditkit.experiments.config.papers import paper_configs, paper_dir
+from banditkit.experiments.config.resolve import config_datasets, resolve
 from tests.datasets._data import require_reference_data, use_reference_data
 
 FIGURES = [

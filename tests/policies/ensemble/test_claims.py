@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from banditkit.experiments.claims import evaluate_claim, parse_claim
-from banditkit.experiments.papers import paper_configs, paper_dir
-from banditkit.experiments.schema import load_config
+from banditkit.experiments.config.claims import parse_claim
+from banditkit.experiments.config.load import load_config
+from banditkit.experiments.config.papers import paper_configs, paper_dir
+from banditkit.experiments.summarise.claims.decide import evaluate_claim
 
 
 def _rows(mine):

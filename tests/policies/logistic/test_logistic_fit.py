@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import banditkit as bk
-from banditkit.experiments.runs import run_id
+from banditkit.experiments.config.resolved import run_id
 from banditkit.policies.parts.models import GLMModel
 from banditkit.testing import PolicyCase, check_policy
 from tests.policies.helpers import contexts, play

@@ -2,13 +2,9 @@
 
 import json
 
-from banditkit.experiments.papers import (
-    list_papers,
-    paper_configs,
-    paper_dir,
-    reproduce,
-)
-from banditkit.experiments.resolve import resolve
+from banditkit.experiments.config.papers import list_papers, paper_configs, paper_dir
+from banditkit.experiments.config.resolve import resolve
+from banditkit.experiments.reproduce import reproduce
 from tests.experiments.helpers import write_yaml
 
 

@@ -3,8 +3,8 @@
 import json
 
 from banditkit.experiments import run_experiment
-from banditkit.experiments.papers import paper_configs, paper_dir
-from banditkit.experiments.resolve import resolve
+from banditkit.experiments.config.papers import paper_configs, paper_dir
+from banditkit.experiments.config.resolve import resolve
 from banditkit.policies.rare import update_grid
 
 FIGURES = [

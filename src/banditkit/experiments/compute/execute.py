@@ -1,0 +1,242 @@
+"""Computing one run, in whichever process a backend chose: build, simulate, package.
+
+:func:`compute_run` is the only function backends call. It never raises for a failing run:
+the exception is caught and returned with its traceback, so that one bad run cannot stop an
+experiment. It also never touches the output directory; the driver writes what it returns,
+which lets the Ray backend run on machines that do not share a file system with the driver.
+
+Every run executes with one BLAS thread and one PyTorch thread
+(:func:`~banditkit.experiments.compute.threads.single_threaded`), on every backend, so results
+are bit-identical across backends.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import numpy as np
+
+from banditkit import core
+from banditkit.core.batched import batched_policy, simulate_seeds
+from banditkit.core.records import Record
+from banditkit.core.simulate import RunResult
+from banditkit.experiments.compute.threads import single_threaded
+from banditkit.experiments.config.resolved import RunSpec
+from banditkit.experiments.plan.tasks import SeedGroup, Task
+
+__all__ = [
+    "RunRecord",
+    "compute_item",
+    "compute_run",
+    "compute_seed_group",
+    "failed_record",
+    "run_metadata",
+    "versions",
+]
+
+
+@dataclass
+class RunRecord:
+    """What a worker returns: the columns and metadata, or the error of a failed run.
+
+    ``records`` is the environment's declaration the columns follow (``t`` and
+    ``cumulative_regret`` are added by the store's layout, see ``store.tables``).
+    """
+
+    spec: RunSpec
+    run_id: str
+    columns: dict[str, np.ndarray] | None
+    meta: dict[str, Any]
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    records: tuple[Record, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """True for a run that finished."""
+        return self.error is None
+
+
+def _version(name: str) -> str | None:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def versions() -> dict[str, str | None]:
+    """Versions of Python and the packages that shape results."""
+    torch = sys.modules.get("torch")
+    return {
+        "python": platform.python_version(),
+        "banditkit": _version("banditkit"),
+        "numpy": np.__version__,
+        "scipy": _version("scipy"),
+        "torch": getattr(torch, "__version__", None) or _version("torch"),
+        "scikit-learn": _version("scikit-learn"),
+    }
+
+
+def run_metadata(spec: RunSpec) -> dict[str, Any]:
+    """The run's identity for ``meta.json``: id, environment, policy, seed, horizon, versions."""
+    return {
+        "id": spec.id,
+        "env": {
+            "name": spec.env_name,
+            "label": spec.env_label,
+            "params": spec.env_params,
+        },
+        "policy": {
+            "name": spec.policy_name,
+            "label": spec.policy_label,
+            "params": spec.policy_params,
+        },
+        "seed": spec.seed,
+        "horizon": spec.horizon,
+        "versions": versions(),
+    }
+
+
+def failed_record(spec: RunSpec, message: str) -> RunRecord:
+    """A record for a run that could not be computed (e.g. its worker died)."""
+    meta = run_metadata(spec) | {
+        "status": "failed",
+        "error": message.strip().splitlines()[-1] if message.strip() else "failed",
+    }
+    return RunRecord(spec, spec.id, None, meta, error=message)
+
+
+def compute_item(item: Task) -> list[RunRecord]:
+    """The records of a task (``plan.tasks``): one run or a group of seeds."""
+    if isinstance(item, SeedGroup):
+        return compute_seed_group(item)
+    return [compute_run(item)]
+
+
+def compute_seed_group(group: SeedGroup) -> list[RunRecord]:
+    """Compute the runs of ``group`` as one batch (``core.batched.simulate_seeds``).
+
+    Each record is that of ``compute_run`` for its spec up to the order of floating-point
+    operations in the policy; its ``meta`` adds ``batched_seeds`` (the group's size), and
+    ``wall_seconds`` is the group's divided by its size. A group whose configuration has
+    no batched policy is computed run by run. When the batch raises, every run of the
+    group is returned failed with the traceback.
+    """
+    specs = list(group.specs)
+    size = len(specs)
+    metas = [
+        run_metadata(spec) | {"host": socket.gethostname(), "pid": os.getpid()}
+        for spec in specs
+    ]
+    started = time.time()
+    clock = time.perf_counter()
+    try:
+        with single_threaded():
+            policies = [
+                core.make_policy(s.policy_name, **s.policy_params, seed=s.seed)
+                for s in specs
+            ]
+            batch = batched_policy(policies)
+            if batch is None:
+                return [compute_run(spec) for spec in specs]
+            envs = [core.make_env(s.env_name, **s.env_params) for s in specs]
+            if policies[0].needs_torch:  # the one-time import, outside the clock
+                import_module("torch")
+            results = simulate_seeds(
+                policies, envs, specs[0].horizon, [s.seed for s in specs], batch=batch
+            )
+    except Exception as exc:
+        records = []
+        for spec, meta in zip(specs, metas, strict=True):
+            meta["started"] = datetime.fromtimestamp(started, timezone.utc).isoformat()
+            meta["wall_seconds"] = (time.perf_counter() - clock) / size
+            meta["status"] = "failed"
+            meta["error"] = f"{type(exc).__name__}: {exc}"
+            meta["batched_seeds"] = size
+            records.append(
+                RunRecord(spec, spec.id, None, meta, error=traceback.format_exc())
+            )
+        return records
+    wall = (time.perf_counter() - clock) / size
+    finished = datetime.now(timezone.utc).isoformat()
+    records = []
+    for spec, meta, result in zip(specs, metas, results, strict=True):
+        meta["started"] = datetime.fromtimestamp(started, timezone.utc).isoformat()
+        meta.update(_result_meta(result))
+        meta.update({"wall_seconds": wall, "finished": finished, "batched_seeds": size})
+        records.append(
+            RunRecord(spec, spec.id, _columns(result), meta, records=result.records)
+        )
+    return records
+
+
+def _columns(result: RunResult) -> dict[str, np.ndarray]:
+    return {
+        "t": np.arange(1, result.horizon + 1, dtype=np.int64),
+        **result.columns(),
+        "cumulative_regret": result.cumulative_regret,
+    }
+
+
+def _result_meta(result: RunResult) -> dict[str, Any]:
+    rounds = result.horizon
+    return {
+        "status": "ok",
+        "rounds": rounds,
+        "final_regret": float(result.cumulative_regret[-1]) if rounds else 0.0,
+        "seconds": result.seconds,
+        "n_updates": int(result.n_updates[-1]) if rounds else 0,
+        "acceptance_rate": result.acceptance_rate if rounds else None,
+    }
+
+
+def compute_run(spec: RunSpec) -> RunRecord:
+    """Build the environment and the policy of ``spec``, simulate, and package the result.
+
+    The policy is built with ``seed=spec.seed`` and the environment is reset with the same
+    seed; ``core.seeding`` derives the policy's stream independently of the environment's.
+
+    Returns:
+        A :class:`RunRecord`; for a run that raised, ``error`` holds the traceback.
+    """
+    run_id = spec.id
+    meta = run_metadata(spec) | {"host": socket.gethostname(), "pid": os.getpid()}
+    started = time.time()
+    clock = time.perf_counter()
+    cpu = time.process_time()
+    meta["started"] = datetime.fromtimestamp(started, timezone.utc).isoformat()
+    try:
+        with single_threaded():
+            env = core.make_env(spec.env_name, **spec.env_params)
+            policy = core.make_policy(
+                spec.policy_name, **spec.policy_params, seed=spec.seed
+            )
+            if policy.needs_torch:  # the one-time import, outside the run's clock
+                import_module("torch")
+            result = core.simulate(
+                policy, env, spec.horizon, seed=spec.seed, progress=False
+            )
+    except Exception as exc:
+        meta["wall_seconds"] = time.perf_counter() - clock
+        meta["status"] = "failed"
+        meta["error"] = f"{type(exc).__name__}: {exc}"
+        return RunRecord(spec, run_id, None, meta, error=traceback.format_exc())
+    meta.update(_result_meta(result))
+    meta.update(
+        {
+            "wall_seconds": time.perf_counter() - clock,
+            "cpu_seconds": time.process_time() - cpu,
+            "finished": datetime.now(timezone.utc).isoformat(),
+        }
+    )
+    return RunRecord(spec, run_id, _columns(result), meta, records=result.records)

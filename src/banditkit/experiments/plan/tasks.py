@@ -1,0 +1,111 @@
+"""Tasks: the runs to compute, the seeds of one configuration grouped where they batch.
+
+A task is one run (:class:`~banditkit.experiments.config.resolved.RunSpec`) or a
+:class:`SeedGroup`: the seeds of one configuration (same environment, policy, parameters and
+horizon) computed as one stacked computation, where the policy offers a batched counterpart
+(``core.batched``; docs/experiments.md, "Seed batching"). A backend computes either kind.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from banditkit.core import ENVIRONMENTS, make_policy
+from banditkit.core.batched import batched_policy
+from banditkit.envs.replay import ReplayEnv
+from banditkit.experiments.config.resolved import RunSpec
+
+__all__ = ["BATCH_SEEDS", "SeedGroup", "Task", "group_seeds", "specs_of"]
+
+#: Values of the ``batch_seeds`` option (docs/experiments.md, "Seed batching").
+BATCH_SEEDS = ("auto", "on", "off")
+
+
+@dataclass(frozen=True)
+class SeedGroup:
+    """Runs that differ only in their seed, computed as one batch (``compute.execute``)."""
+
+    specs: tuple[RunSpec, ...]
+
+    @property
+    def kind(self) -> str:
+        """The group's own kind for its cost: its configuration and its size."""
+        return json.dumps(["seed-group", len(self.specs), self.specs[0].kind])
+
+
+def _batchable(spec: RunSpec) -> bool:
+    """Whether the policy of ``spec`` offers a batched counterpart for its configuration.
+
+    Only on contextual environments that accept every round (not replay environments).
+    """
+    try:
+        env_cls = ENVIRONMENTS.get(spec.env_name)
+        if getattr(env_cls, "family", None) != "contextual" or (
+            isinstance(env_cls, type) and issubclass(env_cls, ReplayEnv)
+        ):
+            return False
+        members = [
+            make_policy(spec.policy_name, **spec.policy_params, seed=s) for s in (0, 1)
+        ]
+        return batched_policy(members) is not None
+    except Exception:  # the run itself will report the error
+        return False
+
+
+def group_seeds(
+    specs: list[RunSpec], batch_seeds: str = "auto", jobs: int = 1
+) -> list[RunSpec | SeedGroup]:
+    """The tasks for ``specs``: runs that differ only in their seed as ``SeedGroup``s.
+
+    "off" keeps every run on its own. "on" and "auto" group the seeds of each
+    configuration whose policy offers a batched counterpart (``core.batched``); other
+    runs stay single. "auto" also splits a group into up to ``jobs`` parts when there
+    are fewer tasks than workers (each part keeps at least two seeds), so that batching
+    does not leave workers idle; "on" keeps one group per configuration.
+
+    Raises:
+        ValueError: For an unknown ``batch_seeds``.
+    """
+    if batch_seeds not in BATCH_SEEDS:
+        raise ValueError(
+            f"batch_seeds must be one of {', '.join(BATCH_SEEDS)}; got {batch_seeds!r}."
+        )
+    if batch_seeds == "off":
+        return list(specs)
+    groups: dict[str, list[RunSpec]] = {}
+    for spec in specs:
+        groups.setdefault(spec.kind, []).append(spec)
+    batchable = {
+        key: len(group) > 1 and _batchable(group[0]) for key, group in groups.items()
+    }
+    n_tasks = sum(1 if batchable[k] else len(g) for k, g in groups.items())
+    tasks: list[RunSpec | SeedGroup] = []
+    done: set[str] = set()
+    for spec in specs:
+        key = spec.kind
+        if not batchable[key]:
+            tasks.append(spec)
+            continue
+        if key in done:
+            continue
+        done.add(key)
+        group = groups[key]
+        parts = 1
+        if batch_seeds == "auto" and n_tasks < jobs:
+            parts = max(1, min(len(group) // 2, jobs - n_tasks + 1))
+            n_tasks += parts - 1
+        size = -(-len(group) // parts)
+        for i in range(0, len(group), size):
+            chunk = tuple(group[i : i + size])
+            tasks.append(SeedGroup(chunk) if len(chunk) > 1 else chunk[0])
+    return tasks
+
+
+Task = RunSpec | SeedGroup
+"""What a backend computes: one run or a group of seeds."""
+
+
+def specs_of(task: Task) -> tuple[RunSpec, ...]:
+    """The runs of a task."""
+    return task.specs if isinstance(task, SeedGroup) else (task,)
