@@ -46,7 +46,7 @@ from banditkit.benchmarks._common import (
     write_outputs,
 )
 from banditkit.core.simulate import simulate
-from banditkit.policies.baselines.neural import NeuralUCB
+from banditkit.policies.baselines.neural import NeuralBandit
 from banditkit.policies.parts.history import History
 
 WORKLOADS = (ucb.IDENTICAL_WORK, ts.IDENTICAL_WORK)
@@ -107,8 +107,8 @@ def refit_seconds(
                     seed=0,
                     **{**_params(workload, dtype, block_input), "backtrack": 0},
                 )
-                assert isinstance(policy, NeuralUCB)  # NeuralTS too
-                model = policy._make_model(rows.X.shape[1], torch.Generator())
+                assert isinstance(policy, NeuralBandit)  # NeuralUCB, NeuralTS
+                model = policy._compose(rows.X.shape[1], torch.Generator()).scorer.model
                 started = time.process_time()
                 model.fit(history)
                 times[label(dtype, block_input)].append(time.process_time() - started)

@@ -12,10 +12,11 @@ Every bad input raises a ``ValueError`` whose message names the argument (``ctx`
 ``action``, ``feedback``); a wrong type raises ``ArgumentTypeError``, a ``ValueError`` that is
 also a ``TypeError``.
 
-Hyper-parameters follow scikit-learn's convention: every keyword argument of ``__init__`` is
-stored verbatim as an attribute of the same name, validated in the constructor, and returned by
-:meth:`Policy.get_params`. Checks that need the feature dimension ``d`` or the number of arms run
-in ``_setup``, called once at the first ``act``.
+Hyper-parameters follow scikit-learn's convention: each is declared once on the class with its
+default and its constraint (``core.params``), every keyword argument of the constructor is
+stored, as checked, as an attribute of the same name, and :meth:`Policy.get_params` returns
+them. Checks that involve several parameters run in ``_resolve``; checks that need the feature
+dimension ``d`` or the number of arms run in ``_setup``, called once at the first ``act``.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from banditkit.core.params import DeclaredMeta, Int, param, set_params, takes_declared
 from banditkit.core.seeding import make_rng
 from banditkit.core.types import FAMILIES, Action, Context, Feedback, check_action
 from banditkit.core.validation import ArgumentTypeError, check_int
@@ -135,7 +137,7 @@ def check_feedback(
     return int(feedback)
 
 
-class Policy(ABC):
+class Policy(metaclass=DeclaredMeta):
     """Base class of every bandit policy; concrete policies derive from a family base.
 
     A concrete policy class derives from :class:`ContextualPolicy`, :class:`DuelingPolicy`
@@ -180,20 +182,36 @@ class Policy(ABC):
                 f"{cls.__name__}.family must be one of {FAMILIES}; got {family!r}."
             )
 
-    def __init__(self, *, seed: int = 0) -> None:
+    seed: int = param(Int(low=0), default=0)
+
+    @takes_declared
+    def __init__(self, **params: Any) -> None:
+        """Check and store the declared hyper-parameters, then start the policy's stream.
+
+        A concrete class's signature is that of its declarations (``core.params``);
+        ``_resolve`` then runs the checks that involve several of them.
+        """
         if getattr(type(self), "family", None) is None:
             raise TypeError(
                 f"{type(self).__name__} has no family: derive it from ContextualPolicy, "
                 "DuelingPolicy or AssortmentPolicy (banditkit.core), or set the class "
                 "attribute family = 'contextual' | 'dueling' | 'assortment'."
             )
-        self.seed = check_int("seed", seed, low=0)
+        set_params(self, params)
         self.rng: np.random.Generator = make_rng(self.seed, "policy")
         self.d: int | None = None
         self.t = 0
         self._n_updates = 0
         self.horizon: int | None = None
         self.last_propensity: float | None = None
+        self._resolve()
+
+    def _resolve(self) -> None:
+        """Check what involves several hyper-parameters and derive what the parts need.
+
+        Called once by the constructor, after every declared parameter passed its own
+        check (override; checks that need ``d`` or K belong in ``_setup``).
+        """
 
     # ------------------------------------------------------------------ public loop
     def act(self, ctx: Context) -> Action:
@@ -236,10 +254,10 @@ class Policy(ABC):
         self.horizon = None if horizon is None else check_int("horizon", horizon, low=1)
         self._begin()
 
-    def _begin(self) -> None:  # noqa: B027 - optional hook
+    def _begin(self) -> None:
         """React to a new ``self.horizon`` (override); called by :meth:`begin`."""
 
-    def attach(self, env: Environment) -> None:  # noqa: B027 - optional hook
+    def attach(self, env: Environment) -> None:
         """Called by ``simulate`` before the first round; only privileged policies use it."""
 
     @property
@@ -256,7 +274,7 @@ class Policy(ABC):
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         """Learn from validated feedback."""
 
-    def _setup(self, ctx: Context) -> None:  # noqa: B027 - optional hook
+    def _setup(self, ctx: Context) -> None:
         """Allocate dimension-dependent state; called once, at the first round."""
 
     def _check_action(self, action: Any, ctx: Context) -> Action:
@@ -289,12 +307,12 @@ class Policy(ABC):
     # ------------------------------------------------------------------ parameters and state
     @classmethod
     def param_names(cls) -> list[str]:
-        """Names of the keyword hyper-parameters of ``__init__`` (``seed`` included)."""
-        sig = inspect.signature(cls.__init__)
+        """Names of the keyword hyper-parameters of the constructor (``seed`` included)."""
+        sig = inspect.signature(cls)
         return [
             n
             for n, p in sig.parameters.items()
-            if n != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
         ]
 
     def get_params(self) -> dict[str, Any]:
@@ -341,7 +359,7 @@ class Policy(ABC):
         """Learned state after the first round (override)."""
         return {}
 
-    def _load_state(self, state: dict[str, Any]) -> None:  # noqa: B027 - optional hook
+    def _load_state(self, state: dict[str, Any]) -> None:
         """Restore learned state (override); ``self.d`` is already set."""
 
     def __repr__(self) -> str:
@@ -376,8 +394,8 @@ class ContextualPolicy(Policy):
     """
 
     family: ClassVar[str] = "contextual"
-    reward_kind: str = "real"
-    max_abs_reward: float = MAX_ABS_REWARD
+    reward_kind = "real"
+    max_abs_reward = MAX_ABS_REWARD
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -128,7 +128,7 @@ def test_scorer_played_returns_the_features_at_selection_time():
     history = History(2)
     history.append(arms[1], 1.0)
     model.fit(history)  # theta moves; the cached z must not
-    latent, z = scorer.played(arms, 1)
+    _, latent, z = scorer.played(arms, 1)
     np.testing.assert_array_equal(z, G.numpy()[1])
     assert latent == float(f[1])
     scorer.add(z, 2.0)

@@ -8,20 +8,23 @@ share: K fixed at the first round and changed only by :meth:`~PerArmPolicy.add_a
 (:meth:`~PerArmPolicy.fit` starts afresh), and the request for shared contexts from the
 classification environments (:func:`ask_shared`).
 
-A subclass provides ``_allocate(n_arms)`` (fresh state for K arms), ``_learn(arm, x, reward)``
-(one round), ``_add_arm()`` and ``_drop_arm(arm)``, and may override ``_learned()`` (called
-after each round).
+A subclass keeps its per-arm state as named (K, ...) stacks (``_stacks``, each entry
+``_fresh_arm()`` for an arm never played: allocated, grown, cut and saved here) or provides
+``_allocate(n_arms)``, ``_add_arm()``, ``_drop_arm(arm)`` and the state itself; it provides
+``_learn(arm, x, reward)`` (one round) and may override ``_learned()`` (called after each
+round).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from banditkit.core import Context, ContextualPolicy
 from banditkit.core.environment import Environment
+from banditkit.core.params import learned
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import ArgumentTypeError, check_finite_array, check_int
 
@@ -146,11 +149,14 @@ class PerArmPolicy(ContextualPolicy):
         n_arms: K, the arms the policy models (None before the first round).
     """
 
-    n_arms: int | None = None
+    n_arms: int | None = learned(default=None)
+
+    #: The (K, ...) arrays that hold one entry per arm, in the saved state.
+    _stacks: ClassVar[tuple[str, ...]] = ()
 
     # ------------------------------------------------------------------ subclass hooks
-    def _allocate(self, n_arms: int) -> None:
-        """Fresh state for ``n_arms`` arms (``self.d`` is known)."""
+    def _fresh_arm(self) -> dict[str, np.ndarray]:
+        """The entry of each stack for an arm that has never been played."""
         raise NotImplementedError
 
     def _learn(self, arm: int, x: np.ndarray, reward: float) -> None:
@@ -160,13 +166,38 @@ class PerArmPolicy(ContextualPolicy):
     def _learned(self) -> None:
         """Called after each learned round (override)."""
 
+    def _removed(self, arm: int) -> None:
+        """React to the removal of ``arm`` from the stacks (override)."""
+
+    # ------------------------------------------------------------------ the stacks
+    def _allocate(self, n_arms: int) -> None:
+        """Fresh state for ``n_arms`` arms (``self.d`` is known)."""
+        self.n_arms = n_arms
+        for name, value in self._fresh_arm().items():
+            setattr(self, name, np.repeat(value[None], n_arms, axis=0))
+
     def _add_arm(self) -> None:
-        """Append the state of an arm that has never been played."""
-        raise NotImplementedError
+        """Append the state of an arm that has never been played to every stack."""
+        for name, value in self._fresh_arm().items():
+            setattr(
+                self, name, np.concatenate([getattr(self, name), value[None]], axis=0)
+            )
 
     def _drop_arm(self, arm: int) -> None:
         """Drop the state of arm ``arm`` (``self.n_arms`` is still K)."""
-        raise NotImplementedError
+        keep = np.arange(self.n_arms or 0) != arm
+        for name in self._stacks:
+            setattr(self, name, getattr(self, name)[keep])
+        self._removed(arm)
+
+    def _state(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._stacks}
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        fresh = self._fresh_arm()
+        for name in self._stacks:
+            setattr(self, name, np.array(state[name], dtype=fresh[name].dtype))
+        self.n_arms = int(getattr(self, self._stacks[-1]).shape[0])
 
     # ------------------------------------------------------------------ rounds
     def _setup(self, ctx: Context) -> None:

@@ -47,9 +47,11 @@ import numpy as np
 
 from banditkit.core import Context
 from banditkit.policies.logistic.batched_logdets import DiagonalLogdets, MemberLogdets
+from banditkit.policies.parts.scored import SlopeWeights
 from banditkit.policies.parts.selection import (
     BOUND_MARGIN,
     Optimistic,
+    Sampled,
     argmax_on_bounds,
     argmax_random_tie,
 )
@@ -170,7 +172,7 @@ class BatchedNeuralLog:
         self._n = 0
         self._n_updates = np.zeros(self.size, dtype=np.int64)
         self._cache: tuple[np.ndarray, ...] | None = None
-        self._sampling = bool(first.sampling)
+        self._sampling = False  # set up at the first act (the members' rule)
 
     @classmethod
     def of(cls, members: list[Policy]) -> BatchedNeuralLog | None:
@@ -215,6 +217,7 @@ class BatchedNeuralLog:
             # the member's own first-round setup: theta_0 from its stream
             member._check_context(Context(arms=arms[s]))
         first = self._first
+        self._sampling = isinstance(first.rule, Sampled)
         mlp = first.model.mlp  # type: ignore[attr-defined]
         self.d, self.m = d, first.width
         self.p = mlp.n_params
@@ -236,8 +239,8 @@ class BatchedNeuralLog:
         self._half = self.m // 2 if mlp.init == "mirrored" else 0
         self._kept_params: tuple[np.ndarray, ...] | None = None
         self.diag = np.stack([m.design.diagonal for m in self.members])
-        self.feature_scale = first._feature_scale()
-        scale = first._effdim_scale()
+        self.feature_scale = first.scorer.feature_scale
+        scale = None if first.effdim is None else first.effdim.scale
         self.effdim: DiagonalLogdets | MemberLogdets | None
         if scale is None:
             self.effdim = None
@@ -251,7 +254,9 @@ class BatchedNeuralLog:
         self._X = torch.empty((S, capacity, d), dtype=self._torch_dtype)
         self._y = torch.empty((S, capacity), dtype=self._torch_dtype)
         self._X_np, self._y_np = self._X.numpy(), self._y.numpy()
-        self._lam = 2.0 * first._lam_now  # the trainer's lam' = 2 lam [Bae2025, Sec. 7]
+        self._lam = (
+            2.0 * first.regulariser.lam
+        )  # the trainer's lam' = 2 lam [Bae2025, Sec. 7]
         assert first.lr is not None
         self._lr = first.lr
         self._mean_scaled = first.loss_reduction == "mean_scaled"
@@ -321,7 +326,7 @@ class BatchedNeuralLog:
         latent = f.astype(np.float64, copy=False)
         norms = np.sqrt(q.astype(np.float64, copy=False))
         members = self.members
-        mean = latent if self._sampling else self._first._mean(latent)
+        mean = self._first.scorer.mean(latent)
         # Thompson: each member's draws xi, as gaussian_sample makes them
         xi = (
             np.stack([mb.rng.standard_normal(latent.shape[1]) for mb in members])
@@ -354,7 +359,7 @@ class BatchedNeuralLog:
         if exact.size == 0:
             return decided.astype(np.int64, copy=True)
         actions = decided.astype(np.int64, copy=True)
-        members, radius_of = self.members, self._first._radius
+        members, radius_of = self.members, self._first.scorer.radius
         radius = np.array([radius_of(float(d_eff[i])) for i in exact])
         width = (self._first.nu * radius)[:, None] * norms[exact]
         scores = mean[exact] + (width if xi is None else width * xi[exact])
@@ -390,7 +395,7 @@ class BatchedNeuralLog:
         slope = self._first.nu * norms[rows]
         if xi is not None:
             slope = slope * xi[rows]
-        radius_of = self._first._radius  # one configuration: the members' radius
+        radius_of = self._first.scorer.radius  # one configuration: the members' radius
         low_radius = np.array([radius_of(float(low[i])) for i in rows])
         high_radius = np.array([radius_of(float(high[i])) for i in rows])
         decided[rows] = argmax_on_bounds(
@@ -435,14 +440,14 @@ class BatchedNeuralLog:
         if self.effdim is not None:
             self.effdim.update(Z)
         first = self._first
-        refitted = n % first.update_every == 0
+        refitted = first.schedule.due(n)
         if refitted:
             self._fit(n)
             self._n_updates += 1
-        if first.weighted:
+        if isinstance(first.weights, SlopeWeights):
             if refitted:  # f(x_t; theta_t) after this round's refit
                 latent = self._forward(x[:, None, :])[0][:, 0].astype(np.float64)
-            weight = np.maximum(first.link.deriv(latent), _TINY)
+            weight = np.maximum(first.weights.link.deriv(latent), _TINY)
         else:
             weight = np.ones(S)
         scaled = self.feature_scale * Z

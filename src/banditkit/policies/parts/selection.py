@@ -8,12 +8,17 @@ hand-written numbers and reused by every family of policies.
                 top_k                                                 a set of k arms
                 pair_argmax                                           an ordered pair
     parts       Greedy, Optimistic, Sampled, TopK, OptimisticPair, SampledPair:
-                ``select(mean, width, rng)`` objects a composed policy holds
+                ``select(mean, width, rng)`` objects a composed policy holds;
+                Optimistic and Sampled also ``select_bracketed(mean, norms, radius,
+                rng)``, the same choice when the radius B is known only within bounds
+                (``RadiusRange``)
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -24,9 +29,11 @@ from banditkit.core.validation import check_int
 __all__ = [
     "BOUND_MARGIN",
     "TIE_RTOL",
+    "ArmRule",
     "Greedy",
     "Optimistic",
     "OptimisticPair",
+    "RadiusRange",
     "Rule",
     "Sampled",
     "SampledPair",
@@ -196,16 +203,22 @@ def optimistic_argmax(
 
 
 def gaussian_sample(
-    mean: np.ndarray, width: np.ndarray, nu: float, rng: np.random.Generator
+    mean: np.ndarray,
+    width: np.ndarray,
+    nu: float,
+    rng: np.random.Generator,
+    rtol: float = 0.0,
 ) -> int:
     """Per-arm Thompson rule [Zhang2021, Alg. 1]: argmax_k of r_k ~ N(mean_k, (nu width_k)^2).
+
+    Samples within a relative ``rtol`` of the largest tie (:func:`argmax_random_tie`).
 
     Reference:
         [Zhang2021] W. Zhang, D. Zhou, L. Li, Q. Gu. Neural Thompson sampling. ICLR 2021.
     """
     mean = np.asarray(mean)
     draws = mean + nu * np.asarray(width) * rng.standard_normal(mean.shape)
-    return argmax_random_tie(draws, rng)
+    return argmax_random_tie(draws, rng, rtol)
 
 
 def epsilon_greedy(
@@ -292,6 +305,52 @@ class Rule(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class RadiusRange:
+    """The width factor nu * B(d_eff) of a round, with d_eff known exactly or in bounds.
+
+    A blocked d_eff tracker (``linalg.EffectiveDimension(block=...)``) brackets d_eff
+    between reads; B does not decrease with d_eff, so B(d_eff) lies in [low, high].
+
+    Attributes:
+        nu: The exploration scale.
+        low: B at the lower bound of d_eff.
+        high: B at its upper bound.
+        pending: Whether the bounds of d_eff differ (else ``exact()`` costs nothing).
+        exact: B(d_eff), reading d_eff (computing it when it is pending).
+    """
+
+    nu: float
+    low: float
+    high: float
+    pending: bool
+    exact: Callable[[], float]
+
+    @classmethod
+    def known(cls, nu: float, radius: float) -> RadiusRange:
+        """A radius known exactly.
+
+        Example:
+            >>> RadiusRange.known(0.5, 2.0).exact()
+            2.0
+        """
+        return cls(nu, radius, radius, False, lambda: radius)
+
+
+class ArmRule(Rule, Protocol):
+    """A rule over arms that can also decide on a bracketed radius (``RadiusRange``)."""
+
+    def select_bracketed(
+        self,
+        mean: np.ndarray,
+        norms: np.ndarray,
+        radius: RadiusRange,
+        rng: np.random.Generator,
+    ) -> int:
+        """The arm for widths nu * B * norms, B(d_eff) in ``radius``'s bounds."""
+        ...
+
+
 class Greedy:
     """argmax_k mean_k (widths ignored)."""
 
@@ -319,15 +378,73 @@ class Optimistic:
         """The arm of largest upper confidence bound."""
         return optimistic_argmax(mean, width, 1.0, rng, self.rtol)
 
+    def select_bracketed(
+        self,
+        mean: np.ndarray,
+        norms: np.ndarray,
+        radius: RadiusRange,
+        rng: np.random.Generator,
+    ) -> int:
+        """``select`` with width nu * B(d_eff) * norms, decided on the bounds of B if they can.
+
+        Every score mean_k + B nu norms_k is linear in B: an arm that is the unique best,
+        by a margin, at both ends is the exact choice (:func:`argmax_on_bounds`) and
+        d_eff is not read; otherwise B(d_eff) is computed and ``select`` chooses.
+
+        Example:
+            >>> rule, rng = Optimistic(), np.random.default_rng(0)
+            >>> bracket = RadiusRange(1.0, 1.0, 2.0, True, lambda: 1 / 0)  # never read
+            >>> rule.select_bracketed(np.array([1.0, 0.0]), np.array([0.1, 0.2]), bracket, rng)
+            0
+        """
+        if radius.pending:
+            arm = int(
+                argmax_on_bounds(mean, radius.nu * norms, radius.low, radius.high)
+            )
+            if arm >= 0:
+                return arm
+        return self.select(mean, (radius.nu * radius.exact()) * norms, rng)
+
 
 class Sampled:
-    """argmax_k of r_k ~ N(mean_k, width_k^2) (per-arm Thompson sampling)."""
+    """argmax_k of r_k ~ N(mean_k, width_k^2) (per-arm Thompson sampling).
+
+    Args:
+        rtol: Samples within this relative tolerance of the best are ties
+            (:func:`argmax_random_tie`); 0 (default): exact ties.
+    """
+
+    def __init__(self, rtol: float = 0.0) -> None:
+        self.rtol = rtol
 
     def select(
         self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
     ) -> int:
         """The arm of largest sample."""
-        return gaussian_sample(mean, width, 1.0, rng)
+        return gaussian_sample(mean, width, 1.0, rng, self.rtol)
+
+    def select_bracketed(
+        self,
+        mean: np.ndarray,
+        norms: np.ndarray,
+        radius: RadiusRange,
+        rng: np.random.Generator,
+    ) -> int:
+        """``select`` with width nu * B(d_eff) * norms, decided on the bounds of B if they can.
+
+        The draws xi_k ~ N(0, 1) come first, as ``gaussian_sample`` makes them; the
+        sample mean_k + B nu norms_k xi_k is linear in B, so the bounds decide as for
+        ``Optimistic.select_bracketed``, and otherwise the same draws are used at
+        B(d_eff): the same arm and the same draws as ``select``.
+        """
+        xi = rng.standard_normal(mean.shape)
+        if radius.pending:
+            slope = (radius.nu * norms) * xi
+            arm = int(argmax_on_bounds(mean, slope, radius.low, radius.high))
+            if arm >= 0:
+                return arm
+        width = (radius.nu * radius.exact()) * norms
+        return argmax_random_tie(mean + 1.0 * width * xi, rng, self.rtol)
 
 
 class TopK:
