@@ -25,7 +25,8 @@ import inspect
 import itertools
 import math
 from abc import abstractmethod
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -43,6 +44,7 @@ __all__ = [
     "AssortmentPolicy",
     "ContextualPolicy",
     "DuelingPolicy",
+    "Members",
     "Policy",
     "check_feedback",
 ]
@@ -135,6 +137,35 @@ def check_feedback(
             f"assortment feedback must be an offered item {action} or -1; got {feedback!r}."
         )
     return int(feedback)
+
+
+class Members(Protocol):
+    """S policies played in lockstep, one per seed (``core.members``, ``core.simulate``)."""
+
+    def start(self, horizon: int, envs: Sequence[Environment]) -> None:
+        """Before round 1: tell each member the horizon and its environment."""
+        ...
+
+    def act_all(self, ctxs: Sequence[Context]) -> list[Action]:
+        """The S actions for the S contexts."""
+        ...
+
+    def update_all(
+        self,
+        ctxs: Sequence[Context],
+        actions: Sequence[Action],
+        feedbacks: Sequence[Feedback],
+    ) -> None:
+        """Learn from the S feedbacks."""
+        ...
+
+    def n_updates_all(self) -> list[int]:
+        """Each member's parameter re-estimations so far."""
+        ...
+
+    def propensities_all(self) -> list[float | None]:
+        """Each member's probability of its last action, where it knows it."""
+        ...
 
 
 class Policy(metaclass=DeclaredMeta):
@@ -259,6 +290,17 @@ class Policy(metaclass=DeclaredMeta):
 
     def attach(self, env: Environment) -> None:
         """Called by ``simulate`` before the first round; only privileged policies use it."""
+
+    @classmethod
+    def stack(cls, members: Sequence[Policy]) -> Members | None:
+        """S fresh members of one configuration played as one stacked computation.
+
+        A class that can (the practical NeuralLog policies: ``policies.parts.stacked``)
+        returns a ``core.members.Members`` that plays them in lockstep, each member's
+        random stream used as in its separate run; None (the default) runs them one by
+        one. ``core.members.stack`` checks that they are fresh and of one configuration.
+        """
+        return None
 
     @property
     def n_updates(self) -> int:

@@ -210,7 +210,7 @@ def _batchable(spec: RunSpec) -> bool:
     Only on contextual environments that accept every round (not replay environments).
     """
     from banditkit.core import ENVIRONMENTS, make_policy
-    from banditkit.core.batched import batched_policy
+    from banditkit.core.members import stack
     from banditkit.envs.replay import ReplayEnv
 
     try:
@@ -222,7 +222,7 @@ def _batchable(spec: RunSpec) -> bool:
         members = [
             make_policy(spec.policy_name, **spec.policy_params, seed=s) for s in (0, 1)
         ]
-        return batched_policy(members) is not None
+        return stack(members) is not None
     except Exception:  # the run itself will report the error
         return False
 
@@ -233,7 +233,7 @@ def group_seeds(
     """The tasks for ``specs``: runs that differ only in their seed as ``SeedGroup``s.
 
     "off" keeps every run on its own. "on" and "auto" group the seeds of each
-    configuration whose policy offers a batched counterpart (``core.batched``); other
+    configuration whose policy offers a stacked play (``core.members.stack``); other
     runs stay single. "auto" also splits a group into up to ``jobs`` parts when there
     are fewer tasks than workers (each part keeps at least two seeds), so that batching
     does not leave workers idle; "on" keeps one group per configuration.
@@ -284,7 +284,7 @@ def compute_item(item: RunSpec | SeedGroup) -> list[RunRecord]:
 
 
 def compute_seed_group(group: SeedGroup) -> list[RunRecord]:
-    """Compute the runs of ``group`` as one batch (``core.batched.simulate_seeds``).
+    """Compute the runs of ``group`` as one batch (``core.simulate.simulate_seeds``).
 
     Each record is that of ``compute_run`` for its spec up to the order of floating-point
     operations in the policy; its ``meta`` adds ``batched_seeds`` (the group's size), and
@@ -293,7 +293,8 @@ def compute_seed_group(group: SeedGroup) -> list[RunRecord]:
     group is returned failed with the traceback.
     """
     from banditkit.core import make_env, make_policy
-    from banditkit.core.batched import batched_policy, simulate_seeds
+    from banditkit.core.members import stack
+    from banditkit.core.simulate import simulate_seeds
 
     specs = list(group.specs)
     size = len(specs)
@@ -309,14 +310,14 @@ def compute_seed_group(group: SeedGroup) -> list[RunRecord]:
                 make_policy(s.policy_name, **s.policy_params, seed=s.seed)
                 for s in specs
             ]
-            batch = batched_policy(policies)
+            batch = stack(policies)
             if batch is None:
                 return [compute_run(spec) for spec in specs]
             envs = [make_env(s.env_name, **s.env_params) for s in specs]
             if policies[0].needs_torch:  # the one-time import, outside the clock
                 import_module("torch")
             results = simulate_seeds(
-                policies, envs, specs[0].horizon, [s.seed for s in specs], batch=batch
+                policies, envs, specs[0].horizon, [s.seed for s in specs], members=batch
             )
     except Exception as exc:
         records = []

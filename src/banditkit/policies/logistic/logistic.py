@@ -34,16 +34,10 @@ from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models import GLMModel
 from banditkit.policies.parts.models.linear import GLM_GD_REDUCTIONS
 from banditkit.policies.parts.schedules import Periodic
-from banditkit.policies.parts.scored import (
-    R_LOGISTIC,
-    ScoredParts,
-    ScoredPolicy,
-    SlopeWeights,
-    UnitWeights,
-    Weights,
-)
+from banditkit.policies.parts.scored import R_LOGISTIC, ScoredParts, ScoredPolicy
 from banditkit.policies.parts.scorer import Scorer
 from banditkit.policies.parts.selection import Optimistic
+from banditkit.policies.parts.weights import SlopeWeights, UnitWeights, Weights
 
 if TYPE_CHECKING:
     import torch

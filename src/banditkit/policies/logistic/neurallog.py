@@ -59,8 +59,9 @@ from banditkit.policies.logistic.neurallog_base import (
     REG_CENTERS,
     NeuralLogPolicy,
 )
-from banditkit.policies.parts.scored import R_LOGISTIC, ScoredParts, SlopeWeights
+from banditkit.policies.parts.scored import R_LOGISTIC, ScoredParts
 from banditkit.policies.parts.selection import Optimistic, Sampled
+from banditkit.policies.parts.weights import SlopeWeights
 
 if TYPE_CHECKING:
     import torch

@@ -42,23 +42,13 @@ from banditkit.policies.logistic.regularisation import AdaptiveLambda
 from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models.neural import DTYPES
 from banditkit.policies.parts.schedules import Periodic
-from banditkit.policies.parts.scored import (
-    R_LOGISTIC,
-    FixedLambda,
-    Lambda,
-    ScoredParts,
-    ScoredPolicy,
-    UnitWeights,
-    Weights,
-)
+from banditkit.policies.parts.scored import R_LOGISTIC, ScoredParts, ScoredPolicy
 from banditkit.policies.parts.scorer import Scorer
 from banditkit.policies.parts.selection import ArmRule
+from banditkit.policies.parts.weights import FixedLambda, Lambda, UnitWeights, Weights
 
 if TYPE_CHECKING:
     import torch
-
-    from banditkit.core import Policy
-    from banditkit.core.batched import BatchedPolicy
 
 __all__ = [
     "BONUSES",
@@ -318,7 +308,7 @@ class NeuralLogPolicy(ScoredPolicy):
             model,
             design,
             nu=nu,
-            radius=lambda d_eff: radius(d_eff, history.n, regulariser.lam),
+            radius=lambda d_eff: radius(d_eff, regulariser.n, regulariser.lam),
             feature_scale=scale,
             mean=mean,
             effdim=effdim,
@@ -348,13 +338,16 @@ class NeuralLogPolicy(ScoredPolicy):
         }
 
     # ---------------------------------------------------------------- seeds
-    @classmethod
-    def batched(cls, members: list[Policy]) -> BatchedPolicy | None:
-        """S fresh members of one configuration as one batch, or None if unsupported.
+    def _stackable(self) -> bool:
+        """Seeds batch in practical mode with a diagonal A, depth 2, a fixed lam and c = 0.
 
-        The ``core.batched`` protocol: practical mode with a diagonal A, depth 2 and a
-        fixed lam (``policies.neurallog_batched``); None for other configurations.
+        The parts then have stacked forms (``parts.stacked``: the networks train as one
+        stacked computation); other configurations run seed by seed.
         """
-        from banditkit.policies.logistic.neurallog_batched import BatchedNeuralLog
-
-        return BatchedNeuralLog.of(members)
+        return (
+            self.mode == "practical"
+            and self.gram == "diagonal"
+            and self.depth == 2
+            and self.lambda_schedule == "fixed"
+            and self.reg_center == "zero"
+        )

@@ -51,10 +51,12 @@ class AdaptiveLambda:
 
     def __post_init__(self) -> None:
         self.lam: float = self.options.lam0
+        self.n = 0
 
     def advance(self, n: int) -> None:
         """lam_n after the n-th observation (lam_0 before any), into A and the trainer."""
         options = self.options
+        self.n = n
         self.lam = (
             options.lam0
             if n == 0

@@ -26,90 +26,38 @@ References:
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from banditkit.core import Context, ContextualPolicy
+from banditkit.core import Context, ContextualPolicy, Policy
 from banditkit.core.types import Action, Feedback
-from banditkit.glm import Link
 from banditkit.linalg import EffectiveDimension, GramLike
 from banditkit.policies.parts.models import Model
 from banditkit.policies.parts.schedules import Schedule
 from banditkit.policies.parts.selection import ArmRule
+from banditkit.policies.parts.stacked import (
+    MemberLambdas,
+    StackedHistory,
+    StackedRule,
+    StackedScorer,
+    Streams,
+)
+from banditkit.policies.parts.stacked_network import StackedNetwork
+from banditkit.policies.parts.weights import FixedLambda, Lambda, UnitWeights, Weights
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = [
-    "R_LOGISTIC",
-    "FixedLambda",
-    "Lambda",
-    "ScoredParts",
-    "ScoredPolicy",
-    "SlopeWeights",
-    "UnitWeights",
-    "Weights",
-]
+    from banditkit.core import Environment
+
+__all__ = ["R_LOGISTIC", "ScoredParts", "ScoredPolicy", "stack_parts"]
 
 #: Upper bound R on the slope of the sigmoid, mu' <= 1/4 [Bae2025, Sec. 2].
 R_LOGISTIC = 0.25
-_TINY = float(np.finfo(np.float64).tiny)
-
-
-class Weights(Protocol):
-    """w_t of the new term w_t z_t z_t^T of A, after the round's refit (if any)."""
-
-    def __call__(self, model: Model, x: Any, latent: Any, refitted: bool) -> Any:
-        """The weight of the played row ``x`` scored at ``latent`` (before the refit)."""
-        ...
-
-
-class UnitWeights:
-    """w_t = 1: A = ridge * I + sum z z^T."""
-
-    def __call__(self, model: Model, x: Any, latent: Any, refitted: bool) -> float:
-        """1."""
-        return 1.0
-
-
-@dataclass(frozen=True)
-class SlopeWeights:
-    """w_t = mu'(f(x_t; theta_t)), the link's slope after this round's refit.
-
-    theta_t is the parameter after round t's refit (theta_{t-1} without one); the weight
-    is frozen once added ([Bae2025, Alg. 2]; [Faury2022, Alg. 2]). A linearised model's
-    own output is read afresh every round.
-    """
-
-    link: Link
-
-    def __call__(self, model: Model, x: Any, latent: Any, refitted: bool) -> Any:
-        """max(mu'(latent), tiny), the latent read after the refit."""
-        if refitted or model.linearised:
-            latent = model.latent(x)  # f(x_t; theta_t), after this round's refit
-        return np.maximum(self.link.deriv(np.asarray(latent)), _TINY)
-
-
-class Lambda(Protocol):
-    """The round's regulariser lam_t of A's ridge and of the training."""
-
-    lam: float
-
-    def advance(self, n: int) -> None:
-        """Move to lam_n after the n-th observation (d_eff has seen it)."""
-        ...
-
-
-@dataclass
-class FixedLambda:
-    """lam_t = lam every round."""
-
-    lam: float = 1.0
-
-    def advance(self, n: int) -> None:
-        """Nothing moves."""
 
 
 @dataclass
@@ -156,7 +104,13 @@ class ScoredPolicy(ContextualPolicy):
     def _setup(self, ctx: Context) -> None:
         assert self.d is not None
         # One integer from the policy's stream seeds the network (nn.make_generator's draw).
-        self._install(self._compose(self.d, self._generator(_seed_draw(self.rng))))
+        if isinstance(self.rng, Streams):  # a stack: each member as in its separate run
+            members = [
+                self._compose(self.d, self._generator(_seed_draw(r))) for r in self.rng
+            ]
+            self._install(stack_parts(members, self.horizon or 1024))
+        else:
+            self._install(self._compose(self.d, self._generator(_seed_draw(self.rng))))
 
     def _generator(self, seed: int) -> torch.Generator:
         """A torch generator seeded with ``seed``; None when the class ``needs_torch`` not."""
@@ -229,6 +183,69 @@ class ScoredPolicy(ContextualPolicy):
             self._n_updates += 1
         self.scorer.add(z, self.weights(self.model, x, latent, refitted))
 
+    # ------------------------------------------------------------------ seeds
+    @classmethod
+    def stack(cls, members: Sequence[Policy]) -> ScoredPolicy | None:
+        """S fresh members of one configuration as one stack, or None (``Policy.stack``).
+
+        The stack is a policy of this class with the members' hyper-parameters whose
+        ``rng`` is the members' own streams (``parts.stacked.Streams``): at its first round
+        it composes each member's parts as the separate run would (theta_0 from that
+        member's stream) and stacks them (``stack_parts``), and the same round plays the
+        S runs (``act_all``, ``update_all``; ``core.simulate.simulate_seeds``). The
+        members themselves do not change. None unless ``_stackable`` accepts the
+        configuration.
+        """
+        first = members[0]
+        if not isinstance(first, cls) or not first._stackable():
+            return None
+        stacked = copy.copy(first)
+        stacked.rng = cast("np.random.Generator", Streams(m.rng for m in members))
+        return stacked
+
+    def _stackable(self) -> bool:
+        """Whether this configuration's parts have stacked forms (``parts.stacked``)."""
+        return False
+
+    def start(self, horizon: int, envs: Sequence[Environment]) -> None:
+        """Begin a stack's S runs (``core.members.Members``)."""
+        self.begin(horizon)
+
+    def act_all(self, ctxs: Sequence[Context]) -> list[Action]:
+        """A stack's actions for its members' contexts (``core.members.Members``)."""
+        for ctx in ctxs:
+            self._check_context(ctx)
+        actions = self._choose(np.stack([ctx.arms for ctx in ctxs]))
+        return [
+            self._check_action(int(a), ctx)
+            for a, ctx in zip(actions, ctxs, strict=True)
+        ]
+
+    def update_all(
+        self,
+        ctxs: Sequence[Context],
+        actions: Sequence[Action],
+        feedbacks: Sequence[Feedback],
+    ) -> None:
+        """A stack's round of learning (``core.members.Members``)."""
+        for ctx in ctxs:
+            self._check_context(ctx)
+        rewards = [
+            self._check_feedback(f, self._check_action(a, ctx))
+            for f, a, ctx in zip(feedbacks, actions, ctxs, strict=True)
+        ]
+        arms = np.stack([ctx.arms for ctx in ctxs])
+        self._learn(arms, np.asarray(actions, dtype=np.int64), np.asarray(rewards))
+        self.t += 1
+
+    def n_updates_all(self) -> list[int]:
+        """Each member's refits (one schedule: the same count)."""
+        return [self._n_updates] * len(cast("Streams", self.rng))
+
+    def propensities_all(self) -> list[float | None]:
+        """Unknown for scored policies."""
+        return [None] * len(cast("Streams", self.rng))
+
     # ------------------------------------------------------------------ state
     def _state(self) -> dict[str, Any]:
         return {
@@ -245,6 +262,35 @@ class ScoredPolicy(ContextualPolicy):
         self.schedule.load_state_dict(state["schedule"])
         self.scorer.load_state_dict(state)
         self.regulariser.advance(self.history.n)
+
+
+def stack_parts(parts: Sequence[ScoredParts], capacity: int) -> ScoredParts:
+    """S members' parts as parts with a member axis (``parts.stacked``).
+
+    Args:
+        parts: Each member's parts, composed as for its separate run.
+        capacity: Rows to expect (the horizon, when known).
+
+    Raises:
+        ValueError: For a part that has no stacked form (a full Gram, a network
+            ``StackedNetwork`` cannot hold, a regulariser that moves).
+    """
+    first = parts[0]
+    model = StackedNetwork.of([p.scorer.model for p in parts])
+    if model is None:
+        raise ValueError("the members' models cannot be stacked.")
+    regularisers = [p.regulariser for p in parts]
+    if not all(isinstance(r, FixedLambda) for r in regularisers):
+        raise ValueError("only a fixed regulariser can be stacked.")
+    # the stacked parts answer the round's calls with a member axis (parts.stacked)
+    return ScoredParts(
+        StackedHistory(len(parts), model.d, model.dtype, capacity),
+        StackedScorer([p.scorer for p in parts], model),
+        cast(ArmRule, StackedRule(first.rule)),
+        first.schedule,
+        first.weights,
+        cast(Lambda, MemberLambdas(cast("list[FixedLambda]", regularisers))),
+    )
 
 
 def _seed_draw(rng: np.random.Generator) -> int:
