@@ -32,6 +32,7 @@ Constraints (each returns the value as stored, or raises a one-line ``ValueError
     Flag()                                  a bool
     Maybe(check)                            None, or what ``check`` accepts
     NoneOnly(why)                           None only (a variant that takes no value)
+    AsGiven(check)                          what ``check`` accepts, stored unconverted
     Free()                                  anything; ``_resolve`` looks at it
     Check(function)                         ``function(name, value)`` returns or raises
 """
@@ -63,6 +64,8 @@ _Init = TypeVar("_Init", bound=Callable[..., None])
 
 __all__ = [
     "POSITIVE",
+    "UNIT",
+    "AsGiven",
     "Check",
     "Choice",
     "Constraint",
@@ -123,6 +126,8 @@ class Real(Constraint):
 
 #: A float > 0 (regularisers, step sizes, scales).
 POSITIVE = Real(low=0.0, low_open=True)
+#: A float in [0, 1] (rates, probabilities).
+UNIT = Real(low=0.0, high=1.0)
 
 
 @dataclass(frozen=True)
@@ -225,6 +230,23 @@ class NoneOnly(Constraint):
         """None, or a ``ValueError``."""
         if value is not None:
             raise ValueError(f"{name} must be None here ({self.why}); got {value!r}.")
+
+
+@dataclass(frozen=True)
+class AsGiven(Constraint):
+    """What ``inner`` accepts, stored as given (an int stays an int where a float is valid).
+
+    Example:
+        >>> AsGiven(Real(low=0.0)).check("lr", 1)
+        1
+    """
+
+    inner: Constraint
+
+    def check(self, name: str, value: Any) -> Any:
+        """The value unchanged, once ``inner`` accepted it."""
+        self.inner.check(name, value)
+        return value
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from banditkit.core import Context, ContextualPolicy
+from banditkit.core.params import Check, Maybe, Real, param
 from banditkit.core.types import Action, Feedback
-from banditkit.core.validation import check_scalar
 from banditkit.linalg import g_optimal_design
 from banditkit.policies.parts.schedules import Grid
 from banditkit.policies.rare.elimination import (
@@ -48,6 +48,8 @@ from banditkit.policies.rare.grids import check_grid, interval_of, update_grid
 from banditkit.policies.rare.within import IntervalRows, WithinGram
 
 __all__ = [
+    "GRID",
+    "RATE",
     "EliminationLevels",
     "GridPolicy",
     "blce_widths",
@@ -167,6 +169,17 @@ def blce_widths(
     return functools.lru_cache(maxsize=1 << 16)(beta)
 
 
+def _grid(name: str, value: Any) -> list[int]:
+    """A grid of interval end points (``grids.check_grid``), stored as a list."""
+    return list(check_grid(value))
+
+
+#: The ``grid`` option: interval end points T_1 < ... (completed with T at the first round).
+GRID = Check(_grid)
+#: The within-interval allocation rate c, in (0, 1).
+RATE = Real(low=0.0, high=1.0, low_open=True, high_open=True)
+
+
 class GridPolicy(ContextualPolicy):
     """A policy refitted only at the end points of a static grid, from each interval's data.
 
@@ -186,9 +199,7 @@ class GridPolicy(ContextualPolicy):
     requires_horizon: ClassVar[bool] = True
     grid_name: ClassVar[str] = "blce"
 
-    def __init__(self, *, grid: Sequence[int] | None = None, seed: int = 0) -> None:
-        super().__init__(seed=seed)
-        self.grid = None if grid is None else list(check_grid(grid))
+    grid: list[int] | None = param(Maybe(GRID), default=None)
 
     # ------------------------------------------------------------------ setup
     def _begin(self) -> None:
@@ -340,8 +351,3 @@ class GridPolicy(ContextualPolicy):
         self.H = WithinGram.from_state_dict(state["H"])
         self.thetas = [np.array(v) for v in np.asarray(state["thetas"])]
         self.inverses = [np.array(v) for v in np.asarray(state["inverses"])]
-
-
-def check_rate(c: float) -> float:
-    """The within-interval allocation rate c, in (0, 1)."""
-    return check_scalar("c", c, low=0.0, high=1.0, low_open=True, high_open=True)
