@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from banditkit.core.environment import Environment
-from banditkit.core.policy import Members, Policy
-from banditkit.core.types import Action, Context, Feedback
+from banditkit.core.policy import Actions, Contexts, Feedbacks, Members, Policy
+from banditkit.core.types import Action, Context
 
 __all__ = ["Members", "Separate", "stack"]
 
@@ -53,10 +53,7 @@ class Separate:
         return [p.act(c) for p, c in zip(self.policies, ctxs, strict=True)]
 
     def update_all(
-        self,
-        ctxs: Sequence[Context],
-        actions: Sequence[Action],
-        feedbacks: Sequence[Feedback],
+        self, ctxs: Contexts, actions: Actions, feedbacks: Feedbacks
     ) -> None:
         """Each policy's ``update``."""
         for policy, ctx, action, feedback in zip(

@@ -13,7 +13,8 @@ argument is checked by its constraint and stored, as checked, under its own name
 class's ``_resolve`` then checks what involves several parameters and derives what the
 parts need. Subclasses inherit their bases' declarations and add their own; declaring an
 inherited name again replaces it in place (another default or check), and
-``fixed(value)`` takes it out of the constructor and pins its value (a variant that the
+``fixed(value)`` (or the class decorator ``pin(name=value, ...)``) takes it out of the
+constructor and pins its value (a variant that the
 paper defines by one setting, such as NLDB's unit weights). A class's new parameters come
 before those it inherits, and ``seed`` last. An
 annotated attribute of the learned state is declared with ``learned()`` (it is no
@@ -44,7 +45,7 @@ import sys
 from abc import ABCMeta
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
 
@@ -61,6 +62,7 @@ else:  # pragma: no cover - Python 3.10
     from typing_extensions import dataclass_transform
 
 _Init = TypeVar("_Init", bound=Callable[..., None])
+_Class = TypeVar("_Class", bound=type)
 
 __all__ = [
     "POSITIVE",
@@ -81,6 +83,7 @@ __all__ = [
     "fixed",
     "learned",
     "param",
+    "pin",
     "set_params",
     "takes_declared",
 ]
@@ -374,6 +377,10 @@ class DeclaredMeta(ABCMeta):
                     delattr(cls, attribute)
                 else:
                     setattr(cls, attribute, value.default)
+        cls._declare()
+
+    def _declare(cls) -> None:
+        """Record the declarations and state the constructor's signature."""
         params, pins = declared(cls)
         cls._declaration = (params, pins)
         init = vars(cls).get("__init__") or next(
@@ -387,6 +394,27 @@ class DeclaredMeta(ABCMeta):
         else:  # written by hand
             own = list(inspect.signature(init).parameters.values())[1:]
         setattr(cls, "__signature__", inspect.Signature(own))  # noqa: B010
+
+
+def pin(**values: Any) -> Callable[[_Class], _Class]:
+    """Class decorator: ``name = fixed(value)`` for each of ``values``.
+
+    For a set of pins that several variants share, stated once.
+
+    Example:
+        >>> from banditkit.policies import LinUCB
+        >>> Greedy = pin(nu=0.0)(type("Greedy", (LinUCB,), {}))
+        >>> Greedy().get_params()
+        {'lam': 1.0, 'seed': 0}
+    """
+
+    def apply(cls: _Class) -> _Class:
+        for name, value in values.items():
+            setattr(cls, name, _Fixed(value))
+        cast(DeclaredMeta, cls)._declare()
+        return cls
+
+    return apply
 
 
 def set_params(obj: Any, given: dict[str, Any]) -> None:

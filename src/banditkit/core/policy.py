@@ -41,13 +41,21 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_ABS_REWARD",
     "REWARD_KINDS",
+    "Actions",
     "AssortmentPolicy",
+    "Contexts",
     "ContextualPolicy",
     "DuelingPolicy",
+    "Feedbacks",
     "Members",
     "Policy",
     "check_feedback",
 ]
+
+#: The contexts, actions and feedbacks of S runs in lockstep (``Members``), in run order.
+Contexts = Sequence[Context]
+Actions = Sequence[Action]
+Feedbacks = Sequence[Feedback]
 
 #: Default bound on |reward| for real-valued rewards: larger values are refused because one
 #: of them would swamp a learner's state for good (a squared loss of 1e300 overflows).
@@ -151,10 +159,7 @@ class Members(Protocol):
         ...
 
     def update_all(
-        self,
-        ctxs: Sequence[Context],
-        actions: Sequence[Action],
-        feedbacks: Sequence[Feedback],
+        self, ctxs: Contexts, actions: Actions, feedbacks: Feedbacks
     ) -> None:
         """Learn from the S feedbacks."""
         ...

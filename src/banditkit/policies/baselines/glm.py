@@ -97,6 +97,14 @@ class GLMPolicy(ContextualPolicy):
                 return int(self.plan[i])
         return int(self.rng.integers(ctx.n_arms))
 
+    def _act(self, ctx: Context) -> Action:
+        warm = self._warmup_arm(ctx)
+        return self._choose(ctx) if warm is None else warm
+
+    def _choose(self, ctx: Context) -> Action:
+        """The algorithm's choice after the warm-up."""
+        raise NotImplementedError
+
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)
         x = ctx.arms[action]
@@ -149,10 +157,7 @@ class GLMUCB(GLMPolicy):
         True
     """
 
-    def _act(self, ctx: Context) -> Action:
-        warm = self._warmup_arm(ctx)
-        if warm is not None:
-            return warm
+    def _choose(self, ctx: Context) -> Action:
         # x^T theta + nu ||x||_{V^-1}
         mean, width = Scorer(self.model, self.design, nu=self.nu).score(ctx.arms)
         return Optimistic(TIE_RTOL).select(mean, width, self.rng)
@@ -172,9 +177,6 @@ class GLMTS(GLMPolicy):
         True
     """
 
-    def _act(self, ctx: Context) -> Action:
-        warm = self._warmup_arm(ctx)
-        if warm is not None:
-            return warm
+    def _choose(self, ctx: Context) -> Action:
         theta = self.model.sample_theta(self.rng, self.nu, self.history)
         return argmax_random_tie(ctx.arms @ theta, self.rng, TIE_RTOL)

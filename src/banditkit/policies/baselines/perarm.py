@@ -36,12 +36,13 @@ from typing import ClassVar
 import numpy as np
 
 from banditkit.core import POLICIES, Context
-from banditkit.core.params import POSITIVE, Real, learned, param
+from banditkit.core.params import POSITIVE, Real, fixed, learned, param
 from banditkit.core.types import Action
 from banditkit.policies.baselines.catalogue import PerArmPolicy, ask_shared, check_batch
 from banditkit.policies.parts.selection import (
     TIE_RTOL,
     Optimistic,
+    Rule,
     Sampled,
     epsilon_greedy,
 )
@@ -102,7 +103,11 @@ class PerArmRidgePolicy(PerArmPolicy):
         counts: (K,) rounds each arm was played.
     """
 
+    nu: float = param(Real(low=0.0), default=1.0)
     lam: float = param(POSITIVE, default=1.0)
+
+    #: The selection rule on the means and widths nu * sqrt(x_a^T A_a^-1 x_a).
+    rule: ClassVar[Rule]
 
     A_inv: np.ndarray = learned()
     b: np.ndarray = learned()
@@ -141,6 +146,10 @@ class PerArmRidgePolicy(PerArmPolicy):
         """Per-arm means x_a^T theta_a and squared widths x_a^T A_a^-1 x_a, all arms at once."""
         return linear_scores(self.theta, self.A_inv, X, shared)
 
+    def _act(self, ctx: Context) -> Action:
+        mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
+        return self.rule.select(mean, self.nu * np.sqrt(width2), self.rng)
+
 
 @POLICIES.register("linucb-per-arm")
 class PerArmLinUCB(PerArmRidgePolicy):
@@ -162,11 +171,7 @@ class PerArmLinUCB(PerArmRidgePolicy):
         True
     """
 
-    nu: float = param(Real(low=0.0), default=1.0)
-
-    def _act(self, ctx: Context) -> Action:
-        mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
-        return Optimistic(TIE_RTOL).select(mean, self.nu * np.sqrt(width2), self.rng)
+    rule = Optimistic(TIE_RTOL)
 
 
 @POLICIES.register("lints-per-arm")
@@ -193,11 +198,7 @@ class PerArmLinTS(PerArmRidgePolicy):
         True
     """
 
-    nu: float = param(Real(low=0.0), default=1.0)
-
-    def _act(self, ctx: Context) -> Action:
-        mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
-        return Sampled(TIE_RTOL).select(mean, self.nu * np.sqrt(width2), self.rng)
+    rule = Sampled(TIE_RTOL)
 
 
 @POLICIES.register("eps-greedy-per-arm")
@@ -222,6 +223,7 @@ class PerArmEpsGreedy(PerArmRidgePolicy):
     """
 
     epsilon: float = param(Real(low=0.0, high=1.0), default=0.1)
+    nu = fixed(0.0)  # no widths: the greedy arm, or a uniform one
 
     def _act(self, ctx: Context) -> Action:
         X = ctx.arms

@@ -28,7 +28,7 @@ References:
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -63,100 +63,64 @@ def _anytime(name: str, value: Any) -> dict[str, Any] | None:
 ANYTIME = Check(_anytime)
 
 
-class Perturbations(Protocol):
-    """How the members' targets are perturbed: drawn per round and kept, or at each refit."""
+Rng = np.random.Generator
+
+
+class Perturbations:
+    """How the members' targets are perturbed: drawn per round and kept, or at each refit.
+
+    This base draws nothing per round and keeps no state; ``refit`` is the algorithm's.
+    """
 
     #: Whether each round's draws Z_t (one per member) are kept in the history.
-    stored: bool
+    stored = False
 
-    def draw(
-        self, rng: np.random.Generator, sigma: float, members: int, perturb: bool
-    ) -> np.ndarray | None:
-        """The round's stored draws (``perturb``: False in an unperturbed warm-up)."""
-        ...
+    def draw(self, rng: Rng, sigma: float, members: int, perturb: bool) -> Any:
+        """The round's draws to keep (None: nothing is kept).
 
-    def refit(
-        self,
-        model: Any,
-        history: PerturbedHistory,
-        rng: np.random.Generator,
-        sigma: float,
-    ) -> None:
-        """Refit the model on the perturbed history."""
-        ...
+        ``perturb`` is False in a warm-up whose rewards are not perturbed.
+        """
+        return None
+
+    def refit(self, model: Any, rows: PerturbedHistory, rng: Rng, sigma: float) -> None:
+        """Refit the model on the perturbed rows."""
+        raise NotImplementedError
 
     def state_dict(self) -> dict[str, Any]:
-        """Arrays and scalars, merged into the policy's learned state."""
-        ...
+        """Arrays and scalars, merged into the policy's learned state (none here)."""
+        return {}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore from the policy's learned state."""
-        ...
+        """Restore from the policy's learned state (nothing here)."""
 
 
-class StoredPerturbations:
+class StoredPerturbations(Perturbations):
     """Z_t^j ~ N(0, sigma_R^2) drawn once per round and member, kept [Sun2025, Alg. 1, l. 7]."""
 
     stored = True
 
-    def draw(
-        self, rng: np.random.Generator, sigma: float, members: int, perturb: bool
-    ) -> np.ndarray | None:
+    def draw(self, rng: Rng, sigma: float, members: int, perturb: bool) -> Any:
         """The M draws of the round (zeros when not ``perturb``)."""
         if not perturb:
             return np.zeros(members)
         return rng.normal(0.0, sigma, members)
 
-    def refit(
-        self,
-        model: Any,
-        history: PerturbedHistory,
-        rng: np.random.Generator,
-        sigma: float,
-    ) -> None:
+    def refit(self, model: Any, rows: PerturbedHistory, rng: Rng, sigma: float) -> None:
         """Every member on its own stored targets (one vectorised fit)."""
-        model.fit(history)
-
-    def state_dict(self) -> dict[str, Any]:
-        """Nothing beyond the history."""
-        return {}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Nothing beyond the history."""
+        model.fit(rows)
 
 
-class FreshPerturbations:
+class FreshPerturbations(Perturbations):
     """Perturbed-history exploration: every past target redrawn at each refit, none kept.
 
     z_l ~ N(0, sigma^2) for all l <= t, Theta(t) draws per refit ([Kveton2020, Alg. 2];
     [Jia2022, Alg. 1]); one model.
     """
 
-    stored = False
-
-    def state_dict(self) -> dict[str, Any]:
-        """Nothing: the draws are not kept."""
-        return {}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Nothing: the draws are not kept."""
-
-    def draw(
-        self, rng: np.random.Generator, sigma: float, members: int, perturb: bool
-    ) -> np.ndarray | None:
-        """Nothing is drawn when a round is recorded."""
-        return None
-
-    def refit(
-        self,
-        model: Any,
-        history: PerturbedHistory,
-        rng: np.random.Generator,
-        sigma: float,
-    ) -> None:
+    def refit(self, model: Any, rows: PerturbedHistory, rng: Rng, sigma: float) -> None:
         """One fit on the targets y_l + z_l, all z_l drawn now."""
-        z = rng.normal(0.0, sigma, (history.n, 1))
-        model.fit_grouped(*history.grouped_with(z))
+        z = rng.normal(0.0, sigma, (rows.n, 1))
+        model.fit_grouped(*rows.grouped_with(z))
 
 
 class EnsemblePolicy(ContextualPolicy):

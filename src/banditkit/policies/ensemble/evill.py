@@ -34,13 +34,13 @@ from typing import Any
 import numpy as np
 
 from banditkit.core import POLICIES
-from banditkit.core.params import Choice, Real, fixed, param
+from banditkit.core.params import Choice, Real, param, pin
 from banditkit.glm import fit_glm_stacked, get_link
 from banditkit.glm.links import Link
 from banditkit.glm.stacked import STACKED_SOLVERS
-from banditkit.policies.ensemble.base import Perturbations
+from banditkit.policies.ensemble.base import Perturbations, Rng
 from banditkit.policies.ensemble.history import PerturbedHistory
-from banditkit.policies.ensemble.policies import GLMES
+from banditkit.policies.ensemble.policies import GLMES, ONE_MODEL
 
 __all__ = [
     "EVILL",
@@ -105,7 +105,7 @@ def fit_linearly_perturbed(
     )
 
 
-class LinearPerturbation:
+class LinearPerturbation(Perturbations):
     """EVILL's refit: the MLE, then the loss plus a random linear term (module docstring).
 
     Keeps the MLE theta_hat (d, 1) between refits (both fits are warm-started); the
@@ -118,28 +118,14 @@ class LinearPerturbation:
             steps, lr, reduction).
     """
 
-    stored = False
-
     def __init__(self, d: int, nu: float, solver: dict[str, Any]) -> None:
         self.nu = nu
         self.solver = solver
         self.theta_hat = np.zeros((d, 1))
 
-    def draw(
-        self, rng: np.random.Generator, sigma: float, members: int, perturb: bool
-    ) -> np.ndarray | None:
-        """Nothing is drawn when a round is recorded."""
-        return None
-
-    def refit(
-        self,
-        model: Any,
-        history: PerturbedHistory,
-        rng: np.random.Generator,
-        sigma: float,
-    ) -> None:
+    def refit(self, model: Any, rows: PerturbedHistory, rng: Rng, sigma: float) -> None:
         """theta_hat = argmin L; W ~ N(0, nu^2 H(theta_hat)); theta_til = argmin L - <W, .>."""
-        X, counts, sums = history.grouped_rewards()
+        X, counts, sums = rows.grouped_rewards()
         self.theta_hat = fit_glm_stacked(X, counts, sums, self.theta_hat, **self.solver)
         W = evill_perturbation(
             X,
@@ -166,6 +152,7 @@ class LinearPerturbation:
 
 
 @POLICIES.register("evill")
+@pin(**ONE_MODEL, sigma_r=0.0)  # perturbed by W, not through its targets
 class EVILL(GLMES):
     """EVILL [Janz2024, Alg. 1]: the MLE's loss plus a random linear term, minimised.
 
@@ -208,15 +195,6 @@ class EVILL(GLMES):
 
     nu: float = param(Real(low=0.0), default=1.0)
     solver: str = param(Choice(STACKED_SOLVERS), default="newton")
-    # one model, perturbed by W rather than by its targets, no anytime restarts
-    m = fixed(1)
-    sigma_r = fixed(0.0)
-    anytime = fixed(None)
-    perturb_warmup = fixed(True)
-    design_a = fixed(0.5)
-    rounding = fixed("paper")
-    enforce_min_pulls = fixed(False)
-    prior_perturbation = fixed(False)
 
     def _perturbations(self) -> Perturbations:
         assert self.d is not None

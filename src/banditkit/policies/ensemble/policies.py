@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.core import POLICIES
-from banditkit.core.params import POSITIVE, Choice, Flag, Int, Real, fixed, param
+from banditkit.core.params import POSITIVE, Choice, Flag, Int, Real, param, pin
 from banditkit.glm import LINKS
 from banditkit.glm.stacked import STACKED_SOLVERS
 from banditkit.policies.ensemble.base import (
@@ -37,7 +37,7 @@ from banditkit.policies.ensemble.members import (
 )
 from banditkit.policies.parts.warmup import ROUNDINGS, WARMUPS
 
-__all__ = ["GLMES", "GLMFPL", "REDUCTIONS", "LinES"]
+__all__ = ["GLMES", "GLMFPL", "ONE_MODEL", "REDUCTIONS", "LinES"]
 
 REDUCTIONS = ("mean", "sum")
 
@@ -180,7 +180,21 @@ class GLMES(EnsemblePolicy):
         )
 
 
+#: GLM-ES's options that GLM-FPL and EVILL fix: one model perturbed at each refit, no
+#: anytime restarts, the warm-up's design options at their defaults.
+ONE_MODEL: dict[str, Any] = {
+    "m": 1,
+    "anytime": None,
+    "perturb_warmup": True,
+    "design_a": 0.5,
+    "rounding": "paper",
+    "enforce_min_pulls": False,
+    "prior_perturbation": False,
+}
+
+
 @POLICIES.register("glm-fpl")
+@pin(**ONE_MODEL)
 class GLMFPL(GLMES):
     """GLM-FPL (GLM perturbed-history exploration) [Kveton2020, Alg. 2].
 
@@ -203,15 +217,6 @@ class GLMFPL(GLMES):
     """
 
     contract_params = {"warmup": 4, "steps": 5}  # noqa: RUF012
-
-    # one model, no anytime restarts, no design options
-    m = fixed(1)
-    anytime = fixed(None)
-    perturb_warmup = fixed(True)
-    design_a = fixed(0.5)
-    rounding = fixed("paper")
-    enforce_min_pulls = fixed(False)
-    prior_perturbation = fixed(False)
 
     def _perturbations(self) -> Perturbations:
         return FreshPerturbations()

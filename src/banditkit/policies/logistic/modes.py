@@ -30,8 +30,6 @@ from banditkit.policies.logistic import theory
 from banditkit.policies.parts.models import NeuralModel, TangentModel
 
 if TYPE_CHECKING:
-    import torch
-
     from banditkit.nn import Trainer
 
 __all__ = [
@@ -47,6 +45,8 @@ __all__ = [
 
 #: Rows per BLAS-3 fold of the exact d_eff in practical mode (``linalg.BlockedLogdet``).
 EFFDIM_BLOCK = 32
+#: The network's width, depth, trainer and generator (``Mode.model``).
+Net = dict[str, Any]
 #: ``loss_reduction`` -> the trainer's reduction.
 LOSS_REDUCTIONS = {"mean_scaled": "mean", "sum": "sum"}
 
@@ -67,15 +67,11 @@ class Mode(Protocol):
         """The trainer with the round's lam_t after n observations."""
         ...
 
-    def model(
-        self,
-        options: Any,
-        d: int,
-        trainer: Trainer,
-        generator: torch.Generator,
-        linear: bool,
-    ) -> NeuralModel:
-        """The network; ``linear``: the mean is its linearisation at theta_0 (Alg. 2)."""
+    def model(self, options: Any, d: int, net: Net, linear: bool) -> NeuralModel:
+        """The network of ``net``: width, depth, trainer, generator.
+
+        ``linear``: its mean is the linearisation at theta_0 (Alg. 2).
+        """
         ...
 
     def effdim_scale(self, options: Any, practical: float) -> float:
@@ -134,25 +130,11 @@ class Practical:
         # iterates up to rounding, about 1.3x faster per step; docs/performance.md)
         return _trainer(options, lam=2.0 * lam, lr=options.lr, layout="units")
 
-    def model(
-        self,
-        options: Any,
-        d: int,
-        trainer: Trainer,
-        generator: torch.Generator,
-        linear: bool,
-    ) -> NeuralModel:
+    def model(self, options: Any, d: int, net: Net, linear: bool) -> NeuralModel:
         """``NeuralModel`` with the per-round passes in NumPy (``nn.ArmPass``)."""
-        return NeuralModel(
-            d,
-            width=options.width,
-            depth=options.depth,
-            trainer=trainer,
-            generator=generator,
-            dtype=options.dtype,
-            init=options.init,
-            arm_pass="numpy",  # docs/performance.md
-        )
+        # the per-round passes in NumPy: docs/performance.md
+        arm = {"dtype": options.dtype, "init": options.init, "arm_pass": "numpy"}
+        return NeuralModel(d, **net, **arm)
 
     def effdim_scale(self, options: Any, practical: float) -> float:
         """[Bae2025, App. A]: the algorithm's a on the scaled features."""
@@ -220,23 +202,9 @@ class Theory:
         lr = options.lr or 1.0 / (options.width * (max(n, 1) * options.depth + lam))
         return _trainer(options, lam=options.width * lam, lr=lr, layout="rows")
 
-    def model(
-        self,
-        options: Any,
-        d: int,
-        trainer: Trainer,
-        generator: torch.Generator,
-        linear: bool,
-    ) -> NeuralModel:
+    def model(self, options: Any, d: int, net: Net, linear: bool) -> NeuralModel:
         """``TangentModel``: features g(x; theta_0), linearised mean for Alg. 2."""
-        return TangentModel(
-            d,
-            width=options.width,
-            depth=options.depth,
-            trainer=trainer,
-            generator=generator,
-            linearised=linear,
-        )
+        return TangentModel(d, **net, linearised=linear)
 
     def effdim_scale(self, options: Any, practical: float) -> float:
         """D_t = logdet(sum g g^T / (4 m lam_0) + I) [Bae2025, Eq. (2)]."""

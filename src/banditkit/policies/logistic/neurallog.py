@@ -49,32 +49,15 @@ from typing import TYPE_CHECKING
 
 from banditkit.core import POLICIES
 from banditkit.core.params import Choice, NoneOnly, param
-from banditkit.glm import LogisticLink
-from banditkit.policies.logistic.modes import MODES
-from banditkit.policies.logistic.neurallog_base import (
-    BONUSES,
-    INITS,
-    LAMBDA_SCHEDULES,
-    MEAN_SCALES,
-    REG_CENTERS,
-    NeuralLogPolicy,
-)
+from banditkit.policies.logistic.neurallog_base import NeuralLogPolicy
 from banditkit.policies.parts.scored import R_LOGISTIC, ScoredParts
 from banditkit.policies.parts.selection import Optimistic, Sampled
-from banditkit.policies.parts.weights import SlopeWeights
 
 if TYPE_CHECKING:
     import torch
 
 __all__ = [
-    "BONUSES",
-    "INITS",
-    "LAMBDA_SCHEDULES",
-    "MEAN_SCALES",
-    "MODES",
     "NCBFUCB",
-    "REG_CENTERS",
-    "NeuralLogPolicy",
     "NeuralLogTS1",
     "NeuralLogTS2",
     "NeuralLogUCB1",
@@ -82,7 +65,6 @@ __all__ = [
 ]
 
 #: Thompson sampling draws on the latent scale: a TS policy takes no ``mean_scale``.
-_LINK = LogisticLink()
 _LATENT_ONLY = NoneOnly("Thompson sampling draws on the latent scale")
 
 
@@ -116,14 +98,7 @@ class NeuralLogUCB1(NeuralLogPolicy):
 
     def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
         factor = R_LOGISTIC * math.sqrt(self.kappa)  # [Bae2025, Alg. 1]: R sqrt(kappa)
-        return self._parts(
-            d,
-            generator,
-            rule=Optimistic(),
-            mean=self._mean("probability"),
-            radius=lambda d_eff, n, lam: factor * self._nu(d_eff, n, lam),
-            ridge=self.kappa,  # [Bae2025, Alg. 1]: V_t = G_t + kappa lam_t I
-        )
+        return self._algorithm_1(d, generator, Optimistic(), factor, "probability")
 
 
 @POLICIES.register("neurallog-ucb2")
@@ -157,17 +132,7 @@ class NeuralLogUCB2(NeuralLogPolicy):
     """
 
     def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
-        # [Bae2025, Alg. 2]: W_t = sum mu'(f(x_i; theta_i)) phi phi^T + lam_t I,
-        # f + nu^(2)_{t-1} ||phi||_{W^-1}
-        return self._parts(
-            d,
-            generator,
-            rule=Optimistic(),
-            mean=self._mean("latent"),
-            radius=self._nu,
-            weights=SlopeWeights(_LINK),
-            linear=True,
-        )
+        return self._algorithm_2(d, generator, Optimistic())
 
 
 @POLICIES.register("neurallog-ts1")
@@ -201,14 +166,7 @@ class NeuralLogTS1(NeuralLogPolicy):
 
     def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
         factor = math.sqrt(self.kappa)  # s = sqrt(kappa) nu_t ||phi||_{V^-1}
-        return self._parts(
-            d,
-            generator,
-            rule=Sampled(),
-            mean=self._mean("latent"),
-            radius=lambda d_eff, n, lam: factor * self._nu(d_eff, n, lam),
-            ridge=self.kappa,  # V as NeuralLog-UCB-1's
-        )
+        return self._algorithm_1(d, generator, Sampled(), factor, "latent")
 
 
 @POLICIES.register("neurallog-ts2")
@@ -240,16 +198,7 @@ class NeuralLogTS2(NeuralLogPolicy):
     mean_scale: str | None = param(_LATENT_ONLY, default=None)
 
     def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
-        # W and d_eff as NeuralLog-UCB-2's; s = nu_t ||phi||_{W^-1}
-        return self._parts(
-            d,
-            generator,
-            rule=Sampled(),
-            mean=self._mean("latent"),
-            radius=self._nu,
-            weights=SlopeWeights(_LINK),
-            linear=True,
-        )
+        return self._algorithm_2(d, generator, Sampled())  # s = nu_t ||phi||_{W^-1}
 
 
 @POLICIES.register("ncbf-ucb")

@@ -45,7 +45,13 @@ from banditkit.policies.parts.schedules import Periodic
 from banditkit.policies.parts.scored import R_LOGISTIC, ScoredParts, ScoredPolicy
 from banditkit.policies.parts.scorer import Scorer
 from banditkit.policies.parts.selection import ArmRule
-from banditkit.policies.parts.weights import FixedLambda, Lambda, UnitWeights, Weights
+from banditkit.policies.parts.weights import (
+    FixedLambda,
+    Lambda,
+    SlopeWeights,
+    UnitWeights,
+    Weights,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -285,7 +291,11 @@ class NeuralLogPolicy(ScoredPolicy):
         mode, gram, nu, every = self.formulas, self.gram, self.nu, self.update_every
         assert gram is not None and nu is not None and every is not None  # resolved
         history = History(d)
-        model = mode.model(self, d, mode.trainer(self, self.lam0, 0), generator, linear)
+        trainer = mode.trainer(self, self.lam0, 0)
+        net = {"width": self.width, "depth": self.depth}
+        model = mode.model(
+            self, d, {**net, "trainer": trainer, "generator": generator}, linear
+        )
         p = model.n_params
         scale = self.feature_scale
         practical = R_LOGISTIC * scale**2 if effdim_scale is None else effdim_scale
@@ -302,8 +312,8 @@ class NeuralLogPolicy(ScoredPolicy):
             regulariser = FixedLambda(self.lam0)
         else:
             design = shifted = ShiftedGram(gram, p, ridge * self.lam0)
-            trainer = partial(mode.trainer, self)
-            regulariser = AdaptiveLambda(self, effdim, shifted, model, trainer, ridge)
+            trainers = partial(mode.trainer, self)
+            regulariser = AdaptiveLambda(self, effdim, shifted, model, trainers, ridge)
         scorer = Scorer(
             model,
             design,
@@ -316,6 +326,46 @@ class NeuralLogPolicy(ScoredPolicy):
         schedule = Periodic(every)
         return ScoredParts(
             history, scorer, rule, schedule, weights or UnitWeights(), regulariser
+        )
+
+    def _algorithm_1(
+        self,
+        d: int,
+        generator: torch.Generator,
+        rule: ArmRule,
+        factor: float,
+        mean: str,
+    ) -> ScoredParts:
+        """[Bae2025, Alg. 1]: V_t = kappa lam_t I + sum phi phi^T, B = factor * nu^(1)_{t-1}.
+
+        NeuralLog-UCB-1 and -TS-1 differ by the rule, the factor and the mean they hand
+        in (``policies.logistic.neurallog``).
+        """
+        return self._parts(
+            d,
+            generator,
+            rule=rule,
+            mean=self._mean(mean),
+            radius=lambda d_eff, n, lam: factor * self._nu(d_eff, n, lam),
+            ridge=self.kappa,
+        )
+
+    def _algorithm_2(
+        self, d: int, generator: torch.Generator, rule: ArmRule
+    ) -> ScoredParts:
+        """[Bae2025, Alg. 2]: W_t = sum mu'(f(x_i; theta_i)) phi phi^T + lam_t I, B = nu^(2)_{t-1}.
+
+        The mean is f (in theory mode g(x; theta_0)^T (theta - theta_0), Eq. (5));
+        NeuralLog-UCB-2 and -TS-2 differ by the rule they hand in.
+        """
+        return self._parts(
+            d,
+            generator,
+            rule=rule,
+            mean=self._mean("latent"),
+            radius=self._nu,
+            weights=SlopeWeights(_LINK),
+            linear=True,
         )
 
     def theory_constants(self) -> dict[str, float]:

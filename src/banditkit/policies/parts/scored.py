@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from banditkit.core import Context, ContextualPolicy, Policy
+from banditkit.core.policy import Actions, Contexts, Feedbacks
 from banditkit.core.types import Action, Feedback
 from banditkit.linalg import EffectiveDimension, GramLike
 from banditkit.policies.parts.models import Model
@@ -222,10 +223,7 @@ class ScoredPolicy(ContextualPolicy):
         ]
 
     def update_all(
-        self,
-        ctxs: Sequence[Context],
-        actions: Sequence[Action],
-        feedbacks: Sequence[Feedback],
+        self, ctxs: Contexts, actions: Actions, feedbacks: Feedbacks
     ) -> None:
         """A stack's round of learning (``core.members.Members``)."""
         for ctx in ctxs:

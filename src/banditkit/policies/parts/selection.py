@@ -40,6 +40,7 @@ __all__ = [
     "TopK",
     "argmax_on_bounds",
     "argmax_random_tie",
+    "bracketed_argmax",
     "gaussian_sample",
     "optimistic_argmax",
     "pair_argmax",
@@ -361,16 +362,80 @@ class Greedy:
         return argmax_random_tie(mean, rng)
 
 
-class Optimistic:
+def bracketed_argmax(
+    mean: np.ndarray,
+    norms: np.ndarray,
+    radius: RadiusRange,
+    draws: np.ndarray | None,
+    rng: np.random.Generator,
+    rtol: float = 0.0,
+) -> int:
+    """argmax_k mean_k + nu B norms_k (xi_k), B(d_eff) known exactly or within bounds.
+
+    ``draws`` None: the optimistic score; else the Thompson sample with the standard
+    normals xi (drawn before, as ``gaussian_sample`` draws them). The score is linear in
+    B, so an arm that is the unique best, by a margin, at both ends of [B(low), B(high)]
+    is the exact choice (:func:`argmax_on_bounds`) and d_eff is not read; otherwise
+    B(d_eff) is computed and the arm is the exact argmax (ties at random, ``rtol``).
+
+    Example:
+        >>> bracket = RadiusRange(1.0, 1.0, 2.0, True, lambda: 1 / 0)  # never read
+        >>> mean, norms = np.array([1.0, 0.0]), np.array([0.1, 0.2])
+        >>> bracketed_argmax(mean, norms, bracket, None, np.random.default_rng(0))
+        0
+    """
+    if radius.pending:
+        slope = radius.nu * norms if draws is None else (radius.nu * norms) * draws
+        arm = int(argmax_on_bounds(mean, slope, radius.low, radius.high))
+        if arm >= 0:
+            return arm
+    width = (radius.nu * radius.exact()) * norms
+    return argmax_random_tie(
+        mean + 1.0 * (width if draws is None else width * draws), rng, rtol
+    )
+
+
+class _ArmScores:
+    """A rule over arms by one score per arm; ``rtol``: ties within a relative tolerance.
+
+    ``select_bracketed`` is ``select`` with widths nu * B(d_eff) * norms, decided on the
+    bounds of B when they suffice (:func:`bracketed_argmax`); a Thompson rule makes its
+    draws first (``_draws``), as ``select`` makes them.
+    """
+
+    def __init__(self, rtol: float = 0.0) -> None:
+        self.rtol = rtol
+
+    def _draws(
+        self, shape: tuple[int, ...], rng: np.random.Generator
+    ) -> np.ndarray | None:
+        return None
+
+    def select_bracketed(
+        self,
+        mean: np.ndarray,
+        norms: np.ndarray,
+        radius: RadiusRange,
+        rng: np.random.Generator,
+    ) -> int:
+        """The arm for widths nu * B * norms, B(d_eff) in ``radius``'s bounds."""
+        draws = self._draws(mean.shape, rng)
+        return bracketed_argmax(mean, norms, radius, draws, rng, self.rtol)
+
+
+class Optimistic(_ArmScores):
     """argmax_k mean_k + width_k (the widths carry nu).
 
     Args:
         rtol: Scores within this relative tolerance of the best are ties
             (:func:`argmax_random_tie`); 0 (default): exact ties.
-    """
 
-    def __init__(self, rtol: float = 0.0) -> None:
-        self.rtol = rtol
+    Example:
+        >>> rule, rng = Optimistic(), np.random.default_rng(0)
+        >>> bracket = RadiusRange(1.0, 1.0, 2.0, True, lambda: 1 / 0)  # never read
+        >>> rule.select_bracketed(np.array([1.0, 0.0]), np.array([0.1, 0.2]), bracket, rng)
+        0
+    """
 
     def select(
         self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
@@ -378,35 +443,8 @@ class Optimistic:
         """The arm of largest upper confidence bound."""
         return optimistic_argmax(mean, width, 1.0, rng, self.rtol)
 
-    def select_bracketed(
-        self,
-        mean: np.ndarray,
-        norms: np.ndarray,
-        radius: RadiusRange,
-        rng: np.random.Generator,
-    ) -> int:
-        """``select`` with width nu * B(d_eff) * norms, decided on the bounds of B if they can.
 
-        Every score mean_k + B nu norms_k is linear in B: an arm that is the unique best,
-        by a margin, at both ends is the exact choice (:func:`argmax_on_bounds`) and
-        d_eff is not read; otherwise B(d_eff) is computed and ``select`` chooses.
-
-        Example:
-            >>> rule, rng = Optimistic(), np.random.default_rng(0)
-            >>> bracket = RadiusRange(1.0, 1.0, 2.0, True, lambda: 1 / 0)  # never read
-            >>> rule.select_bracketed(np.array([1.0, 0.0]), np.array([0.1, 0.2]), bracket, rng)
-            0
-        """
-        if radius.pending:
-            arm = int(
-                argmax_on_bounds(mean, radius.nu * norms, radius.low, radius.high)
-            )
-            if arm >= 0:
-                return arm
-        return self.select(mean, (radius.nu * radius.exact()) * norms, rng)
-
-
-class Sampled:
+class Sampled(_ArmScores):
     """argmax_k of r_k ~ N(mean_k, width_k^2) (per-arm Thompson sampling).
 
     Args:
@@ -414,37 +452,14 @@ class Sampled:
             (:func:`argmax_random_tie`); 0 (default): exact ties.
     """
 
-    def __init__(self, rtol: float = 0.0) -> None:
-        self.rtol = rtol
+    def _draws(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        return rng.standard_normal(shape)
 
     def select(
         self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
     ) -> int:
         """The arm of largest sample."""
         return gaussian_sample(mean, width, 1.0, rng, self.rtol)
-
-    def select_bracketed(
-        self,
-        mean: np.ndarray,
-        norms: np.ndarray,
-        radius: RadiusRange,
-        rng: np.random.Generator,
-    ) -> int:
-        """``select`` with width nu * B(d_eff) * norms, decided on the bounds of B if they can.
-
-        The draws xi_k ~ N(0, 1) come first, as ``gaussian_sample`` makes them; the
-        sample mean_k + B nu norms_k xi_k is linear in B, so the bounds decide as for
-        ``Optimistic.select_bracketed``, and otherwise the same draws are used at
-        B(d_eff): the same arm and the same draws as ``select``.
-        """
-        xi = rng.standard_normal(mean.shape)
-        if radius.pending:
-            slope = (radius.nu * norms) * xi
-            arm = int(argmax_on_bounds(mean, slope, radius.low, radius.high))
-            if arm >= 0:
-                return arm
-        width = (radius.nu * radius.exact()) * norms
-        return argmax_random_tie(mean + 1.0 * width * xi, rng, self.rtol)
 
 
 class TopK:
