@@ -60,6 +60,36 @@ def check_batch(
     """
     known_d = None if fresh else policy.d
     known_k = None if fresh else getattr(policy, "n_arms", None)
+    rows = _rows_of(contexts, known_d)
+    n = rows.shape[0]
+    k = _arm_count(rows, n_arms, known_k)
+    acts = np.asarray(actions)
+    if acts.shape != (n,) or (n and acts.dtype.kind not in "iu"):
+        raise ValueError(
+            f"actions must be an (n,) array of int arm indices with n = {n} (the number "
+            f"of contexts); got {acts.dtype} of shape {acts.shape}."
+        )
+    if n and (acts.min() < 0 or acts.max() >= k):
+        raise ValueError(
+            f"actions must lie in [0, {k}); got {acts.min()}..{acts.max()}."
+        )
+    rews = np.asarray(rewards)
+    if rews.shape != (n,):
+        raise ValueError(
+            f"rewards must be an (n,) array with n = {n}; got shape {rews.shape}."
+        )
+    if n:
+        rews = np.array(
+            [
+                policy._check_feedback(float(r), int(a))
+                for r, a in zip(rews, acts, strict=True)
+            ]
+        )
+    return rows, acts.astype(np.int64), rews.astype(np.float64), k
+
+
+def _rows_of(contexts: Any, known_d: int | None) -> np.ndarray:
+    """The (n, d) shared contexts or (n, K, d) per-arm features of a logged batch."""
     if isinstance(contexts, np.ndarray):
         rows = check_finite_array("contexts", contexts)
         if rows.ndim not in (2, 3) or 0 in rows.shape[1:]:
@@ -84,12 +114,16 @@ def check_batch(
             "contexts must be a numpy array or a list of banditkit Contexts; got "
             f"{type(contexts).__name__}."
         )
-    n = rows.shape[0]
     d = rows.shape[-1]
     if known_d is not None and d != known_d:
         raise ValueError(
             f"contexts have dimension {d} but this policy was built for d={known_d}."
         )
+    return rows
+
+
+def _arm_count(rows: np.ndarray, n_arms: int | None, known_k: int | None) -> int:
+    """K of a batch: from its per-arm rows, ``n_arms`` or the policy, which must agree."""
     k = rows.shape[1] if rows.ndim == 3 else None
     if n_arms is not None:
         n_arms = check_int("n_arms", n_arms, low=1)
@@ -107,29 +141,7 @@ def check_batch(
             "n_arms is needed: the policy has not seen a round and (n, d) shared "
             "contexts do not say how many arms there are."
         )
-    acts = np.asarray(actions)
-    if acts.shape != (n,) or (n and acts.dtype.kind not in "iu"):
-        raise ValueError(
-            f"actions must be an (n,) array of int arm indices with n = {n} (the number "
-            f"of contexts); got {acts.dtype} of shape {acts.shape}."
-        )
-    if n and (acts.min() < 0 or acts.max() >= k):
-        raise ValueError(
-            f"actions must lie in [0, {k}); got {acts.min()}..{acts.max()}."
-        )
-    rews = np.asarray(rewards)
-    if rews.shape != (n,):
-        raise ValueError(
-            f"rewards must be an (n,) array with n = {n}; got shape {rews.shape}."
-        )
-    if n:
-        rews = np.array(
-            [
-                policy._check_feedback(float(r), int(a))
-                for r, a in zip(rews, acts, strict=True)
-            ]
-        )
-    return rows, acts.astype(np.int64), rews.astype(np.float64), k
+    return k
 
 
 def ask_shared(env: Environment) -> bool:
