@@ -17,7 +17,6 @@ from banditkit.policies.parts.models import (
     TangentModel,
 )
 from banditkit.policies.parts.schedules import DeterminantDoubling, Grid, Periodic
-from banditkit.policies.parts.weights import SlopeWeights, UnitWeights
 from banditkit.policies.parts.scorer import Scorer
 from banditkit.policies.parts.selection import (
     Greedy,
@@ -29,6 +28,7 @@ from banditkit.policies.parts.selection import (
     pair_argmax,
     top_k,
 )
+from banditkit.policies.parts.weights import SlopeWeights, UnitWeights
 
 
 def _neural(d: int = 3, loss: str = "mse") -> NeuralModel:
