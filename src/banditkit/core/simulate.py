@@ -20,6 +20,7 @@ from banditkit.core.members import Members, Separate, stack
 from banditkit.core.policy import Policy
 from banditkit.core.records import Record
 from banditkit.core.roundbar import RoundBar
+from banditkit.core.threads import limit_threads
 from banditkit.core.types import Step
 from banditkit.core.validation import check_int
 
@@ -138,6 +139,7 @@ def simulate(
     *,
     callback: Callable[[int], None] | None = None,
     progress: bool | None = None,
+    threads: int = 1,
 ) -> RunResult:
     """Run ``policy`` on ``env`` for ``horizon`` rounds and record every round.
 
@@ -156,6 +158,10 @@ def simulate(
         progress: A bar over the rounds on standard error: None (default) when that is a
             terminal and the run has lasted 2 s, True at once, False never
             (``banditkit.core.roundbar``). It does not change the results.
+        threads: BLAS and PyTorch threads of the run, >= 1 (``core.threads``); the
+            caller's settings are restored afterwards. One (default) is what
+            ``banditkit run`` uses, so a seed gives the same numbers from both; more
+            threads can change the last digits (docs/performance.md, "Threads").
 
     Returns:
         A :class:`RunResult`.
@@ -170,15 +176,16 @@ def simulate(
         >>> float(run.cumulative_regret[-1])
         0.0
     """
-    return _play(
-        Separate([policy]),
-        [policy],
-        [env],
-        horizon,
-        [seed],
-        callback=callback,
-        progress=progress,
-    )[0]
+    with limit_threads(threads, torch=policy.needs_torch):
+        return _play(
+            Separate([policy]),
+            [policy],
+            [env],
+            horizon,
+            [seed],
+            callback=callback,
+            progress=progress,
+        )[0]
 
 
 def simulate_seeds(

@@ -91,7 +91,6 @@ class NeuralBandit(ScoredPolicy):
             backtrack=self.backtrack,
             dtype=self.dtype,
             grouped=self.grouped,
-            block_input=self.block_input,
         )
         scorer = Scorer(
             model,

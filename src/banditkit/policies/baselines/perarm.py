@@ -115,6 +115,8 @@ class PerArmRidgePolicy(PerArmPolicy):
     counts: np.ndarray = learned()
 
     _stacks: ClassVar[tuple[str, ...]] = ("A_inv", "b", "theta", "counts")
+    _spd_stacks: ClassVar[tuple[str, ...]] = ("A_inv",)
+    #: The stacks of symmetric positive-definite matrices (checked when a state loads).
 
     def _fresh_arm(self) -> dict[str, np.ndarray]:
         assert self.d is not None

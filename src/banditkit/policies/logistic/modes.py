@@ -7,8 +7,8 @@ of the analysis ([Bae2025, Algs. 1-2, App. I]; docs/logistic.md, "Theory mode"):
 
                 practical (default)                      theory
     network     NeuralModel: z = g(x; theta)             TangentModel: phi = g(x; theta_0)
-    training    lam ||theta - c||^2, fixed lr, units     (m lam_t / 2) ||theta - theta_0||^2,
-                layout (nn.fit)                          eta_t of Condition 4.4, rows layout
+    training    lam ||theta - c||^2, fixed lr            (m lam_t / 2) ||theta - theta_0||^2,
+                                                         eta_t of Condition 4.4
     lam_0       lam                                      theory.lam0 [Bae2025, Sec. 4]
     d_eff       logdet(I + a sum z z^T), the             D_t = logdet(G_t / (4 lam_0) + I)
                 algorithm's a, blocked when lam fixed
@@ -87,7 +87,7 @@ class Mode(Protocol):
         ...
 
 
-def _trainer(options: Any, *, lam: float, lr: float, layout: str) -> Trainer:
+def _trainer(options: Any, *, lam: float, lr: float) -> Trainer:
     # PyTorch is imported here, not when the registry is built
     from banditkit.nn import Trainer
 
@@ -98,7 +98,6 @@ def _trainer(options: Any, *, lam: float, lr: float, layout: str) -> Trainer:
         lr=lr,
         steps=options.steps,
         reduction=LOSS_REDUCTIONS[options.loss_reduction],
-        layout=layout,
     )
 
 
@@ -125,16 +124,12 @@ class Practical:
 
     def trainer(self, options: Any, lam: float, n: int) -> Trainer:
         """[Bae2025, Sec. 7]: lam ||theta - c||^2 (no 1/2), GD at lr."""
-        # the trainer's term is (lam' / 2) ||theta - c||^2, so lam' = 2 lam; the fused
-        # steps with the hidden layer as units x rows (nn.fit layout="units"; the same
-        # iterates up to rounding, about 1.3x faster per step; docs/performance.md)
-        return _trainer(options, lam=2.0 * lam, lr=options.lr, layout="units")
+        # the trainer's term is (lam' / 2) ||theta - c||^2, so lam' = 2 lam
+        return _trainer(options, lam=2.0 * lam, lr=options.lr)
 
     def model(self, options: Any, d: int, net: Net, linear: bool) -> NeuralModel:
-        """``NeuralModel`` with the per-round passes in NumPy (``nn.ArmPass``)."""
-        # the per-round passes in NumPy: docs/performance.md
-        arm = {"dtype": options.dtype, "init": options.init, "arm_pass": "numpy"}
-        return NeuralModel(d, **net, **arm)
+        """``NeuralModel`` (``nn`` chooses its per-round passes and training layout)."""
+        return NeuralModel(d, **net, dtype=options.dtype, init=options.init)
 
     def effdim_scale(self, options: Any, practical: float) -> float:
         """[Bae2025, App. A]: the algorithm's a on the scaled features."""
@@ -200,7 +195,7 @@ class Theory:
         """[Bae2025, Alg. 1, TrainNN]: (m lam_t / 2) ||theta - theta_0||^2, eta_t."""
         # [Bae2025, Condition 4.4]: eta = C5 / (m T L + m lam_t), C5 = 1, T -> n
         lr = options.lr or 1.0 / (options.width * (max(n, 1) * options.depth + lam))
-        return _trainer(options, lam=options.width * lam, lr=lr, layout="rows")
+        return _trainer(options, lam=options.width * lam, lr=lr)
 
     def model(self, options: Any, d: int, net: Net, linear: bool) -> NeuralModel:
         """``TangentModel``: features g(x; theta_0), linearised mean for Alg. 2."""
