@@ -84,6 +84,10 @@ def set_hessian(X: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return p, (X * p[:, None]).T @ X - q[:, None] * q  # q q^T (np.outer's bits)
 
 
+Array = np.ndarray
+Rng = np.random.Generator
+
+
 @dataclass(frozen=True)
 class OptimisticUtilities:
     """UCB-MNL's utilities x_i^T theta + alpha ||x_i||_{V^-1} [Oh2021].
@@ -94,13 +98,8 @@ class OptimisticUtilities:
     woodbury: ClassVar[bool] = True
 
     def __call__(
-        self,
-        X: np.ndarray,
-        theta: np.ndarray,
-        gram: Gram,
-        alpha: float,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
+        self, X: Array, theta: Array, gram: Gram, alpha: float, rng: Rng
+    ) -> Array:
         """The (N,) utilities of the items X (N, d)."""
         width = alpha * gram.norms_unchecked(X)
         return X @ theta + width
@@ -120,13 +119,8 @@ class SampledUtilities:
     woodbury: ClassVar[bool] = False
 
     def __call__(
-        self,
-        X: np.ndarray,
-        theta: np.ndarray,
-        gram: Gram,
-        alpha: float,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
+        self, X: Array, theta: Array, gram: Gram, alpha: float, rng: Rng
+    ) -> Array:
         """The (N,) utilities of the items X (N, d), one draw of M parameters."""
         draws = theta + alpha * gram.sample_normal(rng, self.samples)
         scores = X @ draws.T  # (N, M)

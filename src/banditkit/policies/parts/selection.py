@@ -338,20 +338,6 @@ class RadiusRange:
         return cls(nu, radius, radius, False, lambda: radius)
 
 
-class ArmRule(Rule, Protocol):
-    """A rule over arms that can also decide on a bracketed radius (``RadiusRange``)."""
-
-    def select_bracketed(
-        self,
-        mean: np.ndarray,
-        norms: np.ndarray,
-        radius: RadiusRange,
-        rng: np.random.Generator,
-    ) -> int:
-        """The arm for widths nu * B * norms, B(d_eff) in ``radius``'s bounds."""
-        ...
-
-
 class Greedy:
     """argmax_k mean_k (widths ignored)."""
 
@@ -395,12 +381,13 @@ def bracketed_argmax(
     )
 
 
-class _ArmScores:
+class ArmRule:
     """A rule over arms by one score per arm; ``rtol``: ties within a relative tolerance.
 
-    ``select_bracketed`` is ``select`` with widths nu * B(d_eff) * norms, decided on the
-    bounds of B when they suffice (:func:`bracketed_argmax`); a Thompson rule makes its
-    draws first (``_draws``), as ``select`` makes them.
+    ``select`` takes the widths; ``select_bracketed`` is ``select`` with widths
+    nu * B(d_eff) * norms, decided on the bounds of B when they suffice
+    (:func:`bracketed_argmax`); a Thompson rule makes its draws first (``_draws``), as
+    ``select`` makes them.
     """
 
     def __init__(self, rtol: float = 0.0) -> None:
@@ -410,6 +397,12 @@ class _ArmScores:
         self, shape: tuple[int, ...], rng: np.random.Generator
     ) -> np.ndarray | None:
         return None
+
+    def select(
+        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        """The arm for these means and widths; ``rng`` breaks ties and draws samples."""
+        raise NotImplementedError
 
     def select_bracketed(
         self,
@@ -423,7 +416,7 @@ class _ArmScores:
         return bracketed_argmax(mean, norms, radius, draws, rng, self.rtol)
 
 
-class Optimistic(_ArmScores):
+class Optimistic(ArmRule):
     """argmax_k mean_k + width_k (the widths carry nu).
 
     Args:
@@ -444,7 +437,7 @@ class Optimistic(_ArmScores):
         return optimistic_argmax(mean, width, 1.0, rng, self.rtol)
 
 
-class Sampled(_ArmScores):
+class Sampled(ArmRule):
     """argmax_k of r_k ~ N(mean_k, width_k^2) (per-arm Thompson sampling).
 
     Args:
