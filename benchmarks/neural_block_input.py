@@ -38,7 +38,7 @@ import torch
 
 import banditkit as bk
 from banditkit.core.simulate import simulate
-from banditkit.policies.baselines.neural import NeuralUCB
+from banditkit.policies.baselines.neural import NeuralBandit
 from banditkit.policies.parts.history import History
 from benchmarks import reference_neural_ts_mushroom as ts
 from benchmarks import reference_neural_ucb_shuttle as ucb
@@ -117,8 +117,8 @@ def refit_seconds(
                     seed=0,
                     **{**_params(workload, dtype), "backtrack": 0},
                 )
-                assert isinstance(policy, NeuralUCB)  # NeuralTS too
-                model = policy._make_model(rows.X.shape[1], torch.Generator())
+                assert isinstance(policy, NeuralBandit)  # NeuralUCB, NeuralTS
+                model = policy._compose(rows.X.shape[1], torch.Generator()).scorer.model
                 with dense_only(block_input):
                     started = time.process_time()
                     model.fit(history)

@@ -5,7 +5,7 @@ refit every 50 rounds with 100 GD steps) on ``logistic`` h1, d = 20, K = 5, pool
 T = 2000 (the settings of ``neurallog_ucb2_h1``). Timed, in one process and interleaved
 (``reps`` repetitions, medians), with one BLAS and one PyTorch thread: one seed by
 ``simulate`` (float64, the default, and float32) and the 10 seeds 0..9 as one batch by
-``core.batched.simulate_seeds`` (float32 and float64). The bar: the batch of 10 seeds in
+``core.simulate.simulate_seeds`` (float32 and float64). The bar: the batch of 10 seeds in
 float32 within 3x the CPU time of one seed with the defaults (``within_3x``). The
 batch's actions are checked against separate runs of the same dtype (seed 0 each
 repetition; ``same_actions``). Quick: one repetition.
@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from banditkit.core import make_env, make_policy, simulate
-from banditkit.core.batched import simulate_seeds
+from banditkit.core.simulate import simulate_seeds
 from benchmarks._common import host, single_threaded, write_outputs
 from benchmarks.neurallog_ucb2_h1 import (  # the same workload
     ENV,

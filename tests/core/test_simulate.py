@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 import banditkit as bk
+from banditkit.core.simulate import simulate_seeds
 
 
 def test_oracle_has_zero_regret_on_every_env():
@@ -95,3 +96,34 @@ def test_env_protocol_errors():
     env.reset(0)
     with pytest.raises(RuntimeError, match="context"):
         env.step(0)
+
+
+def test_seeds_in_lockstep_equal_their_separate_runs():
+    """simulate_seeds without a stacked play: each member on its own, the same runs."""
+    seeds = [0, 4, 9]
+    runs = simulate_seeds(
+        [bk.make_policy("lints", seed=s) for s in seeds],
+        [bk.make_env("linear", d=3) for _ in seeds],
+        30,
+        seeds,
+    )
+    for seed, run in zip(seeds, runs, strict=True):
+        alone = bk.simulate(
+            bk.make_policy("lints", seed=seed),
+            bk.make_env("linear", d=3),
+            30,
+            seed=seed,
+        )
+        np.testing.assert_array_equal(run.actions, alone.actions)
+        np.testing.assert_array_equal(run.regret, alone.regret)
+        np.testing.assert_array_equal(run.n_updates, alone.n_updates)
+        assert run.meta == alone.meta and run.events_total == alone.events_total
+
+
+def test_simulate_seeds_needs_one_entry_per_seed():
+    policies = [bk.make_policy("random", seed=s) for s in (0, 1)]
+    envs = [bk.make_env("linear", d=3) for _ in range(2)]
+    with pytest.raises(ValueError, match="one entry per seed"):
+        simulate_seeds(policies, envs, 5, [0])
+    with pytest.raises(ValueError, match="family"):
+        simulate_seeds(policies, [bk.make_env("dueling", d=3)] * 2, 5, [0, 1])

@@ -25,7 +25,7 @@ from banditkit.core.policy import (
 from banditkit.core.records import LOOP_RECORDS, Record
 from banditkit.core.registry import Registry
 from banditkit.core.seeding import STREAMS, make_rng, spawn_seeds
-from banditkit.core.simulate import RunResult, simulate
+from banditkit.core.simulate import RunResult, simulate, simulate_seeds
 from banditkit.core.types import (
     FAMILIES,
     Action,
@@ -68,6 +68,7 @@ __all__ = [
     "make_policy",
     "make_rng",
     "simulate",
+    "simulate_seeds",
     "spawn_seeds",
 ]
 

@@ -12,10 +12,11 @@ Every bad input raises a ``ValueError`` whose message names the argument (``ctx`
 ``action``, ``feedback``); a wrong type raises ``ArgumentTypeError``, a ``ValueError`` that is
 also a ``TypeError``.
 
-Hyper-parameters follow scikit-learn's convention: every keyword argument of ``__init__`` is
-stored verbatim as an attribute of the same name, validated in the constructor, and returned by
-:meth:`Policy.get_params`. Checks that need the feature dimension ``d`` or the number of arms run
-in ``_setup``, called once at the first ``act``.
+Hyper-parameters follow scikit-learn's convention: each is declared once on the class with its
+default and its constraint (``core.params``), every keyword argument of the constructor is
+stored, as checked, as an attribute of the same name, and :meth:`Policy.get_params` returns
+them. Checks that involve several parameters run in ``_resolve``; checks that need the feature
+dimension ``d`` or the number of arms run in ``_setup``, called once at the first ``act``.
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
-from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, ClassVar
+from abc import abstractmethod
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
 from banditkit.core.caller import HorizonWarning, warn
+from banditkit.core.params import DeclaredMeta, Int, param, set_params, takes_declared
 from banditkit.core.seeding import make_rng
 from banditkit.core.types import FAMILIES, Action, Context, Feedback, check_action
 from banditkit.core.validation import ArgumentTypeError, check_int
@@ -39,12 +42,21 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_ABS_REWARD",
     "REWARD_KINDS",
+    "Actions",
     "AssortmentPolicy",
+    "Contexts",
     "ContextualPolicy",
     "DuelingPolicy",
+    "Feedbacks",
+    "Members",
     "Policy",
     "check_feedback",
 ]
+
+#: The contexts, actions and feedbacks of S runs in lockstep (``Members``), in run order.
+Contexts = Sequence[Context]
+Actions = Sequence[Action]
+Feedbacks = Sequence[Feedback]
 
 #: Default bound on |reward| for real-valued rewards: larger values are refused because one
 #: of them would swamp a learner's state for good (a squared loss of 1e300 overflows).
@@ -141,11 +153,37 @@ def check_feedback(
     return int(feedback)
 
 
+class Members(Protocol):
+    """S policies played in lockstep, one per seed (``core.members``, ``core.simulate``)."""
+
+    def start(self, horizon: int, envs: Sequence[Environment]) -> None:
+        """Before round 1: tell each member the horizon and its environment."""
+        ...
+
+    def act_all(self, ctxs: Sequence[Context]) -> list[Action]:
+        """The S actions for the S contexts."""
+        ...
+
+    def update_all(
+        self, ctxs: Contexts, actions: Actions, feedbacks: Feedbacks
+    ) -> None:
+        """Learn from the S feedbacks."""
+        ...
+
+    def n_updates_all(self) -> list[int]:
+        """Each member's parameter re-estimations so far."""
+        ...
+
+    def propensities_all(self) -> list[float | None]:
+        """Each member's probability of its last action, where it knows it."""
+        ...
+
+
 #: The entries of every state dict (:meth:`Policy.state_dict`).
 _STATE_KEYS = ("policy", "params", "d", "t", "horizon", "n_updates", "rng", "state")
 
 
-class Policy(ABC):
+class Policy(metaclass=DeclaredMeta):
     """Base class of every bandit policy; concrete policies derive from a family base.
 
     A concrete policy class derives from :class:`ContextualPolicy`, :class:`DuelingPolicy`
@@ -215,20 +253,36 @@ class Policy(ABC):
             # rare-update papers' count); a user's class inherits what its base says
             cls.counts_updates = True
 
-    def __init__(self, *, seed: int = 0) -> None:
+    seed: int = param(Int(low=0), default=0)
+
+    @takes_declared
+    def __init__(self, **params: Any) -> None:
+        """Check and store the declared hyper-parameters, then start the policy's stream.
+
+        A concrete class's signature is that of its declarations (``core.params``);
+        ``_resolve`` then runs the checks that involve several of them.
+        """
         if getattr(type(self), "family", None) is None:
             raise TypeError(
                 f"{type(self).__name__} has no family: derive it from ContextualPolicy, "
                 "DuelingPolicy or AssortmentPolicy (banditkit.core), or set the class "
                 "attribute family = 'contextual' | 'dueling' | 'assortment'."
             )
-        self.seed = check_int("seed", seed, low=0)
+        set_params(self, params)
         self.rng: np.random.Generator = make_rng(self.seed, "policy")
         self.d: int | None = None
         self.t = 0
         self._n_updates = 0
         self.horizon: int | None = None
         self.last_propensity: float | None = None
+        self._resolve()
+
+    def _resolve(self) -> None:
+        """Check what involves several hyper-parameters and derive what the parts need.
+
+        Called once by the constructor, after every declared parameter passed its own
+        check (override; checks that need ``d`` or K belong in ``_setup``).
+        """
 
     # ------------------------------------------------------------------ public loop
     def act(self, ctx: Context) -> Action:
@@ -299,11 +353,22 @@ class Policy(ABC):
             HorizonWarning,
         )
 
-    def _begin(self) -> None:  # noqa: B027 - optional hook
+    def _begin(self) -> None:
         """React to a new ``self.horizon`` (override); called by :meth:`begin`."""
 
-    def attach(self, env: Environment) -> None:  # noqa: B027 - optional hook
+    def attach(self, env: Environment) -> None:
         """Called by ``simulate`` before the first round; only privileged policies use it."""
+
+    @classmethod
+    def stack(cls, members: Sequence[Policy]) -> Members | None:
+        """S fresh members of one configuration played as one stacked computation.
+
+        A class that can (the practical NeuralLog policies: ``policies.parts.stacked``)
+        returns a ``core.members.Members`` that plays them in lockstep, each member's
+        random stream used as in its separate run; None (the default) runs them one by
+        one. ``core.members.stack`` checks that they are fresh and of one configuration.
+        """
+        return None
 
     @property
     def n_updates(self) -> int:
@@ -319,7 +384,7 @@ class Policy(ABC):
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         """Learn from validated feedback."""
 
-    def _setup(self, ctx: Context) -> None:  # noqa: B027 - optional hook
+    def _setup(self, ctx: Context) -> None:
         """Allocate dimension-dependent state; called once, at the first round."""
 
     def _check_action(self, action: Any, ctx: Context) -> Action:
@@ -352,12 +417,12 @@ class Policy(ABC):
     # ------------------------------------------------------------------ parameters and state
     @classmethod
     def param_names(cls) -> list[str]:
-        """Names of the keyword hyper-parameters of ``__init__`` (``seed`` included)."""
-        sig = inspect.signature(cls.__init__)
+        """Names of the keyword hyper-parameters of the constructor (``seed`` included)."""
+        sig = inspect.signature(cls)
         return [
             n
             for n, p in sig.parameters.items()
-            if n != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
         ]
 
     def get_params(self) -> dict[str, Any]:
@@ -436,7 +501,7 @@ class Policy(ABC):
         """Learned state after the first round (override)."""
         return {}
 
-    def _load_state(self, state: dict[str, Any]) -> None:  # noqa: B027 - optional hook
+    def _load_state(self, state: dict[str, Any]) -> None:
         """Restore learned state (override); ``self.d`` is already set."""
 
     def __repr__(self) -> str:
@@ -472,8 +537,8 @@ class ContextualPolicy(Policy):
 
     family: ClassVar[str] = "contextual"
     counts_updates: ClassVar[bool] = False  # a user's subclass: every update
-    reward_kind: str = "real"
-    max_abs_reward: float = MAX_ABS_REWARD
+    reward_kind = "real"
+    max_abs_reward = MAX_ABS_REWARD
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -1,7 +1,13 @@
-"""``simulate``: the bandit loop, top to bottom, and the :class:`RunResult` it returns."""
+"""``simulate``: the bandit loop, top to bottom, and the :class:`RunResult` it returns.
+
+There is one loop (``_play``): it plays S runs in lockstep, S = 1 being the ordinary run
+(:func:`simulate`) and S seeds of one configuration the seed-batched one
+(:func:`simulate_seeds`, through ``core.members``).
+"""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -10,13 +16,15 @@ from typing import Any, NoReturn
 import numpy as np
 
 from banditkit.core.environment import Environment
+from banditkit.core.members import Members, Separate, stack
 from banditkit.core.policy import Policy
 from banditkit.core.records import Record
 from banditkit.core.roundbar import RoundBar
 from banditkit.core.threads import limit_threads
+from banditkit.core.types import Step
 from banditkit.core.validation import check_int
 
-__all__ = ["RunResult", "simulate"]
+__all__ = ["RunResult", "simulate", "simulate_seeds"]
 
 
 @dataclass
@@ -138,7 +146,8 @@ def simulate(
     The environment is reset with ``seed``; the policy keeps its own seed. Rounds whose step is
     not ``accepted`` (replay rejections) are neither learned from nor recorded, and the loop runs
     until ``horizon`` accepted rounds or until the environment is exhausted. Every declared
-    record of the environment is kept (see :class:`RunResult`).
+    record of the environment is kept (see :class:`RunResult`). This is :func:`simulate_seeds`
+    with one seed.
 
     Args:
         policy: A fresh policy of the environment's family.
@@ -168,91 +177,193 @@ def simulate(
         0.0
     """
     with limit_threads(threads, torch=policy.needs_torch):
-        return _simulate(
-            policy, env, horizon, seed, callback=callback, progress=progress
-        )
+        return _play(
+            Separate([policy]),
+            [policy],
+            [env],
+            horizon,
+            [seed],
+            callback=callback,
+            progress=progress,
+        )[0]
 
 
-def _simulate(
-    policy: Policy,
-    env: Environment,
+def simulate_seeds(
+    policies: Sequence[Policy],
+    envs: Sequence[Environment],
     horizon: int,
-    seed: int,
+    seeds: Sequence[int],
+    *,
+    members: Members | None = None,
+) -> list[RunResult]:
+    """Run policy s on environment s reset with ``seeds[s]``, the S runs in lockstep.
+
+    The runs are those of ``simulate(policies[s], envs[s], horizon, seed=seeds[s])``: the
+    same contexts, noise and records. When the policies' class plays them as one stacked
+    computation (``core.members.stack``), the actions are those of the separate runs up
+    to the order of floating-point operations in the policy, and the per-round act and
+    update times are the batch's divided by S. With S > 1 every environment must accept
+    every round and last the horizon (replay environments run seed by seed).
+
+    Args:
+        policies: S fresh policies of one configuration (their own seeds).
+        envs: S environments of one configuration, reset here.
+        horizon: Rounds, >= 1.
+        seeds: The S seeds of the environments.
+        members: How the S policies play (``core.members``); None: stacked if their
+            class offers it, else each on its own.
+
+    Returns:
+        One ``RunResult`` per seed, in order.
+
+    Raises:
+        ValueError: If the lengths differ, a family differs, an environment rejects a
+            round or runs out (S > 1), or a step's values do not match its records.
+
+    Example:
+        >>> import banditkit as bk
+        >>> params = {"width": 4, "steps": 5, "update_every": 10}
+        >>> def policies():
+        ...     return [bk.make_policy("neurallog-ucb2", **params, seed=s) for s in (0, 1)]
+        >>> envs = [bk.make_env("logistic", d=3, n_arms=2) for _ in (0, 1)]
+        >>> runs = simulate_seeds(policies(), envs, 30, [0, 1])
+        >>> alone = bk.simulate(policies()[1], bk.make_env("logistic", d=3, n_arms=2), 30, seed=1)
+        >>> bool((runs[1].actions == alone.actions).all())
+        True
+    """
+    if not len(policies) == len(envs) == len(seeds) >= 1:
+        raise ValueError(
+            f"policies, envs and seeds must have one entry per seed; got "
+            f"{len(policies)}, {len(envs)} and {len(seeds)}."
+        )
+    if members is None:
+        members = stack(policies) or Separate(policies)
+    return _play(members, policies, envs, horizon, seeds, callback=None, progress=False)
+
+
+def _play(
+    members: Members,
+    policies: Sequence[Policy],
+    envs: Sequence[Environment],
+    horizon: int,
+    seeds: Sequence[int],
     *,
     callback: Callable[[int], None] | None,
     progress: bool | None,
-) -> RunResult:
-    """The loop of :func:`simulate`, run under its thread counts."""
+) -> list[RunResult]:
+    """The loop: S members on S environments, round by round (S = 1: ``simulate``)."""
     horizon = check_int("horizon", horizon, low=1)
-    if policy.family != env.family:
-        raise ValueError(
-            f"policy {policy!r} is of the {policy.family} family but the environment "
-            f"{env!r} is {env.family}."
-        )
-    records = env.declared_records()
-    names = env.step_values()
-    expected = set(names)
-    if any(r.dtype == "list<int64>" for r in records if r.name in expected):
-        raise ValueError(
-            f"{type(env).__name__} declares a list record besides the action; values "
-            "returned in Step.values are scalars."
-        )
-    env.reset(seed)
-    policy.begin(horizon)
-    policy.attach(env)
-    rows: list[tuple[float, ...]] = []  # one tuple per round; an array at the end
-    actions: list[Any] = []
-    clock, nan = time.perf_counter, float("nan")
+    records, names = _declared(policies, envs)
+    size = len(envs)
+    for env, seed in zip(envs, seeds, strict=True):
+        env.reset(seed)
+    members.start(horizon, envs)
+    rows: list[list[tuple[float, ...]]] = [[] for _ in envs]  # arrays at the end
+    actions_of: list[list[Any]] = [[] for _ in envs]
+    clock = time.perf_counter
     n, events = 0, 0
-    bar = RoundBar(
-        horizon, progress, label=policy.registry_name or type(policy).__name__
-    )
+    bar = RoundBar(horizon, progress, label=_label(policies[0]))
     try:
         while n < horizon:
-            ctx = env.context()
-            if ctx is None:
+            ctxs = [ctx for ctx in (env.context() for env in envs) if ctx is not None]
+            if len(ctxs) < size:  # a finite log is exhausted
+                _lockstep(size, "last the horizon")
                 break
             events += 1
             t0 = clock()
-            action = policy.act(ctx)
+            actions = members.act_all(ctxs)
             t1 = clock()
-            step = env.step(action)
-            if not step.accepted:
+            steps = [env.step(a) for env, a in zip(envs, actions, strict=True)]
+            if not all(step.accepted for step in steps):
+                _lockstep(size, "accept every round")
                 continue
             t2 = clock()
-            policy.update(ctx, action, step.feedback)
+            members.update_all(ctxs, actions, [step.feedback for step in steps])
             t3 = clock()
-            propensity = policy.last_propensity
-            row: tuple[float, ...] = (
-                step.regret,
-                step.reward,
-                t1 - t0,
-                t3 - t2,
-                policy.n_updates,
-                events,
-                nan if propensity is None else propensity,
-            )
-            values = step.values
-            if names or values is not None:
-                if values is None or values.keys() != expected:
-                    _values_error(values, names, env)
-                row += tuple(values[k] for k in names)
-            rows.append(row)
-            actions.append(action)
+            timing = ((t1 - t0) / size, (t3 - t2) / size)
+            counts, odds = members.n_updates_all(), members.propensities_all()
+            for s, step in enumerate(steps):
+                rows[s].append(
+                    _row(step, timing, counts[s], events, odds[s], names, envs[s])
+                )
+                actions_of[s].append(actions[s])
             n += 1
             if callback is not None:
                 callback(n)
             bar.tick(n)
     finally:
         bar.close()
-    return result_from_rows(
-        rows,
-        records,
-        names,
-        events_total=events,
-        meta={"seed": seed, "policy": policy.get_params(), "env": env.get_params()},
-        actions=_actions(actions, env.family),
+    return [
+        result_from_rows(
+            rows[s],
+            records,
+            names,
+            events_total=events,
+            meta={"seed": seed, "policy": policy.get_params(), "env": env.get_params()},
+            actions=_actions(actions_of[s], env.family),
+        )
+        for s, (policy, env, seed) in enumerate(zip(policies, envs, seeds, strict=True))
+    ]
+
+
+def _declared(
+    policies: Sequence[Policy], envs: Sequence[Environment]
+) -> tuple[tuple[Record, ...], tuple[str, ...]]:
+    """The environments' declared records and step values, after the checks of a run."""
+    for policy, env in zip(policies, envs, strict=True):
+        if policy.family != env.family:
+            raise ValueError(
+                f"policy {policy!r} is of the {policy.family} family but the environment "
+                f"{env!r} is {env.family}."
+            )
+    env = envs[0]
+    records = env.declared_records()
+    names = env.step_values()
+    if any(r.dtype == "list<int64>" for r in records if r.name in set(names)):
+        raise ValueError(
+            f"{type(env).__name__} declares a list record besides the action; values "
+            "returned in Step.values are scalars."
+        )
+    return records, names
+
+
+def _lockstep(size: int, what: str) -> None:
+    """With several runs in lockstep, every environment must ``what``."""
+    if size > 1:
+        raise ValueError(
+            f"envs must {what} to run seeds in lockstep (replay environments run seed "
+            "by seed)."
+        )
+
+
+def _row(
+    step: Step,
+    timing: tuple[float, float],
+    n_updates: int,
+    events: int,
+    propensity: float | None,
+    names: tuple[str, ...],
+    env: Environment,
+) -> tuple[float, ...]:
+    """One round's record: the loop's values, then the environment's declared ones."""
+    row: tuple[float, ...] = (
+        step.regret,
+        step.reward,
+        *timing,
+        n_updates,
+        events,
+        math.nan if propensity is None else propensity,
     )
+    values = step.values
+    if names or values is not None:
+        if values is None or values.keys() != set(names):
+            _values_error(values, names, env)
+        row += tuple(values[k] for k in names)
+    return row
+
+
+def _label(policy: Policy) -> str:
+    return policy.registry_name or type(policy).__name__
 
 
 def result_from_rows(
@@ -268,8 +379,8 @@ def result_from_rows(
 
     Each row is (regret, reward, act seconds, update seconds, n_updates, events read,
     propensity, *values) with the environment's step values in the order of ``names``
-    (``env.step_values()``); ``simulate`` and
-    ``core.batched.simulate_seeds`` (one list per seed) gather them so.
+    (``env.step_values()``); the loop of ``simulate`` gathers them so (one list per
+    run).
     """
     table = np.array(rows, dtype=np.float64).reshape(len(rows), 7 + len(names))
     dtypes = {r.name: r.numpy_dtype for r in records}

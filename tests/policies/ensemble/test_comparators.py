@@ -95,10 +95,16 @@ def test_evill_policy_fits_the_mle_then_its_perturbation():
             assert greedy.n_updates == 0 and (greedy.model.theta == 0).all()
     for policy in (greedy, perturbed):
         mle = fit_glm(policy.history.X, policy.history.y, link="logistic", lam=1.0)
-        np.testing.assert_allclose(policy.theta_hat[:, 0], mle.theta, atol=1e-6)
+        np.testing.assert_allclose(
+            policy.perturbations.theta_hat[:, 0], mle.theta, atol=1e-6
+        )
         assert policy.n_updates == 21
-    np.testing.assert_allclose(greedy.model.theta, greedy.theta_hat, atol=1e-9)
-    assert np.abs(perturbed.model.theta - perturbed.theta_hat).max() > 1e-3
+    np.testing.assert_allclose(
+        greedy.model.theta, greedy.perturbations.theta_hat, atol=1e-9
+    )
+    assert (
+        np.abs(perturbed.model.theta - perturbed.perturbations.theta_hat).max() > 1e-3
+    )
     with pytest.raises(ValueError, match="nu"):
         EVILL(nu=-1.0)
 

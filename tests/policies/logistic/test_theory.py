@@ -149,7 +149,7 @@ def test_theory_features_are_theta0_gradients_over_sqrt_m_and_stay_fixed(name):
     np.testing.assert_allclose(
         feats, _grads_at(policy.model.mlp, theta0, X), rtol=1e-12
     )
-    assert policy._feature_scale() == pytest.approx(1 / 2.0)  # 1 / sqrt(m), m = 4
+    assert policy.scorer.feature_scale == pytest.approx(1 / 2.0)  # 1 / sqrt(m), m = 4
     policy.model.fit(policy.history)  # more training leaves the features alone
     np.testing.assert_array_equal(policy.model.evaluate(X)[1], feats)
 

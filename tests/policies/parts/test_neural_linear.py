@@ -225,7 +225,7 @@ def test_scorer_widths_shrink_along_played_directions():
     _, before = scorer.score(arms)
     for _ in range(20):
         scorer.score(arms)
-        _, z = scorer.played(arms, 0)
+        _, _, z = scorer.played(arms, 0)
         scorer.add(z)
     _, after = scorer.score(arms)
     assert after[0] < 0.3 * before[0]

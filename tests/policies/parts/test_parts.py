@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from banditkit.glm import fit_glm
+from banditkit.glm import LogisticLink, fit_glm
 from banditkit.linalg import DiagonalGram, Gram, ShiftedGram
 from banditkit.nn import Trainer, forward_and_grads
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
@@ -28,6 +28,7 @@ from banditkit.policies.parts.selection import (
     pair_argmax,
     top_k,
 )
+from banditkit.policies.parts.weights import SlopeWeights, UnitWeights
 
 
 def _neural(d: int = 3, loss: str = "mse") -> NeuralModel:
@@ -128,7 +129,7 @@ def test_scorer_played_returns_the_features_at_selection_time():
     history = History(2)
     history.append(arms[1], 1.0)
     model.fit(history)  # theta moves; the cached z must not
-    latent, z = scorer.played(arms, 1)
+    _, latent, z = scorer.played(arms, 1)
     np.testing.assert_array_equal(z, G.numpy()[1])
     assert latent == float(f[1])
     scorer.add(z, 2.0)
@@ -256,3 +257,19 @@ def test_constrained_glm_stays_in_its_ball():
     assert np.linalg.norm(ball.theta) == pytest.approx(0.5, rel=1e-6)
     with pytest.raises(ValueError, match="radius"):
         GLMModel(2, lam=1.0, radius=0.0)
+
+
+def test_slope_weights_read_the_latent_after_a_refit():
+    """w = mu'(f) for the logistic link: 1/4 at f = 0, e^2 / (1 + e^2)^2 at f = 2."""
+
+    class Scripted:  # a model whose refitted latent is 0
+        linearised = False
+
+        def latent(self, x):
+            return 0.0
+
+    weights, model = SlopeWeights(LogisticLink()), Scripted()
+    slope_2 = np.exp(2.0) / (1.0 + np.exp(2.0)) ** 2
+    assert weights(model, None, 2.0, False) == pytest.approx(slope_2, rel=1e-12)
+    assert weights(model, None, 2.0, True) == 0.25
+    assert UnitWeights()(model, None, 2.0, True) == 1.0

@@ -1,6 +1,10 @@
 import numpy as np
+import pytest
 
 from banditkit.policies.parts.selection import (
+    Optimistic,
+    RadiusRange,
+    Sampled,
     argmax_random_tie,
     gaussian_sample,
     optimistic_argmax,
@@ -32,3 +36,27 @@ def test_gaussian_sample_frequencies():
     )
     # sd of the frequency ~ sqrt(0.64 * 0.36 / 4000) = 0.0076; tolerance 4 sd.
     assert abs(wins / n - 0.638) < 0.03
+
+
+@pytest.mark.parametrize("rule", [Optimistic(), Sampled(), Optimistic(1e-12)])
+def test_a_known_radius_selects_as_select_with_its_widths(rule) -> None:
+    """select_bracketed at a known B: the choice (and draws) of select(nu B norms)."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        mean, norms = rng.standard_normal(5), rng.random(5)
+        nu, radius = rng.random(), rng.random() * 3
+        seed = int(rng.integers(1000))
+        got = rule.select_bracketed(
+            mean, norms, RadiusRange.known(nu, radius), np.random.default_rng(seed)
+        )
+        width = (nu * radius) * norms
+        assert got == rule.select(mean, width, np.random.default_rng(seed))
+
+
+def test_bounds_decide_without_reading_the_radius_when_they_can() -> None:
+    mean, norms = np.array([1.0, 0.0, 0.2]), np.array([0.1, 0.2, 0.1])
+    unread = RadiusRange(1.0, 1.0, 2.0, True, lambda: pytest.fail("read B(d_eff)"))
+    assert Optimistic().select_bracketed(mean, norms, unread, None) == 0
+    close = RadiusRange(1.0, 1.0, 20.0, True, lambda: 12.0)  # 0 wins at 1, 1 at 20
+    expected = Optimistic().select(mean, 12.0 * norms, None)
+    assert Optimistic().select_bracketed(mean, norms, close, None) == expected == 1

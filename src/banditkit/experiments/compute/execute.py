@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from banditkit import core
-from banditkit.core.batched import batched_policy, simulate_seeds
+from banditkit.core.members import stack
+from banditkit.core.simulate import simulate_seeds
 from banditkit.core.records import Record
 from banditkit.core.simulate import RunResult
 from banditkit.experiments.compute.threads import single_threaded
@@ -124,7 +125,7 @@ def compute_item(item: Task) -> list[RunRecord]:
 
 
 def compute_seed_group(group: SeedGroup) -> list[RunRecord]:
-    """Compute the runs of ``group`` as one batch (``core.batched.simulate_seeds``).
+    """Compute the runs of ``group`` as one batch (``core.simulate.simulate_seeds``).
 
     Each record is that of ``compute_run`` for its spec up to the order of floating-point
     operations in the policy; its ``meta`` adds ``batched_seeds`` (the group's size), and
@@ -146,14 +147,14 @@ def compute_seed_group(group: SeedGroup) -> list[RunRecord]:
                 core.make_policy(s.policy_name, **s.policy_params, seed=s.seed)
                 for s in specs
             ]
-            batch = batched_policy(policies)
+            batch = stack(policies)
             if batch is None:
                 return [compute_run(spec) for spec in specs]
             envs = [core.make_env(s.env_name, **s.env_params) for s in specs]
             if policies[0].needs_torch:  # the one-time import, outside the clock
                 import_module("torch")
             results = simulate_seeds(
-                policies, envs, specs[0].horizon, [s.seed for s in specs], batch=batch
+                policies, envs, specs[0].horizon, [s.seed for s in specs], members=batch
             )
     except Exception as exc:
         records = []

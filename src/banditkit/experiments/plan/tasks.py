@@ -3,7 +3,7 @@
 A task is one run (:class:`~banditkit.experiments.config.resolved.RunSpec`) or a
 :class:`SeedGroup`: the seeds of one configuration (same environment, policy, parameters and
 horizon) computed as one stacked computation, where the policy offers a batched counterpart
-(``core.batched``; docs/experiments.md, "Seed batching"). A backend computes either kind.
+(``core.members``; docs/experiments.md, "Seed batching"). A backend computes either kind.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 
 from banditkit.core import ENVIRONMENTS, make_policy
-from banditkit.core.batched import batched_policy
+from banditkit.core.members import stack
 from banditkit.envs.replay import ReplayEnv
 from banditkit.experiments.config.resolved import RunSpec
 
@@ -48,7 +48,7 @@ def _batchable(spec: RunSpec) -> bool:
         members = [
             make_policy(spec.policy_name, **spec.policy_params, seed=s) for s in (0, 1)
         ]
-        return batched_policy(members) is not None
+        return stack(members) is not None
     except Exception:  # the run itself will report the error
         return False
 
@@ -59,7 +59,7 @@ def group_seeds(
     """The tasks for ``specs``: runs that differ only in their seed as ``SeedGroup``s.
 
     "off" keeps every run on its own. "on" and "auto" group the seeds of each
-    configuration whose policy offers a batched counterpart (``core.batched``); other
+    configuration whose policy offers a stacked play (``core.members.stack``); other
     runs stay single. "auto" also splits a group into up to ``jobs`` parts when there
     are fewer tasks than workers (each part keeps at least two seeds), so that batching
     does not leave workers idle; "on" keeps one group per configuration.

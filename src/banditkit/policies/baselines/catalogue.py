@@ -8,22 +8,31 @@ share: K fixed at the first round and changed only by :meth:`~PerArmPolicy.add_a
 (:meth:`~PerArmPolicy.fit` starts afresh), and the request for shared contexts from the
 classification environments (:func:`ask_shared`).
 
-A subclass provides ``_allocate(n_arms)`` (fresh state for K arms), ``_learn(arm, x, reward)``
-(one round), ``_add_arm()`` and ``_drop_arm(arm)``, and may override ``_learned()`` (called
-after each round).
+A subclass keeps its per-arm state as named (K, ...) stacks (``_stacks``, each entry
+``_fresh_arm()`` for an arm never played: allocated, grown, cut and saved here) or provides
+``_allocate(n_arms)``, ``_add_arm()``, ``_drop_arm(arm)`` and the state itself; it provides
+``_learn(arm, x, reward)`` (one round) and may override ``_learned()`` (called after each
+round).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from banditkit.core import Context, ContextualPolicy
 from banditkit.core.environment import Environment
+from banditkit.core.params import learned
 from banditkit.core.types import Action, Feedback
-from banditkit.core.validation import ArgumentTypeError, check_finite_array, check_int
+from banditkit.core.validation import (
+    ArgumentTypeError,
+    check_finite_array,
+    check_int,
+    check_spd,
+    check_state_array,
+)
 
 __all__ = ["PerArmPolicy", "ask_shared", "check_batch"]
 
@@ -57,53 +66,9 @@ def check_batch(
     """
     known_d = None if fresh else policy.d
     known_k = None if fresh else getattr(policy, "n_arms", None)
-    if isinstance(contexts, np.ndarray):
-        rows = check_finite_array("contexts", contexts)
-        if rows.ndim not in (2, 3) or 0 in rows.shape[1:]:
-            raise ValueError(
-                "contexts must be an (n, d) array of shared contexts or an (n, K, d) "
-                f"array of per-arm features; got shape {rows.shape}."
-            )
-    elif isinstance(contexts, Sequence) and all(
-        isinstance(c, Context) for c in contexts
-    ):
-        if len(contexts) == 0:
-            rows = np.zeros((0, 1 if known_d is None else known_d))
-        else:
-            shapes = {c.arms.shape for c in contexts}
-            if len(shapes) != 1:
-                raise ValueError(
-                    f"contexts must all have the same number of arms and dimension; got {sorted(shapes)}."
-                )
-            rows = np.stack([c.arms for c in contexts])
-    else:
-        raise ArgumentTypeError(
-            "contexts must be a numpy array or a list of banditkit Contexts; got "
-            f"{type(contexts).__name__}."
-        )
+    rows = _rows_of(contexts, known_d)
     n = rows.shape[0]
-    d = rows.shape[-1]
-    if known_d is not None and d != known_d:
-        raise ValueError(
-            f"contexts have dimension {d} but this policy was built for d={known_d}."
-        )
-    k = rows.shape[1] if rows.ndim == 3 else None
-    if n_arms is not None:
-        n_arms = check_int("n_arms", n_arms, low=1)
-        if k is not None and n_arms != k:
-            raise ValueError(f"n_arms={n_arms} but contexts have {k} arms.")
-        k = n_arms
-    if known_k is not None:
-        if k is not None and k != known_k:
-            raise ValueError(
-                f"contexts have {k} arms (n_arms) but this policy models {known_k}."
-            )
-        k = known_k
-    if k is None:
-        raise ValueError(
-            "n_arms is needed: the policy has not seen a round and (n, d) shared "
-            "contexts do not say how many arms there are."
-        )
+    k = _arm_count(rows, n_arms, known_k)
     acts = np.asarray(actions)
     if acts.shape != (n,) or (n and acts.dtype.kind not in "iu"):
         raise ValueError(
@@ -129,6 +94,62 @@ def check_batch(
     return rows, acts.astype(np.int64), rews.astype(np.float64), k
 
 
+def _rows_of(contexts: Any, known_d: int | None) -> np.ndarray:
+    """The (n, d) shared contexts or (n, K, d) per-arm features of a logged batch."""
+    if isinstance(contexts, np.ndarray):
+        rows = check_finite_array("contexts", contexts)
+        if rows.ndim not in (2, 3) or 0 in rows.shape[1:]:
+            raise ValueError(
+                "contexts must be an (n, d) array of shared contexts or an (n, K, d) "
+                f"array of per-arm features; got shape {rows.shape}."
+            )
+    elif isinstance(contexts, Sequence) and all(
+        isinstance(c, Context) for c in contexts
+    ):
+        if len(contexts) == 0:
+            rows = np.zeros((0, 1 if known_d is None else known_d))
+        else:
+            shapes = {c.arms.shape for c in contexts}
+            if len(shapes) != 1:
+                raise ValueError(
+                    f"contexts must all have the same number of arms and dimension; got {sorted(shapes)}."
+                )
+            rows = np.stack([c.arms for c in contexts])
+    else:
+        raise ArgumentTypeError(
+            "contexts must be a numpy array or a list of banditkit Contexts; got "
+            f"{type(contexts).__name__}."
+        )
+    d = rows.shape[-1]
+    if known_d is not None and d != known_d:
+        raise ValueError(
+            f"contexts have dimension {d} but this policy was built for d={known_d}."
+        )
+    return rows
+
+
+def _arm_count(rows: np.ndarray, n_arms: int | None, known_k: int | None) -> int:
+    """K of a batch: from its per-arm rows, ``n_arms`` or the policy, which must agree."""
+    k = rows.shape[1] if rows.ndim == 3 else None
+    if n_arms is not None:
+        n_arms = check_int("n_arms", n_arms, low=1)
+        if k is not None and n_arms != k:
+            raise ValueError(f"n_arms={n_arms} but contexts have {k} arms.")
+        k = n_arms
+    if known_k is not None:
+        if k is not None and k != known_k:
+            raise ValueError(
+                f"contexts have {k} arms (n_arms) but this policy models {known_k}."
+            )
+        k = known_k
+    if k is None:
+        raise ValueError(
+            "n_arms is needed: the policy has not seen a round and (n, d) shared "
+            "contexts do not say how many arms there are."
+        )
+    return k
+
+
 def ask_shared(env: Environment) -> bool:
     """Ask ``env`` to serve shared contexts to a per-arm policy, if it can.
 
@@ -146,11 +167,16 @@ class PerArmPolicy(ContextualPolicy):
         n_arms: K, the arms the policy models (None before the first round).
     """
 
-    n_arms: int | None = None
+    n_arms: int | None = learned(default=None)
+
+    #: The (K, ...) arrays that hold one entry per arm, in the saved state.
+    _stacks: ClassVar[tuple[str, ...]] = ()
+    #: The stacks of symmetric positive-definite matrices (checked when a state loads).
+    _spd_stacks: ClassVar[tuple[str, ...]] = ()
 
     # ------------------------------------------------------------------ subclass hooks
-    def _allocate(self, n_arms: int) -> None:
-        """Fresh state for ``n_arms`` arms (``self.d`` is known)."""
+    def _fresh_arm(self) -> dict[str, np.ndarray]:
+        """The entry of each stack for an arm that has never been played."""
         raise NotImplementedError
 
     def _learn(self, arm: int, x: np.ndarray, reward: float) -> None:
@@ -160,13 +186,58 @@ class PerArmPolicy(ContextualPolicy):
     def _learned(self) -> None:
         """Called after each learned round (override)."""
 
+    def _removed(self, arm: int) -> None:
+        """React to the removal of ``arm`` from the stacks (override)."""
+
+    # ------------------------------------------------------------------ the stacks
+    def _allocate(self, n_arms: int) -> None:
+        """Fresh state for ``n_arms`` arms (``self.d`` is known)."""
+        self.n_arms = n_arms
+        for name, value in self._fresh_arm().items():
+            setattr(self, name, np.repeat(value[None], n_arms, axis=0))
+
     def _add_arm(self) -> None:
-        """Append the state of an arm that has never been played."""
-        raise NotImplementedError
+        """Append the state of an arm that has never been played to every stack."""
+        for name, value in self._fresh_arm().items():
+            setattr(
+                self, name, np.concatenate([getattr(self, name), value[None]], axis=0)
+            )
 
     def _drop_arm(self, arm: int) -> None:
         """Drop the state of arm ``arm`` (``self.n_arms`` is still K)."""
-        raise NotImplementedError
+        keep = np.arange(self.n_arms or 0) != arm
+        for name in self._stacks:
+            setattr(self, name, getattr(self, name)[keep])
+        self._removed(arm)
+
+    def _state(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._stacks}
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        """Restore the stacks, each checked against a fresh arm's entry (K, ...).
+
+        Every stack must hold K entries of a fresh arm's shape and dtype (K from
+        ``counts``, which must be >= 0), and each matrix of :attr:`_spd_stacks` must be
+        symmetric positive-definite.
+        """
+        fresh = self._fresh_arm()
+        counts = check_state_array("counts", state["counts"], (None,), low=0)
+        stacks = {
+            name: check_state_array(
+                name,
+                state[name],
+                (counts.shape[0], *fresh[name].shape),
+                dtype=fresh[name].dtype,
+                low=0 if name == "counts" else None,
+            )
+            for name in self._stacks
+        }
+        for name in self._spd_stacks:
+            for a, matrix in enumerate(stacks[name]):
+                check_spd(f"{name}[{a}]", matrix, matrix.shape[0])
+        for name, value in stacks.items():
+            setattr(self, name, value)
+        self.n_arms = int(counts.shape[0])
 
     # ------------------------------------------------------------------ rounds
     def _setup(self, ctx: Context) -> None:

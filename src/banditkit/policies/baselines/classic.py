@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from banditkit.core import POLICIES, Context, ContextualPolicy
+from banditkit.core.params import Real, param
 from banditkit.core.types import Action, Feedback
-from banditkit.core.validation import check_int, check_scalar, check_state_array
+from banditkit.core.validation import check_int, check_state_array
 from banditkit.policies.parts.selection import argmax_random_tie
 
 if TYPE_CHECKING:
@@ -148,9 +149,6 @@ class UCB1(_PerArmPolicy):
         True
     """
 
-    def __init__(self, *, seed: int = 0) -> None:
-        super().__init__(seed=seed)
-
     def index(self) -> np.ndarray:
         """(K,) the UCB1 index; +inf for an arm not played yet."""
         played = self.counts > 0
@@ -183,9 +181,7 @@ class KLUCB(_PerArmPolicy):
 
     reward_kind = "binary"
 
-    def __init__(self, *, c: float = 0.0, seed: int = 0) -> None:
-        super().__init__(seed=seed)
-        self.c = check_scalar("c", c, low=0.0)
+    c: float = param(Real(low=0.0), default=0.0)
 
     def index(self) -> np.ndarray:
         """(K,) the KL-UCB index; +inf for an arm not played yet."""
@@ -219,9 +215,6 @@ class BernoulliTS(_PerArmPolicy):
     """
 
     reward_kind = "binary"
-
-    def __init__(self, *, seed: int = 0) -> None:
-        super().__init__(seed=seed)
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         reward = float(feedback)

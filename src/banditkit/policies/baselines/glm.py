@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from banditkit.core import POLICIES, Context, ContextualPolicy
+from banditkit.core.params import POSITIVE, Choice, Int, Real, param
 from banditkit.core.types import Action, Feedback
-from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm import LINKS
 from banditkit.linalg import Gram
 from banditkit.policies.parts.history import History
@@ -27,6 +27,7 @@ from banditkit.policies.parts.models import GLMModel
 from banditkit.policies.parts.schedules import Periodic
 from banditkit.policies.parts.scorer import Scorer
 from banditkit.policies.parts.selection import TIE_RTOL, Optimistic, argmax_random_tie
+from banditkit.policies.parts.warmup import WARMUPS, design_plan
 
 __all__ = ["GLMTS", "GLMUCB", "GLMPolicy"]
 
@@ -54,31 +55,18 @@ class GLMPolicy(ContextualPolicy):
         seed: Seed of the policy's own stream.
     """
 
-    def __init__(
-        self,
-        *,
-        nu: float = 1.0,
-        lam: float = 1.0,
-        link: str = "logistic",
-        update_every: int = 10,
-        rewards: str = "auto",
-        warmup: int = 0,
-        warmup_strategy: str = "design",
-        seed: int = 0,
-    ) -> None:
-        from banditkit.policies.parts.warmup import WARMUPS
+    nu: float = param(Real(low=0.0), default=1.0)
+    lam: float = param(POSITIVE, default=1.0)
+    link: str = param(Choice(LINKS), default="logistic")
+    update_every: int = param(Int(low=1), default=10)
+    rewards: str = param(Choice("auto", "real"), default="auto")
+    warmup: int = param(Int(low=0), default=0)
+    warmup_strategy: str = param(Choice(WARMUPS), default="design")
 
-        super().__init__(seed=seed)
-        self.nu = check_scalar("nu", nu, low=0.0)
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self.link = check_choice("link", link, list(LINKS))
-        self.rewards = check_choice("rewards", rewards, ("auto", "real"))
+    def _resolve(self) -> None:
         real = self.link == "identity" or self.rewards == "real"
         self.reward_kind = "real" if real else "binary"
-        self.update_every = check_int("update_every", update_every, low=1)
         self.schedule = Periodic(self.update_every)
-        self.warmup = check_int("warmup", warmup, low=0)
-        self.warmup_strategy = check_choice("warmup_strategy", warmup_strategy, WARMUPS)
 
     def _setup(self, ctx: Context) -> None:
         self._build()
@@ -99,8 +87,6 @@ class GLMPolicy(ContextualPolicy):
         if self.warmup_strategy == "round-robin":
             return i % ctx.n_arms
         if self.warmup_strategy == "design":
-            from banditkit.policies.parts.warmup import design_plan
-
             if self.plan is None:
                 self.plan = design_plan(ctx.arms, self.warmup, self.rng)
                 self.plan_arms = ctx.arms.copy()
@@ -110,6 +96,14 @@ class GLMPolicy(ContextualPolicy):
             if same and i < self.plan.size:
                 return int(self.plan[i])
         return int(self.rng.integers(ctx.n_arms))
+
+    def _act(self, ctx: Context) -> Action:
+        warm = self._warmup_arm(ctx)
+        return self._choose(ctx) if warm is None else warm
+
+    def _choose(self, ctx: Context) -> Action:
+        """The algorithm's choice after the warm-up."""
+        raise NotImplementedError
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)
@@ -163,10 +157,7 @@ class GLMUCB(GLMPolicy):
         True
     """
 
-    def _act(self, ctx: Context) -> Action:
-        warm = self._warmup_arm(ctx)
-        if warm is not None:
-            return warm
+    def _choose(self, ctx: Context) -> Action:
         # x^T theta + nu ||x||_{V^-1}
         mean, width = Scorer(self.model, self.design, nu=self.nu).score(ctx.arms)
         return Optimistic(TIE_RTOL).select(mean, width, self.rng)
@@ -186,9 +177,6 @@ class GLMTS(GLMPolicy):
         True
     """
 
-    def _act(self, ctx: Context) -> Action:
-        warm = self._warmup_arm(ctx)
-        if warm is not None:
-            return warm
+    def _choose(self, ctx: Context) -> Action:
         theta = self.model.sample_theta(self.rng, self.nu, self.history)
         return argmax_random_tie(ctx.arms @ theta, self.rng, TIE_RTOL)

@@ -42,21 +42,17 @@ import numpy as np
 
 from banditkit.core import POLICIES, Context
 from banditkit.core.environment import Environment
+from banditkit.core.params import POSITIVE, Int, Real, learned, param
 from banditkit.core.types import Action
-from banditkit.core.validation import (
-    check_int,
-    check_scalar,
-    check_spd,
-    check_state_array,
-)
-from banditkit.policies.baselines.perarm import PerArmRidgePolicy
-from banditkit.policies.parts.selection import TIE_RTOL, argmax_random_tie
+from banditkit.core.validation import check_spd, check_state_array
+from banditkit.policies.baselines.catalogue import PerArmPolicy
+from banditkit.policies.parts.selection import TIE_RTOL, Optimistic
 
 __all__ = ["HybridLinUCB"]
 
 
 @POLICIES.register("linucb-hybrid")
-class HybridLinUCB(PerArmRidgePolicy):
+class HybridLinUCB(PerArmPolicy):
     """Hybrid LinUCB [Li2010, Alg. 2]: beta shared by all arms, theta_a per arm.
 
         p_a = z_a^T beta + x_a^T theta_a + nu * sqrt(s_a)   (see the module docstring)
@@ -92,19 +88,20 @@ class HybridLinUCB(PerArmRidgePolicy):
 
     contract_params: ClassVar[dict[str, Any]] = {"n_shared": 1}
 
-    B: np.ndarray
-    A0: np.ndarray
-    A0_inv: np.ndarray
-    b0: np.ndarray
+    n_shared: int = param(Int(low=0), default=0)
+    nu: float = param(Real(low=0.0), default=1.0)
+    lam: float = param(POSITIVE, default=1.0)
+
+    A_inv: np.ndarray = learned()
+    B: np.ndarray = learned()
+    b: np.ndarray = learned()
+    counts: np.ndarray = learned()
+    A0: np.ndarray = learned()
+    A0_inv: np.ndarray = learned()
+    b0: np.ndarray = learned()
 
     _stacks: ClassVar[tuple[str, ...]] = ("A_inv", "B", "b", "counts")
-
-    def __init__(
-        self, *, n_shared: int = 0, nu: float = 1.0, lam: float = 1.0, seed: int = 0
-    ) -> None:
-        super().__init__(lam=lam, seed=seed)
-        self.n_shared = check_int("n_shared", n_shared, low=0)
-        self.nu = check_scalar("nu", nu, low=0.0)
+    _spd_stacks: ClassVar[tuple[str, ...]] = ("A_inv",)
 
     # ------------------------------------------------------------------ state
     @property
@@ -165,10 +162,6 @@ class HybridLinUCB(PerArmRidgePolicy):
         resid = self.b - self.B @ self.beta
         return np.einsum("kij,kj->ki", self.A_inv, resid)
 
-    @theta.setter
-    def theta(self, value: np.ndarray) -> None:
-        """Ignore assignments of the base class: theta is derived from the state."""
-
     def _learn(self, arm: int, x: np.ndarray, reward: float) -> None:
         """Alg. 2, lines 17-23, on the played arm's row ``x`` = [z, x_a] and ``reward``."""
         k = self.n_shared
@@ -206,9 +199,13 @@ class HybridLinUCB(PerArmRidgePolicy):
         )
         return mean, np.maximum(width2, 0.0)
 
+    def _learned(self) -> None:
+        """The estimates are re-computed every round."""
+        self._n_updates += 1
+
     def _act(self, ctx: Context) -> Action:
         mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
-        return argmax_random_tie(mean + self.nu * np.sqrt(width2), self.rng, TIE_RTOL)
+        return Optimistic(TIE_RTOL).select(mean, self.nu * np.sqrt(width2), self.rng)
 
 
 def _sym_inverse(A: np.ndarray) -> np.ndarray:

@@ -19,8 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from banditkit.core import POLICIES, Context, ContextualPolicy
+from banditkit.core.params import POSITIVE, Real, param
 from banditkit.core.types import Action, Feedback
-from banditkit.core.validation import check_scalar
 from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models import RidgeModel
 from banditkit.policies.parts.scorer import Scorer
@@ -42,9 +42,7 @@ class RidgePolicy(ContextualPolicy):
         seed: Seed of the policy's own stream.
     """
 
-    def __init__(self, *, lam: float = 1.0, seed: int = 0) -> None:
-        super().__init__(seed=seed)
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+    lam: float = param(POSITIVE, default=1.0)
 
     def _setup(self, ctx: Context) -> None:
         self._build()
@@ -92,9 +90,9 @@ class LinUCB(RidgePolicy):
         True
     """
 
-    def __init__(self, *, nu: float = 1.0, lam: float = 1.0, seed: int = 0) -> None:
-        super().__init__(lam=lam, seed=seed)
-        self.nu = check_scalar("nu", nu, low=0.0)
+    nu: float = param(Real(low=0.0), default=1.0)
+
+    def _resolve(self) -> None:
         self._scorer: Scorer | None = None
         self._rule = Optimistic(TIE_RTOL)
 
@@ -126,9 +124,7 @@ class LinTS(RidgePolicy):
         True
     """
 
-    def __init__(self, *, nu: float = 1.0, lam: float = 1.0, seed: int = 0) -> None:
-        super().__init__(lam=lam, seed=seed)
-        self.nu = check_scalar("nu", nu, low=0.0)
+    nu: float = param(Real(low=0.0), default=1.0)
 
     def _act(self, ctx: Context) -> Action:
         theta = self.model.sample_theta(self.rng, self.nu)
@@ -155,11 +151,7 @@ class EpsGreedy(RidgePolicy):
         True
     """
 
-    def __init__(
-        self, *, epsilon: float = 0.1, lam: float = 1.0, seed: int = 0
-    ) -> None:
-        super().__init__(lam=lam, seed=seed)
-        self.epsilon = check_scalar("epsilon", epsilon, low=0.0, high=1.0)
+    epsilon: float = param(Real(low=0.0, high=1.0), default=0.1)
 
     def _act(self, ctx: Context) -> Action:
         scores = self.model.predict(ctx.arms)

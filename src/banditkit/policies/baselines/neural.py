@@ -1,14 +1,12 @@
-"""Neural contextual bandits: NeuralUCB and NeuralTS, and the shared neural base.
+"""Neural contextual bandits: NeuralUCB and NeuralTS.
 
-Each neural policy (here and in ``policies.neurallog``) is a choice of the same four
-parts (``policies.scored``):
+Both are one composition of the scored parts (``parts.scored``), and differ by the rule
+and the radius they hand in:
 
     model        nn.MLP fitted by nn.Trainer (NeuralModel)     f(x; theta)
-    uncertainty  linalg (Diagonal)Gram of nn.forward_and_grads  ||g||_{A^-1}, radius B(d_eff)
-    selection    optimistic_argmax or gaussian_sample
+    uncertainty  linalg (Diagonal)Gram of the gradients g / sqrt(m), Z = lam I + sum g g^T / m
+    selection    Optimistic (NeuralUCB, B = 1) or Sampled (NeuralTS, B = sqrt(lam))
     schedule     Periodic(update_every)
-
-``NeuralScoredPolicy`` validates the network hyper-parameters once for all of them.
 
 References:
     [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based
@@ -22,77 +20,91 @@ import math
 from typing import TYPE_CHECKING
 
 from banditkit.core import POLICIES
-from banditkit.core.validation import check_bool, check_choice, check_int, check_scalar
-from banditkit.glm import LogisticLink
-from banditkit.linalg import GRAMS
+from banditkit.core.params import POSITIVE, Choice, Flag, Int, Real, param
+from banditkit.linalg import GRAMS, make_gram
+from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models import NeuralModel
 from banditkit.policies.parts.models.neural import DTYPES
-from banditkit.policies.parts.scored import ScoredPolicy
+from banditkit.policies.parts.schedules import Periodic
+from banditkit.policies.parts.scored import ScoredParts, ScoredPolicy
+from banditkit.policies.parts.scorer import Scorer
+from banditkit.policies.parts.selection import ArmRule, Optimistic, Sampled
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["LOSS_REDUCTIONS", "NeuralScoredPolicy", "NeuralTS", "NeuralUCB"]
+__all__ = ["LOSS_REDUCTIONS", "NeuralBandit", "NeuralTS", "NeuralUCB"]
 
-MODES = ("practical", "theory")
 LOSS_REDUCTIONS = {"mean_scaled": "mean", "sum": "sum"}
-REG_CENTERS = ("zero", "init")
-MEAN_SCALES = ("probability", "latent")
 #: Gradient methods of the training (``nn.StackedMLP.forward_vjp``).
 GRAD_METHODS = ("auto", "torch.func", "backprop")
-LAMBDA_SCHEDULES = ("fixed", "adaptive")
-_LINK = LogisticLink()
 #: Retries at lr / 10 of a diverging refit (``NeuralModel.backtrack``).
 BACKTRACK = 3
 
 
-class NeuralScoredPolicy(ScoredPolicy):
-    """ScoredPolicy with the network hyper-parameters shared by every neural policy.
+class NeuralBandit(ScoredPolicy):
+    """The hyper-parameters and the parts of NeuralUCB and NeuralTS.
 
-    ``_set_network`` validates them once, for ``NeuralUCB`` / ``NeuralTS`` and the
-    NeuralLog family alike; each concrete class still lists its keyword parameters
-    in its own ``__init__`` (``get_params`` reads the signature).
+    The arguments are documented on ``NeuralUCB``; ``_parts`` composes the model, the
+    Gram and the schedule around the rule and the radius that each algorithm hands in.
     """
 
-    width: int
-    depth: int
-    lr: float | None
-    steps: int
-    loss_reduction: str
     contract_params = {"width": 8, "update_every": 3, "steps": 10}  # noqa: RUF012
 
-    def _set_network(
-        self,
-        *,
-        width: int,
-        depth: int,
-        lr: float | None,
-        steps: int,
-        update_every: int,
-        gram: str,
-        loss_reduction: str,
-    ) -> None:
-        """Validate and store the network and training hyper-parameters.
+    nu: float = param(Real(low=0.0), default=0.1)
+    lam: float = param(POSITIVE, default=0.01)
+    width: int = param(Int(low=2, even=True), default=100)
+    depth: int = param(Int(low=2), default=2)
+    lr: float = param(POSITIVE, default=0.01)
+    steps: int = param(Int(low=1), default=50)
+    update_every: int = param(Int(low=1), default=20)
+    gram: str = param(Choice(GRAMS), default="diagonal")
+    loss_reduction: str = param(Choice(LOSS_REDUCTIONS), default="mean_scaled")
+    backtrack: int = param(Int(low=0), default=BACKTRACK)
+    dtype: str = param(Choice(DTYPES), default="float64")
+    grouped: bool = param(Flag(), default=False)
+    grad_method: str = param(Choice(GRAD_METHODS), default="auto")
+    block_input: bool = param(Flag(), default=True)
 
-        Stores width (even, >= 2), depth (>= 2), lr (> 0, or None), steps (>= 1),
-        update_every (>= 1), gram ("diagonal" or "full") and loss_reduction.
-        """
-        width = check_int("width", width, low=2)
-        if width % 2:
-            raise ValueError(f"width must be an even int >= 2; got {width!r}.")
-        self.width = width
-        self.depth = check_int("depth", depth, low=2)
-        self.lr = None if lr is None else check_scalar("lr", lr, low=0.0, low_open=True)
-        self.steps = check_int("steps", steps, low=1)
-        self.update_every = check_int("update_every", update_every, low=1)
-        self.gram = check_choice("gram", gram, GRAMS)
-        self.loss_reduction = check_choice(
-            "loss_reduction", loss_reduction, list(LOSS_REDUCTIONS)
+    def _parts(
+        self, d: int, generator: torch.Generator, rule: ArmRule, radius: float
+    ) -> ScoredParts:
+        # PyTorch is imported here, not when the registry is built
+        from banditkit.nn import Trainer
+
+        # [Zhou2020, Alg. 1]: sum (f - r)^2 / 2 + m lam ||theta - theta_0||^2 / 2
+        trainer = Trainer(
+            loss="mse",
+            lam=self.width * self.lam,
+            center="init",
+            lr=self.lr,
+            steps=self.steps,
+            reduction=LOSS_REDUCTIONS[self.loss_reduction],
+            method=self.grad_method,
         )
+        model = NeuralModel(
+            d,
+            width=self.width,
+            depth=self.depth,
+            trainer=trainer,
+            generator=generator,
+            backtrack=self.backtrack,
+            dtype=self.dtype,
+            grouped=self.grouped,
+        )
+        scorer = Scorer(
+            model,
+            make_gram(self.gram, model.n_params, self.lam),
+            nu=self.nu,
+            radius=lambda d_eff: radius,
+            feature_scale=1.0
+            / math.sqrt(self.width),  # [Zhou2020, Alg. 1]: Z += g g^T / m
+        )
+        return ScoredParts(History(d), scorer, rule, Periodic(self.update_every))
 
 
 @POLICIES.register("neural-ucb")
-class NeuralUCB(NeuralScoredPolicy):
+class NeuralUCB(NeuralBandit):
     """NeuralUCB [Zhou2020, Alg. 1]: play the arm with the largest upper confidence bound.
 
         score(k) = f(x_k; theta) + nu * sqrt(g_k^T Z^-1 g_k / width),
@@ -168,84 +180,12 @@ class NeuralUCB(NeuralScoredPolicy):
         True
     """
 
-    def __init__(
-        self,
-        *,
-        nu: float = 0.1,
-        lam: float = 0.01,
-        width: int = 100,
-        depth: int = 2,
-        lr: float = 0.01,
-        steps: int = 50,
-        update_every: int = 20,
-        gram: str = "diagonal",
-        loss_reduction: str = "mean_scaled",
-        backtrack: int = BACKTRACK,
-        dtype: str = "float64",
-        grouped: bool = False,
-        grad_method: str = "auto",
-        block_input: bool = True,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self.block_input = check_bool("block_input", block_input)
-        self.nu = check_scalar("nu", nu, low=0.0)
-        self.grad_method = check_choice("grad_method", grad_method, GRAD_METHODS)
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self.backtrack = check_int("backtrack", backtrack, low=0)
-        self.dtype = check_choice("dtype", dtype, DTYPES)
-        self.grouped = check_bool("grouped", grouped)
-        self._set_network(
-            width=width,
-            depth=depth,
-            lr=lr,
-            steps=steps,
-            update_every=update_every,
-            gram=gram,
-            loss_reduction=loss_reduction,
-        )
-
-    def _make_model(self, d: int, generator: torch.Generator) -> NeuralModel:
-        # PyTorch is imported here, not when the registry is built
-        from banditkit.nn import Trainer
-
-        assert self.lr is not None
-        # [Zhou2020, Alg. 1]: sum (f - r)^2 / 2 + m lam ||theta - theta_0||^2 / 2
-        trainer = Trainer(
-            loss="mse",
-            lam=self.width * self.lam,
-            center="init",
-            lr=self.lr,
-            steps=self.steps,
-            reduction=LOSS_REDUCTIONS[self.loss_reduction],
-            method=self.grad_method,
-        )
-        return NeuralModel(
-            d,
-            width=self.width,
-            depth=self.depth,
-            trainer=trainer,
-            generator=generator,
-            backtrack=self.backtrack,
-            dtype=self.dtype,
-            grouped=self.grouped,
-        )
-
-    def _ridge(self) -> float:
-        return self.lam
-
-    def _feature_scale(self) -> float:
-        return 1.0 / math.sqrt(self.width)  # [Zhou2020, Alg. 1]: Z += g g^T / m
-
-    def _effdim_scale(self) -> float | None:
-        return None
-
-    def _radius(self, d_eff: float) -> float:
-        return 1.0
+    def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
+        return self._parts(d, generator, Optimistic(), radius=1.0)
 
 
 @POLICIES.register("neural-ts")
-class NeuralTS(NeuralUCB):
+class NeuralTS(NeuralBandit):
     """NeuralTS [Zhang2021, Alg. 1]: sample a reward per arm, play the largest sample.
 
         r_k ~ N(f(x_k; theta), nu^2 * lam * g_k^T Z^-1 g_k / width)
@@ -281,7 +221,6 @@ class NeuralTS(NeuralUCB):
         True
     """
 
-    sampling = True
-
-    def _radius(self, d_eff: float) -> float:
-        return math.sqrt(self.lam)
+    def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
+        # [Zhang2021, Alg. 1]: sigma_k = nu sqrt(lam) ||g_k / sqrt(m)||_{Z^-1}
+        return self._parts(d, generator, Sampled(), radius=math.sqrt(self.lam))

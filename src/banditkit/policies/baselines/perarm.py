@@ -31,21 +31,19 @@ References:
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
 from banditkit.core import POLICIES, Context
+from banditkit.core.params import POSITIVE, Real, fixed, learned, param
 from banditkit.core.types import Action
-from banditkit.core.validation import (
-    check_scalar,
-    check_spd,
-    check_state_array,
-)
 from banditkit.policies.baselines.catalogue import PerArmPolicy, ask_shared, check_batch
 from banditkit.policies.parts.selection import (
     TIE_RTOL,
-    argmax_random_tie,
+    Optimistic,
+    Rule,
+    Sampled,
     epsilon_greedy,
 )
 
@@ -56,7 +54,35 @@ __all__ = [
     "PerArmRidgePolicy",
     "ask_shared",
     "check_batch",
+    "linear_scores",
 ]
+
+
+def linear_scores(
+    theta: np.ndarray, inverse: np.ndarray, X: np.ndarray, shared: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-arm means x_a^T theta_a (K,) and squared widths x_a^T M_a x_a (K,), all arms at once.
+
+    Args:
+        theta: (K, d) per-arm estimates.
+        inverse: (K, d, d) per-arm matrices M_a (A_a^-1, or a Laplace H_a^-1).
+        X: (K, d) the arms' rows (one shared row when ``shared``: row 0 for every arm).
+        shared: Whether every arm sees the same context.
+
+    Example:
+        >>> mean, width2 = linear_scores(np.eye(2), np.stack([np.eye(2)] * 2),
+        ...                              np.ones((2, 2)), True)
+        >>> mean.tolist(), width2.tolist()
+        ([1.0, 1.0], [2.0, 2.0])
+    """
+    if shared:
+        x = X[0]
+        mean = theta @ x
+        width2 = (inverse @ x) @ x
+    else:
+        mean = np.einsum("kj,kj->k", theta, X)
+        width2 = np.einsum("ki,kij,kj->k", X, inverse, X, optimize=False)
+    return mean, np.maximum(width2, 0.0)
 
 
 class PerArmRidgePolicy(PerArmPolicy):
@@ -77,24 +103,22 @@ class PerArmRidgePolicy(PerArmPolicy):
         counts: (K,) rounds each arm was played.
     """
 
-    def __init__(self, *, lam: float = 1.0, seed: int = 0) -> None:
-        super().__init__(seed=seed)
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self.n_arms = None
+    nu: float = param(Real(low=0.0), default=1.0)
+    lam: float = param(POSITIVE, default=1.0)
 
-    A_inv: np.ndarray
-    b: np.ndarray
-    theta: np.ndarray
-    counts: np.ndarray
+    #: The selection rule on the means and widths nu * sqrt(x_a^T A_a^-1 x_a).
+    rule: ClassVar[Rule]
 
-    #: The (K, ...) arrays that hold one entry per arm, in the saved state.
+    A_inv: np.ndarray = learned()
+    b: np.ndarray = learned()
+    theta: np.ndarray = learned()
+    counts: np.ndarray = learned()
+
     _stacks: ClassVar[tuple[str, ...]] = ("A_inv", "b", "theta", "counts")
-    #: The stacks of symmetric positive-definite matrices (checked when a state loads).
     _spd_stacks: ClassVar[tuple[str, ...]] = ("A_inv",)
+    #: The stacks of symmetric positive-definite matrices (checked when a state loads).
 
-    # ------------------------------------------------------------------ state
     def _fresh_arm(self) -> dict[str, np.ndarray]:
-        """The entry of each stack for an arm that has never been played."""
         assert self.d is not None
         d = self.d
         return {
@@ -103,40 +127,6 @@ class PerArmRidgePolicy(PerArmPolicy):
             "theta": np.zeros(d),
             "counts": np.zeros((), dtype=np.int64),
         }
-
-    def _allocate(self, n_arms: int) -> None:
-        self.n_arms = n_arms
-        for name, value in self._fresh_arm().items():
-            setattr(self, name, np.repeat(value[None], n_arms, axis=0))
-
-    def _state(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self._stacks}
-
-    def _load_state(self, state: dict[str, Any]) -> None:
-        """Restore the stacks, each checked against a fresh arm's entry (K, ...).
-
-        Every stack must hold K entries of a fresh arm's shape and dtype (K from
-        ``counts``, which must be >= 0), and each matrix of :attr:`_spd_stacks` must be
-        symmetric positive-definite.
-        """
-        fresh = self._fresh_arm()
-        counts = check_state_array("counts", state["counts"], (None,), low=0)
-        stacks = {
-            name: check_state_array(
-                name,
-                state[name],
-                (counts.shape[0], *fresh[name].shape),
-                dtype=fresh[name].dtype,
-                low=0 if name == "counts" else None,
-            )
-            for name in self._stacks
-        }
-        for name in self._spd_stacks:
-            for a, matrix in enumerate(stacks[name]):
-                check_spd(f"{name}[{a}]", matrix, matrix.shape[0])
-        for name, value in stacks.items():
-            setattr(self, name, value)
-        self.n_arms = int(counts.shape[0])
 
     # ------------------------------------------------------------------ learning
     def _learn(self, arm: int, x: np.ndarray, reward: float) -> None:
@@ -156,31 +146,11 @@ class PerArmRidgePolicy(PerArmPolicy):
         self, X: np.ndarray, shared: bool
     ) -> tuple[np.ndarray, np.ndarray]:
         """Per-arm means x_a^T theta_a and squared widths x_a^T A_a^-1 x_a, all arms at once."""
-        if shared:
-            x = X[0]
-            mean = self.theta @ x
-            width2 = (self.A_inv @ x) @ x
-        else:
-            mean = np.einsum("kj,kj->k", self.theta, X)
-            width2 = np.einsum("ki,kij,kj->k", X, self.A_inv, X, optimize=False)
-        return mean, np.maximum(width2, 0.0)
+        return linear_scores(self.theta, self.A_inv, X, shared)
 
-    # ------------------------------------------------------------------ catalogue hooks
-    def _add_arm(self) -> None:
-        """Append a fresh arm (A = lam I, b = 0) to every stack."""
-        for name, value in self._fresh_arm().items():
-            setattr(
-                self, name, np.concatenate([getattr(self, name), value[None]], axis=0)
-            )
-
-    def _drop_arm(self, arm: int) -> None:
-        keep = np.arange(self.n_arms or 0) != arm
-        for name in self._stacks:
-            setattr(self, name, getattr(self, name)[keep])
-        self._removed(arm)
-
-    def _removed(self, arm: int) -> None:
-        """React to the removal of ``arm`` from the stacks (override)."""
+    def _act(self, ctx: Context) -> Action:
+        mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
+        return self.rule.select(mean, self.nu * np.sqrt(width2), self.rng)
 
 
 @POLICIES.register("linucb-per-arm")
@@ -203,13 +173,7 @@ class PerArmLinUCB(PerArmRidgePolicy):
         True
     """
 
-    def __init__(self, *, nu: float = 1.0, lam: float = 1.0, seed: int = 0) -> None:
-        super().__init__(lam=lam, seed=seed)
-        self.nu = check_scalar("nu", nu, low=0.0)
-
-    def _act(self, ctx: Context) -> Action:
-        mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
-        return argmax_random_tie(mean + self.nu * np.sqrt(width2), self.rng, TIE_RTOL)
+    rule = Optimistic(TIE_RTOL)
 
 
 @POLICIES.register("lints-per-arm")
@@ -236,16 +200,7 @@ class PerArmLinTS(PerArmRidgePolicy):
         True
     """
 
-    def __init__(self, *, nu: float = 1.0, lam: float = 1.0, seed: int = 0) -> None:
-        super().__init__(lam=lam, seed=seed)
-        self.nu = check_scalar("nu", nu, low=0.0)
-
-    def _act(self, ctx: Context) -> Action:
-        mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
-        draws = mean + self.nu * np.sqrt(width2) * self.rng.standard_normal(
-            mean.shape[0]
-        )
-        return argmax_random_tie(draws, self.rng, TIE_RTOL)
+    rule = Sampled(TIE_RTOL)
 
 
 @POLICIES.register("eps-greedy-per-arm")
@@ -269,11 +224,8 @@ class PerArmEpsGreedy(PerArmRidgePolicy):
         True
     """
 
-    def __init__(
-        self, *, epsilon: float = 0.1, lam: float = 1.0, seed: int = 0
-    ) -> None:
-        super().__init__(lam=lam, seed=seed)
-        self.epsilon = check_scalar("epsilon", epsilon, low=0.0, high=1.0)
+    epsilon: float = param(Real(low=0.0, high=1.0), default=0.1)
+    nu = fixed(0.0)  # no widths: the greedy arm, or a uniform one
 
     def _act(self, ctx: Context) -> Action:
         X = ctx.arms

@@ -26,21 +26,18 @@ from typing import Any, ClassVar
 import numpy as np
 
 from banditkit.core import POLICIES, Context
+from banditkit.core.params import POSITIVE, Choice, Int, Real, learned, param
 from banditkit.core.types import Action
-from banditkit.core.validation import (
-    check_choice,
-    check_int,
-    check_scalar,
-    check_state_array,
-)
+from banditkit.core.validation import check_state_array
 from banditkit.glm import LINKS, fit_glm, glm_hessian
-from banditkit.policies.baselines.perarm import PerArmRidgePolicy
-from banditkit.policies.parts.selection import TIE_RTOL, argmax_random_tie
+from banditkit.policies.baselines.catalogue import PerArmPolicy
+from banditkit.policies.baselines.perarm import linear_scores
+from banditkit.policies.parts.selection import TIE_RTOL, Optimistic, Sampled
 
 __all__ = ["PerArmGLMPolicy", "PerArmGLMTS", "PerArmGLMUCB"]
 
 
-class PerArmGLMPolicy(PerArmRidgePolicy):
+class PerArmGLMPolicy(PerArmPolicy):
     """Shared part of the per-arm GLM policies: the logged rows, the refits and the stacks.
 
     Args:
@@ -58,29 +55,25 @@ class PerArmGLMPolicy(PerArmRidgePolicy):
         H_inv: (K, d, d) inverse Laplace precisions at the last fit of each arm.
     """
 
-    H_inv: np.ndarray
-    dirty: np.ndarray
+    nu: float = param(Real(low=0.0), default=1.0)
+    lam: float = param(POSITIVE, default=1.0)
+    link: str = param(Choice(LINKS), default="logistic")
+    update_every: int = param(Int(low=1), default=10)
+    rewards: str = param(Choice("auto", "real"), default="auto")
+
+    A_inv: np.ndarray = learned()
+    H_inv: np.ndarray = learned()
+    theta: np.ndarray = learned()
+    counts: np.ndarray = learned()
+    dirty: np.ndarray = learned()
 
     _stacks: ClassVar[tuple[str, ...]] = ("A_inv", "H_inv", "theta", "counts", "dirty")
     _spd_stacks: ClassVar[tuple[str, ...]] = ("A_inv", "H_inv")
 
-    def __init__(
-        self,
-        *,
-        nu: float = 1.0,
-        lam: float = 1.0,
-        link: str = "logistic",
-        update_every: int = 10,
-        rewards: str = "auto",
-        seed: int = 0,
-    ) -> None:
-        super().__init__(lam=lam, seed=seed)
-        self.nu = check_scalar("nu", nu, low=0.0)
-        self.link = check_choice("link", link, list(LINKS))
-        self.rewards = check_choice("rewards", rewards, ("auto", "real"))
+    def _resolve(self) -> None:
+        super()._resolve()
         real = self.link == "identity" or self.rewards == "real"
         self.reward_kind = "real" if real else "binary"
-        self.update_every = check_int("update_every", update_every, low=1)
 
     def _fresh_arm(self) -> dict[str, np.ndarray]:
         assert self.d is not None
@@ -189,8 +182,9 @@ class PerArmGLMUCB(PerArmGLMPolicy):
     """
 
     def _act(self, ctx: Context) -> Action:
-        mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
-        return argmax_random_tie(mean + self.nu * np.sqrt(width2), self.rng, TIE_RTOL)
+        # the design Gram A_a = lam I + sum x x^T
+        mean, width2 = linear_scores(self.theta, self.A_inv, ctx.arms, ctx.is_shared)
+        return Optimistic(TIE_RTOL).select(mean, self.nu * np.sqrt(width2), self.rng)
 
 
 @POLICIES.register("glm-ts-per-arm")
@@ -208,14 +202,6 @@ class PerArmGLMTS(PerArmGLMPolicy):
     """
 
     def _act(self, ctx: Context) -> Action:
-        X = ctx.arms
-        if ctx.is_shared:
-            x = X[0]
-            mean = self.theta @ x
-            var = (self.H_inv @ x) @ x
-        else:
-            mean = np.einsum("kj,kj->k", self.theta, X)
-            var = np.einsum("ki,kij,kj->k", X, self.H_inv, X)
-        sd = np.sqrt(np.maximum(var, 0.0))
-        draws = mean + self.nu * sd * self.rng.standard_normal(mean.shape[0])
-        return argmax_random_tie(draws, self.rng, TIE_RTOL)
+        # the Laplace precision H_a at the arm's last fit
+        mean, var = linear_scores(self.theta, self.H_inv, ctx.arms, ctx.is_shared)
+        return Sampled(TIE_RTOL).select(mean, self.nu * np.sqrt(var), self.rng)

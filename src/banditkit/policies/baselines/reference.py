@@ -81,9 +81,6 @@ class RandomPolicy(ContextualPolicy):
         True
     """
 
-    def __init__(self, *, seed: int = 0) -> None:
-        super().__init__(seed=seed)
-
     def _act(self, ctx: Context) -> Action:
         self.last_propensity = 1.0 / ctx.n_arms
         return int(self.rng.integers(ctx.n_arms))
@@ -95,9 +92,6 @@ class RandomPolicy(ContextualPolicy):
 @POLICIES.register("oracle")
 class Oracle(_PlaysBestAction, ContextualPolicy):
     """Plays the environment's optimal arm (zero regret); a reference for tests and plots."""
-
-    def __init__(self, *, seed: int = 0) -> None:
-        super().__init__(seed=seed)
 
 
 @POLICIES.register("random-duel")
@@ -113,9 +107,6 @@ class RandomDuel(DuelingPolicy):
         >>> i != j
         True
     """
-
-    def __init__(self, *, seed: int = 0) -> None:
-        super().__init__(seed=seed)
 
     def _act(self, ctx: Context) -> Action:
         k = ctx.n_arms
@@ -137,9 +128,6 @@ class DuelingOracle(_PlaysBestAction, DuelingPolicy):
     By convention the best arm duelling itself, (i*, i*), which has zero average regret.
     """
 
-    def __init__(self, *, seed: int = 0) -> None:
-        super().__init__(seed=seed)
-
 
 @POLICIES.register("random-assortment")
 class RandomAssortment(AssortmentPolicy):
@@ -156,9 +144,6 @@ class RandomAssortment(AssortmentPolicy):
         >>> 1 <= len(offer) <= 2
         True
     """
-
-    def __init__(self, *, seed: int = 0) -> None:
-        super().__init__(seed=seed)
 
     def _act(self, ctx: Context) -> Action:
         k = ctx.n_arms
@@ -177,6 +162,3 @@ class RandomAssortment(AssortmentPolicy):
 @POLICIES.register("oracle-assortment")
 class AssortmentOracle(_PlaysBestAction, AssortmentPolicy):
     """Plays the environment's revenue-maximising assortment (zero regret)."""
-
-    def __init__(self, *, seed: int = 0) -> None:
-        super().__init__(seed=seed)

@@ -43,10 +43,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from banditkit.core import POLICIES, Context, DuelingPolicy
+from banditkit.core.params import POSITIVE, Maybe, Real, param
 from banditkit.core.types import Action, Feedback
-from banditkit.core.validation import check_scalar
 from banditkit.glm.duel_links import get_duel_link
 from banditkit.linalg import Gram
+from banditkit.policies.dueling.network import DUEL_LINK
 from banditkit.policies.parts.history import PairHistory
 
 if TYPE_CHECKING:
@@ -80,23 +81,14 @@ class CoLSTIM(DuelingPolicy):
         True
     """
 
-    def __init__(
-        self,
-        *,
-        lam: float = 0.001,
-        kappa: float = 0.1,
-        gram_lam: float = 1.0,
-        beta: float | None = None,
-        link: Any = "btl",
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self._link = get_duel_link(link)
-        self.link = link
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self.kappa = check_scalar("kappa", kappa, low=0.0, low_open=True)
-        self.gram_lam = check_scalar("gram_lam", gram_lam, low=0.0, low_open=True)
-        self.beta = None if beta is None else check_scalar("beta", beta, low=0.0)
+    lam: float = param(POSITIVE, default=0.001)
+    kappa: float = param(POSITIVE, default=0.1)
+    gram_lam: float = param(POSITIVE, default=1.0)
+    beta: float | None = param(Maybe(Real(low=0.0)), default=None)
+    link: Any = param(DUEL_LINK, default="btl")
+
+    def _resolve(self) -> None:
+        self._link = get_duel_link(self.link)
 
     def _setup(self, ctx: Context) -> None:
         # imported here: banditkit.policies.parts.models also holds the (PyTorch) neural models
@@ -168,23 +160,15 @@ class VACDB(DuelingPolicy):
 
     contract_params: ClassVar[dict[str, Any]] = {"alpha": 0.25}
 
-    def __init__(
-        self,
-        *,
-        alpha: float = 0.01,
-        beta: float = 1.0,
-        kappa: float = 0.1,
-        link: Any = "btl",
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self._link = get_duel_link(link)
-        self.link = link
-        self.alpha = check_scalar("alpha", alpha, low=0.0, high=1.0, low_open=True)
-        if self.alpha >= 1.0:
-            raise ValueError(f"alpha must be < 1; got {alpha!r}.")
-        self.beta = check_scalar("beta", beta, low=0.0)
-        self.kappa = check_scalar("kappa", kappa, low=0.0, low_open=True)
+    alpha: float = param(
+        Real(low=0.0, high=1.0, low_open=True, high_open=True), default=0.01
+    )
+    beta: float = param(Real(low=0.0), default=1.0)
+    kappa: float = param(POSITIVE, default=0.1)
+    link: Any = param(DUEL_LINK, default="btl")
+
+    def _resolve(self) -> None:
+        self._link = get_duel_link(self.link)
         self.n_layers = max(1, math.ceil(math.log2(1.0 / self.alpha)))
 
     def _setup(self, ctx: Context) -> None:

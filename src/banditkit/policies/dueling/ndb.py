@@ -13,7 +13,7 @@ The same asymmetric pair rules as NVLDB-*-ASYM, with the exploration of the whol
     schedule     Periodic(update_every)
 
 Following the recommendation for a like-for-like comparison with NVLDB, the network, the
-optimiser and its settings are NVLDB's (the presets of ``nvldb.PRESETS``). ``gram="full"``
+optimiser and its settings are NVLDB's (the presets of ``network.PRESETS``). ``gram="full"``
 keeps the exact p x p matrix (rank-1 updates of V^-1; ``exact_inverse=True`` refactorises V
 every round in O(p^3), the per-round inverse of the reference implementation, for the
 runtime comparison); ``gram="diagonal"`` keeps diag(V) only, for widths where p x p does not
@@ -29,29 +29,25 @@ References:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from banditkit.core import POLICIES, Context, DuelingPolicy
+from banditkit.core import POLICIES, Context
+from banditkit.core.params import Choice, Flag, param
 from banditkit.core.types import Action, Feedback
-from banditkit.core.validation import check_bool, check_choice, check_int, check_scalar
-from banditkit.glm.duel_links import get_duel_link
-from banditkit.linalg import DiagonalGram, Gram, GramLike
-from banditkit.policies.dueling.nvldb import resolve_preset
+from banditkit.linalg import DiagonalGram, Gram
+from banditkit.policies.dueling.network import NeuralDuelingBase
 from banditkit.policies.dueling.rules import PairRule
 from banditkit.policies.parts.history import PairHistory
 from banditkit.policies.parts.schedules import Periodic
-
-if TYPE_CHECKING:
-    from banditkit.policies.parts.models import NeuralModel
 
 __all__ = ["NDBTS", "NDBUCB", "NeuralDuelingPolicy"]
 
 GRAMS = ("full", "diagonal")
 
 
-class NeuralDuelingPolicy(DuelingPolicy):
+class NeuralDuelingPolicy(NeuralDuelingBase):
     """NDB [Verma2025]: ASYM pairs with full-gradient bonuses (module docstring).
 
     Args:
@@ -70,50 +66,15 @@ class NeuralDuelingPolicy(DuelingPolicy):
         seed: Seed of the policy's streams.
     """
 
-    needs_torch = True
-    exploration: ClassVar[str] = "ucb"
-    contract_params: ClassVar[dict[str, Any]] = {"width": 4, "steps": 2}
+    gram: str = param(Choice(GRAMS), default="full")
+    exact_inverse: bool = param(Flag(), default=False)
 
-    def __init__(
-        self,
-        *,
-        a: float = 1.0,
-        lam: float = 1.0,
-        preset: str = "appendix",
-        width: int | None = None,
-        lr: float | None = None,
-        depth: int = 3,
-        steps: int = 20,
-        update_every: int = 1,
-        gram: str = "full",
-        exact_inverse: bool = False,
-        link: Any = "btl",
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self.a = check_scalar("a", a, low=0.0)
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self.preset = preset
-        self.width = width
-        self.lr = lr
-        self._m, self._lr = resolve_preset(preset, width, lr)
+    def _resolve(self) -> None:
+        super()._resolve()
         if self._m % 2:
             raise ValueError(
                 f"width must be even (mirrored initialisation); got {self._m}."
             )
-        self.depth = check_int("depth", depth, low=2)
-        self.steps = check_int("steps", steps, low=1)
-        self.update_every = check_int("update_every", update_every, low=1)
-        self.gram = check_choice("gram", gram, GRAMS)
-        self.exact_inverse = check_bool("exact_inverse", exact_inverse)
-        self._link = get_duel_link(link)
-        self.link = link
-
-    def _setup(self, ctx: Context) -> None:
-        from banditkit.nn import make_generator
-
-        assert self.d is not None
-        self._build(self.d, make_generator(self.rng))
 
     def _build(self, d: int, generator: Any) -> None:
         from banditkit.nn import Trainer
@@ -128,7 +89,7 @@ class NeuralDuelingPolicy(DuelingPolicy):
             steps=self.steps,
             reduction="sum",
         )
-        self.model: NeuralModel = NeuralModel(
+        self.model = NeuralModel(
             d,
             width=self._m,
             depth=self.depth,
@@ -137,7 +98,7 @@ class NeuralDuelingPolicy(DuelingPolicy):
             pair_link=self._link.glm,
         )
         p = self.model.n_params
-        self.design: GramLike = (
+        self.design = (
             Gram(p, self.lam, refactor_every=1 if self.exact_inverse else 512)
             if self.gram == "full"
             else DiagonalGram(p, self.lam)
@@ -146,11 +107,6 @@ class NeuralDuelingPolicy(DuelingPolicy):
         self.history = PairHistory(d)
         self.selector = PairRule(self.exploration, "asym", a=self.a)
         self.schedule = Periodic(self.update_every)
-
-    def pair_scores(self, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
-        """Return f (K,) and the bonuses ||(g_k - g_k') / sqrt(m)||_{V^-1} (K, K) (without a)."""
-        self._check_context(ctx)
-        return self._scores(ctx.arms)
 
     def _scores(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         f, G = self.model.evaluate(np.array(arms))
@@ -165,28 +121,8 @@ class NeuralDuelingPolicy(DuelingPolicy):
         i, j = action
         G = self.model.features(np.array(ctx.arms[[i, j]]))  # at theta_{t-1}
         self.history.append(ctx.arms[i], ctx.arms[j], float(feedback), arms=(i, j))
-        if self.schedule.due(self.history.n, self.design):
-            self.model.fit(self.history)
-            self._n_updates += 1
+        self._refit()
         self.design.update(self.scale * (G[0] - G[1]))
-
-    def _state(self) -> dict[str, Any]:
-        return {
-            "history": self.history.state_dict(),
-            "schedule": self.schedule.state_dict(),
-            "model": self.model.state_dict(),
-            "design": self.design.state_dict(),
-        }
-
-    def _load_state(self, state: dict[str, Any]) -> None:
-        assert self.d is not None
-        from banditkit.nn import make_generator
-
-        self._build(self.d, make_generator(np.random.default_rng(0)))
-        self.history.load_state_dict(state["history"])
-        self.schedule.load_state_dict(state["schedule"])
-        self.model.load_state_dict(state["model"])
-        self.design.load_state_dict(state["design"])
 
 
 @POLICIES.register("ndb-ucb")

@@ -36,15 +36,19 @@ References:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from banditkit.core import POLICIES, Context, DuelingPolicy, Environment
+from banditkit.core import POLICIES, Context, Environment
+from banditkit.core.params import POSITIVE, AsGiven, Choice, Maybe, fixed, param
 from banditkit.core.types import Action, Feedback
-from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.glm.duel_links import DuelLink, get_duel_link
 from banditkit.linalg import Gram
+from banditkit.policies.dueling.network import (
+    PRESETS,
+    NeuralDuelingBase,
+    resolve_preset,
+)
 from banditkit.policies.dueling.rules import RULES, TSCSYM_FORMS, PairRule
 from banditkit.policies.parts.history import PairHistory
 from banditkit.policies.parts.schedules import Periodic
@@ -68,29 +72,9 @@ __all__ = [
 VARIANCE_MODES = ("estimated", "oracle", "agnostic")
 GRAM_MODES = ("rebuild", "incremental")
 ZETA_MODES = ("recompute", "frozen")
-#: Network presets (width m, learning rate) [Oh2025]: "appendix" = App. E.2.1 (m = 32,
-#: lr = 0.01, the "standard" network of App. E.3), "main" = Sec. 6 (m = 100, lr = 1e-3).
-PRESETS: dict[str, tuple[int, float]] = {"appendix": (32, 0.01), "main": (100, 1e-3)}
 
 
-def resolve_preset(
-    preset: str, width: int | None, lr: float | None
-) -> tuple[int, float]:
-    """(width, lr) of a preset, each overridden when given.
-
-    Example:
-        >>> resolve_preset("main", None, None), resolve_preset("appendix", 500, 1e-3)
-        ((100, 0.001), (500, 0.001))
-    """
-    m, eta = PRESETS[check_choice("preset", preset, tuple(PRESETS))]
-    if width is not None:
-        m = check_int("width", width, low=1)
-    if lr is not None:
-        eta = check_scalar("lr", lr, low=0.0, low_open=True)
-    return m, eta
-
-
-class NeuralLinearDuelingPolicy(DuelingPolicy):
+class NeuralLinearDuelingPolicy(NeuralDuelingBase):
     """NVLDB / NLDB [Oh2025, Alg. 1] (module docstring); subclasses fix UCB or TS.
 
     Round t, with (theta_{t-1}, W_{t-1}) and V_{t-1}:
@@ -131,60 +115,21 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         seed: Seed of the policy's streams.
     """
 
-    needs_torch = True
-    exploration: ClassVar[str] = "ucb"
-    contract_params: ClassVar[dict[str, Any]] = {"width": 4, "steps": 2}
+    rule: str = param(Choice(RULES), default="asym")
+    variance_mode: str = param(Choice(VARIANCE_MODES), default="estimated")
+    eps: float | None = param(Maybe(POSITIVE), default=None)
+    gram_mode: str = param(Choice(GRAM_MODES), default="rebuild")
+    zeta_mode: str = param(Choice(ZETA_MODES), default="recompute")
+    tscsym_form: str = param(Choice(TSCSYM_FORMS), default="listing")
+    penalised: str = param(Choice("head", "all"), default="all")
+    feature_scale: float | None = param(AsGiven(Maybe(POSITIVE)), default=None)
 
-    def __init__(
-        self,
-        *,
-        rule: str = "asym",
-        a: float = 1.0,
-        variance_mode: str = "estimated",
-        eps: float | None = None,
-        lam: float = 1.0,
-        preset: str = "appendix",
-        width: int | None = None,
-        lr: float | None = None,
-        depth: int = 3,
-        steps: int = 20,
-        update_every: int = 1,
-        gram_mode: str = "rebuild",
-        zeta_mode: str = "recompute",
-        tscsym_form: str = "listing",
-        link: Any = "btl",
-        penalised: str = "all",
-        feature_scale: float | None = None,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self.rule = check_choice("rule", rule, RULES)
-        self.a = check_scalar("a", a, low=0.0)
-        self.variance_mode = check_choice(
-            "variance_mode", variance_mode, VARIANCE_MODES
-        )
-        self.eps = (
-            None if eps is None else check_scalar("eps", eps, low=0.0, low_open=True)
-        )
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self.preset = preset
-        self.width = width
-        self.lr = lr
-        self._m, self._lr = resolve_preset(preset, width, lr)
-        self.depth = check_int("depth", depth, low=2)
-        self.steps = check_int("steps", steps, low=1)
-        self.update_every = check_int("update_every", update_every, low=1)
-        self.gram_mode = check_choice("gram_mode", gram_mode, GRAM_MODES)
-        self.zeta_mode = check_choice("zeta_mode", zeta_mode, ZETA_MODES)
-        self.tscsym_form = check_choice("tscsym_form", tscsym_form, TSCSYM_FORMS)
-        self._link: DuelLink = get_duel_link(link)
-        self.link = link
-        self.penalised = check_choice("penalised", penalised, ("head", "all"))
-        self.feature_scale = feature_scale
+    def _resolve(self) -> None:
+        super()._resolve()
         self._scale = (
             math.sqrt(self._m)
-            if feature_scale is None
-            else check_scalar("feature_scale", feature_scale, low=0.0, low_open=True)
+            if self.feature_scale is None
+            else float(self.feature_scale)
         )
         self._env: Environment | None = None
         self._oracle_sigma: float | None = None
@@ -211,12 +156,6 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
                 f"preference_probability(i, j); {type(env).__name__} has none."
             )
         self._env = env
-
-    def _setup(self, ctx: Context) -> None:
-        from banditkit.nn import make_generator
-
-        assert self.d is not None
-        self._build(self.d, make_generator(self.rng))
 
     def _build(self, d: int, generator: Any) -> None:
         from banditkit.policies.parts.models import NeuralLinearModel
@@ -245,11 +184,6 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         self._sigma_true: list[float] = []  # oracle mode: sigma_t of each duel
 
     # ------------------------------------------------------------------ loop
-    def pair_scores(self, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
-        """Return f (K,) and the bonuses b (K, K) = s ||phi_k - phi_k'||_{V^-1} (without a)."""
-        self._check_context(ctx)
-        return self._scores(ctx.arms)
-
     def _scores(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         f, phi = self.model.evaluate(np.array(arms))  # a writable copy for torch
         return f, self.design.pair_norms_unchecked(self._scale * phi)
@@ -286,9 +220,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
             self._oracle_sigma = None
         weight = self._new_weight(float(f_sel[0] - f_sel[1]))
         self.history.append(x1, x2, float(feedback), weight=weight, arms=(i, j))
-        if self.schedule.due(self.history.n, self.design):
-            self.model.fit(self.history)
-            self._n_updates += 1
+        self._refit()
         self._set_weights()
         if self.gram_mode == "incremental":
             dphi = self._scale * (phi_sel[0] - phi_sel[1])
@@ -336,24 +268,11 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
 
     # ------------------------------------------------------------------ state
     def _state(self) -> dict[str, Any]:
-        return {
-            "history": self.history.state_dict(),
-            "schedule": self.schedule.state_dict(),
-            "model": self.model.state_dict(),
-            "design": self.design.state_dict(),
-            "sigma_true": np.array(self._sigma_true, dtype=float),
-        }
+        sigma_true = np.array(self._sigma_true, dtype=float)
+        return {**super()._state(), "sigma_true": sigma_true}
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        assert self.d is not None
-        from banditkit.nn import make_generator
-
-        # the parameters come from the state: a throw-away stream for the initial draw
-        self._build(self.d, make_generator(np.random.default_rng(0)))
-        self.history.load_state_dict(state["history"])
-        self.schedule.load_state_dict(state["schedule"])
-        self.model.load_state_dict(state["model"])
-        self.design = Gram.from_state_dict(state["design"], d=self.design.d)
+        super()._load_state(state)
         self._sigma_true = [float(s) for s in np.asarray(state["sigma_true"])]
 
 
@@ -379,57 +298,22 @@ class NVLDBTS(NeuralLinearDuelingPolicy):
     exploration = "ts"
 
 
-class _Agnostic(NeuralLinearDuelingPolicy):
-    """NLDB: zeta_i = 1 in the loss and in V [Oh2025, Eq. 5, Corollaries C.1, D.1]."""
-
-    def __init__(
-        self,
-        *,
-        rule: str = "asym",
-        a: float = 1.0,
-        lam: float = 1.0,
-        preset: str = "appendix",
-        width: int | None = None,
-        lr: float | None = None,
-        depth: int = 3,
-        steps: int = 20,
-        update_every: int = 1,
-        gram_mode: str = "rebuild",
-        tscsym_form: str = "listing",
-        link: Any = "btl",
-        penalised: str = "all",
-        feature_scale: float | None = None,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(
-            rule=rule,
-            a=a,
-            variance_mode="agnostic",
-            lam=lam,
-            preset=preset,
-            width=width,
-            lr=lr,
-            depth=depth,
-            steps=steps,
-            update_every=update_every,
-            gram_mode=gram_mode,
-            tscsym_form=tscsym_form,
-            link=link,
-            penalised=penalised,
-            feature_scale=feature_scale,
-            seed=seed,
-        )
-
-
 @POLICIES.register("nldb-ucb")
-class NLDBUCB(_Agnostic):
+class NLDBUCB(NeuralLinearDuelingPolicy):
     """NLDB-UCB-{ASYM, OSYM, CSYM}: NVLDB-UCB with zeta = 1 [Oh2025, App. E.3]."""
 
     exploration = "ucb"
+    # zeta_i = 1 in the loss and in V [Oh2025, Eq. 5, Corollaries C.1, D.1]
+    variance_mode = fixed("agnostic")
+    eps = fixed(None)
+    zeta_mode = fixed("recompute")
 
 
 @POLICIES.register("nldb-ts")
-class NLDBTS(_Agnostic):
+class NLDBTS(NeuralLinearDuelingPolicy):
     """NLDB-TS-{ASYM, OSYM, CSYM}: NVLDB-TS with zeta = 1 [Oh2025, App. E.3]."""
 
     exploration = "ts"
+    variance_mode = fixed("agnostic")  # as NLDB-UCB
+    eps = fixed(None)
+    zeta_mode = fixed("recompute")

@@ -11,23 +11,30 @@
                history and a new warm-up of min(warmup, tau_i) rounds
 
 The parts are the ``PerturbedHistory`` (rows, rewards, stored perturbations), an ensemble
-model of ``policies.ensemble.members``, the member-sampling greedy rule and a
-``Periodic`` schedule. A subclass supplies ``_make_model(members)``.
+model of ``policies.ensemble.members``, the perturbations (``StoredPerturbations`` of
+ensemble sampling, or ``FreshPerturbations`` redrawn at every refit: perturbed-history
+exploration), the member-sampling greedy rule and a ``Periodic`` schedule. A named
+algorithm declares its hyper-parameters and hands in its model (``_make_model(members)``)
+and, if not the stored ones, its perturbations (``_perturbations()``).
 
 References:
     [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
         nonlinear contextual bandits. arXiv:2510.10730.
+    [Kveton2020] B. Kveton, M. Zaheer, C. Szepesvari, L. Li, M. Ghavamzadeh,
+        C. Boutilier. Randomized exploration in generalized linear bandits. AISTATS 2020.
+    [Jia2022] Y. Jia, W. Zhang, D. Zhou, Q. Gu, H. Wang. Learning neural contextual bandits
+        through perturbed rewards. ICLR 2022.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from banditkit.core import Context, ContextualPolicy
+from banditkit.core.params import POSITIVE, Check, Choice, Flag, Int, Real, fixed, param
 from banditkit.core.types import Action, Feedback
-from banditkit.core.validation import check_bool, check_choice, check_int, check_scalar
 from banditkit.policies.ensemble.anytime import (
     check_anytime,
     phase_end,
@@ -36,64 +43,118 @@ from banditkit.policies.ensemble.anytime import (
 from banditkit.policies.ensemble.history import PerturbedHistory
 from banditkit.policies.parts.schedules import Periodic
 from banditkit.policies.parts.selection import argmax_random_tie
-from banditkit.policies.parts.warmup import ROUNDINGS, WARMUPS, design_plan
+from banditkit.policies.parts.warmup import WARMUPS, design_plan
 
-__all__ = ["EnsemblePolicy"]
+__all__ = [
+    "ANYTIME",
+    "EnsemblePolicy",
+    "FreshPerturbations",
+    "Perturbations",
+    "StoredPerturbations",
+]
+
+
+def _anytime(name: str, value: Any) -> dict[str, Any] | None:
+    """An ``anytime`` option as given (``anytime.check_anytime`` validates it)."""
+    return None if check_anytime(value) is None else dict(value)
+
+
+#: The ``anytime`` option: None, or {t0, base[, m_scale, sigma_scale]}.
+ANYTIME = Check(_anytime)
+
+
+Rng = np.random.Generator
+
+
+class Perturbations:
+    """How the members' targets are perturbed: drawn per round and kept, or at each refit.
+
+    This base draws nothing per round and keeps no state; ``refit`` is the algorithm's.
+    """
+
+    #: Whether each round's draws Z_t (one per member) are kept in the history.
+    stored = False
+
+    def draw(self, rng: Rng, sigma: float, members: int, perturb: bool) -> Any:
+        """The round's draws to keep (None: nothing is kept).
+
+        ``perturb`` is False in a warm-up whose rewards are not perturbed.
+        """
+        return None
+
+    def refit(self, model: Any, rows: PerturbedHistory, rng: Rng, sigma: float) -> None:
+        """Refit the model on the perturbed rows."""
+        raise NotImplementedError
+
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays and scalars, merged into the policy's learned state (none here)."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore from the policy's learned state (nothing here)."""
+
+
+class StoredPerturbations(Perturbations):
+    """Z_t^j ~ N(0, sigma_R^2) drawn once per round and member, kept [Sun2025, Alg. 1, l. 7]."""
+
+    stored = True
+
+    def draw(self, rng: Rng, sigma: float, members: int, perturb: bool) -> Any:
+        """The M draws of the round (zeros when not ``perturb``)."""
+        if not perturb:
+            return np.zeros(members)
+        return rng.normal(0.0, sigma, members)
+
+    def refit(self, model: Any, rows: PerturbedHistory, rng: Rng, sigma: float) -> None:
+        """Every member on its own stored targets (one vectorised fit)."""
+        model.fit(rows)
+
+
+class FreshPerturbations(Perturbations):
+    """Perturbed-history exploration: every past target redrawn at each refit, none kept.
+
+    z_l ~ N(0, sigma^2) for all l <= t, Theta(t) draws per refit ([Kveton2020, Alg. 2];
+    [Jia2022, Alg. 1]); one model.
+    """
+
+    def refit(self, model: Any, rows: PerturbedHistory, rng: Rng, sigma: float) -> None:
+        """One fit on the targets y_l + z_l, all z_l drawn now."""
+        z = rng.normal(0.0, sigma, (rows.n, 1))
+        model.fit_grouped(*rows.grouped_with(z))
 
 
 class EnsemblePolicy(ContextualPolicy):
-    """Shared loop of Lin-ES, GLM-ES and Neural-ES (module docstring).
+    """Shared loop of Lin-ES, GLM-ES, Neural-ES and their comparators (module docstring).
 
-    Subclasses call ``_set_common`` from their ``__init__`` and implement ``_make_model``.
-    ``self.members`` and ``self.sigma`` are the (m, sigma_R) of the current phase.
+    Declares the options of the loop (each algorithm documents them); the G-optimal
+    design's ``design_a``, ``rounding`` and ``enforce_min_pulls`` are pinned here at
+    their defaults and declared by the algorithms that expose them. ``self.members`` and
+    ``self.sigma`` are the (m, sigma_R) of the current phase.
     """
 
-    #: True for perturbed-history exploration: one model, all perturbations redrawn.
-    fresh_perturbations: ClassVar[bool] = False
-    m: int
-    sigma_r: float
-    warmup: int
-    warmup_strategy: str
-    anytime: dict[str, float] | None
-    perturb_warmup: bool
-    update_every: int
-    design_a: float
-    rounding: str
-    enforce_min_pulls: bool
+    m: int = param(Int(low=1), default=10)
+    lam: float = param(POSITIVE, default=1.0)
+    sigma_r: float = param(Real(low=0.0), default=0.1)
+    warmup: int = param(Int(low=0), default=0)
+    warmup_strategy: str = param(Choice(WARMUPS), default="round-robin")
+    anytime: dict[str, Any] | None = param(ANYTIME, default=None)
+    perturb_warmup: bool = param(Flag(), default=True)
+    update_every: int = param(Int(low=1), default=1)
+    design_a = fixed(0.5)
+    rounding = fixed("paper")
+    enforce_min_pulls = fixed(False)
 
-    def _set_common(
-        self,
-        *,
-        m: int,
-        sigma_r: float,
-        warmup: int,
-        warmup_strategy: str,
-        anytime: Any,
-        perturb_warmup: bool,
-        update_every: int,
-        design_a: float = 0.5,
-        rounding: str = "paper",
-        enforce_min_pulls: bool = False,
-    ) -> None:
-        self.m = check_int("m", m, low=1)
-        self.sigma_r = check_scalar("sigma_r", sigma_r, low=0.0)
-        self.warmup = check_int("warmup", warmup, low=0)
-        self.warmup_strategy = check_choice("warmup_strategy", warmup_strategy, WARMUPS)
-        checked = check_anytime(anytime)
-        self.anytime = None if checked is None else dict(anytime)
-        self._anytime = checked
-        self.perturb_warmup = check_bool("perturb_warmup", perturb_warmup)
-        self.update_every = check_int("update_every", update_every, low=1)
-        self.design_a = check_scalar(
-            "design_a", design_a, low=0.0, high=1.0, low_open=True, high_open=True
-        )
-        self.rounding = check_choice("rounding", rounding, ROUNDINGS)
-        self.enforce_min_pulls = check_bool("enforce_min_pulls", enforce_min_pulls)
+    def _resolve(self) -> None:
+        self._anytime = check_anytime(self.anytime)
 
-    # ------------------------------------------------------------------ hooks
+    # ------------------------------------------------------------------ composition
     def _make_model(self, members: int, *, restoring: bool = False) -> Any:
         """The ensemble model of ``members`` members (``restoring``: no draws from rng)."""
         raise NotImplementedError
+
+    def _perturbations(self) -> Perturbations:
+        """The members' perturbations: stored per round, as ensemble sampling."""
+        return StoredPerturbations()
 
     # ------------------------------------------------------------------ phases
     def _setup(self, ctx: Context) -> None:
@@ -118,14 +179,15 @@ class EnsemblePolicy(ContextualPolicy):
             m_scale=self._anytime["m_scale"],
             sigma_scale=self._anytime["sigma_scale"],
         )
-        return (1 if self.fresh_perturbations else m), sigma, min(self.warmup, tau)
+        return m, sigma, min(self.warmup, tau)
 
     def _start_phase(self, phase: int, *, restoring: bool = False) -> None:
         """A full restart: new ensemble, new (empty) perturbed history, new warm-up."""
         assert self.d is not None
         self.phase = phase
         self.members, self.sigma, self.warm_len = self._phase_members(phase)
-        stored = 0 if self.fresh_perturbations else self.members
+        self.perturbations = self._perturbations()
+        stored = self.members if self.perturbations.stored else 0
         self.history = PerturbedHistory(self.d, stored)
         self.model = self._make_model(self.members, restoring=restoring)
         self.schedule = Periodic(self.update_every)
@@ -180,26 +242,17 @@ class EnsemblePolicy(ContextualPolicy):
             return self._warmup_action(ctx)
         return self._greedy_action(ctx)
 
-    def _draw(self) -> np.ndarray | None:
-        """This round's stored perturbations Z_t (M,), drawn once [Sun2025, Alg. 1, l. 7]."""
-        if self.fresh_perturbations:
-            return None
-        if self._in_warmup() and not self.perturb_warmup:
-            return np.zeros(self.members)
-        return self.rng.normal(0.0, self.sigma, self.members)
-
-    def _refit(self) -> None:
-        self.model.fit(self.history)
-
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)
-        self.history.append(ctx.arms[action], float(feedback), self._draw())
+        perturb = self.perturb_warmup or not self._in_warmup()
+        draws = self.perturbations.draw(self.rng, self.sigma, self.members, perturb)
+        self.history.append(ctx.arms[action], float(feedback), draws)
         if not self.warmup_done and self.history.n >= self.warm_len:
             self.warmup_done = True
         if self.warmup_done:
             since = self.history.n - self.warm_len
             if since <= 0 or self.schedule.due(since):
-                self._refit()
+                self.perturbations.refit(self.model, self.history, self.rng, self.sigma)
                 self._n_updates += 1
         if self.phase_end is not None and self.t + 1 >= self.phase_end:
             self._start_phase(self.phase + 1)  # full restart [Sun2025, Sec. 6]
@@ -214,6 +267,7 @@ class EnsemblePolicy(ContextualPolicy):
             "plan_arms": None if self.plan_arms is None else self.plan_arms.copy(),
             "history": self.history.state_dict(),
             "model": self.model.state_dict(),
+            **self.perturbations.state_dict(),
         }
 
     def _load_state(self, state: dict[str, Any]) -> None:
@@ -225,3 +279,4 @@ class EnsemblePolicy(ContextualPolicy):
         self.plan_arms = None if arms is None else np.asarray(arms, dtype=np.float64)
         self.history.load_state_dict(state["history"])
         self.model.load_state_dict(state["model"])
+        self.perturbations.load_state_dict(state)

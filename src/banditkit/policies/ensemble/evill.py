@@ -34,12 +34,20 @@ from typing import Any
 import numpy as np
 
 from banditkit.core import POLICIES
-from banditkit.core.validation import check_scalar
+from banditkit.core.params import Choice, Real, param, pin
 from banditkit.glm import fit_glm_stacked, get_link
 from banditkit.glm.links import Link
-from banditkit.policies.ensemble.policies import GLMES
+from banditkit.glm.stacked import STACKED_SOLVERS
+from banditkit.policies.ensemble.base import Perturbations, Rng
+from banditkit.policies.ensemble.history import PerturbedHistory
+from banditkit.policies.ensemble.policies import GLMES, ONE_MODEL
 
-__all__ = ["EVILL", "evill_perturbation", "fit_linearly_perturbed"]
+__all__ = [
+    "EVILL",
+    "LinearPerturbation",
+    "evill_perturbation",
+    "fit_linearly_perturbed",
+]
 
 
 def evill_perturbation(
@@ -97,7 +105,54 @@ def fit_linearly_perturbed(
     )
 
 
+class LinearPerturbation(Perturbations):
+    """EVILL's refit: the MLE, then the loss plus a random linear term (module docstring).
+
+    Keeps the MLE theta_hat (d, 1) between refits (both fits are warm-started); the
+    model holds theta_til.
+
+    Args:
+        d: Feature dimension.
+        nu: Perturbation scale a, >= 0.
+        solver: The keyword arguments of ``glm.fit_glm_stacked`` (lam, link, solver,
+            steps, lr, reduction).
+    """
+
+    def __init__(self, d: int, nu: float, solver: dict[str, Any]) -> None:
+        self.nu = nu
+        self.solver = solver
+        self.theta_hat = np.zeros((d, 1))
+
+    def refit(self, model: Any, rows: PerturbedHistory, rng: Rng, sigma: float) -> None:
+        """theta_hat = argmin L; W ~ N(0, nu^2 H(theta_hat)); theta_til = argmin L - <W, .>."""
+        X, counts, sums = rows.grouped_rewards()
+        self.theta_hat = fit_glm_stacked(X, counts, sums, self.theta_hat, **self.solver)
+        W = evill_perturbation(
+            X,
+            counts,
+            self.theta_hat[:, 0],
+            lam=self.solver["lam"],
+            nu=self.nu,
+            link=self.solver["link"],
+            rng=rng,
+        )
+        model.theta = fit_linearly_perturbed(
+            X, counts, sums, self.theta_hat, W[:, None], **self.solver
+        )
+
+    def state_dict(self) -> dict[str, Any]:
+        """theta_hat."""
+        return {"theta_hat": self.theta_hat.copy()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore theta_hat."""
+        self.theta_hat = np.asarray(state["theta_hat"], dtype=float).reshape(
+            self.theta_hat.shape
+        )
+
+
 @POLICIES.register("evill")
+@pin(**ONE_MODEL, sigma_r=0.0)  # perturbed by W, not through its targets
 class EVILL(GLMES):
     """EVILL [Janz2024, Alg. 1]: the MLE's loss plus a random linear term, minimised.
 
@@ -137,46 +192,13 @@ class EVILL(GLMES):
     """
 
     contract_params = {"warmup": 4}  # noqa: RUF012
-    fresh_perturbations = True
 
-    def __init__(
-        self,
-        *,
-        nu: float = 1.0,
-        lam: float = 1.0,
-        warmup: int = 500,
-        warmup_strategy: str = "design",
-        link: str = "logistic",
-        solver: str = "newton",
-        steps: int = 100,
-        lr: float = 0.01,
-        reduction: str = "mean",
-        update_every: int = 1,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(
-            m=1,
-            lam=lam,
-            sigma_r=0.0,
-            warmup=warmup,
-            warmup_strategy=warmup_strategy,
-            link=link,
-            solver=solver,
-            steps=steps,
-            lr=lr,
-            reduction=reduction,
-            update_every=update_every,
-            seed=seed,
-        )
-        self.nu = check_scalar("nu", nu, low=0.0)
+    nu: float = param(Real(low=0.0), default=1.0)
+    solver: str = param(Choice(STACKED_SOLVERS), default="newton")
 
-    def _make_model(self, members: int, *, restoring: bool = False) -> Any:
+    def _perturbations(self) -> Perturbations:
         assert self.d is not None
-        self.theta_hat = np.zeros((self.d, 1))  # the MLE; the model holds theta_til
-        return super()._make_model(members, restoring=restoring)
-
-    def _solver(self) -> dict[str, Any]:
-        return {
+        solver = {
             "lam": self.lam,
             "link": self.link,
             "solver": self.solver,
@@ -184,30 +206,4 @@ class EVILL(GLMES):
             "lr": self.lr,
             "reduction": self.reduction,
         }
-
-    def _refit(self) -> None:
-        X, counts, sums = self.history.grouped_rewards()
-        self.theta_hat = fit_glm_stacked(
-            X, counts, sums, self.theta_hat, **self._solver()
-        )
-        W = evill_perturbation(
-            X,
-            counts,
-            self.theta_hat[:, 0],
-            lam=self.lam,
-            nu=self.nu,
-            link=self.link,
-            rng=self.rng,
-        )
-        self.model.theta = fit_linearly_perturbed(
-            X, counts, sums, self.theta_hat, W[:, None], **self._solver()
-        )
-
-    def _state(self) -> dict[str, Any]:
-        return {**super()._state(), "theta_hat": self.theta_hat.copy()}
-
-    def _load_state(self, state: dict[str, Any]) -> None:
-        super()._load_state(state)
-        self.theta_hat = np.asarray(state["theta_hat"], dtype=float).reshape(
-            self.theta_hat.shape
-        )
+        return LinearPerturbation(self.d, self.nu, solver)

@@ -15,11 +15,13 @@ References:
 
 from __future__ import annotations
 
-from typing import Any
-
 from banditkit.core import POLICIES
-from banditkit.core.validation import check_bool, check_choice, check_int, check_scalar
-from banditkit.policies.ensemble.base import EnsemblePolicy
+from banditkit.core.params import POSITIVE, Choice, Flag, Int, fixed, param
+from banditkit.policies.ensemble.base import (
+    EnsemblePolicy,
+    FreshPerturbations,
+    Perturbations,
+)
 from banditkit.policies.ensemble.members import NeuralEnsemble
 from banditkit.policies.ensemble.policies import REDUCTIONS
 
@@ -31,35 +33,14 @@ class _NeuralEnsemblePolicy(EnsemblePolicy):
 
     contract_params = {"m": 3, "width": 4, "steps": 3, "warmup": 3}  # noqa: RUF012
     needs_torch = True
-    width: int
-    depth: int
-    lam: float
-    steps: int
-    lr: float
-    reduction: str
-    independent_init: bool = False
 
-    def _set_network(
-        self,
-        *,
-        lam: float,
-        width: int,
-        depth: int,
-        steps: int,
-        lr: float,
-        reduction: str,
-        independent_init: bool = False,
-    ) -> None:
-        self.independent_init = check_bool("independent_init", independent_init)
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        width = check_int("width", width, low=2)
-        if width % 2:
-            raise ValueError(f"width must be an even int >= 2; got {width!r}.")
-        self.width = width
-        self.depth = check_int("depth", depth, low=2)
-        self.steps = check_int("steps", steps, low=1)
-        self.lr = check_scalar("lr", lr, low=0.0, low_open=True)
-        self.reduction = check_choice("reduction", reduction, REDUCTIONS)
+    width: int = param(Int(low=2, even=True), default=20)
+    depth: int = param(Int(low=2), default=3)
+    steps: int = param(Int(low=1), default=100)
+    lr: float = param(POSITIVE, default=0.01)
+    reduction: str = param(Choice(REDUCTIONS), default="mean")
+    warmup: int = param(Int(low=0), default=50)
+    independent_init: bool = param(Flag(), default=False)
 
     def _make_model(self, members: int, *, restoring: bool = False) -> NeuralEnsemble:
         from banditkit.nn import make_generator
@@ -126,45 +107,6 @@ class NeuralES(_NeuralEnsemblePolicy):
         True
     """
 
-    def __init__(
-        self,
-        *,
-        m: int = 10,
-        lam: float = 1.0,
-        sigma_r: float = 0.1,
-        width: int = 20,
-        depth: int = 3,
-        steps: int = 100,
-        lr: float = 0.01,
-        reduction: str = "mean",
-        warmup: int = 50,
-        warmup_strategy: str = "round-robin",
-        anytime: dict[str, Any] | None = None,
-        perturb_warmup: bool = True,
-        update_every: int = 1,
-        independent_init: bool = False,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self._set_network(
-            lam=lam,
-            width=width,
-            depth=depth,
-            steps=steps,
-            lr=lr,
-            reduction=reduction,
-            independent_init=independent_init,
-        )
-        self._set_common(
-            m=m,
-            sigma_r=sigma_r,
-            warmup=warmup,
-            warmup_strategy=warmup_strategy,
-            anytime=anytime,
-            perturb_warmup=perturb_warmup,
-            update_every=update_every,
-        )
-
 
 @POLICIES.register("neural-phe")
 class NeuralPHE(_NeuralEnsemblePolicy):
@@ -199,39 +141,13 @@ class NeuralPHE(_NeuralEnsemblePolicy):
         True
     """
 
-    fresh_perturbations = True
     contract_params = {"width": 4, "steps": 3, "warmup": 3}  # noqa: RUF012
 
-    def __init__(
-        self,
-        *,
-        sigma_r: float = 0.1,
-        lam: float = 1.0,
-        width: int = 20,
-        depth: int = 3,
-        steps: int = 100,
-        lr: float = 0.01,
-        reduction: str = "mean",
-        warmup: int = 50,
-        warmup_strategy: str = "round-robin",
-        update_every: int = 1,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self._set_network(
-            lam=lam, width=width, depth=depth, steps=steps, lr=lr, reduction=reduction
-        )
-        self._set_common(
-            m=1,
-            sigma_r=sigma_r,
-            warmup=warmup,
-            warmup_strategy=warmup_strategy,
-            anytime=None,
-            perturb_warmup=True,
-            update_every=update_every,
-        )
+    # one network, all perturbations redrawn at each refit, no anytime restarts
+    m = fixed(1)
+    anytime = fixed(None)
+    perturb_warmup = fixed(True)
+    independent_init = fixed(False)
 
-    def _refit(self) -> None:
-        # Theta(t) fresh draws every round [Jia2022]: nothing is stored.
-        z = self.rng.normal(0.0, self.sigma, (self.history.n, 1))
-        self.model.fit_grouped(*self.history.grouped_with(z))
+    def _perturbations(self) -> Perturbations:
+        return FreshPerturbations()

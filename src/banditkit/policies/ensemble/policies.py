@@ -23,16 +23,21 @@ from typing import Any
 import numpy as np
 
 from banditkit.core import POLICIES
-from banditkit.core.validation import check_bool, check_choice, check_int, check_scalar
+from banditkit.core.params import POSITIVE, Choice, Flag, Int, Real, param, pin
 from banditkit.glm import LINKS
 from banditkit.glm.stacked import STACKED_SOLVERS
-from banditkit.policies.ensemble.base import EnsemblePolicy
+from banditkit.policies.ensemble.base import (
+    EnsemblePolicy,
+    FreshPerturbations,
+    Perturbations,
+)
 from banditkit.policies.ensemble.members import (
     GLMEnsemble,
     RidgeEnsemble,
 )
+from banditkit.policies.parts.warmup import ROUNDINGS, WARMUPS
 
-__all__ = ["GLMES", "GLMFPL", "LinES"]
+__all__ = ["GLMES", "GLMFPL", "ONE_MODEL", "REDUCTIONS", "LinES"]
 
 REDUCTIONS = ("mean", "sum")
 
@@ -79,32 +84,8 @@ class LinES(EnsemblePolicy):
         True
     """
 
-    def __init__(
-        self,
-        *,
-        m: int = 25,
-        lam: float = 1.0,
-        sigma_r: float = 0.1,
-        warmup: int = 0,
-        warmup_strategy: str = "round-robin",
-        anytime: dict[str, Any] | None = None,
-        perturb_warmup: bool = True,
-        update_every: int = 1,
-        prior_perturbation: bool = False,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self.prior_perturbation = check_bool("prior_perturbation", prior_perturbation)
-        self._set_common(
-            m=m,
-            sigma_r=sigma_r,
-            warmup=warmup,
-            warmup_strategy=warmup_strategy,
-            anytime=anytime,
-            perturb_warmup=perturb_warmup,
-            update_every=update_every,
-        )
+    m: int = param(Int(low=1), default=25)
+    prior_perturbation: bool = param(Flag(), default=False)
 
     def _make_model(self, members: int, *, restoring: bool = False) -> RidgeEnsemble:
         assert self.d is not None
@@ -163,48 +144,19 @@ class GLMES(EnsemblePolicy):
 
     contract_params = {"m": 3, "warmup": 4, "steps": 5}  # noqa: RUF012
 
-    def __init__(
-        self,
-        *,
-        m: int = 10,
-        lam: float = 1.0,
-        sigma_r: float = 0.1,
-        warmup: int = 500,
-        warmup_strategy: str = "design",
-        link: str = "logistic",
-        solver: str = "gd",
-        steps: int = 100,
-        lr: float = 0.01,
-        reduction: str = "mean",
-        anytime: dict[str, Any] | None = None,
-        perturb_warmup: bool = True,
-        update_every: int = 1,
-        design_a: float = 0.5,
-        rounding: str = "paper",
-        enforce_min_pulls: bool = False,
-        prior_perturbation: bool = False,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self.prior_perturbation = check_bool("prior_perturbation", prior_perturbation)
-        self.link = check_choice("link", link, list(LINKS))
-        self.solver = check_choice("solver", solver, STACKED_SOLVERS)
-        self.steps = check_int("steps", steps, low=1)
-        self.lr = check_scalar("lr", lr, low=0.0, low_open=True)
-        self.reduction = check_choice("reduction", reduction, REDUCTIONS)
-        self._set_common(
-            m=m,
-            sigma_r=sigma_r,
-            warmup=warmup,
-            warmup_strategy=warmup_strategy,
-            anytime=anytime,
-            perturb_warmup=perturb_warmup,
-            update_every=update_every,
-            design_a=design_a,
-            rounding=rounding,
-            enforce_min_pulls=enforce_min_pulls,
-        )
+    warmup: int = param(Int(low=0), default=500)
+    warmup_strategy: str = param(Choice(WARMUPS), default="design")
+    link: str = param(Choice(LINKS), default="logistic")
+    solver: str = param(Choice(STACKED_SOLVERS), default="gd")
+    steps: int = param(Int(low=1), default=100)
+    lr: float = param(POSITIVE, default=0.01)
+    reduction: str = param(Choice(REDUCTIONS), default="mean")
+    design_a: float = param(
+        Real(low=0.0, high=1.0, low_open=True, high_open=True), default=0.5
+    )
+    rounding: str = param(Choice(ROUNDINGS), default="paper")
+    enforce_min_pulls: bool = param(Flag(), default=False)
+    prior_perturbation: bool = param(Flag(), default=False)
 
     def _make_model(self, members: int, *, restoring: bool = False) -> GLMEnsemble:
         assert self.d is not None
@@ -228,7 +180,21 @@ class GLMES(EnsemblePolicy):
         )
 
 
+#: GLM-ES's options that GLM-FPL and EVILL fix: one model perturbed at each refit, no
+#: anytime restarts, the warm-up's design options at their defaults.
+ONE_MODEL: dict[str, Any] = {
+    "m": 1,
+    "anytime": None,
+    "perturb_warmup": True,
+    "design_a": 0.5,
+    "rounding": "paper",
+    "enforce_min_pulls": False,
+    "prior_perturbation": False,
+}
+
+
 @POLICIES.register("glm-fpl")
+@pin(**ONE_MODEL)
 class GLMFPL(GLMES):
     """GLM-FPL (GLM perturbed-history exploration) [Kveton2020, Alg. 2].
 
@@ -250,39 +216,7 @@ class GLMFPL(GLMES):
         True
     """
 
-    fresh_perturbations = True
     contract_params = {"warmup": 4, "steps": 5}  # noqa: RUF012
 
-    def __init__(
-        self,
-        *,
-        lam: float = 1.0,
-        sigma_r: float = 0.1,
-        warmup: int = 500,
-        warmup_strategy: str = "design",
-        link: str = "logistic",
-        solver: str = "gd",
-        steps: int = 100,
-        lr: float = 0.01,
-        reduction: str = "mean",
-        update_every: int = 1,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(
-            m=1,
-            lam=lam,
-            sigma_r=sigma_r,
-            warmup=warmup,
-            warmup_strategy=warmup_strategy,
-            link=link,
-            solver=solver,
-            steps=steps,
-            lr=lr,
-            reduction=reduction,
-            update_every=update_every,
-            seed=seed,
-        )
-
-    def _refit(self) -> None:
-        z = self.rng.normal(0.0, self.sigma, (self.history.n, 1))
-        self.model.fit_grouped(*self.history.grouped_with(z))
+    def _perturbations(self) -> Perturbations:
+        return FreshPerturbations()

@@ -21,17 +21,23 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from banditkit.core import POLICIES
-from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.core.params import POSITIVE, Choice, Int, Real, param
 from banditkit.glm import LogisticLink
-from banditkit.linalg import GRAMS
+from banditkit.linalg import GRAMS, EffectiveDimension, make_gram
+from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models import GLMModel
 from banditkit.policies.parts.models.linear import GLM_GD_REDUCTIONS
-from banditkit.policies.parts.scored import R_LOGISTIC, ScoredPolicy
+from banditkit.policies.parts.schedules import Periodic
+from banditkit.policies.parts.scored import R_LOGISTIC, ScoredParts, ScoredPolicy
+from banditkit.policies.parts.scorer import Scorer
+from banditkit.policies.parts.selection import Optimistic
+from banditkit.policies.parts.weights import SlopeWeights, UnitWeights, Weights
 
 if TYPE_CHECKING:
     import torch
@@ -94,32 +100,16 @@ class LinearLogisticPolicy(ScoredPolicy):
     needs_torch = False  # a GLM: no network, so no torch generator
     contract_params = {"update_every": 3}  # noqa: RUF012 - read-only (banditkit.testing)
 
-    def __init__(
-        self,
-        *,
-        nu: float = 1.0,
-        lam: float = 1.0,
-        kappa: float = 10.0,
-        S: float = 1.0,
-        update_every: int = 50,
-        gram: str = "full",
-        fit: str = "exact",
-        fit_steps: int = 100,
-        fit_lr: float = 0.01,
-        fit_loss: str = "mean",
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self.nu = check_scalar("nu", nu, low=0.0)
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self.kappa = check_scalar("kappa", kappa, low=1.0)
-        self.S = check_scalar("S", S, low=0.0, low_open=True)
-        self.update_every = check_int("update_every", update_every, low=1)
-        self.gram = check_choice("gram", gram, GRAMS)
-        self.fit = check_choice("fit", fit, FITS)
-        self.fit_steps = check_int("fit_steps", fit_steps, low=1)
-        self.fit_lr = check_scalar("fit_lr", fit_lr, low=0.0, low_open=True)
-        self.fit_loss = check_choice("fit_loss", fit_loss, GLM_GD_REDUCTIONS)
+    nu: float = param(Real(low=0.0), default=1.0)
+    lam: float = param(POSITIVE, default=1.0)
+    kappa: float = param(Real(low=1.0), default=10.0)
+    S: float = param(POSITIVE, default=1.0)
+    update_every: int = param(Int(low=1), default=50)
+    gram: str = param(Choice(GRAMS), default="full")
+    fit: str = param(Choice(FITS), default="exact")
+    fit_steps: int = param(Int(low=1), default=100)
+    fit_lr: float = param(POSITIVE, default=0.01)
+    fit_loss: str = param(Choice(GLM_GD_REDUCTIONS), default="mean")
 
     def get_params(self) -> dict[str, Any]:
         """The hyper-parameters; the GD ones (``fit_steps``, ...) only with ``fit="gd"``."""
@@ -129,7 +119,30 @@ class LinearLogisticPolicy(ScoredPolicy):
                 params.pop(name)
         return params
 
-    def _make_model(self, d: int, generator: torch.Generator) -> GLMModel:
+    def _parts(
+        self,
+        d: int,
+        *,
+        ridge: float,
+        mean: Callable[[np.ndarray], np.ndarray],
+        radius: Callable[[float], float],
+        weights: Weights,
+    ) -> ScoredParts:
+        """The GLM, its Gram A = ridge I + sum w x x^T, d_eff and B (the class's choices)."""
+        scorer = Scorer(
+            self._model(d),
+            make_gram(self.gram, d, ridge),
+            nu=self.nu,
+            radius=radius,
+            mean=mean,
+            # [Bae2025, App. A]: d_eff = logdet(I + R sum x x^T)
+            effdim=EffectiveDimension(d, R_LOGISTIC, self.gram),
+        )
+        return ScoredParts(
+            History(d), scorer, Optimistic(), Periodic(self.update_every), weights
+        )
+
+    def _model(self, d: int) -> GLMModel:
         # lam ||theta||^2 = (lam' / 2) ||theta||^2 with lam' = 2 lam
         if self.fit == "exact":
             return GLMModel(d, lam=2.0 * self.lam, link="logistic")
@@ -166,11 +179,14 @@ class LogisticUCB1(LinearLogisticPolicy):
         True
     """
 
-    def _ridge(self) -> float:
-        return self.kappa * self.lam
-
-    def _mean(self, latent: np.ndarray) -> np.ndarray:
-        return _LINK.mean(latent)
+    def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
+        return self._parts(
+            d,
+            ridge=self.kappa * self.lam,
+            mean=_LINK.mean,
+            radius=self._radius,
+            weights=UnitWeights(),
+        )
 
     def _radius(self, d_eff: float) -> float:
         root_lam = math.sqrt(self.lam)
@@ -208,10 +224,18 @@ class AdaOFUECOLog(LinearLogisticPolicy):
         True
     """
 
-    weighted = True
-
-    def _ridge(self) -> float:
-        return self.lam
+    def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
+        return self._parts(
+            d,
+            ridge=self.lam,
+            mean=_latent,
+            radius=self._radius,
+            weights=SlopeWeights(_LINK),  # W = lam I + sum mu'(x^T theta_i) x x^T
+        )
 
     def _radius(self, d_eff: float) -> float:
         return math.sqrt(self.lam) * self.S + (1.0 + self.S) * math.sqrt(d_eff)
+
+
+def _latent(latent: np.ndarray) -> np.ndarray:
+    return latent

@@ -45,33 +45,27 @@ References:
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from banditkit.core import POLICIES
-from banditkit.policies.logistic.neurallog_base import (
-    BONUSES,
-    INITS,
-    LAMBDA_SCHEDULES,
-    MEAN_SCALES,
-    MODES,
-    REG_CENTERS,
-    NeuralLogPolicy,
-)
-from banditkit.policies.parts.scored import R_LOGISTIC
+from banditkit.core.params import Choice, NoneOnly, param
+from banditkit.policies.logistic.neurallog_base import NeuralLogPolicy
+from banditkit.policies.parts.scored import R_LOGISTIC, ScoredParts
+from banditkit.policies.parts.selection import Optimistic, Sampled
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
-    "BONUSES",
-    "INITS",
-    "LAMBDA_SCHEDULES",
-    "MEAN_SCALES",
-    "MODES",
     "NCBFUCB",
-    "REG_CENTERS",
-    "NeuralLogPolicy",
     "NeuralLogTS1",
     "NeuralLogTS2",
     "NeuralLogUCB1",
     "NeuralLogUCB2",
 ]
+
+#: Thompson sampling draws on the latent scale: a TS policy takes no ``mean_scale``.
+_LATENT_ONLY = NoneOnly("Thompson sampling draws on the latent scale")
 
 
 @POLICIES.register("neurallog-ucb1")
@@ -102,16 +96,9 @@ class NeuralLogUCB1(NeuralLogPolicy):
         True
     """
 
-    default_mean_scale = "probability"
-
-    def _ridge(self) -> float:
-        return (
-            self.kappa * self._lam_now
-        )  # [Bae2025, Alg. 1]: V_t = G_t + kappa lam_t I
-
-    def _radius(self, d_eff: float) -> float:
-        # [Bae2025, Alg. 1]: R sqrt(kappa) nu^(1)_{t-1}
-        return R_LOGISTIC * math.sqrt(self.kappa) * self._iota(d_eff)
+    def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
+        factor = R_LOGISTIC * math.sqrt(self.kappa)  # [Bae2025, Alg. 1]: R sqrt(kappa)
+        return self._algorithm_1(d, generator, Optimistic(), factor, "probability")
 
 
 @POLICIES.register("neurallog-ucb2")
@@ -144,18 +131,12 @@ class NeuralLogUCB2(NeuralLogPolicy):
         True
     """
 
-    weighted = True
-    linearised_mean = True
-
-    def _ridge(self) -> float:
-        return self._lam_now  # [Bae2025, Alg. 2]: W_t = sum w_i phi phi^T + lam_t I
-
-    def _radius(self, d_eff: float) -> float:
-        return self._iota(d_eff)
+    def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
+        return self._algorithm_2(d, generator, Optimistic())
 
 
 @POLICIES.register("neurallog-ts1")
-class NeuralLogTS1(NeuralLogUCB1):
+class NeuralLogTS1(NeuralLogPolicy):
     """NeuralLog-TS-1 [Bae2025, App. I; practical mode]: Gaussian sample per arm.
 
         r_k ~ N(f(x_k; theta), s_k^2),
@@ -179,15 +160,17 @@ class NeuralLogTS1(NeuralLogUCB1):
         True
     """
 
-    sampling = True
     default_nu = 0.01
 
-    def _radius(self, d_eff: float) -> float:
-        return math.sqrt(self.kappa) * self._iota(d_eff)
+    mean_scale: str | None = param(_LATENT_ONLY, default=None)
+
+    def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
+        factor = math.sqrt(self.kappa)  # s = sqrt(kappa) nu_t ||phi||_{V^-1}
+        return self._algorithm_1(d, generator, Sampled(), factor, "latent")
 
 
 @POLICIES.register("neurallog-ts2")
-class NeuralLogTS2(NeuralLogUCB2):
+class NeuralLogTS2(NeuralLogPolicy):
     """NeuralLog-TS-2 [Bae2025, Remark I.2; practical mode]: Gaussian sample per arm.
 
         r_k ~ N(f(x_k; theta), s_k^2),
@@ -210,8 +193,12 @@ class NeuralLogTS2(NeuralLogUCB2):
         True
     """
 
-    sampling = True
     default_nu = 0.01
+
+    mean_scale: str | None = param(_LATENT_ONLY, default=None)
+
+    def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
+        return self._algorithm_2(d, generator, Sampled())  # s = nu_t ||phi||_{W^-1}
 
 
 @POLICIES.register("ncbf-ucb")
@@ -238,21 +225,25 @@ class NCBFUCB(NeuralLogPolicy):
         True
     """
 
-    has_theory = False
     default_nu = 0.01
 
-    def _ridge(self) -> float:
-        return self.kappa * self._lam_now
+    #: NCBF-UCB has no theory mode in [Bae2025].
+    mode: str = param(Choice("practical"), default="practical")
 
-    def _effdim_scale(self) -> float | None:
-        # [Bae2025, App. A]: logdet(sum g g^T / kappa + I) of the scaled features
-        return self._feature_scale() ** 2 / self.kappa
+    def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
+        return self._parts(
+            d,
+            generator,
+            rule=Optimistic(),
+            mean=self._mean("latent"),
+            radius=self._radius,
+            ridge=self.kappa,  # V = kappa lam I + sum z^2
+            # [Bae2025, App. A]: logdet(sum g g^T / kappa + I) of the scaled features
+            effdim_scale=self.feature_scale**2 / self.kappa,
+        )
 
-    def _radius(self, d_eff: float) -> float:
+    def _radius(self, d_eff: float, n: int, lam: float) -> float:
+        """B = kappa sqrt(d_eff) + S sqrt(kappa lam) + 1 [Verma2025]."""
         if self.keep_log_factors:  # [Verma2025]: kappa sqrt(d_eff + 2 log(1/delta))
             d_eff = d_eff + 2.0 * math.log(1.0 / self.delta)
-        return (
-            self.kappa * math.sqrt(d_eff)
-            + self.S * math.sqrt(self.kappa * self._lam_now)
-            + 1
-        )
+        return self.kappa * math.sqrt(d_eff) + self.S * math.sqrt(self.kappa * lam) + 1

@@ -1,10 +1,12 @@
-"""The shared machinery of the NeuralLog family [Bae2025]: ``NeuralLogPolicy``.
+"""The NeuralLog family's options and parts [Bae2025]: ``NeuralLogPolicy``.
 
-One base holds what NeuralLog-UCB-1/2, NeuralLog-TS-1/2 and NCBF-UCB
-(``policies.neurallog``) share: the options and their validation, the network and its
-trainer schedule, the gradient design A, the effective dimension d_eff and the
-theory-mode constants (the radius's constants in ``policies.neurallog_radius``). A subclass chooses its ridge (``_ridge``) and its radius
-B(d_eff) (``_radius``); the formulas are in ``policies.neurallog``'s docstring.
+NeuralLog-UCB-1/2, NeuralLog-TS-1/2 and NCBF-UCB (``policies.logistic.neurallog``) share
+their hyper-parameters, declared here once, and the assembly of their parts: the network
+and its trainer, the gradient design A, the effective dimension d_eff, the regulariser
+lam_t and the radius B(d_eff). Each algorithm hands in what is its own: the rule (UCB or
+TS), the mean, the ridge factor of A, the weights of A and its radius formula. The
+practical and theory modes are two resolved option sets with their formulas
+(``policies.logistic.modes``).
 
 References:
     [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
@@ -13,26 +15,46 @@ References:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from banditkit.core.validation import check_choice, check_scalar
+from banditkit.core.params import POSITIVE, Choice, Flag, Int, Maybe, Real, param
 from banditkit.glm import LogisticLink
-from banditkit.linalg import EFFDIMS, GramLike, ShiftedGram, make_gram
-from banditkit.policies.baselines.neural import LOSS_REDUCTIONS, NeuralScoredPolicy
-from banditkit.policies.logistic import theory
-from banditkit.policies.logistic.neurallog_radius import NeuralLogRadius
-from banditkit.policies.parts.models import NeuralModel, TangentModel
+from banditkit.linalg import (
+    EFFDIMS,
+    GRAMS,
+    EffectiveDimension,
+    GramLike,
+    ShiftedGram,
+    make_gram,
+)
+from banditkit.policies.logistic.modes import (
+    LOSS_REDUCTIONS,
+    MODES,
+    Mode,
+    iota_t,
+    resolve,
+)
+from banditkit.policies.logistic.regularisation import AdaptiveLambda
+from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models.neural import DTYPES
-from banditkit.policies.parts.scored import R_LOGISTIC
+from banditkit.policies.parts.schedules import Periodic
+from banditkit.policies.parts.scored import R_LOGISTIC, ScoredParts, ScoredPolicy
+from banditkit.policies.parts.scorer import Scorer
+from banditkit.policies.parts.selection import ArmRule
+from banditkit.policies.parts.weights import (
+    FixedLambda,
+    Lambda,
+    SlopeWeights,
+    UnitWeights,
+    Weights,
+)
 
 if TYPE_CHECKING:
     import torch
-
-    from banditkit.core import Policy
-    from banditkit.core.batched import BatchedPolicy
-    from banditkit.nn import Trainer
 
 __all__ = [
     "BONUSES",
@@ -42,20 +64,25 @@ __all__ = [
     "MODES",
     "REG_CENTERS",
     "NeuralLogPolicy",
+    "Radius",
 ]
 
-MODES = ("practical", "theory")
 REG_CENTERS = ("zero", "init")
 MEAN_SCALES = ("probability", "latent")
 LAMBDA_SCHEDULES = ("fixed", "adaptive")
 BONUSES = ("orders", "table")
 INITS = ("mirrored", "standard")
 _LINK = LogisticLink()
-#: Rows per BLAS-3 fold of the exact d_eff in practical mode (``linalg.BlockedLogdet``).
-EFFDIM_BLOCK = 32
+
+#: A radius formula B(d_eff, n, lam_t): d_eff, the observations so far and lam_t.
+Radius = Callable[[float, int, float], float]
 
 
-class NeuralLogPolicy(NeuralLogRadius, NeuralScoredPolicy):
+def _latent(latent: np.ndarray) -> np.ndarray:
+    return latent
+
+
+class NeuralLogPolicy(ScoredPolicy):
     """Shared hyper-parameters and modes of the NeuralLog policies [Bae2025].
 
     Practical mode (default; [Bae2025, Sec. 7, App. A]): theta minimises
@@ -174,282 +201,203 @@ class NeuralLogPolicy(NeuralLogRadius, NeuralScoredPolicy):
     #: nu=None resolves to this in practical mode: the value that worked across the
     #: paper's synthetic and classification settings on tuning seeds
     #: (docs/logistic.md, section "Fidelity", "Defaults").
-    default_nu: float = 0.1
-    #: Whether this algorithm has a theory mode ([Bae2025, Algs. 1-2, App. I]).
-    has_theory: bool = True
-    #: mean_scale=None resolves to this (docs/logistic.md, "Reconstructed bonuses").
-    default_mean_scale: str = "latent"
-    #: Theory mode: the mean is g(x; theta_0)^T (theta - theta_0) (Alg. 2, Eq. (5)).
-    linearised_mean: bool = False
+    default_nu: ClassVar[float] = 0.1
 
     reward_kind = "binary"  # Bernoulli likelihood: BCE on rewards in [0, 1]
     contract_params = {"width": 8, "update_every": 3, "steps": 10, "lr": 0.1}  # noqa: RUF012
 
-    def __init__(
-        self,
-        *,
-        nu: float | None = None,
-        lam: float = 1.0,
-        kappa: float = 10.0,
-        S: float = 1.0,
-        width: int = 20,
-        depth: int = 2,
-        lr: float | None = None,
-        steps: int = 100,
-        update_every: int | None = None,
-        gram: str | None = None,
-        mode: str = "practical",
-        loss_reduction: str | None = None,
-        reg_center: str | None = None,
-        mean_scale: str | None = None,
-        keep_log_factors: bool = False,
-        lambda_schedule: str | None = None,
-        delta: float = 0.05,
-        C1: float = 1.0,
-        C: float = 1.0,
-        effdim_kind: str | None = None,
-        scale_features: bool | None = None,
-        bonus: str | None = None,
-        init: str = "mirrored",
-        dtype: str = "float64",
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self.dtype = check_choice("dtype", dtype, DTYPES)
-        self.init = check_choice("init", init, INITS)
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self.kappa = check_scalar("kappa", kappa, low=1.0)
-        self.S = check_scalar("S", S, low=0.0, low_open=True)
-        self.mode = check_choice("mode", mode, MODES)
-        theory_mode = self.mode == "theory"
-        if nu is None:  # theory: the literal radius; practical: tuned (docs)
-            nu = 1.0 if theory_mode else self.default_nu
-        self.nu = check_scalar("nu", nu, low=0.0)
-        if theory_mode and self.init != "mirrored":
-            raise ValueError(
-                f"init must be 'mirrored' in theory mode (Algs. 1-2 start from the "
-                f"NTK initialisation); got {self.init!r}."
-            )
-        if theory_mode and self.dtype != "float64":
-            raise ValueError(
-                f"dtype must be 'float64' in theory mode; got {self.dtype!r}."
-            )
-        if theory_mode and not self.has_theory:
-            raise ValueError(
-                f"mode must be 'practical' for {type(self).__name__}: it has no theory "
-                "mode in [Bae2025]; got 'theory'."
-            )
-        # None resolves to the mode's own value; the resolved value is stored.
-        self._set_network(
-            width=width,
-            depth=depth,
-            lr=lr if lr is not None or theory_mode else 0.01,
-            steps=steps,
-            update_every=(1 if theory_mode else 50)
-            if update_every is None
-            else update_every,
-            gram=("full" if theory_mode else "diagonal") if gram is None else gram,
-            loss_reduction=(
-                ("sum" if theory_mode else "mean_scaled")
-                if loss_reduction is None
-                else loss_reduction
-            ),
-        )
-        self.reg_center = check_choice(
-            "reg_center",
-            ("init" if theory_mode else "zero") if reg_center is None else reg_center,
-            REG_CENTERS,
-        )
-        self.lambda_schedule = check_choice(
-            "lambda_schedule",
-            ("adaptive" if theory_mode else "fixed")
-            if lambda_schedule is None
-            else lambda_schedule,
-            LAMBDA_SCHEDULES,
-        )
-        if mean_scale is not None:
-            mean_scale = check_choice("mean_scale", mean_scale, MEAN_SCALES)
-            if self.sampling:
-                raise ValueError(
-                    f"mean_scale must be None for {type(self).__name__}: Thompson "
-                    f"sampling draws on the latent scale; got {mean_scale!r}."
-                )
-        self.mean_scale = mean_scale
-        if not isinstance(keep_log_factors, bool | np.bool_):
-            raise TypeError(
-                f"keep_log_factors must be a bool; got {keep_log_factors!r}."
-            )
-        self.keep_log_factors = bool(keep_log_factors)
-        self.delta = check_scalar(
-            "delta", delta, low=0.0, high=1.0, low_open=True, high_open=True
-        )
-        self.C1 = check_scalar("C1", C1, low=0.0, low_open=True)
-        self.C = check_scalar("C", C, low=0.0, low_open=True)
-        self.effdim_kind = check_choice(
-            "effdim_kind",
-            (self.gram if theory_mode else "exact")
-            if effdim_kind is None
-            else effdim_kind,
-            EFFDIMS,
-        )
-        if scale_features is not None and not isinstance(
-            scale_features, bool | np.bool_
-        ):
-            raise TypeError(f"scale_features must be a bool; got {scale_features!r}.")
-        self.scale_features = True if scale_features is None else bool(scale_features)
-        if theory_mode and not self.scale_features:
-            raise ValueError(
-                "scale_features=False contradicts mode='theory' (Algs. 1-2 use "
-                "phi(x) = g(x; theta_0) / sqrt(m)); leave it at its default."
-            )
-        if theory_mode and bonus is not None:
-            raise ValueError(
-                f"bonus={bonus!r} is a practical-mode option; mode='theory' uses nu_t "
-                "of Eqs. (1)-(4)."
-            )
-        self.bonus: str | None = (
-            None
-            if theory_mode
-            else check_choice("bonus", "orders" if bonus is None else bonus, BONUSES)
-        )
-        if theory_mode:
-            for name, bad in (
-                ("reg_center", self.reg_center == "zero"),
-                ("lambda_schedule", self.lambda_schedule == "fixed"),
-                ("keep_log_factors", self.keep_log_factors),
-            ):
-                if bad:
-                    raise ValueError(
-                        f"{name}={getattr(self, name)!r} contradicts mode='theory' "
-                        "(Algs. 1-2 use reg_center='init', lambda_schedule='adaptive' "
-                        "and always keep the log factors); leave it at its default."
-                    )
-        # lam_0: the start and floor of lam_t ([Bae2025, Sec. 4] in theory mode).
-        self._lam0 = (
-            theory.lam0(delta=self.delta, C1=self.C1, depth=self.depth, S=self.S)
-            if theory_mode
-            else self.lam
-        )
-        self._lam_now = self._lam0
+    nu: float | None = param(Maybe(Real(low=0.0)), default=None)
+    lam: float = param(POSITIVE, default=1.0)
+    kappa: float = param(Real(low=1.0), default=10.0)
+    S: float = param(POSITIVE, default=1.0)
+    width: int = param(Int(low=2, even=True), default=20)
+    depth: int = param(Int(low=2), default=2)
+    lr: float | None = param(Maybe(POSITIVE), default=None)
+    steps: int = param(Int(low=1), default=100)
+    update_every: int | None = param(Maybe(Int(low=1)), default=None)
+    gram: str | None = param(Maybe(Choice(GRAMS)), default=None)
+    mode: str = param(Choice(MODES), default="practical")
+    loss_reduction: str | None = param(Maybe(Choice(LOSS_REDUCTIONS)), default=None)
+    reg_center: str | None = param(Maybe(Choice(REG_CENTERS)), default=None)
+    mean_scale: str | None = param(Maybe(Choice(MEAN_SCALES)), default=None)
+    keep_log_factors: bool = param(Flag(), default=False)
+    lambda_schedule: str | None = param(Maybe(Choice(LAMBDA_SCHEDULES)), default=None)
+    delta: float = param(
+        Real(low=0.0, high=1.0, low_open=True, high_open=True), default=0.05
+    )
+    C1: float = param(POSITIVE, default=1.0)
+    C: float = param(POSITIVE, default=1.0)
+    effdim_kind: str | None = param(Maybe(Choice(EFFDIMS)), default=None)
+    scale_features: bool | None = param(Maybe(Flag()), default=None)
+    bonus: str | None = param(Maybe(Choice(BONUSES)), default=None)
+    init: str = param(Choice(INITS), default="mirrored")
+    dtype: str = param(Choice(DTYPES), default="float64")
 
-    # ---------------------------------------------------------------- seeds
-    @classmethod
-    def batched(cls, members: list[Policy]) -> BatchedPolicy | None:
-        """S fresh members of one configuration as one batch, or None if unsupported.
-
-        The ``core.batched`` protocol: practical mode with a diagonal A, depth 2 and a
-        fixed lam (``policies.neurallog_batched``); None for other configurations.
-        """
-        from banditkit.policies.logistic.neurallog_batched import BatchedNeuralLog
-
-        return BatchedNeuralLog.of(members)
+    def _resolve(self) -> None:
+        # The mode's option set: the values of the options left at None (stored, so
+        # get_params reports them), and the options it pins.
+        self.formulas: Mode = MODES[self.mode]
+        resolve(self, self.formulas)
+        #: lam_0: the start and floor of lam_t ([Bae2025, Sec. 4] in theory mode).
+        self.lam0 = self.formulas.lam0(self)
 
     # ---------------------------------------------------------------- parts
     @property
-    def _theory(self) -> bool:
-        return self.mode == "theory"
+    def feature_scale(self) -> float:
+        """1 / sqrt(m), or 1 with ``scale_features=False`` (practical mode only).
 
-    def _make_model(self, d: int, generator: torch.Generator) -> NeuralModel:
-        self._lam_now = self._lam0
-        trainer = self._trainer(n=0)
-        if self._theory:
-            return TangentModel(
-                d,
-                width=self.width,
-                depth=self.depth,
-                trainer=trainer,
-                generator=generator,
-                linearised=self.linearised_mean,
-            )
-        return NeuralModel(
-            d,
-            width=self.width,
-            depth=self.depth,
-            trainer=trainer,
-            generator=generator,
-            dtype=self.dtype,
-            init=self.init,
-        )
-
-    def _trainer(self, n: int) -> Trainer:
-        # PyTorch is imported here, not when the registry is built
-        from banditkit.nn import Trainer
-
-        if self._theory:
-            # [Bae2025, Alg. 1, TrainNN]: (m lam_t / 2) ||theta - theta_0||^2
-            lam = self.width * self._lam_now
-            # [Bae2025, Condition 4.4]: eta = C5 / (m T L + m lam_t), C5 = 1, T -> n
-            lr = self.lr or 1.0 / (
-                self.width * (max(n, 1) * self.depth + self._lam_now)
-            )
-        else:
-            # [Bae2025, Sec. 7]: lam ||theta - c||^2 (no 1/2); the trainer's term is
-            # (lam' / 2) ||theta - c||^2, so lam' = 2 lam.
-            lam = 2.0 * self._lam_now
-            assert self.lr is not None
-            lr = self.lr
-        return Trainer(
-            loss="bce",
-            lam=lam,
-            center=self.reg_center,
-            lr=lr,
-            steps=self.steps,
-            reduction=LOSS_REDUCTIONS[self.loss_reduction],
-        )
-
-    def _make_design(self, p: int) -> GramLike:
-        if self.lambda_schedule == "fixed":
-            return make_gram(self.gram, p, self._ridge())
-        return ShiftedGram(self.gram, p, self._ridge())
-
-    def _feature_scale(self) -> float:
-        # [Bae2025, Alg. 1]: phi(x) = g(x; theta_0) / sqrt(m); practical mode: the
-        # gradient of the network without its sqrt(m) output factor, g / sqrt(m)
-        # (``scale_features``; docs/logistic.md, section "Fidelity").
+        [Bae2025, Alg. 1]: phi(x) = g(x; theta_0) / sqrt(m); practical mode: the
+        gradient of the network without its sqrt(m) output factor, g / sqrt(m)
+        (docs/logistic.md, section "Fidelity").
+        """
         return 1.0 / math.sqrt(self.width) if self.scale_features else 1.0
 
-    def _effdim_scale(self) -> float | None:
-        if self._theory:
-            # D_t = logdet(sum g g^T / (4 m lam_0) + I) [Bae2025, Eq. (2)]
-            return 1.0 / (4.0 * self.width * self._lam0)
-        # [Bae2025, App. A]: logdet(sum R z z^T + I) of the scaled features z
-        return R_LOGISTIC * self._feature_scale() ** 2
+    def _mean(self, default: str) -> Callable[[np.ndarray], np.ndarray]:
+        """mu(f) or f: ``mean_scale``, else the algorithm's ``default``."""
+        scale = self.mean_scale or default
+        return _LINK.mean if scale == "probability" else _latent
 
-    def _effdim_kind(self) -> str:
-        return self.effdim_kind
+    def _nu(self, d_eff: float, n: int, lam: float) -> float:
+        """nu_{t-1} of the mode (``modes.Mode.nu``), the radius without its factor."""
+        return self.formulas.nu(self, d_eff, n, lam)
 
-    def _effdim_block(self) -> int:
-        # practical mode, fixed lam: the exact d_eff by blocks of 32 rows, computed when
-        # read (linalg.blocked.BlockedLogdet; ScoredPolicy._act decides on its bounds,
-        # as every B here increases with d_eff). Theory mode and the adaptive lam_t,
-        # which read d_eff every round: rank-1 updates.
-        if self._theory or self.lambda_schedule != "fixed":
-            return 1
-        return EFFDIM_BLOCK
+    def _parts(
+        self,
+        d: int,
+        generator: torch.Generator,
+        *,
+        rule: ArmRule,
+        mean: Callable[[np.ndarray], np.ndarray],
+        radius: Radius,
+        ridge: float = 1.0,
+        weights: Weights | None = None,
+        linear: bool = False,
+        effdim_scale: float | None = None,
+    ) -> ScoredParts:
+        """The parts around what the algorithm hands in.
 
-    def _mean(self, latent: np.ndarray) -> np.ndarray:
-        scale = self.mean_scale or self.default_mean_scale
-        return _LINK.mean(latent) if scale == "probability" else latent
-
-    def _advance(self) -> None:
-        """lam_t of Eq. (3) into the ridge of A and the trainer (adaptive schedule)."""
-        if self.lambda_schedule == "fixed":
-            return
-        assert self.effdim is not None
-        n = self.history.n
-        self._lam_now = (
-            self._lam0
-            if n == 0
-            else theory.lam_t(
-                self.effdim.value,
-                n,
-                delta=self.delta,
-                C1=self.C1,
-                depth=self.depth,
-                S=self.S,
-                lam_0=self._lam0,
-            )
+        Args:
+            d: Feature dimension.
+            generator: Draws theta_0.
+            rule: ``Optimistic()`` (UCB) or ``Sampled()`` (TS).
+            mean: The mean the bonus is added to (mu or the identity).
+            radius: B(d_eff, n, lam_t).
+            ridge: A_0 = ridge * lam_t I (kappa for Alg. 1).
+            weights: w_t of A (``UnitWeights`` by default).
+            linear: The theory mode's mean is g(x; theta_0)^T (theta - theta_0) (Alg. 2).
+            effdim_scale: a of the practical d_eff on the scaled features z (None:
+                R = 1/4, [Bae2025, App. A]).
+        """
+        mode, gram, nu, every = self.formulas, self.gram, self.nu, self.update_every
+        assert gram is not None and nu is not None and every is not None  # resolved
+        history = History(d)
+        trainer = mode.trainer(self, self.lam0, 0)
+        net = {"width": self.width, "depth": self.depth}
+        model = mode.model(
+            self, d, {**net, "trainer": trainer, "generator": generator}, linear
         )
-        self.design.set_ridge(self._ridge())
-        assert isinstance(self.model, NeuralModel)
-        self.model.trainer = self._trainer(n)
+        p = model.n_params
+        scale = self.feature_scale
+        practical = R_LOGISTIC * scale**2 if effdim_scale is None else effdim_scale
+        effdim = EffectiveDimension(
+            p,
+            mode.effdim_scale(self, practical),
+            str(self.effdim_kind),
+            block=mode.effdim_block(self),
+        )
+        design: GramLike
+        regulariser: Lambda
+        if self.lambda_schedule == "fixed":
+            design = make_gram(gram, p, ridge * self.lam0)
+            regulariser = FixedLambda(self.lam0)
+        else:
+            design = shifted = ShiftedGram(gram, p, ridge * self.lam0)
+            trainers = partial(mode.trainer, self)
+            regulariser = AdaptiveLambda(self, effdim, shifted, model, trainers, ridge)
+        scorer = Scorer(
+            model,
+            design,
+            nu=nu,
+            radius=lambda d_eff: radius(d_eff, regulariser.n, regulariser.lam),
+            feature_scale=scale,
+            mean=mean,
+            effdim=effdim,
+        )
+        schedule = Periodic(every)
+        return ScoredParts(
+            history, scorer, rule, schedule, weights or UnitWeights(), regulariser
+        )
+
+    def _algorithm_1(
+        self,
+        d: int,
+        generator: torch.Generator,
+        rule: ArmRule,
+        factor: float,
+        mean: str,
+    ) -> ScoredParts:
+        """[Bae2025, Alg. 1]: V_t = kappa lam_t I + sum phi phi^T, B = factor * nu^(1)_{t-1}.
+
+        NeuralLog-UCB-1 and -TS-1 differ by the rule, the factor and the mean they hand
+        in (``policies.logistic.neurallog``).
+        """
+        return self._parts(
+            d,
+            generator,
+            rule=rule,
+            mean=self._mean(mean),
+            radius=lambda d_eff, n, lam: factor * self._nu(d_eff, n, lam),
+            ridge=self.kappa,
+        )
+
+    def _algorithm_2(
+        self, d: int, generator: torch.Generator, rule: ArmRule
+    ) -> ScoredParts:
+        """[Bae2025, Alg. 2]: W_t = sum mu'(f(x_i; theta_i)) phi phi^T + lam_t I, B = nu^(2)_{t-1}.
+
+        The mean is f (in theory mode g(x; theta_0)^T (theta - theta_0), Eq. (5));
+        NeuralLog-UCB-2 and -TS-2 differ by the rule they hand in.
+        """
+        return self._parts(
+            d,
+            generator,
+            rule=rule,
+            mean=self._mean("latent"),
+            radius=self._nu,
+            weights=SlopeWeights(_LINK),
+            linear=True,
+        )
+
+    def theory_constants(self) -> dict[str, float]:
+        """The round's constants: n, D (d_eff), lam0, lam_t, iota_t and nu_t.
+
+        In theory mode these are D_n, lam_n, iota_n and nu_n of Eqs. (1)-(4) with n
+        observations so far (the values used to score round n + 1).
+        """
+        started = self.d is not None
+        n = self.history.n if started else 0
+        d_eff = self.effdim.value if started and self.effdim is not None else 0.0
+        lam = self.regulariser.lam if started else self.lam0
+        return {
+            "n": float(n),
+            "D": d_eff,
+            "lam0": self.lam0,
+            "lam_t": lam,
+            "iota_t": iota_t(self, d_eff, n),
+            "nu_t": self._nu(d_eff, n, lam),
+        }
+
+    # ---------------------------------------------------------------- seeds
+    def _stackable(self) -> bool:
+        """Seeds batch in practical mode with a diagonal A, depth 2, a fixed lam and c = 0.
+
+        The parts then have stacked forms (``parts.stacked``: the networks train as one
+        stacked computation); other configurations run seed by seed.
+        """
+        return (
+            self.mode == "practical"
+            and self.gram == "diagonal"
+            and self.depth == 2
+            and self.lambda_schedule == "fixed"
+            and self.reg_center == "zero"
+        )

@@ -20,9 +20,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from banditkit.core import POLICIES
+from banditkit.core.params import POSITIVE, UNIT, Choice, Int, param
 from banditkit.core.policy import AssortmentPolicy
 from banditkit.core.types import Action, Context, Feedback
-from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.policies.mnl.common import (
     PHASE1_SAMPLERS,
     UtilityNet,
@@ -60,26 +60,13 @@ class EpsGreedyMNL(AssortmentPolicy):
     needs_torch = True
     contract_params: ClassVar[dict[str, Any]] = {"width": 2, "steps": 5}
 
-    def __init__(
-        self,
-        *,
-        width: int = 3,
-        eps: float = 0.1,
-        decay: float = 0.995,
-        eps_min: float = 0.001,
-        lr: float = 1e-4,
-        steps: int = 2000,
-        sampler: str = "uniform",
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self.width = check_int("width", width, low=1)
-        self.eps = check_scalar("eps", eps, low=0.0, high=1.0)
-        self.decay = check_scalar("decay", decay, low=0.0, high=1.0)
-        self.eps_min = check_scalar("eps_min", eps_min, low=0.0, high=1.0)
-        self.lr = check_scalar("lr", lr, low=0.0, low_open=True)
-        self.steps = check_int("steps", steps, low=1)
-        self.sampler = check_choice("sampler", sampler, PHASE1_SAMPLERS)
+    width: int = param(Int(low=1), default=3)
+    eps: float = param(UNIT, default=0.1)
+    decay: float = param(UNIT, default=0.995)
+    eps_min: float = param(UNIT, default=0.001)
+    lr: float = param(POSITIVE, default=1e-4)
+    steps: int = param(Int(low=1), default=2000)
+    sampler: str = param(Choice(PHASE1_SAMPLERS), default="uniform")
 
     def _setup(self, ctx: Context) -> None:
         self.net = UtilityNet(int(self.d), self.width, self.rng)  # type: ignore[arg-type]

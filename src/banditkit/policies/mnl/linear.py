@@ -38,15 +38,16 @@ References:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from banditkit.core import POLICIES
+from banditkit.core.params import POSITIVE, Choice, Int, Maybe, Real, param
 from banditkit.core.policy import AssortmentPolicy
 from banditkit.core.types import Action, Context, Feedback
 from banditkit.core.validation import (
-    check_choice,
     check_int,
     check_scalar,
     check_state_array,
@@ -61,7 +62,14 @@ from banditkit.policies.mnl.common import (
     uniform_assortment,
 )
 
-__all__ = ["TSMNL", "UCBMNL", "OFUMNLPlus", "set_hessian"]
+__all__ = [
+    "TSMNL",
+    "UCBMNL",
+    "OFUMNLPlus",
+    "OptimisticUtilities",
+    "SampledUtilities",
+    "set_hessian",
+]
 
 SCHEDULES = ("fixed", "per-round")
 
@@ -76,32 +84,60 @@ def set_hessian(X: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return p, (X * p[:, None]).T @ X - q[:, None] * q  # q q^T (np.outer's bits)
 
 
+Array = np.ndarray
+Rng = np.random.Generator
+
+
+@dataclass(frozen=True)
+class OptimisticUtilities:
+    """UCB-MNL's utilities x_i^T theta + alpha ||x_i||_{V^-1} [Oh2021].
+
+    It reads V^-1 only, so the Gram takes rank-K Woodbury updates (``woodbury``).
+    """
+
+    woodbury: ClassVar[bool] = True
+
+    def __call__(
+        self, X: Array, theta: Array, gram: Gram, alpha: float, rng: Rng
+    ) -> Array:
+        """The (N,) utilities of the items X (N, d)."""
+        width = alpha * gram.norms_unchecked(X)
+        return X @ theta + width
+
+
+@dataclass(frozen=True)
+class SampledUtilities:
+    """TS-MNL's utilities max_m x_i^T theta~_m, theta~_m ~ N(theta, alpha^2 V^-1) [Oh2019].
+
+    It reads the factor of V every round, so the Gram is refactorised (not ``woodbury``).
+
+    Args:
+        samples: M, the number of draws (1: the draw itself).
+    """
+
+    samples: int
+    woodbury: ClassVar[bool] = False
+
+    def __call__(
+        self, X: Array, theta: Array, gram: Gram, alpha: float, rng: Rng
+    ) -> Array:
+        """The (N,) utilities of the items X (N, d), one draw of M parameters."""
+        draws = theta + alpha * gram.sample_normal(rng, self.samples)
+        scores = X @ draws.T  # (N, M)
+        return scores[:, 0] if self.samples == 1 else scores.max(axis=1)
+
+
 class _LinearMLE(AssortmentPolicy):
     """UCB-MNL and TS-MNL: the regularised MLE refit every round, the Gram of offered items."""
 
-    _woodbury: ClassVar[bool] = False
-    """Update the Gram by ``Gram.update_woodbury`` (else ``update_batch``)."""
+    lam: float = param(POSITIVE, default=1.0)
+    alpha_scale: float = param(Real(low=0.0), default=1.0)
+    kappa: float | None = param(Maybe(POSITIVE), default=None)
+    schedule: str = param(Choice(SCHEDULES), default="fixed")
+    warmup: int = param(Int(low=0), default=0)
 
-    def __init__(
-        self,
-        *,
-        lam: float = 1.0,
-        alpha_scale: float = 1.0,
-        kappa: float | None = None,
-        schedule: str = "fixed",
-        warmup: int = 0,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self.warmup = check_int("warmup", warmup, low=0)
-        self.alpha_scale = check_scalar("alpha_scale", alpha_scale, low=0.0)
-        self.kappa = (
-            None
-            if kappa is None
-            else check_scalar("kappa", kappa, low=0.0, low_open=True)
-        )
-        self.schedule = check_choice("schedule", schedule, SCHEDULES)
+    #: The utilities of the items (``OptimisticUtilities`` or ``SampledUtilities``).
+    utilities: OptimisticUtilities | SampledUtilities
 
     def get_params(self) -> dict[str, Any]:
         """The hyper-parameters; ``warmup`` only when > 0.
@@ -138,18 +174,17 @@ class _LinearMLE(AssortmentPolicy):
             return uniform_assortment(
                 self.rng, ctx.n_arms, capacity_of(ctx), "exactly-k"
             )
-        return self._choose(ctx)
-
-    def _choose(self, ctx: Context) -> Action:
-        raise NotImplementedError
+        alpha = self.alpha(self.t + 1, capacity_of(ctx))
+        z = self.utilities(ctx.arms, self.theta, self.gram, alpha, self.rng)
+        return offered_set(z, ctx)
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, tuple) and isinstance(feedback, int)
         X = ctx.arms[list(action)]
         self.sets.append(X, np.zeros(len(action)), slot_of(action, feedback))
-        if self._woodbury:  # UCB reads V^-1 only: a rank-K update, no refactorisation
+        if self.utilities.woodbury:  # V^-1 only: a rank-K update, no refactorisation
             self.gram.update_woodbury(X)
-        else:  # TS reads the factor L every round: refactorise
+        else:  # the factor L every round: refactorise
             self.gram.update_batch(X)
         fit = refit_mnl(
             self.sets.sets,
@@ -205,13 +240,8 @@ class UCBMNL(_LinearMLE):
         (0, 1)
     """
 
-    _woodbury: ClassVar[bool] = True
-
-    def _choose(self, ctx: Context) -> Action:
-        width = self.alpha(self.t + 1, capacity_of(ctx)) * self.gram.norms_unchecked(
-            ctx.arms
-        )
-        return offered_set(ctx.arms @ self.theta + width, ctx)
+    def _resolve(self) -> None:
+        self.utilities = OptimisticUtilities()
 
 
 @POLICIES.register("ts-mnl")
@@ -229,33 +259,10 @@ class TSMNL(_LinearMLE):
         2
     """
 
-    def __init__(
-        self,
-        *,
-        samples: int = 1,
-        lam: float = 1.0,
-        alpha_scale: float = 1.0,
-        kappa: float | None = None,
-        schedule: str = "fixed",
-        warmup: int = 0,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(
-            lam=lam,
-            alpha_scale=alpha_scale,
-            kappa=kappa,
-            schedule=schedule,
-            warmup=warmup,
-            seed=seed,
-        )
-        self.samples = check_int("samples", samples, low=1)
+    samples: int = param(Int(low=1), default=1)
 
-    def _choose(self, ctx: Context) -> Action:
-        alpha = self.alpha(self.t + 1, capacity_of(ctx))
-        draws = self.theta + alpha * self.gram.sample_normal(self.rng, self.samples)
-        scores = ctx.arms @ draws.T  # (N, M)
-        z = scores[:, 0] if self.samples == 1 else scores.max(axis=1)
-        return offered_set(z, ctx)
+    def _resolve(self) -> None:
+        self.utilities = SampledUtilities(self.samples)
 
 
 @POLICIES.register("ofu-mnl-plus")
@@ -284,18 +291,9 @@ class OFUMNLPlus(AssortmentPolicy):
         (0, 1)
     """
 
-    def __init__(
-        self,
-        *,
-        norm_bound: float = 1.0,
-        beta_scale: float = 1.0,
-        schedule: str = "fixed",
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self.norm_bound = check_scalar("norm_bound", norm_bound, low=0.0, low_open=True)
-        self.beta_scale = check_scalar("beta_scale", beta_scale, low=0.0)
-        self.schedule = check_choice("schedule", schedule, SCHEDULES)
+    norm_bound: float = param(POSITIVE, default=1.0)
+    beta_scale: float = param(Real(low=0.0), default=1.0)
+    schedule: str = param(Choice(SCHEDULES), default="fixed")
 
     def _setup(self, ctx: Context) -> None:
         d = int(self.d)  # type: ignore[arg-type]

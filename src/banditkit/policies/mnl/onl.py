@@ -42,12 +42,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from banditkit.core import POLICIES
+from banditkit.core.params import POSITIVE, Choice, Int, Real, param
 from banditkit.core.policy import AssortmentPolicy
 from banditkit.core.types import Action, Context, Feedback
 from banditkit.core.validation import (
-    check_choice,
-    check_int,
-    check_scalar,
     check_state_array,
 )
 from banditkit.glm.mnl import MNLSetBuffer, fit_mnl, refit_mnl
@@ -110,38 +108,18 @@ class ONLMNL(AssortmentPolicy):
         "pilot_steps": 5,
     }
 
-    def __init__(
-        self,
-        *,
-        width: int = 3,
-        t0: int = 50,
-        lam_scale: float = 0.01,
-        beta_scale: float = 0.01,
-        beta_schedule: str = "practical",
-        ch: float = 1.0,
-        pilot_lr: float = 1e-4,
-        pilot_steps: int = 2000,
-        phase1: str = "uniform",
-        update_every: int = 1,
-        solver: str = "lagged",
-        tol: float = 1e-6,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self.width = check_int("width", width, low=1)
-        self.t0 = check_int("t0", t0, low=0)
-        self.lam_scale = check_scalar("lam_scale", lam_scale, low=0.0, low_open=True)
-        self.beta_scale = check_scalar("beta_scale", beta_scale, low=0.0)
-        self.beta_schedule = check_choice(
-            "beta_schedule", beta_schedule, BETA_SCHEDULES
-        )
-        self.ch = check_scalar("ch", ch, low=0.0)
-        self.pilot_lr = check_scalar("pilot_lr", pilot_lr, low=0.0, low_open=True)
-        self.pilot_steps = check_int("pilot_steps", pilot_steps, low=1)
-        self.phase1 = check_choice("phase1", phase1, PHASE1_SAMPLERS)
-        self.update_every = check_int("update_every", update_every, low=1)
-        self.solver = check_choice("solver", solver, SOLVERS)
-        self.tol = check_scalar("tol", tol, low=0.0, low_open=True)
+    width: int = param(Int(low=1), default=3)
+    t0: int = param(Int(low=0), default=50)
+    lam_scale: float = param(POSITIVE, default=0.01)
+    beta_scale: float = param(Real(low=0.0), default=0.01)
+    beta_schedule: str = param(Choice(BETA_SCHEDULES), default="practical")
+    ch: float = param(Real(low=0.0), default=1.0)
+    pilot_lr: float = param(POSITIVE, default=1e-4)
+    pilot_steps: int = param(Int(low=1), default=2000)
+    phase1: str = param(Choice(PHASE1_SAMPLERS), default="uniform")
+    update_every: int = param(Int(low=1), default=1)
+    solver: str = param(Choice(SOLVERS), default="lagged")
+    tol: float = param(POSITIVE, default=1e-6)
 
     # ------------------------------------------------------------------ state
     def _setup(self, ctx: Context) -> None:

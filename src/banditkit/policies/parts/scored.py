@@ -1,22 +1,24 @@
-"""The composed base of the neural and logistic policies: mean + nu * B * ||z||_{A^-1}.
+"""The composed base of the scored policies: mean + nu * B * ||z||_{A^-1}, or a sample of it.
 
-Every policy of ``policies.neural``, ``policies.neurallog`` and ``policies.logistic`` is
-one composition of the parts
+A scored policy (NeuralUCB/TS, the NeuralLog family, Logistic-UCB-1, ada-OFU-ECOLog) is
+built from parts that its class's ``_compose`` hands in, as a ``ScoredParts``:
 
-    history      rows (x_i, r_i)                                    [policies.history]
-    scorer       a Model (NeuralModel, TangentModel or GLMModel)    [policies.models]
+    history      rows (x_i, r_i)                                   [parts.history]
+    scorer       a Model (NeuralModel, TangentModel or GLMModel)   [parts.models]
                  and its uncertainty: A = ridge * I + sum_i w_i z_i z_i^T, a linalg
                  GramLike of the features z_i = g(x_i; theta_{i-1}) (or x_i) stored when
-                 x_i was played, and a radius B(d_eff) from an EffectiveDimension
-                                                                    [policies.scorer]
-    selection    Optimistic (UCB) or Sampled (TS)                   [policies.selection]
-    schedule     Periodic(update_every)                             [policies.schedules]
+                 x_i was played, and a radius B(d_eff) read from an EffectiveDimension
+                                                                   [parts.scorer]
+    rule         Optimistic (UCB) or Sampled (TS)                  [parts.selection]
+    schedule     Periodic(update_every)                            [parts.schedules]
+    weights      w_t of the new term of A: 1, or the link's slope  (here)
+    regulariser  the round's lam_t: fixed (here), or a schedule that moves the
+                 ridge of A and the trainer's L2 term          [policies.logistic]
 
-A subclass states its formulas (the model, A_0, B, the mean, the weights) through small
-hooks (``_make_model``, ``_make_design``, ``_ridge``, ``_feature_scale``,
-``_effdim_scale``, ``_effdim_kind``, ``_effdim_block``, ``_mean``, ``_radius``,
-``_weight``, ``_advance``) and two class attributes; ``_build`` composes the parts and
-the loop below is shared.
+UCB and TS variants of an algorithm differ by the rule (and the radius) they hand in; the
+round below is written once. It reads the parts only through their methods, so parts
+with a member axis (``parts.stacked``: S seeds of one configuration) play S runs through
+the same round (``ScoredPolicy.stack``).
 
 References:
     [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
@@ -24,127 +26,92 @@ References:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from banditkit.core import Context, ContextualPolicy
+from banditkit.core import Context, ContextualPolicy, Policy
+from banditkit.core.policy import Actions, Contexts, Feedbacks
 from banditkit.core.types import Action, Feedback
-from banditkit.glm import Link, LogisticLink
-from banditkit.linalg import EffectiveDimension, GramLike, make_gram
-from banditkit.policies.parts.history import History
+from banditkit.linalg import EffectiveDimension, GramLike
 from banditkit.policies.parts.models import Model
-from banditkit.policies.parts.schedules import Periodic
-from banditkit.policies.parts.scorer import Scorer
-from banditkit.policies.parts.selection import (
-    Optimistic,
-    Rule,
-    Sampled,
-    argmax_on_bounds,
-    argmax_random_tie,
+from banditkit.policies.parts.schedules import Schedule
+from banditkit.policies.parts.selection import ArmRule
+from banditkit.policies.parts.stacked import (
+    MemberLambdas,
+    StackedHistory,
+    StackedRule,
+    StackedScorer,
+    Streams,
 )
+from banditkit.policies.parts.stacked_network import StackedNetwork
+from banditkit.policies.parts.weights import FixedLambda, Lambda, UnitWeights, Weights
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["R_LOGISTIC", "ScoredPolicy"]
+    from banditkit.core import Environment
+
+__all__ = ["R_LOGISTIC", "ScoredParts", "ScoredPolicy", "stack_parts"]
 
 #: Upper bound R on the slope of the sigmoid, mu' <= 1/4 [Bae2025, Sec. 2].
 R_LOGISTIC = 0.25
-_TINY = float(np.finfo(np.float64).tiny)
+
+
+@dataclass
+class ScoredParts:
+    """What a scored policy is built from (module docstring)."""
+
+    history: Any
+    scorer: Any
+    rule: ArmRule
+    schedule: Schedule
+    weights: Weights = field(default_factory=UnitWeights)
+    regulariser: Lambda = field(default_factory=FixedLambda)
 
 
 class ScoredPolicy(ContextualPolicy):
-    """Shared loop: score each arm by mean + nu * B * ||z||_{A^-1}, or sample around it.
+    """The scored round, over the parts that ``_compose`` hands in.
 
     In round t, with theta = theta_{t-1} (the parameter in force):
 
         latent_k, z_k = model.evaluate(x_k)          f(x_k; theta), g(x_k; theta)
-        width_k       = ||feature_scale * z_k||_{A^-1}
-        UCB:  play argmax_k mean(latent_k) + nu * B(d_eff) * width_k
-        TS:   play argmax_k of N(latent_k, (nu * B(d_eff) * width_k)^2)
+        norm_k        = ||feature_scale * z_k||_{A^-1}
+        action        = rule(mean(latent), nu * B(d_eff) * norm)
+                        UCB: argmax_k mean_k + width_k; TS: argmax_k N(mean_k, width_k^2)
 
-    After observing r_t: record (x_t, r_t), d_eff += z_t (with the tracker's scale),
-    ``_advance`` (round-dependent constants such as lam_t), refit when the schedule is
-    due, then A += w_t * z_t z_t^T with z_t computed at selection time ([Bae2025, Algs. 1-2];
-    docs/logistic.md, section "Shared loop") and w_t = 1 or mu'(latent(x_t; theta_t)) with
-    theta_t the parameter AFTER this round's refit (frozen once added; [Bae2025, Alg. 2]).
+    After observing r_t: record (x_t, r_t), d_eff += z_t, lam_t, refit when the schedule
+    is due, then A += w_t * z_t z_t^T with z_t computed at selection time ([Bae2025,
+    Algs. 1-2]; docs/logistic.md, section "Shared loop").
 
-    The parts are ``self.history``, ``self.scorer`` (``model``, ``design`` and ``effdim``
-    are its model, Gram and tracker), ``self.rule`` and ``self.schedule``.
-
-    Subclasses set ``sampling`` (False: UCB, True: TS) and ``weighted`` (True for the
-    variance-weighted A of NeuralLog-UCB-2 / TS-2 / ada-OFU-ECOLog), and implement
-    ``_make_model``, ``_ridge``, ``_mean`` and ``_radius``; ``_effdim_scale`` returns
-    None when the radius does not use d_eff.
+    A subclass (a named algorithm) declares its hyper-parameters and implements
+    ``_compose(d, generator)``. The parts are ``self.history``, ``self.scorer``
+    (``model``, ``design`` and ``effdim`` are its model, Gram and tracker), ``self.rule``,
+    ``self.schedule``, ``self.weights`` and ``self.regulariser``.
     """
 
-    sampling: ClassVar[bool] = False
-    #: False when ``_make_model`` builds no network (a GLM): its ``generator`` is then None
+    #: False when ``_compose`` builds no network (a GLM): its ``generator`` is then None
     #: and PyTorch is never imported; the seed's one draw from ``rng`` is made either way.
     needs_torch = True
-    weighted: ClassVar[bool] = False
-    #: The link of the reward model; its slope mu' weights A when ``weighted``.
-    link: ClassVar[Link] = LogisticLink()
-    gram: str
-    nu: float
-    update_every: int
 
-    # ------------------------------------------------------------------ hooks
-    def _make_model(self, d: int, generator: torch.Generator) -> Model:
-        """The model; ``generator`` draws a network's theta_0."""
+    # ------------------------------------------------------------------ composition
+    def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
+        """The parts for features of dimension ``d``; ``generator`` draws a network's theta_0."""
         raise NotImplementedError
 
-    def _ridge(self) -> float:
-        """A_0 = ridge * I."""
-        raise NotImplementedError
-
-    def _make_design(self, p: int) -> GramLike:
-        """The design A (p x p): a fixed-ridge ``make_gram(self.gram, p, ridge)``."""
-        return make_gram(self.gram, p, self._ridge())
-
-    def _advance(self) -> None:
-        """Update round-dependent constants after d_eff has seen z_t (no-op here)."""
-
-    def _feature_scale(self) -> float:
-        """Factor applied to z before it enters A and the norms (1 in practical mode)."""
-        return 1.0
-
-    def _effdim_scale(self) -> float | None:
-        """Scale a of d_eff = logdet(I + a sum z z^T), or None if unused."""
-        return R_LOGISTIC
-
-    def _effdim_kind(self) -> str:
-        """How d_eff is computed (``linalg.EFFDIMS``): like A (``self.gram``) here."""
-        return self.gram
-
-    def _effdim_block(self) -> int:
-        """Rows per BLAS-3 fold of an exact d_eff (``linalg.EffectiveDimension``); 1 here.
-
-        Above 1 the tracker brackets d_eff between reads and ``_act`` selects on the
-        bounds when they suffice, which requires ``_radius`` nondecreasing in d_eff.
-        """
-        return 1
-
-    def _mean(self, latent: np.ndarray) -> np.ndarray:
-        """The mean the bonus is added to (latent by default)."""
-        return latent
-
-    def _radius(self, d_eff: float) -> float:
-        """B(d_eff), the width multiplier besides nu."""
-        raise NotImplementedError
-
-    def _weight(self, latent: float) -> float:
-        """w_t of the new term of A: mu'(latent) of ``link`` if weighted, else 1."""
-        if not self.weighted:
-            return 1.0
-        return max(float(self.link.deriv(np.array(latent))), _TINY)
-
-    # ------------------------------------------------------------------ parts
     def _setup(self, ctx: Context) -> None:
         assert self.d is not None
         # One integer from the policy's stream seeds the network (nn.make_generator's draw).
-        self._build(self.d, self._generator(int(self.rng.integers(0, 2**63 - 1))))
+        if isinstance(self.rng, Streams):  # a stack: each member as in its separate run
+            members = [
+                self._compose(self.d, self._generator(_seed_draw(r))) for r in self.rng
+            ]
+            self._install(stack_parts(members, self.horizon or 1024))
+        else:
+            self._install(self._compose(self.d, self._generator(_seed_draw(self.rng))))
 
     def _generator(self, seed: int) -> torch.Generator:
         """A torch generator seeded with ``seed``; None when the class ``needs_torch`` not."""
@@ -154,44 +121,31 @@ class ScoredPolicy(ContextualPolicy):
 
         return torch.Generator().manual_seed(seed)
 
-    def _build(self, d: int, generator: torch.Generator) -> None:
-        """Compose the parts: history, scorer (model + uncertainty), rule, schedule."""
-        self.history = History(d)
-        model = self._make_model(d, generator)
-        p = model.n_params
-        scale = self._effdim_scale()
-        self.scorer = Scorer(
-            model,
-            self._make_design(p),
-            nu=self.nu,
-            radius=self._radius,
-            feature_scale=self._feature_scale(),
-            mean=(lambda latent: latent) if self.sampling else self._mean,
-            effdim=None
-            if scale is None
-            else EffectiveDimension(
-                p, scale, self._effdim_kind(), block=self._effdim_block()
-            ),
-        )
-        self.rule: Rule = Sampled() if self.sampling else Optimistic()
-        self.schedule = Periodic(self.update_every)
+    def _install(self, parts: ScoredParts) -> None:
+        self.parts = parts
+        self.history = parts.history
+        self.scorer = parts.scorer
+        self.rule = parts.rule
+        self.schedule = parts.schedule
+        self.weights = parts.weights
+        self.regulariser = parts.regulariser
 
     @property
     def model(self) -> Model:
         """The scorer's model."""
-        return self.scorer.model
+        return cast(Model, self.scorer.model)
 
     @property
     def design(self) -> GramLike:
         """The scorer's Gram A."""
-        return self.scorer.design
+        return cast(GramLike, self.scorer.design)
 
     @property
     def effdim(self) -> EffectiveDimension | None:
         """The scorer's d_eff tracker (None when B does not use it)."""
-        return self.scorer.effdim
+        return cast("EffectiveDimension | None", self.scorer.effdim)
 
-    # ------------------------------------------------------------------ loop
+    # ------------------------------------------------------------------ the round
     def scores(self, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
         """Return the means and the widths nu * B * ||z_k||_{A^-1} of the K arms.
 
@@ -201,56 +155,94 @@ class ScoredPolicy(ContextualPolicy):
         for the following ``update``.
         """
         self._check_context(ctx)
-        return self.scorer.score(ctx.arms)
+        return cast("tuple[np.ndarray, np.ndarray]", self.scorer.score(ctx.arms))
 
     def _act(self, ctx: Context) -> Action:
-        effdim = self.scorer.effdim
-        if effdim is not None:
-            low, high = effdim.bounds()
-            if low != high:
-                return self._act_on_bounds(ctx, low, high)
-        mean, width = self.scorer.score(ctx.arms)
-        return self.rule.select(mean, width, self.rng)
+        return cast(int, self._choose(ctx.arms))
 
-    def _act_on_bounds(self, ctx: Context, low: float, high: float) -> Action:
-        """The selection, decided on bounds low <= d_eff <= high when they suffice.
-
-        A blocked d_eff tracker (``_effdim_block`` > 1) brackets d_eff until it is read.
-        B(d_eff) does not decrease with d_eff and every score is linear in B, so an arm
-        that is the unique best, by a margin, at both ends of [B(low), B(high)] is the
-        exact selection (``selection.argmax_on_bounds``), and d_eff is not computed this
-        round; otherwise it is, and the rule selects as usual. The actions are those of
-        the exact computation; Thompson draws are made first, as ``Sampled`` makes them.
-        """
-        mean, norms = self.scorer.score_parts(ctx.arms)
-        slope = self.nu * norms
-        xi = None
-        if self.sampling:  # gaussian_sample's draws, before the decision
-            xi = self.rng.standard_normal(mean.shape)
-            slope = slope * xi
-        arm = int(argmax_on_bounds(mean, slope, self._radius(low), self._radius(high)))
-        if arm >= 0:
-            return arm
-        width = (self.nu * self._radius(self.scorer.d_eff)) * norms
-        if xi is None:
-            return self.rule.select(mean, width, self.rng)
-        return argmax_random_tie(mean + 1.0 * width * xi, self.rng)
+    def _choose(self, arms: np.ndarray) -> Any:
+        """The rule's choice on the scorer's means and widths (one member or a stack)."""
+        mean, norms = self.scorer.score_parts(arms)
+        return self.rule.select_bracketed(
+            mean, norms, self.scorer.radius_range(), self.rng
+        )
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)
-        x = ctx.arms[action]
+        self._learn(ctx.arms, action, feedback)
+
+    def _learn(self, arms: np.ndarray, action: Any, reward: Any) -> None:
+        """Record the round and update the parts (one member or a stack)."""
         # z at the parameter in force at selection (before this round's refit)
-        latent, z = self.scorer.played(ctx.arms, action)
-        self.history.append(x, float(feedback))
+        x, latent, z = self.scorer.played(arms, action)
+        self.history.append(x, reward)
         self.scorer.track(z)
-        self._advance()
+        self.regulariser.advance(self.history.n)
         refitted = self.schedule.due(self.history.n, self.design)
         if refitted:
             self.model.fit(self.history)
             self._n_updates += 1
-        if self.weighted and (refitted or self.model.linearised):
-            latent = self.model.latent(x)  # f(x_t; theta_t), after this round's refit
-        self.scorer.add(z, self._weight(latent))
+        self.scorer.add(z, self.weights(self.model, x, latent, refitted))
+
+    # ------------------------------------------------------------------ seeds
+    @classmethod
+    def stack(cls, members: Sequence[Policy]) -> ScoredPolicy | None:
+        """S fresh members of one configuration as one stack, or None (``Policy.stack``).
+
+        The stack is a policy of this class with the members' hyper-parameters whose
+        ``rng`` is the members' own streams (``parts.stacked.Streams``): at its first round
+        it composes each member's parts as the separate run would (theta_0 from that
+        member's stream) and stacks them (``stack_parts``), and the same round plays the
+        S runs (``act_all``, ``update_all``; ``core.simulate.simulate_seeds``). The
+        members themselves do not change. None unless ``_stackable`` accepts the
+        configuration.
+        """
+        first = members[0]
+        if not isinstance(first, cls) or not first._stackable():
+            return None
+        stacked = copy.copy(first)
+        stacked.rng = cast("np.random.Generator", Streams(m.rng for m in members))
+        return stacked
+
+    def _stackable(self) -> bool:
+        """Whether this configuration's parts have stacked forms (``parts.stacked``)."""
+        return False
+
+    def start(self, horizon: int, envs: Sequence[Environment]) -> None:
+        """Begin a stack's S runs (``core.members.Members``)."""
+        self.begin(horizon)
+
+    def act_all(self, ctxs: Sequence[Context]) -> list[Action]:
+        """A stack's actions for its members' contexts (``core.members.Members``)."""
+        for ctx in ctxs:
+            self._check_context(ctx)
+        actions = self._choose(np.stack([ctx.arms for ctx in ctxs]))
+        return [
+            self._check_action(int(a), ctx)
+            for a, ctx in zip(actions, ctxs, strict=True)
+        ]
+
+    def update_all(
+        self, ctxs: Contexts, actions: Actions, feedbacks: Feedbacks
+    ) -> None:
+        """A stack's round of learning (``core.members.Members``)."""
+        for ctx in ctxs:
+            self._check_context(ctx)
+        rewards = [
+            self._check_feedback(f, self._check_action(a, ctx))
+            for f, a, ctx in zip(feedbacks, actions, ctxs, strict=True)
+        ]
+        arms = np.stack([ctx.arms for ctx in ctxs])
+        self._learn(arms, np.asarray(actions, dtype=np.int64), np.asarray(rewards))
+        self.t += 1
+
+    def n_updates_all(self) -> list[int]:
+        """Each member's refits (one schedule: the same count)."""
+        return [self._n_updates] * len(cast("Streams", self.rng))
+
+    def propensities_all(self) -> list[float | None]:
+        """Unknown for scored policies."""
+        return [None] * len(cast("Streams", self.rng))
 
     # ------------------------------------------------------------------ state
     def _state(self) -> dict[str, Any]:
@@ -263,8 +255,42 @@ class ScoredPolicy(ContextualPolicy):
     def _load_state(self, state: dict[str, Any]) -> None:
         assert self.d is not None
         # theta_0 and theta come from the state: leave self.rng (already restored) alone.
-        self._build(self.d, self._generator(0))
+        self._install(self._compose(self.d, self._generator(0)))
         self.history.load_state_dict(state["history"])
         self.schedule.load_state_dict(state["schedule"])
         self.scorer.load_state_dict(state)
-        self._advance()
+        self.regulariser.advance(self.history.n)
+
+
+def stack_parts(parts: Sequence[ScoredParts], capacity: int) -> ScoredParts:
+    """S members' parts as parts with a member axis (``parts.stacked``).
+
+    Args:
+        parts: Each member's parts, composed as for its separate run.
+        capacity: Rows to expect (the horizon, when known).
+
+    Raises:
+        ValueError: For a part that has no stacked form (a full Gram, a network
+            ``StackedNetwork`` cannot hold, a regulariser that moves).
+    """
+    first = parts[0]
+    model = StackedNetwork.of([p.scorer.model for p in parts])
+    if model is None:
+        raise ValueError("the members' models cannot be stacked.")
+    regularisers = [p.regulariser for p in parts]
+    if not all(isinstance(r, FixedLambda) for r in regularisers):
+        raise ValueError("only a fixed regulariser can be stacked.")
+    # the stacked parts answer the round's calls with a member axis (parts.stacked)
+    return ScoredParts(
+        StackedHistory(len(parts), model.d, model.dtype, capacity),
+        StackedScorer([p.scorer for p in parts], model),
+        cast(ArmRule, StackedRule(first.rule)),
+        first.schedule,
+        first.weights,
+        cast(Lambda, MemberLambdas(cast("list[FixedLambda]", regularisers))),
+    )
+
+
+def _seed_draw(rng: np.random.Generator) -> int:
+    """The one integer a scored policy draws from its stream to seed its network."""
+    return int(rng.integers(0, 2**63 - 1))

@@ -20,6 +20,7 @@ import numpy as np
 from banditkit.core.validation import check_scalar
 from banditkit.linalg import EffectiveDimension, GramLike
 from banditkit.policies.parts.models import Model
+from banditkit.policies.parts.selection import RadiusRange
 
 __all__ = ["Scorer"]
 
@@ -95,6 +96,25 @@ class Scorer:
         radius = self.radius(self.d_eff)
         return mean, (self.nu * radius) * norms
 
+    def radius_range(self) -> RadiusRange:
+        """The width factor nu * B(d_eff) of this round, on the bounds of a pending d_eff.
+
+        A blocked tracker (``EffectiveDimension(block=...)``) brackets d_eff until it is
+        read; a rule decides on B(low) and B(high) when it can
+        (``selection.Optimistic.select_bracketed``) and reads B(d_eff) otherwise.
+        """
+        if self.effdim is not None:
+            low, high = self.effdim.bounds()
+            if low != high:
+                return RadiusRange(
+                    self.nu,
+                    self.radius(low),
+                    self.radius(high),
+                    True,
+                    lambda: self.radius(self.d_eff),
+                )
+        return RadiusRange.known(self.nu, self.radius(self.d_eff))
+
     def score_parts(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return mean(f(x_k)) (K,) and ||scale * z_k||_{A^-1} (K,): ``score`` without B.
 
@@ -127,8 +147,8 @@ class Scorer:
         factor = self.nu * self.radius(self.d_eff) * abs(self.feature_scale)
         return self.mean(latent), factor * norms
 
-    def played(self, arms: np.ndarray, k: int) -> tuple[float, np.ndarray]:
-        """The latent and the unscaled features z(x_k) of arm k as scored.
+    def played(self, arms: np.ndarray, k: int) -> tuple[np.ndarray, float, np.ndarray]:
+        """The row x_k, its latent and its unscaled features z(x_k) as scored.
 
         From the last ``score`` of this very ``arms`` array (the parameter in force at
         selection); recomputed at the current parameter otherwise.
@@ -147,7 +167,7 @@ class Scorer:
             lat, feats = self.model.evaluate(x[None, :])
             latent, z = float(lat[0]), np.array(feats[0])
         self._cache = None
-        return latent, z
+        return x, latent, z
 
     def track(self, z: np.ndarray) -> None:
         """d_eff += the played features z (no-op without a tracker)."""

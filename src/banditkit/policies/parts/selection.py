@@ -8,12 +8,17 @@ hand-written numbers and reused by every family of policies.
                 top_k                                                 a set of k arms
                 pair_argmax                                           an ordered pair
     parts       Greedy, Optimistic, Sampled, TopK, OptimisticPair, SampledPair:
-                ``select(mean, width, rng)`` objects a composed policy holds
+                ``select(mean, width, rng)`` objects a composed policy holds;
+                Optimistic and Sampled also ``select_bracketed(mean, norms, radius,
+                rng)``, the same choice when the radius B is known only within bounds
+                (``RadiusRange``)
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -24,15 +29,18 @@ from banditkit.core.validation import check_int
 __all__ = [
     "BOUND_MARGIN",
     "TIE_RTOL",
+    "ArmRule",
     "Greedy",
     "Optimistic",
     "OptimisticPair",
+    "RadiusRange",
     "Rule",
     "Sampled",
     "SampledPair",
     "TopK",
     "argmax_on_bounds",
     "argmax_random_tie",
+    "bracketed_argmax",
     "gaussian_sample",
     "optimistic_argmax",
     "pair_argmax",
@@ -196,16 +204,22 @@ def optimistic_argmax(
 
 
 def gaussian_sample(
-    mean: np.ndarray, width: np.ndarray, nu: float, rng: np.random.Generator
+    mean: np.ndarray,
+    width: np.ndarray,
+    nu: float,
+    rng: np.random.Generator,
+    rtol: float = 0.0,
 ) -> int:
     """Per-arm Thompson rule [Zhang2021, Alg. 1]: argmax_k of r_k ~ N(mean_k, (nu width_k)^2).
+
+    Samples within a relative ``rtol`` of the largest tie (:func:`argmax_random_tie`).
 
     Reference:
         [Zhang2021] W. Zhang, D. Zhou, L. Li, Q. Gu. Neural Thompson sampling. ICLR 2021.
     """
     mean = np.asarray(mean)
     draws = mean + nu * np.asarray(width) * rng.standard_normal(mean.shape)
-    return argmax_random_tie(draws, rng)
+    return argmax_random_tie(draws, rng, rtol)
 
 
 def epsilon_greedy(
@@ -292,6 +306,38 @@ class Rule(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class RadiusRange:
+    """The width factor nu * B(d_eff) of a round, with d_eff known exactly or in bounds.
+
+    A blocked d_eff tracker (``linalg.EffectiveDimension(block=...)``) brackets d_eff
+    between reads; B does not decrease with d_eff, so B(d_eff) lies in [low, high].
+
+    Attributes:
+        nu: The exploration scale.
+        low: B at the lower bound of d_eff.
+        high: B at its upper bound.
+        pending: Whether the bounds of d_eff differ (else ``exact()`` costs nothing).
+        exact: B(d_eff), reading d_eff (computing it when it is pending).
+    """
+
+    nu: float
+    low: float
+    high: float
+    pending: bool
+    exact: Callable[[], float]
+
+    @classmethod
+    def known(cls, nu: float, radius: float) -> RadiusRange:
+        """A radius known exactly.
+
+        Example:
+            >>> RadiusRange.known(0.5, 2.0).exact()
+            2.0
+        """
+        return cls(nu, radius, radius, False, lambda: radius)
+
+
 class Greedy:
     """argmax_k mean_k (widths ignored)."""
 
@@ -302,16 +348,87 @@ class Greedy:
         return argmax_random_tie(mean, rng)
 
 
-class Optimistic:
+def bracketed_argmax(
+    mean: np.ndarray,
+    norms: np.ndarray,
+    radius: RadiusRange,
+    draws: np.ndarray | None,
+    rng: np.random.Generator,
+    rtol: float = 0.0,
+) -> int:
+    """argmax_k mean_k + nu B norms_k (xi_k), B(d_eff) known exactly or within bounds.
+
+    ``draws`` None: the optimistic score; else the Thompson sample with the standard
+    normals xi (drawn before, as ``gaussian_sample`` draws them). The score is linear in
+    B, so an arm that is the unique best, by a margin, at both ends of [B(low), B(high)]
+    is the exact choice (:func:`argmax_on_bounds`) and d_eff is not read; otherwise
+    B(d_eff) is computed and the arm is the exact argmax (ties at random, ``rtol``).
+
+    Example:
+        >>> bracket = RadiusRange(1.0, 1.0, 2.0, True, lambda: 1 / 0)  # never read
+        >>> mean, norms = np.array([1.0, 0.0]), np.array([0.1, 0.2])
+        >>> bracketed_argmax(mean, norms, bracket, None, np.random.default_rng(0))
+        0
+    """
+    if radius.pending:
+        slope = radius.nu * norms if draws is None else (radius.nu * norms) * draws
+        arm = int(argmax_on_bounds(mean, slope, radius.low, radius.high))
+        if arm >= 0:
+            return arm
+    width = (radius.nu * radius.exact()) * norms
+    return argmax_random_tie(
+        mean + 1.0 * (width if draws is None else width * draws), rng, rtol
+    )
+
+
+class ArmRule:
+    """A rule over arms by one score per arm; ``rtol``: ties within a relative tolerance.
+
+    ``select`` takes the widths; ``select_bracketed`` is ``select`` with widths
+    nu * B(d_eff) * norms, decided on the bounds of B when they suffice
+    (:func:`bracketed_argmax`); a Thompson rule makes its draws first (``_draws``), as
+    ``select`` makes them.
+    """
+
+    def __init__(self, rtol: float = 0.0) -> None:
+        self.rtol = rtol
+
+    def _draws(
+        self, shape: tuple[int, ...], rng: np.random.Generator
+    ) -> np.ndarray | None:
+        return None
+
+    def select(
+        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        """The arm for these means and widths; ``rng`` breaks ties and draws samples."""
+        raise NotImplementedError
+
+    def select_bracketed(
+        self,
+        mean: np.ndarray,
+        norms: np.ndarray,
+        radius: RadiusRange,
+        rng: np.random.Generator,
+    ) -> int:
+        """The arm for widths nu * B * norms, B(d_eff) in ``radius``'s bounds."""
+        draws = self._draws(mean.shape, rng)
+        return bracketed_argmax(mean, norms, radius, draws, rng, self.rtol)
+
+
+class Optimistic(ArmRule):
     """argmax_k mean_k + width_k (the widths carry nu).
 
     Args:
         rtol: Scores within this relative tolerance of the best are ties
             (:func:`argmax_random_tie`); 0 (default): exact ties.
-    """
 
-    def __init__(self, rtol: float = 0.0) -> None:
-        self.rtol = rtol
+    Example:
+        >>> rule, rng = Optimistic(), np.random.default_rng(0)
+        >>> bracket = RadiusRange(1.0, 1.0, 2.0, True, lambda: 1 / 0)  # never read
+        >>> rule.select_bracketed(np.array([1.0, 0.0]), np.array([0.1, 0.2]), bracket, rng)
+        0
+    """
 
     def select(
         self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
@@ -320,14 +437,22 @@ class Optimistic:
         return optimistic_argmax(mean, width, 1.0, rng, self.rtol)
 
 
-class Sampled:
-    """argmax_k of r_k ~ N(mean_k, width_k^2) (per-arm Thompson sampling)."""
+class Sampled(ArmRule):
+    """argmax_k of r_k ~ N(mean_k, width_k^2) (per-arm Thompson sampling).
+
+    Args:
+        rtol: Samples within this relative tolerance of the best are ties
+            (:func:`argmax_random_tie`); 0 (default): exact ties.
+    """
+
+    def _draws(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        return rng.standard_normal(shape)
 
     def select(
         self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
     ) -> int:
         """The arm of largest sample."""
-        return gaussian_sample(mean, width, 1.0, rng)
+        return gaussian_sample(mean, width, 1.0, rng, self.rtol)
 
 
 class TopK:

@@ -35,8 +35,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from banditkit.core import Context, ContextualPolicy
+from banditkit.core.params import Check, Maybe, Real, param
 from banditkit.core.types import Action, Feedback
-from banditkit.core.validation import check_scalar, check_spd, check_state_array
+from banditkit.core.validation import check_spd, check_state_array
 from banditkit.linalg import g_optimal_design
 from banditkit.policies.parts.schedules import Grid
 from banditkit.policies.rare.elimination import (
@@ -48,6 +49,8 @@ from banditkit.policies.rare.grids import check_grid, interval_of, update_grid
 from banditkit.policies.rare.within import IntervalRows, WithinGram
 
 __all__ = [
+    "GRID",
+    "RATE",
     "EliminationLevels",
     "GridPolicy",
     "blce_widths",
@@ -167,6 +170,17 @@ def blce_widths(
     return functools.lru_cache(maxsize=1 << 16)(beta)
 
 
+def _grid(name: str, value: Any) -> list[int]:
+    """A grid of interval end points (``grids.check_grid``), stored as a list."""
+    return list(check_grid(value))
+
+
+#: The ``grid`` option: interval end points T_1 < ... (completed with T at the first round).
+GRID = Check(_grid)
+#: The within-interval allocation rate c, in (0, 1).
+RATE = Real(low=0.0, high=1.0, low_open=True, high_open=True)
+
+
 class GridPolicy(ContextualPolicy):
     """A policy refitted only at the end points of a static grid, from each interval's data.
 
@@ -194,9 +208,7 @@ class GridPolicy(ContextualPolicy):
     horizon_params: ClassVar[tuple[str, ...]] = ("c", "grid")
     grid_name: ClassVar[str] = "blce"
 
-    def __init__(self, *, grid: Sequence[int] | None = None, seed: int = 0) -> None:
-        super().__init__(seed=seed)
-        self.grid = None if grid is None else list(check_grid(grid))
+    grid: list[int] | None = param(Maybe(GRID), default=None)
 
     # ------------------------------------------------------------------ setup
     def _begin(self) -> None:
@@ -354,8 +366,3 @@ class GridPolicy(ContextualPolicy):
         for k, inverse in enumerate(inverses):
             check_spd(f"inverses[{k}]", inverse, d)
         self.thetas, self.inverses = list(thetas), list(inverses)
-
-
-def check_rate(c: float) -> float:
-    """The within-interval allocation rate c, in (0, 1)."""
-    return check_scalar("c", c, low=0.0, high=1.0, low_open=True, high_open=True)

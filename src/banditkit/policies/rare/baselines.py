@@ -31,12 +31,12 @@ References:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from banditkit.core import POLICIES, Context, ContextualPolicy
+from banditkit.core.params import POSITIVE, UNIT, Maybe, Real, fixed, param
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar, check_spd, check_state_array
 from banditkit.linalg import Gram
@@ -80,28 +80,13 @@ class RSOFUL(ContextualPolicy):
         True
     """
 
-    def __init__(
-        self,
-        *,
-        C: float = 1.0,
-        lam: float = 1.0,
-        R: float = 1.0,
-        S: float = 1.0,
-        delta: float | None = None,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(seed=seed)
-        self.C = check_scalar("C", C, low=0.0, low_open=True)
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self.R = check_scalar("R", R, low=0.0, low_open=True)
-        self.S = check_scalar("S", S, low=0.0, low_open=True)
-        self.delta = (
-            None
-            if delta is None
-            else check_scalar(
-                "delta", delta, low=0.0, high=1.0, low_open=True, high_open=True
-            )
-        )
+    C: float = param(POSITIVE, default=1.0)
+    lam: float = param(POSITIVE, default=1.0)
+    R: float = param(POSITIVE, default=1.0)
+    S: float = param(POSITIVE, default=1.0)
+    delta: float | None = param(
+        Maybe(Real(low=0.0, high=1.0, low_open=True, high_open=True)), default=None
+    )
 
     def _setup(self, ctx: Context) -> None:
         self._build()
@@ -170,17 +155,8 @@ class _BatchedRidge(GridPolicy):
 
     grid_name: ClassVar[str] = "doubling"
 
-    def __init__(
-        self,
-        *,
-        nu: float = 1.0,
-        lam: float = 1.0,
-        grid: Sequence[int] | None = None,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(grid=grid, seed=seed)
-        self.nu = check_scalar("nu", nu, low=0.0)
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+    nu: float = param(Real(low=0.0), default=1.0)
+    lam: float = param(POSITIVE, default=1.0)
 
     @property
     def lam_value(self) -> float:
@@ -298,18 +274,9 @@ class SoftBatch(_BatchedRidge):
         True
     """
 
-    def __init__(
-        self,
-        *,
-        q: float | None = None,
-        explore: float = 0.5,
-        lam: float = 1.0,
-        grid: Sequence[int] | None = None,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(lam=lam, grid=grid, seed=seed)
-        self.q = None if q is None else check_scalar("q", q, low=0.0, low_open=True)
-        self.explore = check_scalar("explore", explore, low=0.0, high=1.0)
+    q: float | None = param(Maybe(POSITIVE), default=None)
+    explore: float = param(UNIT, default=0.5)
+    nu = fixed(1.0)  # SoftBatch has no optimism
 
     def _choose(self, ctx: Context, ell: int, offset: int) -> int:
         arms = ctx.arms

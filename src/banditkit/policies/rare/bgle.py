@@ -28,18 +28,17 @@ References:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy.special import expit
 
 from banditkit.core import POLICIES, Context
-from banditkit.core.validation import check_int, check_scalar
+from banditkit.core.params import POSITIVE, Int, Maybe, Real, param
 from banditkit.glm import fit_glm_constrained
 from banditkit.policies.rare.base import (
+    RATE,
     GridPolicy,
-    check_rate,
     near_g_draw,
     quad_norms,
     ucb_cascade,
@@ -60,17 +59,10 @@ class _LogisticGrid(GridPolicy):
 
     reward_kind = "binary"
 
-    def __init__(
-        self,
-        *,
-        S: float = 1.0,
-        R: float = 1.0,
-        grid: Sequence[int] | None = None,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(grid=grid, seed=seed)
-        self.S = check_scalar("S", S, low=0.0, low_open=True)
-        self.R = check_scalar("R", R, low=0.0, low_open=True)
+    S: float = param(POSITIVE, default=1.0)
+    R: float = param(POSITIVE, default=1.0)
+
+    def _resolve(self) -> None:
         self.n_constrained = 0
 
     def _mle(self) -> np.ndarray:
@@ -112,17 +104,10 @@ class BGLE(_LogisticGrid):
 
     grid_name: ClassVar[str] = "bgle"
 
-    def __init__(
-        self,
-        *,
-        c: float = 0.5,
-        S: float = 1.0,
-        R: float = 1.0,
-        grid: Sequence[int] | None = None,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(S=S, R=R, grid=grid, seed=seed)
-        self.c = check_rate(c)
+    c: float = param(RATE, default=0.5)
+
+    def _resolve(self) -> None:
+        super()._resolve()
         self._ell = 1
 
     @property
@@ -233,23 +218,10 @@ class BGLinCB(_LogisticGrid):
 
     grid_name: ClassVar[str] = "doubling"
 
-    def __init__(
-        self,
-        *,
-        kappa: float | None = None,
-        warmup: int | None = None,
-        nu: float = 1.0,
-        lam: float = 1.0,
-        S: float = 1.0,
-        R: float = 1.0,
-        grid: Sequence[int] | None = None,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(S=S, R=R, grid=grid, seed=seed)
-        self.kappa = None if kappa is None else check_scalar("kappa", kappa, low=1.0)
-        self.warmup = None if warmup is None else check_int("warmup", warmup, low=1)
-        self.nu = check_scalar("nu", nu, low=0.0)
-        self.lam = check_scalar("lam", lam, low=0.0, low_open=True)
+    kappa: float | None = param(Maybe(Real(low=1.0)), default=None)
+    warmup: int | None = param(Maybe(Int(low=1)), default=None)
+    nu: float = param(Real(low=0.0), default=1.0)
+    lam: float = param(POSITIVE, default=1.0)
 
     @property
     def lam_value(self) -> float:

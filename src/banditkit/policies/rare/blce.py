@@ -39,17 +39,16 @@ References:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from banditkit.core import POLICIES, Context
-from banditkit.core.validation import check_scalar
+from banditkit.core.params import POSITIVE, Maybe, param
 from banditkit.policies.rare.base import (
+    RATE,
     GridPolicy,
     blce_widths,
-    check_rate,
     near_g_draw,
     never_removes,
     quad_norms,
@@ -65,19 +64,10 @@ class _Eliminating(GridPolicy):
     #: Phase names of the rounds, for diagnostics ("design", "uncertainty", "greedy").
     PHASES: ClassVar[tuple[str, ...]] = ("design", "uncertainty", "greedy")
 
-    def __init__(
-        self,
-        *,
-        c: float = 0.5,
-        lam: float | None = None,
-        grid: Sequence[int] | None = None,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(grid=grid, seed=seed)
-        self.c = check_rate(c)
-        self.lam = (
-            None if lam is None else check_scalar("lam", lam, low=0.0, low_open=True)
-        )
+    c: float = param(RATE, default=0.5)
+    lam: float | None = param(Maybe(POSITIVE), default=None)
+
+    def _resolve(self) -> None:
         self.last_phase = ""
         self.last_survivors = 0
         #: Compute the surviving set in every round, for ``last_survivors`` (diagnostics);

@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -85,7 +86,13 @@ from banditkit.policies.rare.survival import (
     never_removes,
 )
 
-__all__ = ["EliminationLevels", "SurvivalTest", "never_removes", "quad_norms"]
+__all__ = [
+    "EliminationLevels",
+    "Extremes",
+    "SurvivalTest",
+    "never_removes",
+    "quad_norms",
+]
 
 #: Rounds without a removal after which an exact level is tried by certificate again.
 _QUIET_ROUNDS = 8
@@ -95,6 +102,17 @@ _QUIET_ROUNDS = 8
 #: (5000, 10), where the copy of X^T alone costs 15-30 us) from X A and a product for
 #: the means.
 _ONE_PRODUCT_UP_TO = 20_000
+
+
+class Extremes(NamedTuple):
+    """Each head row's largest and smallest value and the arms reaching them (-1: later)."""
+
+    hi: list[float]
+    lo: list[float]
+    i_hi: list[int]
+    i_lo: list[int]
+    #: Whether the arg-extremes were taken (few arms).
+    small: bool
 
 
 class EliminationLevels:
@@ -280,9 +298,24 @@ class EliminationLevels:
             if extra is not None:
                 self.forms = quad_norms(arms, extra)
             return
+        plan = self._plan(d)
+        forms = self._product(arms, plan, extra)
+        head = self._Z[self._off : self._off + plan.n_head]
+        plan, extremes = self._extremes(head, plan, K)
+        self.alive, self.n_alive = self._cascade(
+            arms, beta, head, plan, extremes, forms
+        )
+
+    def _product(
+        self, arms: np.ndarray, plan: Plan, extra: np.ndarray | None
+    ) -> np.ndarray | None:
+        """The rows W X^T of the round (``self._Z`` from row ``self._off``) and the means.
+
+        Returns the forms x^T A x of every row block when the product holds them.
+        """
+        K, d = arms.shape
         m = self.m
         staged = self._staged
-        plan = self._plan(d)
         forms: np.ndarray | None = None
         if (
             extra is not None
@@ -311,126 +344,161 @@ class EliminationLevels:
         self._staged = None
         self._off = off
         self.means = Z[off + m - 1]
-        head = Z[off : off + plan.n_head]
-        # every row's extremes through its first arg-extreme (cheaper than max / min,
-        # and the arms reaching them serve the levels below)
+        return forms
+
+    def _extremes(self, head: np.ndarray, plan: Plan, K: int) -> tuple[Plan, Extremes]:
+        """Every head row's largest and smallest value, with the arms reaching them.
+
+        Through the first arg-extreme (cheaper than max / min, and the arms reaching them
+        serve the levels below); -1 where the arg-extreme is taken when needed.
+        """
         offsets = plan.offsets
         if offsets.shape[0] != plan.n_head or (plan.n_head > 1 and offsets[1] != K):
             offsets = np.arange(plan.n_head, dtype=np.intp) * K
             plan = self._plans[tuple(self.exact)] = plan._replace(offsets=offsets)
-        small = K <= _ARG_EXTREMES_UP_TO
-        if small:
+        if K <= _ARG_EXTREMES_UP_TO:
             flat = head.ravel()
             arg_hi = head.argmax(axis=1)
             arg_lo = head.argmin(axis=1)
             hi = flat[arg_hi + offsets].tolist()
             lo = flat[arg_lo + offsets].tolist()
-            i_hi = arg_hi.tolist()
-            i_lo = arg_lo.tolist()
-        else:  # -1: the arg-extreme is taken when needed
-            hi = head.max(axis=1).tolist()
-            lo = head.min(axis=1).tolist()
-            i_hi = i_lo = [-1] * plan.n_head
+            return plan, Extremes(hi, lo, arg_hi.tolist(), arg_lo.tolist(), True)
+        none = [-1] * plan.n_head
+        return plan, Extremes(
+            head.max(axis=1).tolist(), head.min(axis=1).tolist(), none, none, False
+        )
+
+    def _cascade(
+        self,
+        arms: np.ndarray,
+        beta: Callable[[int], float],
+        head: np.ndarray,
+        plan: Plan,
+        ext: Extremes,
+        forms: np.ndarray | None,
+    ) -> tuple[np.ndarray | None, int]:
+        """The levels in turn: the survivors (None: all) and their number."""
+        K = arms.shape[0]
         tops: list[float] = []
         i_tops: list[int] = []
         if forms is not None:
-            tops, i_tops = row_tops(forms, small)
+            tops, i_tops = row_tops(forms, ext.small)
         alive: np.ndarray | None = None
         n = K
         b = 2.0 * beta(K)
-        rows, blocks, exact = plan.row, plan.block, self.exact
-        lead, shrink, quiet, ill = self._lead, self._shrink, self._quiet, self._ill
-        inverses = self._inverse_list
-        for k in range(m):
+        rows, blocks, exact, quiet = plan.row, plan.block, self.exact, self._quiet
+        for k in range(self.m):
             r = rows[k]
             if r >= 0:  # a certified level: try the certificates
-                p_hi, p_lo = hi[r], lo[r]
-                width = hi[k] - lo[k]  # >= the gaps of the surviving arms
-                up = p_hi >= -p_lo
-                pm = p_hi if up else -p_lo
-                if width <= math.sqrt(lead[k] * pm * pm) * b:
-                    if alive is None:
-                        continue
-                    i = i_hi[r] if up else i_lo[r]
-                    if i < 0:
-                        i = first_arg(head[r], i, up)
-                    if alive[i]:  # the bound's arm survives: it bounds the maximum
-                        continue
-                else:
-                    i = i_hi[r] if up else i_lo[r]
-                    if i < 0:
-                        i = first_arg(head[r], i, up)
-                # the exact forms of the arms reaching furthest along v_k, either way
-                low = 0.0
-                j2 = i_lo[r] if up else i_hi[r]
-                if j2 < 0:
-                    j2 = first_arg(head[r], j2, not up)
-                inverse = inverses[k]
-                for j in (i, j2):
-                    if alive is None or alive[j]:
-                        x = arms[j]
-                        low = max(low, float(x @ (inverse @ x)))
-                        if width <= math.sqrt(low * shrink[k]) * b:
-                            break
-                else:
-                    low = -1.0
-                if low >= 0.0:
+                if self._certified(k, r, arms, head, ext, alive, b):
                     continue
                 # the certificates fail: this level exactly, this round and the next
                 exact[k] = True
                 quiet[k] = 0
-                q = quad_norms(arms, inverses[k])
+                q = quad_norms(arms, self._inverse_list[k])
                 q_arg = int(q.argmax())
                 q_top = float(q[q_arg])
-                planned = False
             else:
                 if forms is None:
-                    forms = self._forms(Z[off + plan.n_head :], arms)
-                    tops, i_tops = row_tops(forms, small)
+                    forms = self._forms(self._Z[self._off + plan.n_head :], arms)
+                    tops, i_tops = row_tops(forms, ext.small)
                 jb = blocks[k]
                 q, q_top, q_arg = forms[jb], tops[jb], i_tops[jb]
-                planned = True
-            # the level as written: x^(k), eps_k over the survivors, the comparison;
-            # the maxima over the survivors are the whole set's when the arm holding
-            # them survives
-            s = head[k]
-            best = hi[k]
-            if alive is not None:
-                s_arg = i_hi[k]
-                if s_arg < 0:
-                    s_arg = int(s.argmax())
-                if q_arg < 0:
-                    q_arg = int(q.argmax())
-                if not alive[s_arg]:  # the maximum over the survivors (exact)
-                    masked = np.where(alive, s, -np.inf)
-                    best = masked.item(masked.argmax())
-                if not alive[q_arg]:  # with the removed arms at 0, as max(0, max q)
-                    masked = np.where(alive, q, 0.0)
-                    q_top = masked.item(masked.argmax())
-            w = 2.0 * math.sqrt(max(q_top, 0.0)) * beta(n)
-            removed = False
-            if best - lo[k] > w:  # the worst arm goes: compare every arm
-                # best - s <= w as written, as one comparison: s >= the least
-                # float c with fl(best - c) <= w (fl(best - s) falls as s grows)
-                c = least_kept(best, w)
-                keep = best - s <= w if c is None else s >= c
-                if alive is None:
-                    alive = keep
-                else:
-                    alive &= keep
-                count = int(np.count_nonzero(alive))
-                removed = count < n
-                if removed:
-                    n = count
-                    b = 2.0 * beta(n)
-            if planned:
-                if removed or ill[k]:
+            count = self._level(k, head[k], ext, (q, q_top, q_arg), alive, n, beta(n))
+            alive, removed = count[0], count[1] < n
+            if removed:
+                n = count[1]
+                b = 2.0 * beta(n)
+            if r < 0:  # a planned level
+                if removed or self._ill[k]:
                     quiet[k] = 0
                 else:
                     quiet[k] += 1
                     if quiet[k] >= _QUIET_ROUNDS:  # try the certificates again
                         exact[k] = False
-        self.alive, self.n_alive = alive, n
+        return alive, n
+
+    def _certified(
+        self,
+        k: int,
+        r: int,
+        arms: np.ndarray,
+        head: np.ndarray,
+        ext: Extremes,
+        alive: np.ndarray | None,
+        b: float,
+    ) -> bool:
+        """Whether level k provably removes no survivor (its certificate row r)."""
+        p_hi, p_lo = ext.hi[r], ext.lo[r]
+        width = ext.hi[k] - ext.lo[k]  # >= the gaps of the surviving arms
+        up = p_hi >= -p_lo
+        pm = p_hi if up else -p_lo
+        i = ext.i_hi[r] if up else ext.i_lo[r]
+        if width <= math.sqrt(self._lead[k] * pm * pm) * b:
+            if alive is None:
+                return True
+            if i < 0:
+                i = first_arg(head[r], i, up)
+            if alive[i]:  # the bound's arm survives: it bounds the maximum
+                return True
+        elif i < 0:
+            i = first_arg(head[r], i, up)
+        # the exact forms of the arms reaching furthest along v_k, either way
+        low = 0.0
+        j2 = ext.i_lo[r] if up else ext.i_hi[r]
+        if j2 < 0:
+            j2 = first_arg(head[r], j2, not up)
+        inverse = self._inverse_list[k]
+        for j in (i, j2):
+            if alive is None or alive[j]:
+                x = arms[j]
+                low = max(low, float(x @ (inverse @ x)))
+                if width <= math.sqrt(low * self._shrink[k]) * b:
+                    return True
+        return False
+
+    def _level(
+        self,
+        k: int,
+        s: np.ndarray,
+        ext: Extremes,
+        widths: tuple[np.ndarray, float, int],
+        alive: np.ndarray | None,
+        n: int,
+        beta_n: float,
+    ) -> tuple[np.ndarray | None, int]:
+        """Level k as written: x^(k), eps_k over the survivors, the comparison.
+
+        The maxima over the survivors are the whole set's when the arm holding them
+        survives. Returns the survivors and their number.
+        """
+        q, q_top, q_arg = widths
+        best = ext.hi[k]
+        if alive is not None:
+            s_arg = ext.i_hi[k]
+            if s_arg < 0:
+                s_arg = int(s.argmax())
+            if q_arg < 0:
+                q_arg = int(q.argmax())
+            if not alive[s_arg]:  # the maximum over the survivors (exact)
+                masked = np.where(alive, s, -np.inf)
+                best = masked.item(masked.argmax())
+            if not alive[q_arg]:  # with the removed arms at 0, as max(0, max q)
+                masked = np.where(alive, q, 0.0)
+                q_top = masked.item(masked.argmax())
+        w = 2.0 * math.sqrt(max(q_top, 0.0)) * beta_n
+        if best - ext.lo[k] <= w:
+            return alive, n
+        # the worst arm goes: compare every arm. best - s <= w as written, as one
+        # comparison: s >= the least float c with fl(best - c) <= w (fl(best - s)
+        # falls as s grows)
+        c = least_kept(best, w)
+        keep = best - s <= w if c is None else s >= c
+        if alive is None:
+            alive = keep
+        else:
+            alive &= keep
+        return alive, int(np.count_nonzero(alive))
 
     def survives(
         self,

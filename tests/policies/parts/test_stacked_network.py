@@ -1,0 +1,87 @@
+"""StackedNetwork (parts.stacked_network) against the members' own networks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from banditkit.nn import MLP, Trainer, flat_params
+from banditkit.policies.parts.models import NeuralModel
+from banditkit.policies.parts.stacked import StackedHistory
+from banditkit.policies.parts.stacked_network import StackedNetwork, fit_stacked
+
+
+def _members(S: int, d: int, m: int, **trainer: object) -> list[NeuralModel]:
+    defaults = {"loss": "bce", "lam": 0.4, "lr": 0.05, "steps": 20, "reduction": "mean"}
+    return [
+        NeuralModel(
+            d,
+            width=m,
+            depth=2,
+            trainer=Trainer(**{**defaults, **trainer}),
+            generator=torch.Generator().manual_seed(s),
+        )
+        for s in range(S)
+    ]
+
+
+def test_fit_stacked_matches_the_trainer_per_member() -> None:
+    gen = torch.Generator().manual_seed(0)
+    S, n, d, m = 3, 25, 4, 6
+    nets = [MLP(d, width=m, generator=gen) for _ in range(S)]
+    X = torch.rand(S, n, d, generator=gen, dtype=torch.float64)
+    y = (torch.rand(S, n, generator=gen) < 0.5).to(torch.float64)
+    w1 = torch.stack([flat_params(net)[: m * d].view(m, d) for net in nets])
+    w2 = torch.stack([flat_params(net)[m * d :] for net in nets])
+    lam, lr, steps = 0.4, 0.05, 30
+    fit_stacked(
+        X, y, w1, w2, out_scale=nets[0].out_scale, lam=lam, step=lr / n, steps=steps
+    )
+    trainer = Trainer(loss="bce", lam=lam, lr=lr, steps=steps, reduction="mean")
+    for s, net in enumerate(nets):
+        trainer.fit(net, X[s], y[s])
+        theta = flat_params(net)
+        torch.testing.assert_close(
+            w1[s].reshape(-1), theta[: m * d], rtol=1e-12, atol=0
+        )
+        torch.testing.assert_close(w2[s], theta[m * d :], rtol=1e-12, atol=0)
+
+
+def test_passes_and_refits_equal_each_members_network() -> None:
+    S, d, m, K, n = 3, 4, 6, 5, 30
+    rng = np.random.default_rng(0)
+    members = _members(S, d, m)
+    stacked = StackedNetwork(members)
+    history = StackedHistory(S, d, "float64", capacity=8)  # grows
+    rows, labels = rng.standard_normal((S, n, d)), (rng.random((S, n)) < 0.5) * 1.0
+    for t in range(n):
+        history.append(rows[:, t], labels[:, t])
+    stacked.fit(history)
+    for s, model in enumerate(members):  # independent: each network trained alone
+        model.trainer.fit(
+            model.mlp, torch.from_numpy(rows[s]), torch.from_numpy(labels[s])
+        )
+    arms = rng.standard_normal((S, K, d))
+    inv_diag = rng.random((S, stacked.n_params))
+    latent, sq = stacked.evaluate_sq_norms(arms, inv_diag)
+    actions = np.array([0, 3, 4])
+    x, played, z = stacked.played(actions)
+    for s, model in enumerate(members):
+        f, G = model.evaluate(arms[s])
+        np.testing.assert_allclose(latent[s], f, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(sq[s], (G * G) @ inv_diag[s], rtol=1e-10)
+        np.testing.assert_allclose(z[s], G[actions[s]], rtol=1e-10, atol=1e-12)
+        assert played[s] == pytest.approx(f[actions[s]], rel=1e-10)
+        np.testing.assert_array_equal(x[s], arms[s, actions[s]])
+    np.testing.assert_allclose(
+        stacked.latent(x), played, rtol=1e-12
+    )  # the same parameters
+
+
+def test_only_networks_it_can_hold_are_stacked() -> None:
+    assert StackedNetwork.of(_members(2, 3, 4, loss="mse")) is None
+    assert StackedNetwork.of(_members(2, 3, 4, center="init")) is None
+    assert StackedNetwork.of(_members(2, 3, 4)) is not None
+    with pytest.raises(ValueError, match="depth 2"):
+        StackedNetwork(_members(2, 3, 4, loss="mse"))
