@@ -8,8 +8,8 @@ import yaml
 from typer.testing import CliRunner
 
 from banditkit.cli import app
-from banditkit.experiments.papers import paper_configs
-from banditkit.experiments.resolve import resolve
+from banditkit.experiments.config.papers import paper_configs
+from banditkit.experiments.config.resolve import resolve
 
 TOUR = Path(__file__).resolve().parents[2] / "src" / "banditkit" / "examples" / "tour"
 #: Each paper family's algorithm in the tour.

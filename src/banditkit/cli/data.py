@@ -155,7 +155,7 @@ def _targets(targets: list[str] | None) -> list[Any]:
         if Path(target).suffix not in (".yaml", ".yml"):
             out.append(target)
             continue
-        from banditkit.experiments.schema import load_config
+        from banditkit.experiments.config.load import load_config
 
         config = load_config(target)
         out += [{"name": p.name, "label": p.label, **p.params} for p in config.policies]

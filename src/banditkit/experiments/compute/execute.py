@@ -28,9 +28,8 @@ import numpy as np
 
 from banditkit import core
 from banditkit.core.members import stack
-from banditkit.core.simulate import simulate_seeds
 from banditkit.core.records import Record
-from banditkit.core.simulate import RunResult
+from banditkit.core.simulate import RunResult, simulate_seeds
 from banditkit.experiments.compute.threads import single_threaded
 from banditkit.experiments.config.resolved import RunSpec
 from banditkit.experiments.plan.tasks import SeedGroup, Task
