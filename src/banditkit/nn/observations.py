@@ -11,6 +11,11 @@ and observations that index into it, so pairs and sets never duplicate features:
 Per-member data (M members trained as one stack): targets y and weights may be (n,),
 shared by every member, or (M, n), one row per member (bootstrap counts, 0/1 masks,
 perturbed targets of ensemble sampling). They are stored data: the trainer never draws.
+
+Every container checks its data (shapes, finite values, index ranges) unless built with
+``validate=False``, for tensors already checked where they were stored (a model's device
+history, whose rows are checked once when they arrive): the checks read every entry and,
+on a GPU, wait for the device.
 """
 
 from __future__ import annotations
@@ -94,6 +99,8 @@ class Rows:
             that member, an integer count is a bootstrap resample.
         dtype: Floating dtype of the tensors (the network's).
         device: Device of the tensors (the network's).
+        validate: False takes X, y and weights as given (tensors of ``dtype`` on
+            ``device``, already checked; module docstring).
 
     Raises:
         ValueError: On a wrong shape, NaN or inf, or a negative weight.
@@ -112,7 +119,12 @@ class Rows:
         *,
         dtype: torch.dtype = torch.float64,
         device: torch.device | str = "cpu",
+        validate: bool = True,
     ) -> None:
+        if not validate:
+            self.X, self.y, self.weights = X, y, weights
+            self.n = X.shape[0]
+            return
         self.X = _features(X, "X", dtype, device)
         self.n = self.X.shape[0]
         self.y = per_member(y, "y", self.n, dtype, self.X.device)
@@ -132,6 +144,8 @@ class Pairs:
             1 / sigma_i^2 of each pair in a weighted MLE.
         dtype: Floating dtype of the tensors.
         device: Device of the tensors.
+        validate: False takes the arguments as given (tensors on ``device``, indices
+            int64, already checked; module docstring).
 
     Raises:
         ValueError: On a wrong shape, an index out of range, NaN or inf, or a
@@ -153,7 +167,12 @@ class Pairs:
         *,
         dtype: torch.dtype = torch.float64,
         device: torch.device | str = "cpu",
+        validate: bool = True,
     ) -> None:
+        if not validate:
+            self.X, self.first, self.second = X, first, second
+            self.y, self.weights, self.n = y, weights, first.shape[0]
+            return
         self.X = _features(X, "X", dtype, device)
         N = self.X.shape[0]
         self.first = _indices(first, "first", _shape(first), 0, N, self.X.device)
@@ -176,6 +195,8 @@ class Sets:
         weights: None, or (n,) / (M, n) weights >= 0.
         dtype: Floating dtype of the tensors.
         device: Device of the tensors.
+        validate: False takes the arguments as given (tensors on ``device``, indices
+            int64, already checked; module docstring).
 
     Raises:
         ValueError: On a wrong shape, an index out of range, a chosen empty slot,
@@ -196,7 +217,13 @@ class Sets:
         *,
         dtype: torch.dtype = torch.float64,
         device: torch.device | str = "cpu",
+        validate: bool = True,
     ) -> None:
+        if not validate:
+            self.X, self.items, self.choice, self.weights = X, items, choice, weights
+            self.n, self.S = items.shape
+            self.offered = items >= 0
+            return
         self.X = _features(X, "X", dtype, device)
         N = self.X.shape[0]
         shape = _shape(items)

@@ -37,7 +37,7 @@ from banditkit.nn.fit import fit
 from banditkit.nn.grads import as_model_tensor
 from banditkit.nn.losses import BCE, MNL, MSE, Loss
 from banditkit.nn.mlp import MLP
-from banditkit.nn.network import METHODS, Params, stack_params
+from banditkit.nn.network import METHODS, stack_params
 from banditkit.nn.observations import Rows, Sets, per_member
 from banditkit.nn.penalties import L2Penalty
 
@@ -114,16 +114,6 @@ def _as_vector(
     return v
 
 
-def _init_center(model: MLP) -> Params:
-    """theta_0 of ``model`` as a stack of one, shaped like ``stack_params(model)``."""
-    shapes = {name: p.shape for name, p in model.named_parameters()}
-    pieces = torch.split(model.theta0, [p.numel() for p in model.parameters()])
-    return {
-        name: c.view(1, *shape)
-        for (name, shape), c in zip(shapes.items(), pieces, strict=True)
-    }
-
-
 def train(
     model: MLP,
     X: ArrayLike,
@@ -195,7 +185,7 @@ def train(
     steps = check_int("steps", steps, low=1)
     reduction = check_choice("reduction", reduction, REDUCTIONS)
     obs, loss_fn = _observations(model, X, y, loss, weights, mask)
-    center_params = _init_center(model) if center == "init" else None
+    center_params = model.initial_params() if center == "init" else None
     penalties = [L2Penalty(lam, center_params)] if lam > 0.0 else []
     result = fit(
         model.network,
