@@ -39,7 +39,6 @@ import numpy as np
 import torch
 
 from banditkit.core.validation import check_int
-from banditkit.nn._fused import add_penalties, loss_derivative
 from banditkit.nn._kernels import activation_slope
 from banditkit.nn.losses import BCE, Loss
 from banditkit.nn.network import Params, StackedMLP
@@ -316,3 +315,57 @@ def fused_gd_blocks(
             w2.sub_(grads["layers.1.weight"], alpha=step)
         w1[0].copy_(V[0].permute(2, 0, 1).reshape(w1.shape[1], w1.shape[2]))
     return history
+
+
+def add_penalties(
+    grads: dict[str, torch.Tensor],
+    params: dict[str, torch.Tensor],
+    penalties: Sequence[L2Penalty],
+    lams: Sequence[tuple[float, dict[str, torch.Tensor] | None]],
+    values: torch.Tensor | None,
+    history: list[torch.Tensor],
+) -> dict[str, torch.Tensor]:
+    """Add the L2 penalties' part to the data gradient of one step of the block loop.
+
+    With ``values`` (the per-row losses of a recorded step) the penalties are applied
+    through their own ``apply`` and the step's objective is appended to ``history``;
+    without, only their gradient lam (theta - c) is added, in place.
+    """
+    if values is not None:
+        total = values.sum(-1).expand(1)
+        for penalty in penalties:
+            value, grads = penalty.apply(params, grads)
+            total = total + value
+        history.append(total)
+        return grads
+    for lam, center in lams:
+        for name, theta in params.items():
+            diff = theta if center is None else theta - center[name]
+            grads[name].add_(diff, alpha=lam)
+    return grads
+
+
+def loss_derivative(
+    loss: Loss,
+    f: torch.Tensor,
+    obs: Rows,
+    y: torch.Tensor,
+    bce: bool,
+    recorded: bool,
+    *,
+    out: torch.Tensor,
+) -> torch.Tensor | None:
+    """Write dloss/df of one step of the block loop into ``out``; the per-row losses when ``recorded``.
+
+    A recorded step asks the loss for its values and derivative; otherwise the
+    derivative is written in place: sigmoid(f) - y for BCE (``bce``), f - y for MSE.
+    """
+    if recorded:
+        values, deriv = loss.value_and_dloss_df(f, obs)
+        out.copy_(deriv)
+        return values
+    if bce:
+        torch.sigmoid(f, out=out).sub_(y)
+    else:
+        torch.sub(f, y, out=out)
+    return None

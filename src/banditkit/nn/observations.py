@@ -172,16 +172,26 @@ class Pairs:
         if not validate:
             self.X, self.first, self.second = X, first, second
             self.y, self.weights, self.n = y, weights, first.shape[0]
-            return
-        self.X = _features(X, "X", dtype, device)
-        N = self.X.shape[0]
-        self.first = _indices(first, "first", _shape(first), 0, N, self.X.device)
-        if self.first.ndim != 1:
-            raise ValueError(f"first must be 1-D; got {tuple(self.first.shape)}.")
-        self.n = self.first.shape[0]
-        self.second = _indices(second, "second", (self.n,), 0, N, self.X.device)
-        self.y = per_member(y, "y", self.n, dtype, self.X.device)
-        self.weights = _weights(weights, self.n, dtype, self.X.device)
+        else:
+            self.X = _features(X, "X", dtype, device)
+            N = self.X.shape[0]
+            self.first = _indices(first, "first", _shape(first), 0, N, self.X.device)
+            if self.first.ndim != 1:
+                raise ValueError(f"first must be 1-D; got {tuple(self.first.shape)}.")
+            self.n = self.first.shape[0]
+            self.second = _indices(second, "second", (self.n,), 0, N, self.X.device)
+            self.y = per_member(y, "y", self.n, dtype, self.X.device)
+            self.weights = _weights(weights, self.n, dtype, self.X.device)
+        n = self.n
+        rows = torch.arange(n, device=self.first.device)
+        #: The table is [first rows; second rows]: first = 0..n-1, second = n..2n-1
+        #: (how a history's duels are laid out); the losses then slice instead of
+        #: gathering and scattering.
+        self.halves = (
+            self.X.shape[0] == 2 * n
+            and bool(torch.equal(self.first, rows))
+            and bool(torch.equal(self.second, rows + n))
+        )
 
 
 class Sets:

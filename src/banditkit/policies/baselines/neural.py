@@ -218,7 +218,6 @@ class NeuralUCB(NeuralScoredPolicy):
             lr=self.lr,
             steps=self.steps,
             reduction=LOSS_REDUCTIONS[self.loss_reduction],
-            method=self.grad_method,
         )
         return NeuralModel(
             d,

@@ -284,7 +284,6 @@ class NeuralModel:
             reduction=reduction,
             inplace=True,
             record="ends",  # the backtracking reads the first and last J
-            method=trainer.method,
         )
         objective = result.history[:, 0]
         if grouped and trainer.reduction == "mean":
