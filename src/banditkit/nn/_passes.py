@@ -37,17 +37,16 @@ from typing import TYPE_CHECKING, Protocol
 
 import torch
 
-from banditkit.nn._kernels import (
-    depth2_forward_vjp,
-    depth2_slopes,
-    stack_mm,
-    stack_mv,
-)
+from banditkit.nn._kernels import depth2_forward_vjp, depth2_slopes
 
 if TYPE_CHECKING:
     from banditkit.nn.network import StackedMLP
 
 Params = dict[str, torch.Tensor]
+#: (W^T, W, dW, b or None, db or None) of one hidden layer
+Layer = tuple[
+    torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None
+]
 
 __all__ = ["Deep", "Dense2", "Pass", "Stacked2", "make_pass"]
 
@@ -158,67 +157,89 @@ class Stacked2:
 
 
 class Deep:
-    """Any depth, any number of members: the explicit reverse pass (module docstring)."""
+    """Any depth, any number of members: the explicit reverse pass (module docstring).
+
+    One member runs on 2-D products (``mm``, ``mv``, ``outer``), a stack on batched
+    ones; the layers' views are made once.
+    """
 
     def __init__(
         self, net: StackedMLP, params: Params, grads: Params, X: torch.Tensor
     ) -> None:
-        self.net, self.params, self.grads, self.X = net, params, grads, X
-        self.last = net.depth - 1
-        self.members = next(iter(params.values())).shape[0]
+        self.X, self.s = X, net.out_scale
+        self.relu = net.activation == "relu"
+        last = net.depth - 1
+        self.one = next(iter(params.values())).shape[0] == 1
+
+        def layer(i: int) -> Layer:
+            w, gw = params[f"layers.{i}.weight"], grads[f"layers.{i}.weight"]
+            b, gb = params.get(f"layers.{i}.bias"), grads.get(f"layers.{i}.bias")
+            if self.one:  # 2-D views of the one member
+                return (w[0].mT, w[0], gw[0], b, gb)
+            return (w.mT, w, gw, b, gb)
+
+        #: (W^T, W, dW, b, db) of the hidden layers, views made once
+        self.layers = [layer(i) for i in range(last)]
+        head, ghead = params[f"layers.{last}.weight"], grads[f"layers.{last}.weight"]
+        self.head = head[0, 0] if self.one else head  # (m,) or (M, 1, m)
+        self.ghead = ghead[0, 0] if self.one else ghead[:, 0]
+        self.head_bias = params.get(f"layers.{last}.bias")
+        self.ghead_bias = grads.get(f"layers.{last}.bias")
         self.hidden: list[torch.Tensor] = []
 
-    def _act(self, z: torch.Tensor) -> torch.Tensor:
-        return z.relu_() if self.net.activation == "relu" else z.sigmoid_()
-
     def _act_backward(self, delta: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-        """Delta * a'(z) from h = a(z): the backward of the activation."""
-        if self.net.activation == "relu":
+        """Return delta * a'(z) from h = a(z): the backward of the activation."""
+        if self.relu:
             return _threshold_backward(delta, h, 0, grad_input=delta)
         return _sigmoid_backward(delta, h)
 
     def forward(self) -> torch.Tensor:
-        """F (M, N); keeps the hidden layers for ``backward``."""
-        params, last = self.params, self.last
-        hidden = [self.X]
-        for i in range(last):
-            z = stack_mm(hidden[-1], params[f"layers.{i}.weight"].mT)
-            bias = params.get(f"layers.{i}.bias")
-            if bias is not None:
-                z = z.add_(bias.unsqueeze(1))
-            hidden.append(self._act(z))
+        """f (M, N); keeps the hidden layers for ``backward``."""
+        h = self.X
+        hidden = [h]
+        for wt, _, _, b, _ in self.layers:
+            if self.one:
+                z = torch.mm(h, wt)
+                if b is not None:
+                    z.add_(b)
+            else:
+                z = torch.matmul(h, wt)
+                if b is not None:
+                    z.add_(b.unsqueeze(1))
+            h = z.relu_() if self.relu else z.sigmoid_()
+            hidden.append(h)
         self.hidden = hidden
-        f = stack_mv(hidden[-1], params[f"layers.{last}.weight"][:, 0])
-        bias = params.get(f"layers.{last}.bias")
-        if bias is not None:
-            f = f + bias
-        return f * self.net.out_scale
+        if self.one:
+            f = torch.mv(h, self.head).unsqueeze(0)
+        else:
+            f = torch.linalg.vecdot(h, self.head)
+        if self.head_bias is not None:
+            f = f + self.head_bias
+        return f * self.s
 
     def backward(self, v: torch.Tensor) -> None:
         """Write dtheta of sum_k v_k f_k into the gradient views (module docstring)."""
-        params, grads, hidden, last = self.params, self.grads, self.hidden, self.last
-        g = v * self.net.out_scale  # (M, N)
+        hidden = self.hidden
+        g = v * self.s  # (M, N)
         h = hidden[-1]
-        head = params[f"layers.{last}.weight"]  # (M, 1, m)
-        if self.members == 1:
-            torch.mv(h[0].mT, g[0], out=grads[f"layers.{last}.weight"][0, 0])
+        if self.one:
+            torch.mv(h.mT, g[0], out=self.ghead)
+            delta = torch.outer(g[0], self.head)
         else:
-            grads[f"layers.{last}.weight"][:, 0].copy_(
-                torch.linalg.vecdot(h.mT, g.unsqueeze(1))
-            )
-        if f"layers.{last}.bias" in grads:
-            torch.sum(g, 1, keepdim=True, out=grads[f"layers.{last}.bias"])
-        delta = self._act_backward(g.unsqueeze(-1) * head, h)  # (M, N, m)
-        for i in range(last - 1, -1, -1):
+            self.ghead.copy_(torch.linalg.vecdot(h.mT, g.unsqueeze(1)))
+            delta = g.unsqueeze(-1) * self.head
+        if self.ghead_bias is not None:
+            torch.sum(g, 1, keepdim=True, out=self.ghead_bias)
+        delta = self._act_backward(delta, h)
+        for i in range(len(self.layers) - 1, -1, -1):
+            _, w, gw, _, gb = self.layers[i]
             below = hidden[i]
-            out = grads[f"layers.{i}.weight"]
-            if self.members == 1:
-                below2 = below if below.ndim == 2 else below[0]
-                torch.mm(delta[0].mT, below2, out=out[0])
+            if self.one:
+                torch.mm(delta.mT, below, out=gw)
             else:
-                torch.matmul(delta.mT, below, out=out)
-            if f"layers.{i}.bias" in grads:
-                torch.sum(delta, 1, out=grads[f"layers.{i}.bias"])
+                torch.matmul(delta.mT, below, out=gw)
+            if gb is not None:
+                torch.sum(delta, -2, out=gb[0] if self.one else gb)
             if i > 0:
-                delta = stack_mm(delta, params[f"layers.{i}.weight"])
+                delta = torch.mm(delta, w) if self.one else torch.matmul(delta, w)
                 delta = self._act_backward(delta, hidden[i])

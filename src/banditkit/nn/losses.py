@@ -283,15 +283,11 @@ def _margin(f: torch.Tensor, obs: Pairs) -> torch.Tensor:
 def _scatter_pairs(f: torch.Tensor, obs: Pairs, g: torch.Tensor) -> torch.Tensor:
     """Return d loss / d f (M, N) from d loss / d t (M, n), t = f(first) - f(second).
 
-    On the halves layout (``Pairs.halves``: every row in one pair) df is [g, -g]
-    written in place, the values of the additions onto zeros.
+    On the halves layout (``Pairs.halves``: every row in one pair) df is [g, -g], the
+    values of the additions onto zeros.
     """
     if obs.halves:
-        n = obs.n
-        df = torch.empty_like(f)
-        df[:, :n] = g
-        torch.neg(g, out=df[:, n:])
-        return df
+        return torch.cat([g, -g], dim=1)
     df = torch.zeros_like(f).index_add_(1, obs.first, g)
     return df.index_add_(1, obs.second, -g)
 

@@ -320,6 +320,7 @@ class NeuralEnsemble:
             lr=lr,
             steps=self.steps if steps is None else steps,
             reduction="sum",
+            record="ends",  # J is not read
         )
         self.params = result.params
 

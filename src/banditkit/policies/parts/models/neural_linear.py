@@ -224,8 +224,9 @@ class NeuralLinearModel:
         """Run ``nn.fit`` on every observation of ``history``, warm-started.
 
         Returns:
-            J at the start of each step (``FitResult.history`` of the one member);
-            [] for an empty history, which leaves the parameters as they are.
+            J at the start of the first and of the last step (``FitResult.history`` of
+            the one member, ``record="ends"``); [] for an empty history, which leaves
+            the parameters as they are.
 
         Raises:
             TypeError: If the history is not the kind ``loss`` reads.
@@ -249,6 +250,7 @@ class NeuralLinearModel:
             lr=self.lr,
             steps=self.steps,
             reduction=self.reduction,
+            record="ends",  # the divergence check reads the first and last J
         )
         objective = result.history[:, 0].tolist()
         finite = all(bool(torch.isfinite(p).all()) for p in result.params.values())
