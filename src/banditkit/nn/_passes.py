@@ -194,7 +194,7 @@ class Deep:
         return _sigmoid_backward(delta, h)
 
     def forward(self) -> torch.Tensor:
-        """f (M, N); keeps the hidden layers for ``backward``."""
+        """Return f (M, N); keep the hidden layers for ``backward``."""
         h = self.X
         hidden = [h]
         for wt, _, _, b, _ in self.layers:
