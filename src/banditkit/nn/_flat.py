@@ -70,6 +70,8 @@ class FlatPenalties:
     def __init__(self, penalties: Sequence[L2Penalty], flat: FlatParams) -> None:
         self.penalties = list(penalties)
         self.terms: list[tuple[float, slice, torch.Tensor | None]] = []
+        #: theta - c of the terms with a centre, written in place every step
+        self._diffs: list[torch.Tensor | None] = []
         everything = slice(0, flat.theta.numel())
         for penalty in self.penalties:
             if penalty.lam == 0.0:
