@@ -242,3 +242,27 @@ def test_mean_reduction_scales_the_step_and_the_objective():
         torch.testing.assert_close(
             mean.params[name], plain.params[name], rtol=1e-13, atol=1e-15
         )
+
+
+@pytest.mark.parametrize("record", ["all", "ends", "none"])
+def test_members_with_their_own_rows_train_as_separate_fits(record):
+    """X (M, N, d): member k on its own rows; the units steps with a member axis."""
+    M = 3
+    net = StackedMLP(D, width=6)
+    params = moved(net, M)
+    X = randn(M, N, D, seed=16)
+    y = (rand(M, N, seed=17) < 0.5).double()
+    pen = [L2Penalty(0.6)]
+    result = fit(
+        net, params, Rows(X, y), BCE(), penalties=pen, lr=0.05, steps=9, record=record
+    )
+    assert result.history.shape == ({"all": 9, "ends": 2, "none": 0}[record], M)
+    for k in range(M):
+        one = {name: p[k : k + 1] for name, p in params.items()}
+        alone = fit(net, one, Rows(X[k], y[k]), BCE(), penalties=pen, lr=0.05, steps=9)
+        for name, p in alone.params.items():
+            torch.testing.assert_close(
+                result.params[name][k : k + 1], p, rtol=1e-12, atol=1e-13
+            )
+    with pytest.raises(ValueError, match="member tables"):
+        fit(net, params, Rows(X[:2], y[:2]), BCE())

@@ -15,7 +15,8 @@ Buffers are allocated once. The pass is chosen by the network (``make_pass``):
   relu's a'(z) * sw * v as one pass (``threshold_backward``: v sw where h > 0).
 * ``Stacked2``: depth 2, M > 1 members: the members' first layers side by side, one
   GEMM per layer over cache-sized row blocks (``nn._kernels`` blocked layout).
-* ``Deep``: any depth (used from depth 3): the explicit reverse pass [Rumelhart1986],
+* ``Deep``: any depth (used from depth 3, and for members with their own rows X
+  (M, N, d)): the explicit reverse pass [Rumelhart1986],
   with h_0 = X, h_l = a(h_{l-1} W_l^T + b_l), f = s (h_{L-1} w_L + b_L), g = s v:
 
       dw_L = g^T h_{L-1},  db_L = sum_k g_k,  delta = (g w_L) * a'(z_{L-1}),
@@ -70,7 +71,7 @@ class Pass(Protocol):
 def make_pass(net: StackedMLP, params: Params, grads: Params, X: torch.Tensor) -> Pass:
     """The pass of ``net`` on rows X (module docstring), over the views given."""
     members = next(iter(params.values())).shape[0]
-    if net.depth == 2:
+    if net.depth == 2 and X.ndim == 2:
         if members == 1:
             return Dense2(net, params, grads, X)
         return Stacked2(net, params, grads, X)

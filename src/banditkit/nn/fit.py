@@ -40,8 +40,8 @@ import torch
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.nn._blocks import BlockLayout, choose_blocks, fused_gd_blocks
 from banditkit.nn._flat import Adam, FlatParams, FlatPenalties
-from banditkit.nn._fused import blocks_apply, units_apply, units_steps
-from banditkit.nn._passes import Dense2, Pass, make_pass
+from banditkit.nn._fused import blocks_apply, fused_steps
+from banditkit.nn._passes import Pass, make_pass
 from banditkit.nn.losses import Loss
 from banditkit.nn.network import Params, StackedMLP
 from banditkit.nn.observations import Pairs, Rows, Sets
@@ -51,7 +51,7 @@ __all__ = ["FitResult", "fit", "objective_and_grads"]
 
 OPTIMIZERS = ("gd", "adam")
 REDUCTIONS = ("sum", "mean")
-RECORDS = ("all", "ends")
+RECORDS = ("all", "ends", "none")
 Observations = Rows | Pairs | Sets
 
 
@@ -106,6 +106,10 @@ def _check_members(
     obs: Observations, penalties: Sequence[L2Penalty], params: Params, M: int
 ) -> None:
     """Per-member data must have M rows (or be shared); centres M or 1 members."""
+    if obs.X.ndim == 3 and obs.X.shape[0] != M:
+        raise ValueError(
+            f"obs.X has {obs.X.shape[0]} member tables; the stack has M = {M}."
+        )
     for name in ("y", "weights"):
         value = getattr(obs, name, None)
         if value is not None and value.ndim == 2 and value.shape[0] != M:
@@ -158,9 +162,9 @@ def fit(
         reduction: "sum" or "mean" (J / n, same minimiser).
         inplace: Update the tensors of ``params`` themselves (e.g. views of a module's
             parameters from ``stack_params``); otherwise they are copied first.
-        record: "all" (J at every step) or "ends" (J at the first and the last step
-            only, history (2, M), or (1, M) for one step): the parameters are the same;
-            the other steps skip the objective's value.
+        record: "all" (J at every step), "ends" (J at the first and the last step
+            only, history (2, M), or (1, M) for one step) or "none" (history (0, M)):
+            the parameters are the same; the other steps skip the objective's value.
 
     Returns:
         FitResult(params, history (steps, M), or the recorded steps).
@@ -195,8 +199,8 @@ def fit(
             f"obs must be {loss.observations.__name__} for {type(loss).__name__}; "
             f"got {type(obs).__name__}."
         )
-    if obs.X.shape[1] != net.d:
-        raise ValueError(f"obs.X must have d = {net.d} columns; got {obs.X.shape[1]}.")
+    if obs.X.shape[-1] != net.d:
+        raise ValueError(f"obs.X must have d = {net.d} columns; got {obs.X.shape[-1]}.")
     _check_members(obs, penalties, params, M)
     if not inplace:
         params = {name: p.detach().clone() for name, p in params.items()}
@@ -217,11 +221,16 @@ def fit(
                     steps=steps,
                     record=record,
                 )
-                return FitResult(params, torch.stack(history) * scale)
+                return FitResult(params, _stacked(history, M, obs.X) * scale)
         history = _steps(
             net, params, obs, loss, penalties, optimizer, lr, steps, scale, record
         )
-    return FitResult(params, torch.stack(history) * scale)
+    return FitResult(params, _stacked(history, M, obs.X) * scale)
+
+
+def _stacked(history: list[torch.Tensor], M: int, like: torch.Tensor) -> torch.Tensor:
+    """The recorded J as (recorded steps, M); (0, M) when none was recorded."""
+    return torch.stack(history) if history else like.new_zeros((0, M))
 
 
 def _steps(
@@ -244,22 +253,20 @@ def _steps(
     network = make_pass(net, flat.params, flat.grads, obs.X)
     terms = FlatPenalties(penalties, flat)
     adam = Adam(flat.theta, lr) if optimizer == "adam" else None
-    units = (
-        adam is None
-        and steps > 2
-        and record == "ends"
-        and isinstance(network, Dense2)
-        and units_apply(net, params, obs, loss, terms)
-    )
+    fused = None if adam is not None else fused_steps(net, network, obs, loss, terms)
+    recorded = [
+        record == "all" or (record == "ends" and i in (0, steps - 1))
+        for i in range(steps)
+    ]
     history: list[torch.Tensor] = []
-    for i in range(steps):
-        if units and i == 1:  # the unrecorded steps with the hidden layer as units
-            assert isinstance(network, Dense2) and isinstance(obs, Rows)
-            units_steps(steps - 2, network, flat, obs.y, terms, lr * scale)
-        if units and 0 < i < steps - 1:
+    i = 0
+    while i < steps:
+        if fused is not None and not recorded[i]:  # a run of unrecorded GD steps
+            count = next((j for j in range(i, steps) if recorded[j]), steps) - i
+            fused(count, flat, lr * scale)
+            i += count
             continue
-        recorded = record == "all" or i == 0 or i == steps - 1
-        value = _gradient(network, obs, loss, terms, flat, recorded)
+        value = _gradient(network, obs, loss, terms, flat, recorded[i])
         if value is not None:
             history.append(value)
         if adam is None:
@@ -268,6 +275,7 @@ def _steps(
             if scale != 1.0:
                 flat.grad.mul_(scale)
             adam.step(flat.grad)
+        i += 1
     flat.write_back(params)
     return history
 

@@ -28,12 +28,17 @@ __all__ = ["Pairs", "Rows", "Sets"]
 
 
 def _features(
-    value: Any, name: str, dtype: torch.dtype, device: torch.device | str
+    value: Any,
+    name: str,
+    dtype: torch.dtype,
+    device: torch.device | str,
+    per_member: bool = False,
 ) -> torch.Tensor:
     x = torch.as_tensor(value, dtype=dtype, device=device)
-    if x.ndim != 2 or x.shape[0] < 1:
+    if x.ndim not in ((2, 3) if per_member else (2,)) or x.shape[-2] < 1:
+        shapes = "(N, d) or (M, N, d)" if per_member else "(N, d)"
         raise ValueError(
-            f"{name} must have shape (N, d) with N >= 1; got {tuple(x.shape)}."
+            f"{name} must have shape {shapes} with N >= 1; got {tuple(x.shape)}."
         )
     _check_finite(x, name)
     return x
@@ -92,7 +97,8 @@ class Rows:
     """Row observations (x_i, y_i) with optional weights.
 
     Args:
-        X: Features (n, d).
+        X: Features (n, d), shared by the members, or per member (M, n, d) (member k
+            sees its own rows, e.g. seeds of one configuration run side by side).
         y: Targets (n,) or per member (M, n): labels in [0, 1] for BCE, reals for
             Gaussian/MSE (e.g. y + sigma_r * noise drawn once per member).
         weights: None, or weights >= 0 of shape (n,) or (M, n); 0 drops a row for
@@ -123,10 +129,10 @@ class Rows:
     ) -> None:
         if not validate:
             self.X, self.y, self.weights = X, y, weights
-            self.n = X.shape[0]
+            self.n = X.shape[-2]
             return
-        self.X = _features(X, "X", dtype, device)
-        self.n = self.X.shape[0]
+        self.X = _features(X, "X", dtype, device, per_member=True)
+        self.n = self.X.shape[-2]
         self.y = per_member(y, "y", self.n, dtype, self.X.device)
         self.weights = _weights(weights, self.n, dtype, self.X.device)
 
