@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from banditkit.core.validation import check_bool
+from banditkit.core.validation import check_bool, check_state_array
 from banditkit.glm.links import LogisticLink, get_link
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
 from banditkit.policies.parts.models.device_history import DeviceObservations
@@ -323,9 +323,17 @@ class NeuralModel:
         }  # in the model's dtype
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict`."""
-        nn.set_flat_params(self.mlp, torch.as_tensor(np.asarray(state["theta"])))
-        self.mlp.theta0.copy_(torch.as_tensor(np.asarray(state["theta0"])))
+        """Restore from :meth:`state_dict`.
+
+        Raises:
+            ValueError: If theta or theta0 is not a finite real (p,) vector of this
+                network's p parameters.
+        """
+        p, dtype = (self.n_params,), self.mlp.theta0.numpy().dtype
+        theta = check_state_array("theta", state["theta"], p, dtype=dtype)
+        theta0 = check_state_array("theta0", state["theta0"], p, dtype=dtype)
+        nn.set_flat_params(self.mlp, torch.as_tensor(theta))
+        self.mlp.theta0.copy_(torch.as_tensor(theta0))
 
 
 class TangentModel(NeuralModel):

@@ -16,7 +16,8 @@ repetitions:
 * **workloads**: ``nvldb-ucb`` (m = 32, the "appendix" preset, and m = 100, "main";
   T = 400, ``dueling`` with a square utility, d = 5, K = 5), ``neural-es`` on the
   quadratic task of ``ensemble_speed`` and ``neural-ts`` on ``digits``, each run in a
-  fresh process (CPU time of ``simulate`` after an untimed warm-up run), with the final
+  fresh process (``_workload``: CPU time of ``simulate`` after an untimed warm-up run,
+  one thread), with the final
   regret. With ``BANDITKIT_BENCH_BASELINE=<src>`` (a checkout's ``src`` directory of
   another banditkit) each run is repeated from that source, interleaved run by run, and
   the speed-up is reported.
@@ -39,7 +40,6 @@ from typing import Any
 
 import torch
 
-from banditkit.benchmarks._common import host, single_threaded, write_outputs
 from banditkit.nn import (
     BCE,
     MSE,
@@ -51,6 +51,8 @@ from banditkit.nn import (
     StackedMLP,
     fit,
 )
+from benchmarks._common import host, single_threaded, write_outputs
+from benchmarks._workload import WORKLOADS
 
 N_ROWS, D, STEPS, MEMBERS = 1000, 20, 20, 10
 WIDTHS, DEPTHS = (100, 500), (2, 3)
@@ -58,41 +60,6 @@ DTYPES = {"float64": torch.float64, "float32": torch.float32}
 KINDS = ("rows-bce-gd", "pairs-btl-adam", "members-mse-gd")
 BAR_FIT = 1.5
 
-#: name -> (policy, params, environment, environment params, horizon, quick horizon)
-WORKLOADS: dict[str, tuple[str, dict[str, Any], str, dict[str, Any], int, int]] = {
-    "nvldb-ucb m=32": (
-        "nvldb-ucb",
-        {},
-        "dueling",
-        {"utility": "square", "d": 5, "n_arms": 5},
-        400,
-        100,
-    ),
-    "nvldb-ucb m=100": (
-        "nvldb-ucb",
-        {"preset": "main"},
-        "dueling",
-        {"utility": "square", "d": 5, "n_arms": 5},
-        400,
-        100,
-    ),
-    "neural-es quadratic": (
-        "neural-es",
-        {},
-        "nonlinear",
-        {"function": "quadratic", "d": 20, "n_arms": 50, "noise_std": 0.5},
-        300,
-        80,
-    ),
-    "neural-ts digits": (
-        "neural-ts",
-        {},
-        "classification",
-        {"dataset": "digits"},
-        1000,
-        200,
-    ),
-}
 BARS = {
     "nvldb-ucb m=32": 3.0,
     "nvldb-ucb m=100": 3.0,
@@ -235,42 +202,16 @@ def measure_fits(repeats: int, widths: tuple[int, ...]) -> list[dict[str, Any]]:
     return rows
 
 
-def run_workload(name: str, seed: int, horizon: int) -> dict[str, float]:
-    """One timed run of ``name`` in this process (after an untimed warm-up run)."""
-    import banditkit as bk
-    from banditkit.core.simulate import simulate
-
-    policy, params, env, env_params, _, _ = WORKLOADS[name]
-    with single_threaded():
-        warm = bk.make_policy(policy, seed=seed + 1000, **params)
-        simulate(warm, bk.make_env(env, **env_params), horizon=30, seed=seed + 1000)
-        agent = bk.make_policy(policy, seed=seed, **params)
-        started = time.process_time()
-        run = simulate(
-            agent, bk.make_env(env, **env_params), horizon=horizon, seed=seed
-        )
-        seconds = time.process_time() - started
-    return {"seconds": seconds, "regret": float(run.cumulative_regret[-1])}
-
-
 def _subprocess(
     name: str, seed: int, horizon: int, src: str | None
 ) -> dict[str, float]:
-    """``run_workload`` in a fresh process; with ``src``, on the banditkit found there.
-
-    The process runs this file (``runpy``), so that a baseline without this module runs
-    the same workload code on its own library.
-    """
+    """One run of ``benchmarks._workload`` in a fresh process, on ``src``'s banditkit if given."""
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     if src is not None:
         env["PYTHONPATH"] = src
-    code = (
-        f"import json, runpy, sys; m = runpy.run_path({str(Path(__file__))!r}); "
-        "print(json.dumps(m['run_workload'](sys.argv[1], int(sys.argv[2]), "
-        "int(sys.argv[3]))))"
-    )
+    script = Path(__file__).with_name("_workload.py")
     done = subprocess.run(
-        [sys.executable, "-c", code, name, str(seed), str(horizon)],
+        [sys.executable, str(script), name, str(seed), str(horizon)],
         env=env,
         capture_output=True,
         text=True,

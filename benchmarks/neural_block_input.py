@@ -37,18 +37,18 @@ import numpy as np
 import torch
 
 import banditkit as bk
-from banditkit.benchmarks import reference_neural_ts_mushroom as ts
-from banditkit.benchmarks import reference_neural_ucb_shuttle as ucb
-from banditkit.benchmarks._common import (
+from banditkit.core.simulate import simulate
+from banditkit.policies.baselines.neural import NeuralUCB
+from banditkit.policies.parts.history import History
+from benchmarks import reference_neural_ts_mushroom as ts
+from benchmarks import reference_neural_ucb_shuttle as ucb
+from benchmarks._common import (
     IDENTICAL_WORK_BAR,
     Workload,
     host,
     single_threaded,
     write_outputs,
 )
-from banditkit.core.simulate import simulate
-from banditkit.policies.baselines.neural import NeuralUCB
-from banditkit.policies.parts.history import History
 
 WORKLOADS = (ucb.IDENTICAL_WORK, ts.IDENTICAL_WORK)
 #: (dtype, blocks allowed) of each variant, in the order they are interleaved.
