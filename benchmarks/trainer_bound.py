@@ -68,15 +68,12 @@ BARS = {
 }
 
 
-def _median(run: Callable[[], Any], repeats: int) -> float:
-    """Median wall time of ``run`` over ``repeats`` calls (after one untimed call)."""
+def _warm_seconds(run: Callable[[], Any]) -> float:
+    """Wall time of one call of ``run`` right after an untimed one (caches warm)."""
     run()
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
 
 
 def fit_problem(
@@ -186,8 +183,8 @@ def measure_fits(repeats: int, widths: tuple[int, ...]) -> list[dict[str, Any]]:
                     gemms = gemms_alone(net, members, dtype)
                     fits, alone = [], []
                     for _ in range(repeats):
-                        fits.append(_median(run, 1))
-                        alone.append(_median(gemms, 1))
+                        fits.append(_warm_seconds(run))
+                        alone.append(_warm_seconds(gemms))
                     t_fit, t_gemm = statistics.median(fits), statistics.median(alone)
                     rows.append(
                         {
