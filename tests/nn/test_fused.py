@@ -1,10 +1,10 @@
-"""The fused GD loop of nn.fit (nn.fused) against the generic step, bitwise."""
+"""nn.fit's GD steps (flat buffers, fused units steps) against the generic step."""
 
 import pytest
 import torch
 
 from banditkit.nn import BCE, MSE, L2Penalty, Rows, StackedMLP, fit
-from banditkit.nn._fused import fusable
+from banditkit.nn._fused import blocks_apply
 from banditkit.nn.fit import objective_and_grads
 from banditkit.nn.network import NeuralLinear
 
@@ -52,7 +52,7 @@ def problem(n, d, width, dtype, loss, center):
 )
 def test_fused_equals_the_generic_loop_bitwise(n, d, width, loss, center, dtype):
     net, params, obs, loss_fn, penalties = problem(n, d, width, dtype, loss, center)
-    assert fusable(net, params, obs, loss_fn, penalties, "auto")
+    assert blocks_apply(net, params, obs, loss_fn, penalties)
     for reduction, steps in (("sum", 1), ("mean", 25)):
         scale = 1.0 / n if reduction == "mean" else 1.0
         want, history = generic_gd(
@@ -96,24 +96,23 @@ def test_fused_equals_the_generic_loop_bitwise(n, d, width, loss, center, dtype)
         )
 
 
-def test_fusable_only_for_the_fused_case():
+def test_block_loop_only_for_its_case():
     net, params, obs, loss_fn, penalties = problem(
         10, 3, 4, torch.float64, "bce", "zero"
     )
-    assert fusable(net, params, obs, loss_fn, penalties, "auto")
-    assert not fusable(net, params, obs, loss_fn, penalties, "torch.func")
+    assert blocks_apply(net, params, obs, loss_fn, penalties)
     two = StackedMLP(3, width=4).init(2, torch.Generator().manual_seed(0))
-    assert not fusable(net, two, obs, loss_fn, penalties, "auto")
+    assert not blocks_apply(net, two, obs, loss_fn, penalties)
     weighted = Rows(obs.X, obs.y, torch.ones(10, dtype=torch.float64))
-    assert not fusable(net, params, weighted, loss_fn, penalties, "auto")
+    assert not blocks_apply(net, params, weighted, loss_fn, penalties)
     deep = StackedMLP(3, width=4, depth=3)
     deep_params = deep.init(1, torch.Generator().manual_seed(0))
-    assert not fusable(deep, deep_params, obs, loss_fn, [], "auto")
+    assert not blocks_apply(deep, deep_params, obs, loss_fn, [])
     linear = NeuralLinear(3, width=4)
     lin_params = linear.init(1, torch.Generator().manual_seed(0))
-    assert not fusable(linear, lin_params, obs, loss_fn, [], "auto")
+    assert not blocks_apply(linear, lin_params, obs, loss_fn, [])
     group = L2Penalty(1.0, names=["layers.1.weight"])
-    assert not fusable(net, params, obs, loss_fn, [group], "auto")
+    assert not blocks_apply(net, params, obs, loss_fn, [group])
 
 
 def test_record_is_validated():

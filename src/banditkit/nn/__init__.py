@@ -25,6 +25,10 @@ One network as a torch module, and the per-arm features of the policies:
                                   the network and its device
     train, Trainer                ``fit`` on one MLP, in place      (nn.train)
 
+Compute options (nn.device): ``resolve_dtype`` ("float32" | "float64"), ``resolve_device``
+("cpu" | "cuda" | "cuda:N" | "auto"; a missing device is a ValueError naming it) and
+``GrowingBuffer`` (rows kept in one preallocated device tensor, grown geometrically).
+
 Flattening order of theta everywhere: vec(W_1), b_1, vec(W_2), b_2, ..., vec(W_L), b_L
 (biases only with bias=True), vec row-major (W.reshape(-1)); the order of
 ``model.parameters()`` and of the keys of ``Params``.
@@ -34,6 +38,7 @@ The fast kernels are private (``nn._kernels``, ``nn._fused``, ``nn._blocks``,
 device: a caller never names one.
 """
 
+from banditkit.nn.device import GrowingBuffer, resolve_device, resolve_dtype
 from banditkit.nn.fit import FitResult, fit
 from banditkit.nn.grads import (
     ArmPass,
@@ -68,6 +73,7 @@ __all__ = [
     "BradleyTerry",
     "FitResult",
     "Gaussian",
+    "GrowingBuffer",
     "L2Penalty",
     "Loss",
     "NeuralLinear",
@@ -86,6 +92,8 @@ __all__ = [
     "loss_and_derivative",
     "make_generator",
     "per_sample_grads",
+    "resolve_device",
+    "resolve_dtype",
     "set_flat_params",
     "stack_params",
     "train",

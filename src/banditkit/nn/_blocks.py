@@ -23,7 +23,7 @@ Nothing is declared: the structure is read off the rows, exactly.
                          such that the non-zeros of every row lie in one block, or None
     BlockLayout.of(X, B) the rows grouped by block: the permutation, the row range of
                          each block and the compact (N, D / B) rows
-    fused_gd_blocks      the fused GD loop of ``nn.fused`` on a ``BlockLayout``
+    fused_gd_blocks      the GD steps of ``nn.fit`` on a ``BlockLayout``
 
 ``nn.fit`` runs ``fused_gd_blocks`` where the fused loop applies, the rows are on the CPU
 and ``choose_blocks`` finds a partition that saves enough work; every fit looks afresh
@@ -39,7 +39,7 @@ import numpy as np
 import torch
 
 from banditkit.core.validation import check_int
-from banditkit.nn._fused import add_penalties, loss_derivative
+from banditkit.nn._flat import FlatParams, FlatPenalties
 from banditkit.nn._kernels import activation_slope
 from banditkit.nn.losses import BCE, Loss
 from banditkit.nn.network import Params, StackedMLP
@@ -208,7 +208,7 @@ def fused_gd_blocks(
     steps: int,
     record: str,
 ) -> list[torch.Tensor]:
-    """``nn.fused.fused_gd`` with the first layer on each row's block (module docstring).
+    """The GD steps of ``nn.fit`` with the first layer on each row's block (module docstring).
 
     W_1 is copied into a (B, w, m) stack of its transposed column blocks V_a =
     W_1[:, B_a]^T (and so is its penalty centre) for the loop, and written back at the
@@ -218,7 +218,7 @@ def fused_gd_blocks(
         G_a = X_a^T C_a;    dV_a = G_a * (s W_2[0]) + lam (V_a - C_a^0);
         dW_2 = s v^T h = s sum_a sum_k V_a[k] * G_a[k]   (relu: h = z 1[z > 0]),
 
-    so s W_2[0] leaves the N-row products (as in the blocked layout of ``nn.kernels``),
+    so s W_2[0] leaves the N-row products (as in the blocked layout of ``nn._kernels``),
     relu's dW_2 is O(m D) instead of a pass over h, and the slope times v is one pass
     (``threshold_backward``). G_a is computed as X_a^T C_a with X_a^T stored contiguous:
     on the CPU measured, 1.5x to 4x faster than (C_a^T X_a) for these shapes. A block
@@ -226,7 +226,7 @@ def fused_gd_blocks(
     than the dense loop's: equal up to rounding.
 
     Args:
-        net: A depth-2 ``StackedMLP`` without biases (``nn.fused.fusable`` holds).
+        net: A depth-2 ``StackedMLP`` without biases (``nn._fused.blocks_apply``).
         params: One member's parameters (1, ...), updated in place.
         obs: Rows without weights.
         loss: ``BCE`` or ``MSE``.
@@ -242,77 +242,105 @@ def fused_gd_blocks(
     w1, w2 = params["layers.0.weight"], params["layers.1.weight"]
     B = layout.n_blocks
     Xc = layout.X
-    rows = Rows(Xc, obs.y[layout.order], dtype=Xc.dtype, device=Xc.device)
-    y = rows.y
-    V = _to_blocks(w1, B)  # (1, B, w, m)
-    blocked = {"layers.0.weight": V, "layers.1.weight": w2}
-    blocked_penalties = [
-        L2Penalty(
-            p.lam,
-            None
-            if p.center is None
-            else {
-                "layers.0.weight": _to_blocks(p.center["layers.0.weight"], B),
-                "layers.1.weight": p.center["layers.1.weight"],
-            },
-        )
-        for p in penalties
-    ]
+    rows = Rows(Xc, obs.y[layout.order], validate=False)
+    # theta = [V; w_2] flat (nn._flat), V the (1, B, w, m) stack of W_1's blocks
+    blocked = {"layers.0.weight": _to_blocks(w1, B), "layers.1.weight": w2}
+    flat = FlatParams(blocked)
+    V, W2 = flat.params["layers.0.weight"], flat.params["layers.1.weight"]
+    G, g2 = flat.grads["layers.0.weight"], flat.grads["layers.1.weight"]
+    terms = FlatPenalties(
+        [
+            L2Penalty(
+                p.lam,
+                None
+                if p.center is None
+                else {
+                    "layers.0.weight": _to_blocks(p.center["layers.0.weight"], B),
+                    "layers.1.weight": p.center["layers.1.weight"],
+                },
+            )
+            for p in penalties
+        ],
+        flat,
+    )
     N, m = Xc.shape[0], net.width
     s = net.out_scale
     new = Xc.new_empty
     h, C = new((N, m)), new((N, m))
     f, dloss, sw = new((1, N)), new((1, N)), new((1, m))
-    G, g2, prod = torch.zeros_like(V), torch.empty_like(w2), torch.empty_like(V)
-    # per non-empty block: (a, rows X_a, X_a^T contiguous, the row slice)
+    prod = torch.empty_like(V)
+    # per non-empty block: (rows X_a, X_a^T contiguous, V_a, G_a, the row slice)
     parts = [
-        (a, Xc[lo:hi], Xc[lo:hi].T.contiguous(), slice(lo, hi))
+        (Xc[lo:hi], Xc[lo:hi].T.contiguous(), V[0, a], G[0, a], slice(lo, hi))
         for a, lo, hi in layout.blocks()
     ]
-    empty = [a for a in range(B) if layout.bounds[a + 1] == layout.bounds[a]]
+    empty = [G[0, a] for a in range(B) if layout.bounds[a + 1] == layout.bounds[a]]
     bce = type(loss) is BCE
     relu = net.activation == "relu"
     v_rows = dloss[0].unsqueeze(-1).expand(N, m)  # v broadcast over the units
     slope_times_v = torch.ops.aten.threshold_backward.grad_input
-    lams = [(p.lam, p.center) for p in blocked_penalties if p.lam != 0.0]
+    w2c, sw0, g2v = W2[:, 0], sw[0], g2[0, 0]
     history: list[torch.Tensor] = []
-    with torch.no_grad():
-        for i in range(steps):
-            for a, Xa, _, rs in parts:  # z_a = X_a V_a
-                torch.matmul(Xa, V[0, a], out=h[rs])
-            if relu:
-                torch.relu_(h)
-            else:
-                torch.sigmoid_(h)
-            torch.mul(w2[:, 0], s, out=sw)
-            torch.mv(h, sw[0], out=f[0])
-            recorded = record == "all" or i == 0 or i == steps - 1
-            values = loss_derivative(loss, f, rows, y, bce, recorded, out=dloss)
-            if relu:  # C = 1[z > 0] v, one pass
-                slope_times_v(v_rows, h, 0.0, grad_input=C)
-            else:
-                activation_slope(net.activation, h, out=C).mul_(v_rows)
-            for a, _, XaT, rs in parts:  # G_a = X_a^T C_a
-                torch.matmul(XaT, C[rs], out=G[0, a])
-            for a in empty:  # no rows: no data term
-                G[0, a].zero_()
-            if relu:  # dW_2 = s sum_a sum_k V_a[k] G_a[k]
-                torch.mul(V, G, out=prod)
-                torch.sum(prod[0], dim=(0, 1), out=g2[0, 0])
-                g2.mul_(s)
-            else:
-                torch.matmul(dloss, h, out=g2[0]).mul_(s)
-            G.mul_(sw)  # dV_a = G_a (s W_2[0])
-            grads = {"layers.0.weight": G, "layers.1.weight": g2}
-            grads = add_penalties(
-                grads,
-                blocked,
-                blocked_penalties,
-                lams,
-                values,
-                history,
-            )
-            V.sub_(grads["layers.0.weight"], alpha=step)
-            w2.sub_(grads["layers.1.weight"], alpha=step)
-        w1[0].copy_(V[0].permute(2, 0, 1).reshape(w1.shape[1], w1.shape[2]))
+    mm = torch.mm
+    for i in range(steps):
+        for Xa, _, Va, _, rs in parts:  # z_a = X_a V_a
+            mm(Xa, Va, out=h[rs])
+        if relu:
+            torch.relu_(h)
+        else:
+            torch.sigmoid_(h)
+        torch.mul(w2c, s, out=sw)
+        torch.mv(h, sw0, out=f[0])
+        recorded = record == "all" or i == 0 or i == steps - 1
+        values = loss_derivative(loss, f, rows, rows.y, bce, recorded, out=dloss)
+        if relu:  # C = 1[z > 0] v, one pass
+            slope_times_v(v_rows, h, 0.0, grad_input=C)
+        else:
+            activation_slope(net.activation, h, out=C).mul_(v_rows)
+        for _, XaT, _, Ga, rs in parts:  # G_a = X_a^T C_a
+            mm(XaT, C[rs], out=Ga)
+        for Ga in empty:  # no rows: no data term
+            Ga.zero_()
+        if relu:  # dW_2 = s sum_a sum_k V_a[k] G_a[k]
+            torch.mul(V, G, out=prod)
+            torch.sum(prod[0], dim=(0, 1), out=g2v)
+            g2.mul_(s)
+        else:
+            torch.matmul(dloss, h, out=g2[0]).mul_(s)
+        G.mul_(sw)  # dV_a = G_a (s W_2[0])
+        if values is not None:
+            total = values.sum(-1).expand(1)
+            for penalty in terms.penalties:
+                total = total + penalty.value(flat.params)
+            history.append(total)
+        terms.add_grad(flat)
+        flat.theta.sub_(flat.grad, alpha=step)
+    w1[0].copy_(V[0].permute(2, 0, 1).reshape(w1.shape[1], w1.shape[2]))
+    w2.copy_(W2)
     return history
+
+
+def loss_derivative(
+    loss: Loss,
+    f: torch.Tensor,
+    obs: Rows,
+    y: torch.Tensor,
+    bce: bool,
+    recorded: bool,
+    *,
+    out: torch.Tensor,
+) -> torch.Tensor | None:
+    """Write dloss/df of one step of the block loop into ``out``; the per-row losses when ``recorded``.
+
+    A recorded step asks the loss for its values and derivative; otherwise the
+    derivative is written in place: sigmoid(f) - y for BCE (``bce``), f - y for MSE.
+    """
+    if recorded:
+        values, deriv = loss.value_and_dloss_df(f, obs)
+        out.copy_(deriv)
+        return values
+    if bce:
+        torch.sigmoid(f, out=out).sub_(y)
+    else:
+        torch.sub(f, y, out=out)
+    return None

@@ -1,47 +1,43 @@
-"""The fused full-batch GD loop of ``nn.fit`` for one depth-2 network on rows.
+"""The fused relu/BCE steps of ``nn.fit`` with the hidden layer as units x rows.
 
-The generic loop of ``nn.fit`` runs, per step, the closed-form forward/vjp of
-``nn.kernels``, the loss's value and derivative, the penalties' value and gradient and
-the update: about 35 tensor operations, each a few microseconds of dispatch and Python,
-whatever the number of rows. At the sizes of a bandit refit (tens to a few thousand rows,
-widths 20 to 100) that fixed cost is of the order of the two GEMMs of the step. This loop
-does the same arithmetic, operation for operation, for the common case
+A private kernel of ``nn.fit``. The steps whose objective is not recorded, for one
+depth-2 relu network without biases trained by GD on unweighted rows with BCE and one L2
+penalty on every parameter without a centre (NeuralLog's refits), keep the hidden layer
+as (m, N) instead of (N, m) (``units_steps``):
 
-    one member (M = 1), depth 2, no biases, GD, ``Rows`` without weights,
-    loss ``BCE`` or ``MSE``, ``L2Penalty`` on every parameter,
+    h^T = relu(W_1 X^T),  f = sw^T h^T,  v = sigmoid(f) - y,  C^T = 1[h^T > 0] v,
+    G = C^T X,  dW_1 = sw * G,  dw_2 = s (W_1 . G)  (rows of W_1 and G),
+    grad += lam theta,  theta -= step * grad,
 
-with every intermediate in a buffer allocated once per fit, and the objective's value
-(the loss values, their sum and the penalty values, used only for ``history``) computed
-only on the steps that ``fit``'s ``record`` keeps: on every step ("all") or on the first
-and the last ("ends"). Per step (relu; z = X W_1^T, s W_2[0] = w):
+with v broadcast along the units in one pass (contiguous rows), sw = s W_2[0]
+multiplying the (m, d) product instead of the (N, m) block, and dw_2 = s v^T h from G:
+relu's h = z 1[z > 0] gives v^T h = sum_k C_k z_k = sum_k C_k W_1 x_k, an O(m d)
+product instead of a pass over the (m, N) block. On the CPU measured,
+h^T = W_1 X^T runs faster than X W_1^T for these shapes: about 1.3x per step at
+N >= 500 rows in float64. The same gradient; the products and the place of sw round
+differently, so the iterates agree with the plain pass's up to rounding (tests: 1e-12).
 
-    h = relu(X W_1^T);  f = h w;  c = sign(h) * w;  d = l'(f);
-    dW_1 = (c * d)^T X + lam (W_1 - C_1);  dW_2 = (s d)^T h + lam (W_2 - C_2);
-    W -= lr * dW
-
-which is 14 operations, two of them the GEMMs: the operations of the dense pass of
-``nn.kernels`` (``depth2_dense_pass``, whose backward factor c is ``depth2_slopes``, the
-definition shared with the generic loop and the per-arm gradients of ``nn.grads``) in
-the same order, with every view made once per fit and theta and its gradient in flat
-buffers, so that the L2 term and the update are one operation each (about 12 us less
-per step than calling the pass: 18 against 32 us at 50 rows). Results equal the
-generic loop's bitwise (tests/nn/test_fused.py checks parameters and history step by step).
+``blocks_apply`` and ``units_apply`` say where the block loop of ``nn._blocks`` and these
+steps compute a fit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import torch
 
-from banditkit.nn._kernels import depth2_slopes
+from banditkit.nn._passes import Dense2, Pass
 from banditkit.nn.losses import BCE, Gaussian, Loss
 from banditkit.nn.network import Params, StackedMLP
 from banditkit.nn.observations import Pairs, Rows, Sets
 from banditkit.nn.penalties import L2Penalty
 
-__all__ = ["fusable", "fused_gd"]
+if TYPE_CHECKING:
+    from banditkit.nn._flat import FlatParams, FlatPenalties
+
+__all__ = ["blocks_apply", "fused_steps", "members_units_steps", "units_steps"]
 
 #: grad * 1[input > threshold] elementwise, into grad_input (relu's backward).
 _threshold_backward = torch.ops.aten.threshold_backward.grad_input
@@ -49,21 +45,24 @@ _threshold_backward = torch.ops.aten.threshold_backward.grad_input
 Observations = Rows | Pairs | Sets
 
 
-def fusable(
+def blocks_apply(
     net: StackedMLP,
     params: Params,
     obs: Observations,
     loss: Loss,
     penalties: Sequence[L2Penalty],
-    method: str,
 ) -> bool:
-    """Whether ``fused_gd`` computes this fit (module docstring); else the generic loop."""
+    """Whether the block loop can compute this GD fit (before looking at the rows).
+
+    One member of a depth-2 ``StackedMLP`` without biases, unweighted rows with one
+    target per row, BCE or MSE, and L2 penalties on every parameter.
+    """
     if (
         type(net) is not StackedMLP
         or net.depth != 2
         or net.bias
-        or method not in ("auto", "closed-form")
         or not isinstance(obs, Rows)
+        or obs.X.ndim != 2
         or obs.weights is not None
         or obs.y.ndim != 1
     ):
@@ -82,151 +81,69 @@ def fusable(
     )
 
 
-def fused_gd(
-    net: StackedMLP,
-    params: Params,
-    obs: Rows,
-    loss: Loss,
-    penalties: Sequence[L2Penalty],
-    *,
-    step: float,
-    steps: int,
-    record: str,
-    layout: str = "auto",
-) -> list[torch.Tensor]:
-    """Run ``steps`` GD steps theta -= step * grad J in place; return the recorded J.
-
-    The parameters and their gradients live in two flat buffers for the loop (W_1 and
-    W_2 are views of one (m d + m,) vector), so that the L2 term and the update are one
-    operation each, and every view the step reads is made once before it: the same
-    operations element by element, about 12 us less per step.
-
-    Args:
-        net: A depth-2 ``StackedMLP`` without biases (``fusable``).
-        params: One member's parameters (1, ...), updated in place.
-        obs: Rows without weights.
-        loss: ``BCE`` or ``MSE``.
-        penalties: L2 penalties on every parameter.
-        step: lr (times 1 / n for reduction "mean").
-        steps: Number of steps.
-        record: "all" (J at every step) or "ends" (the first and the last step).
-        layout: "auto" (the fits of ``nn.fit``): "units" where it applies, else "rows".
-            "rows": the hidden layer as (N, m), every step the operations of the generic
-            loop (bitwise). "units": the unrecorded relu/BCE steps with one L2 term
-            without a centre keep it as (m, N) (``_plain_relu_bce_steps_units``): the
-            products round differently (the iterates agree up to rounding, not
-            bitwise) and the step is about 1.3x faster at N >= 500 in float64.
-
-    Returns:
-        J (1,) (reduction "sum", unscaled) of the recorded steps, in order.
-    """
-    X, y = obs.X, obs.y
-    w1, w2 = params["layers.0.weight"], params["layers.1.weight"]
-    N, m = X.shape[0], net.width
-    s = net.out_scale
-    new = X.new_empty
-    names = ("layers.0.weight", "layers.1.weight")
-    # theta and its gradient as flat buffers, W_1 and W_2 their views (docstring)
-    theta = torch.cat([w1.reshape(-1), w2.reshape(-1)])
-    grad = torch.empty_like(theta)
-    split = w1.numel()
-    W1, W2 = theta[:split].view_as(w1), theta[split:].view_as(w2)
-    g1, g2 = grad[:split].view_as(w1), grad[split:].view_as(w2)
-    views = {names[0]: W1, names[1]: W2}
-    lams = []
-    for p in penalties:
-        if p.lam != 0.0:
-            center = (
-                None
-                if p.center is None
-                else torch.cat([p.center[n].reshape(-1) for n in names])
-            )
-            lams.append((p.lam, center))
-    h, vc = new((1, N, m)), new((1, N, m))
-    f, dloss, sv, sw = new((1, N)), new((1, N)), new((1, N)), new((1, m))
-    # the views of one step, made once (the dense layout of nn.kernels)
-    h0, vcT = h[0], vc[0].mT
-    f0, sw0, sw_row, dloss_col = f[0], sw[0], sw.unsqueeze(1), dloss.unsqueeze(-1)
-    w1t, w2c, g1_0, g2_0 = W1[0].mT, W2[:, 0], g1[0], g2[0]
-    relu = net.activation == "relu"
-    bce = type(loss) is BCE
-    history: list[torch.Tensor] = []
-    # layout "units": the steps that record nothing, with relu, BCE and one L2 penalty
-    # without a centre (NeuralLog's refits), run with the hidden layer as (m, N)
-    units = (
-        layout != "rows"
-        and relu
-        and bce
-        and record == "ends"
-        and len(lams) == 1
-        and lams[0][1] is None
-        and steps > 2
+def _units_case(
+    net: StackedMLP, obs: Observations, loss: Loss, terms: FlatPenalties
+) -> bool:
+    """relu, no biases, depth 2, unweighted rows, BCE, one L2 term on all without centre."""
+    return (
+        type(net) is StackedMLP
+        and net.depth == 2
+        and not net.bias
+        and net.activation == "relu"
+        and type(loss) is BCE
+        and isinstance(obs, Rows)
+        and obs.weights is None
+        and len(terms.terms) == 1
+        and terms.terms[0][2] is None
+        and all(type(p) is L2Penalty and p.names is None for p in terms.penalties)
     )
-    with torch.no_grad():
-        for i in range(steps):
-            if units and i == 1:
-                _plain_relu_bce_steps_units(
-                    steps - 2,
-                    (X, W1[0], w2c, s, sw, sw0, f, dloss, y, sv, g1_0, g2_0),
-                    (grad, theta, lams[0][0], step),
-                )
-                continue
-            if units and 1 < i < steps - 1:
-                continue
-            # depth2_dense_pass of nn.kernels, operation for operation
-            torch.mm(X, w1t, out=h0)
-            if relu:
-                torch.relu_(h)
-            else:
-                torch.sigmoid_(h)
-            torch.mul(w2c, s, out=sw)
-            torch.mv(h0, sw0, out=f0)
-            if not relu:
-                depth2_slopes(net.activation, h, sw_row, out=vc)  # c, then c v below
-            recorded = record == "all" or i == 0 or i == steps - 1
-            values = loss_derivative(loss, f, obs, y, bce, recorded, out=dloss)
-            # the vjp of nn.kernels (dense layout): dW_1 = (c v)^T X, dW_2 = s v^T h
-            if relu:
-                # c v = (1[h > 0] sw) v: the products v_k sw_j where h > 0, else 0,
-                # the values of depth2_slopes(h) * v in two passes instead of three
-                torch.mul(dloss_col, sw_row, out=vc)
-                _threshold_backward(vc, h, 0, grad_input=vc)
-            else:
-                vc.mul_(dloss_col)
-            torch.mm(vcT, X, out=g1_0)
-            torch.mul(dloss, s, out=sv)
-            torch.mm(sv, h0, out=g2_0)  # (1, N) @ (N, m)
-            if values is not None:
-                grads = {names[0]: g1, names[1]: g2}
-                grads = add_penalties(grads, views, penalties, [], values, history)
-                W1.sub_(grads[names[0]], alpha=step)
-                W2.sub_(grads[names[1]], alpha=step)
-                continue
-            for lam, center in lams:  # lam (theta - c), both blocks at once
-                grad.add_(theta if center is None else theta - center, alpha=lam)
-            theta.sub_(grad, alpha=step)
-        w1.copy_(W1)
-        w2.copy_(W2)
-    return history
 
 
-def _plain_relu_bce_steps_units(
-    count: int, first: tuple[Any, ...], second: tuple[Any, ...]
-) -> None:
-    """``count`` unrecorded relu/BCE/L2 steps of ``fused_gd``, hidden layer (m, N).
+def fused_steps(
+    net: StackedMLP,
+    network: Pass,
+    obs: Observations,
+    loss: Loss,
+    terms: FlatPenalties,
+) -> Callable[[int, FlatParams, float], None] | None:
+    """The kernel of this GD fit's unrecorded steps, or None (the plain steps).
 
-    h^T = relu(W_1 X^T), f = sw^T h^T, v = sigmoid(f) - y, c^T = 1[h^T > 0] v (one pass:
-    v broadcast along the units, contiguous rows), dW_1 = sw * (c^T X), dw_2 = (s v) h,
-    then the L2 term and the update as before. The same gradient; the products (W X^T
-    instead of X W^T) and the place of sw round differently, so the iterates agree with
-    the rows layout's up to rounding (``fused_gd(layout="units")``).
+    ``units_steps`` for one member on shared rows, ``members_units_steps`` for members
+    with their own rows (X (M, N, d)), both in the units case (``_units_case``).
     """
-    X, w1, w2c, s, sw, sw0, f, dloss, y, sv, g1_0, g2_0 = first
-    grad, theta, lam, step = second
+    if not _units_case(net, obs, loss, terms):
+        return None
+    assert isinstance(obs, Rows)
+    lam = terms.terms[0][0]
+    if obs.X.ndim == 3:
+        return lambda count, flat, step: members_units_steps(
+            count, flat, obs.X, obs.y, net.out_scale, lam, step
+        )
+    if isinstance(network, Dense2) and obs.y.ndim == 1:
+        return lambda count, flat, step: units_steps(
+            count, network, flat, obs.y, lam, step
+        )
+    return None
+
+
+def units_steps(
+    count: int,
+    network: Dense2,
+    flat: FlatParams,
+    y: torch.Tensor,
+    lam: float,
+    step: float,
+) -> None:
+    """``count`` GD steps with the hidden layer as (m, N) (module docstring)."""
+    X, s = network.X, network.s
+    w1, w2c, sw, f = network.w1t.mT, network.w2c, network.sw, network.f
+    g1, g2 = network.g1, network.g2
+    grad, theta = flat.grad, flat.theta
     m, N = w1.shape[0], X.shape[0]
     XT = X.mT.contiguous()
     hT, cT = X.new_empty((m, N)), X.new_empty((m, N))
-    hT_rows, v_units, sw_col = hT.mT, dloss.expand(m, N), sw0.unsqueeze(-1)
+    dloss = X.new_empty((1, N))
+    v_units, sw_col = dloss.expand(m, N), sw[0].unsqueeze(-1)
     mm, mul = torch.mm, torch.mul
     relu_, sigmoid = torch.relu_, torch.sigmoid
     for _ in range(count):
@@ -236,63 +153,54 @@ def _plain_relu_bce_steps_units(
         mm(sw, hT, out=f)
         sigmoid(f, out=dloss).sub_(y)
         _threshold_backward(v_units, hT, 0, grad_input=cT)
-        mm(cT, X, out=g1_0)
-        g1_0.mul_(sw_col)
-        mul(dloss, s, out=sv)
-        mm(sv, hT_rows, out=g2_0)
+        mm(cT, X, out=g1)  # G = C^T X, then dw_2 = s (W_1 . G) (relu: v^T h = G . W_1)
+        torch.linalg.vecdot(w1, g1, out=g2[0])
+        g2.mul_(s)
+        g1.mul_(sw_col)
         grad.add_(theta, alpha=lam)
         theta.sub_(grad, alpha=step)
 
 
-def add_penalties(
-    grads: dict[str, torch.Tensor],
-    params: dict[str, torch.Tensor],
-    penalties: Sequence[L2Penalty],
-    lams: Sequence[tuple[float, dict[str, torch.Tensor] | None]],
-    values: torch.Tensor | None,
-    history: list[torch.Tensor],
-) -> dict[str, torch.Tensor]:
-    """Add the L2 penalties' part to the data gradient of one fused step.
-
-    With ``values`` (the per-row losses of a recorded step) the penalties are applied
-    through their own ``apply`` and the step's objective is appended to ``history``;
-    without, only their gradient lam (theta - c) is added, in place.
-    """
-    if values is not None:
-        total = values.sum(-1).expand(1)
-        for penalty in penalties:
-            value, grads = penalty.apply(params, grads)
-            total = total + value
-        history.append(total)
-        return grads
-    for lam, center in lams:
-        for name, theta in params.items():
-            diff = theta if center is None else theta - center[name]
-            grads[name].add_(diff, alpha=lam)
-    return grads
-
-
-def loss_derivative(
-    loss: Loss,
-    f: torch.Tensor,
-    obs: Rows,
+def members_units_steps(
+    count: int,
+    flat: FlatParams,
+    X: torch.Tensor,
     y: torch.Tensor,
-    bce: bool,
-    recorded: bool,
-    *,
-    out: torch.Tensor,
-) -> torch.Tensor | None:
-    """Write dloss/df of one fused step into ``out``; the per-row losses when ``recorded``.
+    s: float,
+    lam: float,
+    step: float,
+) -> None:
+    """``count`` GD steps for M members with their own rows X (M, N, d), y (M or 1, N).
 
-    A recorded step asks the loss for its values and derivative; otherwise the
-    derivative is written in place: sigmoid(f) - y for BCE (``bce``), f - y for MSE.
+    The units steps with a member axis, hidden layer (M, m, N): per member
+    h^T = relu(W_1 X^T), f = sw^T h^T, v = sigmoid(f) - y, C^T = 1[h^T > 0] v,
+    dW_1 = sw * (C^T X), dw_2 = (s v) h, with batched products (the seeds of one
+    NeuralLog configuration side by side, ``policies.logistic.neurallog_batched``).
     """
-    if recorded:
-        values, deriv = loss.value_and_dloss_df(f, obs)
-        out.copy_(deriv)
-        return values
-    if bce:
-        torch.sigmoid(f, out=out).sub_(y)
-    else:
-        torch.sub(f, y, out=out)
-    return None
+    M, N, _ = X.shape
+    W1 = flat.params["layers.0.weight"]
+    W2 = flat.params["layers.1.weight"][:, 0]
+    g1 = flat.grads["layers.0.weight"]
+    g2 = flat.grads["layers.1.weight"]  # (M, 1, m)
+    grad, theta = flat.grad, flat.theta
+    m = W1.shape[1]
+    XT = X.mT.contiguous()
+    hT, cT = X.new_empty((M, m, N)), X.new_empty((M, m, N))
+    f, sv = X.new_empty((M, 1, N)), X.new_empty((M, 1, N))
+    sw = X.new_empty((M, m))
+    labels = y.unsqueeze(-2)  # (M or 1, 1, N)
+    sw_row, sw_col = sw.unsqueeze(1), sw.unsqueeze(-1)
+    v_rows, h_rows = f.expand(M, m, N), hT.mT
+    for _ in range(count):
+        torch.bmm(W1, XT, out=hT)
+        hT.relu_()
+        torch.mul(W2, s, out=sw)
+        torch.bmm(sw_row, hT, out=f)
+        v = torch.sigmoid_(f).sub_(labels)  # (M, 1, N), in f
+        _threshold_backward(v_rows, hT, 0, grad_input=cT)
+        torch.bmm(cT, X, out=g1)
+        g1.mul_(sw_col)
+        torch.mul(v, s, out=sv)
+        torch.bmm(sv, h_rows, out=g2)
+        grad.add_(theta, alpha=lam)
+        theta.sub_(grad, alpha=step)

@@ -1,4 +1,4 @@
-"""The functional trainer: full-batch GD or Adam on a stack of M independent networks.
+"""The trainer: full-batch GD or Adam on a stack of M independent networks.
 
 Objective of member k, minimised from the parameters passed in (warm start):
 
@@ -9,20 +9,23 @@ with loss_i one of ``nn.losses`` over the observations of ``nn.observations`` (r
 or sets; per-member targets and weights allowed) and the penalties of ``nn.penalties``.
 "mean" has the minimiser of "sum" (the penalty is divided by n as well).
 
-One step for all members: f = ``net.forward_vjp(params, X)`` (closed form for depth 2,
-torch.func otherwise), d loss / d f from ``loss.value_and_dloss_df``, the gradient
-``vjp(d loss / d f)``, the penalties' lam (theta - c), then theta -= lr * grad (GD) or
-one ``torch.optim.Adam`` step (default betas; fresh state at each call). Members never
-mix: every operation is per member or batched over the member axis (no Python loop over
-members), so a stack of M equals M runs of one (tests: bitwise for M = 1, within 1e-12
-otherwise).
+One step for all members: f and the explicit backward pass of the network
+(``nn._passes``: the depth-2 closed form, or the reverse pass layer by layer for any
+depth), d loss / d f from the loss, the penalties' lam (theta - c), then
+theta -= lr * grad (GD) or one Adam step (``torch.optim.Adam``'s arithmetic, default
+betas, fresh state at each call). The parameters and their gradient live in two flat
+buffers for the fit (``nn._flat``), every buffer and view is made once, and the
+objective's value is computed only on the steps whose J is recorded: a step costs its
+products and a few operations per layer, not a pass through Python objects. Members
+never mix: every operation is per member or batched over the member axis, so a stack of
+M equals M runs of one (tests: within 1e-12).
 
-Kernels, chosen here (never by the caller): one depth-2 network without biases trained
-by GD on unweighted rows with BCE or MSE and L2 penalties on every parameter runs the
-fused loop of ``nn._fused`` (the same arithmetic with every buffer made once), its
-unrecorded relu/BCE steps with the hidden layer as (m, N) when the one penalty has no
-centre; when those rows are block-encoded on the CPU and the saving is large enough,
-the block loop of ``nn._blocks`` (the first layer on each row's block).
+Kernels, chosen here (never by the caller), all with the arithmetic above: one depth-2
+network without biases trained by GD on unweighted rows with BCE or MSE and L2 penalties
+on every parameter runs its unrecorded relu/BCE steps with the hidden layer as (m, N)
+when the one penalty has no centre (``nn._fused``), and, when its rows are block-encoded
+on the CPU and the saving is large enough, the block loop of ``nn._blocks`` (the first
+layer on each row's block). These round differently from the plain pass (tests: 1e-12).
 
 Symbols: lr = η, steps = J.
 """
@@ -36,7 +39,9 @@ import torch
 
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.nn._blocks import BlockLayout, choose_blocks, fused_gd_blocks
-from banditkit.nn._fused import fusable, fused_gd
+from banditkit.nn._flat import Adam, FlatParams, FlatPenalties
+from banditkit.nn._fused import blocks_apply, fused_steps
+from banditkit.nn._passes import Pass, make_pass
 from banditkit.nn.losses import Loss
 from banditkit.nn.network import Params, StackedMLP
 from banditkit.nn.observations import Pairs, Rows, Sets
@@ -46,7 +51,7 @@ __all__ = ["FitResult", "fit", "objective_and_grads"]
 
 OPTIMIZERS = ("gd", "adam")
 REDUCTIONS = ("sum", "mean")
-RECORDS = ("all", "ends")
+RECORDS = ("all", "ends", "none")
 Observations = Rows | Pairs | Sets
 
 
@@ -101,6 +106,10 @@ def _check_members(
     obs: Observations, penalties: Sequence[L2Penalty], params: Params, M: int
 ) -> None:
     """Per-member data must have M rows (or be shared); centres M or 1 members."""
+    if obs.X.ndim == 3 and obs.X.shape[0] != M:
+        raise ValueError(
+            f"obs.X has {obs.X.shape[0]} member tables; the stack has M = {M}."
+        )
     for name in ("y", "weights"):
         value = getattr(obs, name, None)
         if value is not None and value.ndim == 2 and value.shape[0] != M:
@@ -135,7 +144,6 @@ def fit(
     steps: int = 100,
     reduction: str = "sum",
     inplace: bool = False,
-    method: str = "auto",
     record: str = "all",
 ) -> FitResult:
     """Train M members at once, warm-started from ``params`` (module docstring).
@@ -147,16 +155,16 @@ def fit(
             params' dtype and device with d = net.d; y and weights (n,) or (M, n).
         loss: A loss of ``nn.losses``.
         penalties: L2 penalties (``nn.penalties``); none by default.
-        optimizer: "gd" (theta -= lr * grad J) or "adam" (torch.optim.Adam).
+        optimizer: "gd" (theta -= lr * grad J) or "adam" (``torch.optim.Adam``'s
+            update, module docstring).
         lr: Step size, > 0.
         steps: Full-batch steps, >= 1.
         reduction: "sum" or "mean" (J / n, same minimiser).
         inplace: Update the tensors of ``params`` themselves (e.g. views of a module's
             parameters from ``stack_params``); otherwise they are copied first.
-        method: "auto", "closed-form" (depth 2) or "torch.func" (``net.forward_vjp``).
-        record: "all" (J at every step) or "ends" (J at the first and the last step
-            only, history (2, M), or (1, M) for one step): the parameters are the same;
-            the fused loop then skips the objective's value on the other steps.
+        record: "all" (J at every step), "ends" (J at the first and the last step
+            only, history (2, M), or (1, M) for one step) or "none" (history (0, M)):
+            the parameters are the same; the other steps skip the objective's value.
 
     Returns:
         FitResult(params, history (steps, M), or the recorded steps).
@@ -191,74 +199,105 @@ def fit(
             f"obs must be {loss.observations.__name__} for {type(loss).__name__}; "
             f"got {type(obs).__name__}."
         )
-    if obs.X.shape[1] != net.d:
-        raise ValueError(f"obs.X must have d = {net.d} columns; got {obs.X.shape[1]}.")
+    if obs.X.shape[-1] != net.d:
+        raise ValueError(f"obs.X must have d = {net.d} columns; got {obs.X.shape[-1]}.")
     _check_members(obs, penalties, params, M)
     if not inplace:
         params = {name: p.detach().clone() for name, p in params.items()}
-    tensors = list(params.values())
-    opt = torch.optim.Adam(tensors, lr=lr) if optimizer == "adam" else None
     scale = 1.0 / obs.n if reduction == "mean" else 1.0
-    history = []
-    workspace: dict[str, torch.Tensor] = {}
-    if opt is None and fusable(net, params, obs, loss, penalties, method):
-        # one depth-2 network on rows: the fused loop, the same arithmetic (nn._fused)
-        assert isinstance(obs, Rows)
-        blocks = choose_blocks(obs.X, net.width)
-        if blocks is not None:
-            # block-encoded rows: the first layer on each row's block (nn._blocks)
-            history = fused_gd_blocks(
-                net,
-                params,
-                obs,
-                loss,
-                penalties,
-                BlockLayout.of(obs.X, blocks),
-                step=lr * scale,
-                steps=steps,
-                record=record,
-            )
-            return FitResult(params, torch.stack(history) * scale)
-        history = fused_gd(
-            net,
-            params,
-            obs,
-            loss,
-            penalties,
-            step=lr * scale,
-            steps=steps,
-            record=record,
-        )
-        return FitResult(params, torch.stack(history) * scale)
-    if opt is None:  # plain GD: theta -= lr * scale * grad, no optimiser state
-        step = lr * scale
-        items = list(params.items())
-        # one no_grad for the whole loop: the closed form and the penalties then skip
-        # their own (torch.func's vjp ignores an outer no_grad, as it should)
-        with torch.no_grad():
-            for i in range(steps):
-                value, grads = objective_and_grads(
+    with torch.no_grad():
+        if optimizer == "gd" and blocks_apply(net, params, obs, loss, penalties):
+            blocks = choose_blocks(obs.X, net.width)
+            if blocks is not None:  # block-encoded rows (nn._blocks)
+                assert isinstance(obs, Rows)
+                history = fused_gd_blocks(
                     net,
                     params,
                     obs,
                     loss,
                     penalties,
-                    method=method,
-                    workspace=workspace,
+                    BlockLayout.of(obs.X, blocks),
+                    step=lr * scale,
+                    steps=steps,
+                    record=record,
                 )
-                if record == "all" or i == 0 or i == steps - 1:
-                    history.append(value)
-                for name, param in items:
-                    param.sub_(grads[name], alpha=step)
-        return FitResult(params, torch.stack(history) * scale)
-    for i in range(steps):
-        value, grads = objective_and_grads(
-            net, params, obs, loss, penalties, method=method, workspace=workspace
+                return FitResult(params, _stacked(history, M, obs.X) * scale)
+        history = _steps(
+            net, params, obs, loss, penalties, optimizer, lr, steps, scale, record
         )
-        if record == "all" or i == 0 or i == steps - 1:
+    return FitResult(params, _stacked(history, M, obs.X) * scale)
+
+
+def _stacked(history: list[torch.Tensor], M: int, like: torch.Tensor) -> torch.Tensor:
+    """The recorded J as (recorded steps, M); (0, M) when none was recorded."""
+    return torch.stack(history) if history else like.new_zeros((0, M))
+
+
+def _steps(
+    net: StackedMLP,
+    params: Params,
+    obs: Observations,
+    loss: Loss,
+    penalties: Sequence[L2Penalty],
+    optimizer: str,
+    lr: float,
+    steps: int,
+    scale: float,
+    record: str,
+) -> list[torch.Tensor]:
+    """Run the steps on flat buffers (module docstring); J of the recorded steps.
+
+    The parameters of ``params`` are updated in place at the end.
+    """
+    flat = FlatParams(params)
+    network = make_pass(net, flat.params, flat.grads, obs.X)
+    terms = FlatPenalties(penalties, flat)
+    adam = Adam(flat.theta, lr) if optimizer == "adam" else None
+    fused = None if adam is not None else fused_steps(net, network, obs, loss, terms)
+    recorded = [
+        record == "all" or (record == "ends" and i in (0, steps - 1))
+        for i in range(steps)
+    ]
+    history: list[torch.Tensor] = []
+    i = 0
+    while i < steps:
+        if fused is not None and not recorded[i]:  # a run of unrecorded GD steps
+            count = next((j for j in range(i, steps) if recorded[j]), steps) - i
+            fused(count, flat, lr * scale)
+            i += count
+            continue
+        value = _gradient(network, obs, loss, terms, flat, recorded[i])
+        if value is not None:
             history.append(value)
-        for name, param in params.items():
-            param.grad = grads[name] if scale == 1.0 else grads[name] * scale
-        opt.step()
-    opt.zero_grad(set_to_none=True)
-    return FitResult(params, torch.stack(history) * scale)
+        if adam is None:
+            flat.theta.sub_(flat.grad, alpha=lr * scale)
+        else:
+            if scale != 1.0:
+                flat.grad.mul_(scale)
+            adam.step(flat.grad)
+        i += 1
+    flat.write_back(params)
+    return history
+
+
+def _gradient(
+    network: Pass,
+    obs: Observations,
+    loss: Loss,
+    terms: FlatPenalties,
+    flat: FlatParams,
+    recorded: bool,
+) -> torch.Tensor | None:
+    """Grad J into ``flat.grad``; J per member (M,) when ``recorded``, else None."""
+    f = network.forward()
+    if not recorded:
+        network.backward(loss.dloss_df(f, obs))
+        terms.add_grad(flat)
+        return None
+    values, dloss_df = loss.value_and_dloss_df(f, obs)
+    total = values.sum(-1).expand(f.shape[0])
+    for penalty in terms.penalties:
+        total = total + penalty.value(flat.params)
+    network.backward(dloss_df)
+    terms.add_grad(flat)
+    return total

@@ -134,11 +134,18 @@ def _weighted(
 class Loss(abc.ABC):
     """Interface of a loss: ``value_and_dloss_df(f, obs)`` on one kind of observations.
 
+    ``dloss_df(f, obs)`` is the derivative alone (the trainer's steps whose objective is
+    not recorded); its values are those of ``value_and_dloss_df``, bitwise.
+
     Attributes:
         observations: The container class the loss reads (Rows, Pairs or Sets).
     """
 
     observations: type = Rows
+
+    def dloss_df(self, f: torch.Tensor, obs: Any) -> torch.Tensor:
+        """D (sum of losses) / d f (M, N), without the losses' values."""
+        return self.value_and_dloss_df(f, obs)[1]
 
     @abc.abstractmethod
     def value_and_dloss_df(
@@ -173,6 +180,17 @@ class BCE(Loss):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """See ``Loss``."""
         return self.value_and_derivative(f, obs.y, obs.weights)
+
+    def derivative(
+        self, f: torch.Tensor, y: torch.Tensor, weights: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """D loss / d f = w (sigmoid(f) - y), as ``value_and_derivative``."""
+        deriv = torch.sigmoid(f).sub_(y)
+        return deriv if weights is None else weights * deriv
+
+    def dloss_df(self, f: torch.Tensor, obs: Rows) -> torch.Tensor:
+        """See ``Loss``."""
+        return self.derivative(f, obs.y, obs.weights)
 
 
 class Gaussian(Loss):
@@ -209,6 +227,13 @@ class Gaussian(Loss):
         """See ``Loss``."""
         return self.value_and_derivative(f, obs.y, obs.weights)
 
+    def dloss_df(self, f: torch.Tensor, obs: Rows) -> torch.Tensor:
+        """See ``Loss``."""
+        deriv = f - obs.y
+        if self._precision != 1.0:
+            deriv = deriv * self._precision
+        return deriv if obs.weights is None else obs.weights * deriv
+
 
 class MSE(Gaussian):
     """Half squared error (f - y)^2 / 2 on rows [Zhou2020, Alg. 1]: Gaussian, sigma = 1."""
@@ -236,13 +261,33 @@ class BradleyTerry(Loss):
         self, f: torch.Tensor, obs: Pairs
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """See ``Loss``."""
-        margin = f[:, obs.first] - f[:, obs.second]
+        margin = _margin(f, obs)
         values, g = BCE().value_and_derivative(margin, obs.y, obs.weights)
         return values, _scatter_pairs(f, obs, g.expand_as(margin))
 
+    def dloss_df(self, f: torch.Tensor, obs: Pairs) -> torch.Tensor:
+        """See ``Loss``."""
+        margin = _margin(f, obs)
+        g = BCE().derivative(margin, obs.y, obs.weights)
+        return _scatter_pairs(f, obs, g.expand_as(margin))
+
+
+def _margin(f: torch.Tensor, obs: Pairs) -> torch.Tensor:
+    """T = f(first) - f(second), (M, n); slices of f when the pairs are its halves."""
+    if obs.halves:
+        n = obs.n
+        return f[:, :n] - f[:, n:]
+    return f[:, obs.first] - f[:, obs.second]
+
 
 def _scatter_pairs(f: torch.Tensor, obs: Pairs, g: torch.Tensor) -> torch.Tensor:
-    """Return d loss / d f (M, N) from d loss / d t (M, n), t = f(first) - f(second)."""
+    """Return d loss / d f (M, N) from d loss / d t (M, n), t = f(first) - f(second).
+
+    On the halves layout (``Pairs.halves``: every row in one pair) df is [g, -g], the
+    values of the additions onto zeros.
+    """
+    if obs.halves:
+        return torch.cat([g, -g], dim=1)
     df = torch.zeros_like(f).index_add_(1, obs.first, g)
     return df.index_add_(1, obs.second, -g)
 
@@ -278,7 +323,7 @@ class PairwiseGLM(Loss):
         self, f: torch.Tensor, obs: Pairs
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """See ``Loss``."""
-        margin = f[:, obs.first] - f[:, obs.second]
+        margin = _margin(f, obs)
         t = margin.detach().cpu().numpy().astype(np.float64)
         y = obs.y.detach().cpu().numpy().astype(np.float64)
         values = torch.as_tensor(

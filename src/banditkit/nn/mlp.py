@@ -32,7 +32,7 @@ from typing import Any, cast
 
 import torch
 
-from banditkit.nn.network import StackedMLP, draw_layers
+from banditkit.nn.network import Params, StackedMLP, draw_layers
 from banditkit.nn.params import flat_params
 
 __all__ = ["MLP"]
@@ -196,6 +196,18 @@ class MLP(torch.nn.Module):
     def n_params(self) -> int:
         """Number p of trainable parameters."""
         return sum(p.numel() for p in self.parameters())
+
+    def initial_params(self) -> Params:
+        """theta_0 (``theta0``) as a stack of one, shaped like ``stack_params(self)``.
+
+        The centre of an L2 penalty towards the initialisation [Zhou2020, Alg. 1].
+        """
+        shapes = {name: p.shape for name, p in self.named_parameters()}
+        pieces = torch.split(self.theta0, [p.numel() for p in self.parameters()])
+        return {
+            name: c.view(1, *shape)
+            for (name, shape), c in zip(shapes.items(), pieces, strict=True)
+        }
 
     @property
     def out_scale(self) -> float:

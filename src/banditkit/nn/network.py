@@ -24,10 +24,10 @@ stack; with z = W_1 x + b_1, h = a(z), c = s * W_2[0] * a'(z) per member,
 
     dW_1 = (v * c)^T X,   db_1 = sum_k v_k c_k,   dW_2 = s v^T h,   db_2 = s sum_k v_k,
 
-and ``torch.func.vjp`` of the batched forward for any other depth (members do not mix,
+and the explicit reverse pass of ``nn._passes`` for any other depth (members do not mix,
 so one vjp over the stack is M independent vjps).
 
-The depth-2 closed form lives in ``nn.kernels``: members with M = 1 run on the 2-D
+The depth-2 closed form lives in ``nn._kernels``: members with M = 1 run on the 2-D
 products of the single-network code (``mm``, ``mv``) so that a stack of one equals
 ``nn.train`` on an ``nn.MLP`` bitwise; M > 1 runs one GEMM per layer for all members over
 cache-sized blocks of rows, which rounds differently (tests: within 1e-12).
@@ -54,6 +54,7 @@ from banditkit.nn._kernels import (
     stack_mm,
     stack_mv,
 )
+from banditkit.nn._passes import Deep
 
 __all__ = [
     "NeuralLinear",
@@ -313,15 +314,15 @@ class StackedMLP:
         Args:
             params: The stack (M, ...).
             X: Rows (N, d), shared by the members.
-            method: "auto" (closed form for depth 2, else torch.func), "closed-form"
-                (module docstring; depth 2 only), "torch.func" (``torch.func.vjp``
-                of ``forward``) or "backprop" (an explicit reverse pass, layer by
-                layer with batched products, any depth; ``_backprop_vjp``). None
+            method: "auto" (the trainer's passes: the closed form for depth 2, the
+                explicit reverse pass of ``nn._passes`` otherwise), "closed-form"
+                (depth 2 only), "backprop" (the explicit reverse pass at any depth) or
+                "torch.func" (``torch.func.vjp`` of ``forward``, the reference). None
                 keeps an autograd graph.
-            workspace: None, or a dict the caller keeps across calls (the trainer
-                does): the closed form then reuses its hidden blocks instead of
-                allocating them, and the next call with the same dict overwrites what
-                this call's vjp reads (call vjp before the next forward_vjp).
+            workspace: None, or a dict the caller keeps across calls: the depth-2
+                closed form then reuses its hidden blocks instead of allocating them,
+                and the next call with the same dict overwrites what this call's vjp
+                reads (call vjp before the next forward_vjp).
 
         Returns:
             f (M, N), detached, and the vjp map, whose value has the keys of params.
@@ -329,13 +330,10 @@ class StackedMLP:
         Raises:
             ValueError: On an unknown method, or "closed-form" with depth > 2.
         """
-        if method != "auto":  # "auto" skips the check: the trainer calls this per step
-            method = check_choice("method", method, METHODS)
+        method = check_choice("method", method, METHODS)
         if method == "closed-form" and self.depth != 2:
             raise ValueError(f"method='closed-form' needs depth 2; got {self.depth}.")
-        if method == "backprop":
-            return self._backprop_vjp(params, X)
-        if self.depth != 2 or method == "torch.func":
+        if method == "torch.func":
             detached = {k: p.detach() for k, p in params.items()}
             f, pull = torch.func.vjp(lambda p: self.forward(p, X), detached)[:2]
 
@@ -344,65 +342,21 @@ class StackedMLP:
                 return dict(grads)
 
             return f.detach(), vjp_func
-        return depth2_forward_vjp(params, X, self.activation, self.out_scale, workspace)
-
-    def _backprop_vjp(
-        self, params: Params, X: torch.Tensor
-    ) -> tuple[torch.Tensor, VJP]:
-        """F and its vjp by an explicit reverse pass (any depth, batched over members).
-
-        Forward h_0 = X, h_{i+1} = a(W_{i+1} h_i + b_{i+1}), f = s (W_L h_{L-1} + b_L);
-        backward from g = s v: dW_L = g^T h_{L-1}, delta_{L-1} = g W_L, then per layer
-        delta_i *= a'(.), dW_i = delta_i^T h_{i-1}, db_i = sum_n delta_i,
-        delta_{i-1} = delta_i W_i. The same numbers as "torch.func" up to rounding, with
-        a few batched products per layer instead of a traced graph (faster for small
-        networks, where the per-operation overhead dominates).
-        """
-        last = self.depth - 1
+        if self.depth == 2 and method != "backprop":
+            return depth2_forward_vjp(
+                params, X, self.activation, self.out_scale, workspace
+            )
+        grads = {k: torch.empty_like(p) for k, p in params.items()}
+        deep = Deep(self, params, grads, X)
         with torch.no_grad():
-            hidden = [X]
-            for i in range(last):
-                hidden.append(self._act(self._affine(params, i, hidden[-1])))
-            head = params[f"layers.{last}.weight"]  # (M, 1, width)
-            f = stack_mv(hidden[-1], head[:, 0])
-            head_bias = params.get(f"layers.{last}.bias")
-            if head_bias is not None:
-                f = f + head_bias
-            f = f * self.out_scale
+            f = deep.forward()
 
-        def vjp_func(v: torch.Tensor) -> Params:
+        def backward(v: torch.Tensor) -> Params:
             with torch.no_grad():
-                g = v * self.out_scale  # (M, N)
-                grads: Params = {
-                    f"layers.{last}.weight": torch.einsum("mn,mnw->mw", g, hidden[-1])[
-                        :, None, :
-                    ]
-                }
-                if self.bias:
-                    grads[f"layers.{last}.bias"] = g.sum(1, keepdim=True)
-                delta = g[:, :, None] * head  # (M, N, width)
-                for i in range(last - 1, -1, -1):
-                    h = hidden[i + 1]
-                    slope = (
-                        (h > 0).to(h.dtype)
-                        if self.activation == "relu"
-                        else h * (1 - h)
-                    )
-                    delta = delta * slope
-                    below = hidden[i]
-                    if below.ndim == 2:  # the shared input X (N, d)
-                        grads[f"layers.{i}.weight"] = torch.einsum(
-                            "mnw,nd->mwd", delta, below
-                        )
-                    else:
-                        grads[f"layers.{i}.weight"] = delta.mT @ below
-                    if self.bias:
-                        grads[f"layers.{i}.bias"] = delta.sum(1)
-                    if i > 0:
-                        delta = delta @ params[f"layers.{i}.weight"]
-                return {name: grads[name] for name in params}
+                deep.backward(v)
+            return {k: g.clone() for k, g in grads.items()}
 
-        return f, vjp_func
+        return f, backward
 
     def check_params(self, params: Any, name: str = "params") -> int:
         """Return M after checking that ``params`` has every shape of ``shapes``.

@@ -11,6 +11,11 @@ and observations that index into it, so pairs and sets never duplicate features:
 Per-member data (M members trained as one stack): targets y and weights may be (n,),
 shared by every member, or (M, n), one row per member (bootstrap counts, 0/1 masks,
 perturbed targets of ensemble sampling). They are stored data: the trainer never draws.
+
+Every container checks its data (shapes, finite values, index ranges) unless built with
+``validate=False``, for tensors already checked where they were stored (a model's device
+history, whose rows are checked once when they arrive): the checks read every entry and,
+on a GPU, wait for the device.
 """
 
 from __future__ import annotations
@@ -23,12 +28,17 @@ __all__ = ["Pairs", "Rows", "Sets"]
 
 
 def _features(
-    value: Any, name: str, dtype: torch.dtype, device: torch.device | str
+    value: Any,
+    name: str,
+    dtype: torch.dtype,
+    device: torch.device | str,
+    per_member: bool = False,
 ) -> torch.Tensor:
     x = torch.as_tensor(value, dtype=dtype, device=device)
-    if x.ndim != 2 or x.shape[0] < 1:
+    if x.ndim not in ((2, 3) if per_member else (2,)) or x.shape[-2] < 1:
+        shapes = "(N, d) or (M, N, d)" if per_member else "(N, d)"
         raise ValueError(
-            f"{name} must have shape (N, d) with N >= 1; got {tuple(x.shape)}."
+            f"{name} must have shape {shapes} with N >= 1; got {tuple(x.shape)}."
         )
     _check_finite(x, name)
     return x
@@ -87,13 +97,16 @@ class Rows:
     """Row observations (x_i, y_i) with optional weights.
 
     Args:
-        X: Features (n, d).
+        X: Features (n, d), shared by the members, or per member (M, n, d) (member k
+            sees its own rows, e.g. seeds of one configuration run side by side).
         y: Targets (n,) or per member (M, n): labels in [0, 1] for BCE, reals for
             Gaussian/MSE (e.g. y + sigma_r * noise drawn once per member).
         weights: None, or weights >= 0 of shape (n,) or (M, n); 0 drops a row for
             that member, an integer count is a bootstrap resample.
         dtype: Floating dtype of the tensors (the network's).
         device: Device of the tensors (the network's).
+        validate: False takes X, y and weights as given (tensors of ``dtype`` on
+            ``device``, already checked; module docstring).
 
     Raises:
         ValueError: On a wrong shape, NaN or inf, or a negative weight.
@@ -112,9 +125,14 @@ class Rows:
         *,
         dtype: torch.dtype = torch.float64,
         device: torch.device | str = "cpu",
+        validate: bool = True,
     ) -> None:
-        self.X = _features(X, "X", dtype, device)
-        self.n = self.X.shape[0]
+        if not validate:
+            self.X, self.y, self.weights = X, y, weights
+            self.n = X.shape[-2]
+            return
+        self.X = _features(X, "X", dtype, device, per_member=True)
+        self.n = self.X.shape[-2]
         self.y = per_member(y, "y", self.n, dtype, self.X.device)
         self.weights = _weights(weights, self.n, dtype, self.X.device)
 
@@ -132,6 +150,8 @@ class Pairs:
             1 / sigma_i^2 of each pair in a weighted MLE.
         dtype: Floating dtype of the tensors.
         device: Device of the tensors.
+        validate: False takes the arguments as given (tensors on ``device``, indices
+            int64, already checked; module docstring).
 
     Raises:
         ValueError: On a wrong shape, an index out of range, NaN or inf, or a
@@ -153,16 +173,31 @@ class Pairs:
         *,
         dtype: torch.dtype = torch.float64,
         device: torch.device | str = "cpu",
+        validate: bool = True,
     ) -> None:
-        self.X = _features(X, "X", dtype, device)
-        N = self.X.shape[0]
-        self.first = _indices(first, "first", _shape(first), 0, N, self.X.device)
-        if self.first.ndim != 1:
-            raise ValueError(f"first must be 1-D; got {tuple(self.first.shape)}.")
-        self.n = self.first.shape[0]
-        self.second = _indices(second, "second", (self.n,), 0, N, self.X.device)
-        self.y = per_member(y, "y", self.n, dtype, self.X.device)
-        self.weights = _weights(weights, self.n, dtype, self.X.device)
+        if not validate:
+            self.X, self.first, self.second = X, first, second
+            self.y, self.weights, self.n = y, weights, first.shape[0]
+        else:
+            self.X = _features(X, "X", dtype, device)
+            N = self.X.shape[0]
+            self.first = _indices(first, "first", _shape(first), 0, N, self.X.device)
+            if self.first.ndim != 1:
+                raise ValueError(f"first must be 1-D; got {tuple(self.first.shape)}.")
+            self.n = self.first.shape[0]
+            self.second = _indices(second, "second", (self.n,), 0, N, self.X.device)
+            self.y = per_member(y, "y", self.n, dtype, self.X.device)
+            self.weights = _weights(weights, self.n, dtype, self.X.device)
+        n = self.n
+        rows = torch.arange(n, device=self.first.device)
+        #: The table is [first rows; second rows]: first = 0..n-1, second = n..2n-1
+        #: (how a history's duels are laid out); the losses then slice instead of
+        #: gathering and scattering.
+        self.halves = (
+            self.X.shape[0] == 2 * n
+            and bool(torch.equal(self.first, rows))
+            and bool(torch.equal(self.second, rows + n))
+        )
 
 
 class Sets:
@@ -176,6 +211,8 @@ class Sets:
         weights: None, or (n,) / (M, n) weights >= 0.
         dtype: Floating dtype of the tensors.
         device: Device of the tensors.
+        validate: False takes the arguments as given (tensors on ``device``, indices
+            int64, already checked; module docstring).
 
     Raises:
         ValueError: On a wrong shape, an index out of range, a chosen empty slot,
@@ -196,7 +233,13 @@ class Sets:
         *,
         dtype: torch.dtype = torch.float64,
         device: torch.device | str = "cpu",
+        validate: bool = True,
     ) -> None:
+        if not validate:
+            self.X, self.items, self.choice, self.weights = X, items, choice, weights
+            self.n, self.S = items.shape
+            self.offered = items >= 0
+            return
         self.X = _features(X, "X", dtype, device)
         N = self.X.shape[0]
         shape = _shape(items)

@@ -66,27 +66,40 @@ class L2Penalty:
                 raise ValueError(f"center lacks the parameters {missing}.")
         self.center = center
 
+    def value(self, params: Params) -> torch.Tensor:
+        """The penalty per member (M,): (lam / 2) ||theta[names] - c[names]||^2."""
+        names = params.keys() if self.names is None else self.names
+        if self.lam == 0.0:
+            first = params[next(iter(names))]
+            return first.new_zeros(first.shape[0])
+        half = 0.5 * self.lam
+        value: torch.Tensor | None = None
+        with no_grad_if_enabled():
+            for name in names:
+                flat = self._diff(params, name).reshape(params[name].shape[0], -1)
+                term = half * (flat * flat).sum(1)
+                value = term if value is None else value.add_(term)
+        assert value is not None
+        return value
+
     def apply(self, params: Params, grads: Params) -> tuple[torch.Tensor, Params]:
         """Return the penalty per member (M,) and ``grads`` plus lam (theta - c).
 
         ``grads`` is updated in place (its tensors replaced) and returned.
         """
-        names = params.keys() if self.names is None else self.names
+        value = self.value(params)
         if self.lam == 0.0:
-            first = params[next(iter(names))]
-            return first.new_zeros(first.shape[0]), grads
-        half = 0.5 * self.lam
-        value: torch.Tensor | None = None
-        # the same products and sums as 0 + sum_name, one operation fewer per call; the
-        # trainer calls this inside no_grad (nn.fit), so the context is entered only
-        # when gradients are being recorded
+            return value, grads
+        names = params.keys() if self.names is None else self.names
+        # the trainer calls this inside no_grad (nn.fit), so the context is entered
+        # only when gradients are being recorded
         with no_grad_if_enabled():
             for name in names:
-                theta = params[name]
-                diff = theta if self.center is None else theta - self.center[name]
-                flat = diff.reshape(diff.shape[0], -1)
-                term = half * (flat * flat).sum(1)
-                value = term if value is None else value.add_(term)
+                diff = self._diff(params, name)
                 grads[name] = torch.add(grads[name], diff, alpha=self.lam)
-        assert value is not None
         return value, grads
+
+    def _diff(self, params: Params, name: str) -> torch.Tensor:
+        """theta[name] - c[name] (theta itself without a centre)."""
+        theta = params[name]
+        return theta if self.center is None else theta - self.center[name]

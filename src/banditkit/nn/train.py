@@ -13,9 +13,9 @@ minimiser as "sum" and keeps the GD step stable as n grows.
 This is a thin wrapper over the functional trainer ``nn.fit.fit``: the model's
 parameters, as a stack of one member (``nn.network.stack_params``, views that ``fit``
 updates in place), the data as ``Rows`` (or ``Sets`` for "mnl"), the loss as an
-``nn.losses`` object and the penalty as ``L2Penalty(lam, center)``. Gradients come in
-closed form for depth 2 (``StackedMLP.forward_vjp``), torch.func otherwise; the tests
-check them against autograd of the same objective.
+``nn.losses`` object and the penalty as ``L2Penalty(lam, center)``. Gradients come from
+the trainer's explicit backward pass (the closed form for depth 2); the tests check them
+against autograd of the same objective.
 
 Symbols: lam = λ, lr = η, steps = J (number of gradient steps).
 
@@ -37,7 +37,7 @@ from banditkit.nn.fit import fit
 from banditkit.nn.grads import as_model_tensor
 from banditkit.nn.losses import BCE, MNL, MSE, Loss
 from banditkit.nn.mlp import MLP
-from banditkit.nn.network import METHODS, Params, stack_params
+from banditkit.nn.network import stack_params
 from banditkit.nn.observations import Rows, Sets, per_member
 from banditkit.nn.penalties import L2Penalty
 
@@ -114,16 +114,6 @@ def _as_vector(
     return v
 
 
-def _init_center(model: MLP) -> Params:
-    """theta_0 of ``model`` as a stack of one, shaped like ``stack_params(model)``."""
-    shapes = {name: p.shape for name, p in model.named_parameters()}
-    pieces = torch.split(model.theta0, [p.numel() for p in model.parameters()])
-    return {
-        name: c.view(1, *shape)
-        for (name, shape), c in zip(shapes.items(), pieces, strict=True)
-    }
-
-
 def train(
     model: MLP,
     X: ArrayLike,
@@ -139,7 +129,6 @@ def train(
     steps: int = 100,
     reduction: str = "sum",
     record: str = "all",
-    method: str = "auto",
 ) -> list[float]:
     """Minimise J(theta) (module docstring) in place, warm-started from the model.
 
@@ -163,8 +152,6 @@ def train(
         record: "all" (J at every step) or "ends" (J at the first and the last step
             only, which saves the objective's value on the other steps; see
             ``nn.fit``). The parameters are the same either way.
-        method: Gradient method of ``StackedMLP.forward_vjp`` ("auto" by default;
-            "backprop" is an explicit reverse pass, the same gradient up to rounding).
 
     Returns:
         J at the parameters each step started from (length ``steps``, or the first and
@@ -195,7 +182,7 @@ def train(
     steps = check_int("steps", steps, low=1)
     reduction = check_choice("reduction", reduction, REDUCTIONS)
     obs, loss_fn = _observations(model, X, y, loss, weights, mask)
-    center_params = _init_center(model) if center == "init" else None
+    center_params = model.initial_params() if center == "init" else None
     penalties = [L2Penalty(lam, center_params)] if lam > 0.0 else []
     result = fit(
         model.network,
@@ -209,7 +196,6 @@ def train(
         reduction=reduction,
         inplace=True,
         record=record,
-        method=method,
     )
     return [float(v) for v in result.history[:, 0].tolist()]
 
@@ -226,7 +212,6 @@ class Trainer:
         lr: See ``train``.
         steps: See ``train``.
         reduction: See ``train``.
-        method: See ``train`` ("auto" by default).
 
     Example:
         >>> trainer = Trainer(lr=0.01, steps=100)  # [Bae2025, Sec. 7]
@@ -241,7 +226,6 @@ class Trainer:
     lr: float = 0.01
     steps: int = 100
     reduction: str = "sum"
-    method: str = "auto"
 
     def __post_init__(self) -> None:
         check_choice("loss", self.loss, LOSSES)
@@ -251,7 +235,6 @@ class Trainer:
         check_scalar("lr", self.lr, low=0.0, low_open=True)
         check_int("steps", self.steps, low=1)
         check_choice("reduction", self.reduction, REDUCTIONS)
-        check_choice("method", self.method, METHODS)
 
     def fit(
         self,
@@ -282,5 +265,4 @@ class Trainer:
             steps=self.steps,
             reduction=self.reduction,
             record=record,
-            method=self.method,
         )

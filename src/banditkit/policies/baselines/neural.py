@@ -80,7 +80,6 @@ class NeuralBandit(ScoredPolicy):
             lr=self.lr,
             steps=self.steps,
             reduction=LOSS_REDUCTIONS[self.loss_reduction],
-            method=self.grad_method,
         )
         model = NeuralModel(
             d,
@@ -141,17 +140,11 @@ class NeuralUCB(NeuralBandit):
         grouped: Train on the distinct rows with their counts and mean rewards (the
             same gradient, iterates equal up to rounding; O(K) per GD step on a fixed
             arm set instead of O(t)); False (default) trains on every row.
-        grad_method: How the training computes the gradient of the network:
-            "auto" (default: torch.func for depth > 2) or "backprop" (an explicit
-            reverse pass with batched products, ``nn.StackedMLP.forward_vjp``: the same
-            gradient up to rounding, about 2x faster for L = 3, N = 20; the setting of
-            the ensemble-sampling reproduction, docs/ensemble.md).
-        block_input: Train block-encoded arms (each arm's row is its context in the
-            arm's block of a K d vector, zeros elsewhere; detected exactly on the
-            history at each refit) on their block of the first layer only
-            (``nn.blocks``): the same training up to floating-point order, the first
-            layer's products K times smaller (True, default). False trains densely,
-            as before (docs/performance.md, "Block-encoded inputs (third pass)").
+        grad_method: Kept so that configs and run ids written before stay valid; it no
+            longer changes anything: ``nn`` chooses its backward pass itself (the
+            explicit pass for every depth, equal to torch.func; docs/trainer.md).
+        block_input: Kept for the same reason; ``nn.fit`` detects block-encoded arms
+            and trains them on their block of the first layer by itself.
         seed: Seed of the policy's own stream (initialisation and tie-breaks).
 
     Shapes:

@@ -287,8 +287,6 @@ class NeuralEnsemble:
         }
         self.penalty = nn.L2Penalty(lam * width, self.params0)
         self.steps, self.lr, self.reduction = steps, lr, reduction
-        # Depth 2: the trainer's closed form; deeper: the explicit reverse pass.
-        self.method = "auto" if depth == 2 else "backprop"
 
     def fit(self, history: PerturbedHistory, *, steps: int | None = None) -> None:
         """J GD steps for every member at once, warm-started."""
@@ -322,7 +320,7 @@ class NeuralEnsemble:
             lr=lr,
             steps=self.steps if steps is None else steps,
             reduction="sum",
-            method=self.method,
+            record="ends",  # J is not read
         )
         self.params = result.params
 

@@ -194,6 +194,7 @@ class UtilityNet:
             steps=steps,
             reduction="mean",
             inplace=True,
+            record="ends",  # the last J is read
         )
         return float(result.history[-1, 0])
 

@@ -61,61 +61,32 @@ def fit_stacked(
     """``steps`` GD steps on BCE + (lam / 2) ||theta||^2 for S depth-2 relu networks.
 
     Member s has its own rows X[s] (S, n, d), labels y[s] (S, n) and parameters
-    W_1 = w1[s] (S, m, d), w_2 = w2[s] (S, m), updated in place; per step, the operations
-    of ``nn.fused.fused_gd`` for one member with a member axis (reduction
+    W_1 = w1[s] (S, m, d), w_2 = w2[s] (S, m), updated in place; per step (reduction
     "sum" of the loss; ``step`` is lr / n for the mean-scaled objective):
 
         h = relu(X W_1^T),  sw = s w_2,  f = h sw,  v = sigmoid(f) - y,
         dW_1 = sw * (1[h > 0] v)^T X,  dw_2 = (s v)^T h,
-        grad = [dW_1, dw_2] + lam theta,  theta -= step * grad,
+        grad = [dW_1, dw_2] + lam theta,  theta -= step * grad.
 
-    with theta and its gradient in flat (S, m d + m) buffers (the L2 term and the update
-    one operation each). The hidden layer is kept transposed, (S, m, n), so that f,
-    the mask 1[h > 0] v (one pass, v broadcast along n) and dw_2 read it along the rows;
-    sw multiplies the (m, d) product rather than the (n, m) block. Batched products and
-    that order round differently from ``fused_gd``, so the iterates agree with its
-    iterates up to rounding.
+    This is ``nn.fit`` on per-member rows: the trainer's units steps with a member axis
+    (private to ``nn``). Batched products round differently from one member's steps, so
+    the iterates agree with the separate runs' up to rounding.
     """
-    S, n, _ = X.shape
-    m = w1.shape[1]
-    split = w1[0].numel()
-    with torch.no_grad():
-        theta = torch.cat([w1.reshape(S, -1), w2.reshape(S, -1)], dim=1)
-        grad = torch.empty_like(theta)
-        W1 = theta[:, :split].view(S, m, -1)
-        W2 = theta[:, split:]
-        g1 = grad[:, :split].view(S, m, -1)
-        g2 = grad[:, split:].unsqueeze(1)  # (S, 1, m)
-        # the hidden layer transposed, (S, m, n): f, the mask and dw_2 read it along n
-        XT = X.mT.contiguous()
-        hT, cT = X.new_empty((S, m, n)), X.new_empty((S, m, n))
-        f, sv = X.new_empty((S, 1, n)), X.new_empty((S, 1, n))
-        sw = X.new_empty((S, m))
-        labels = y.unsqueeze(1)
-        sw_row, sw_col, v_rows, h_rows = (
-            sw.unsqueeze(1),
-            sw.unsqueeze(-1),
-            f.expand(S, m, n),
-            hT.mT,
-        )
-        # relu's backward: v * 1[h > 0] into cT (as nn.fused)
-        threshold_backward = torch.ops.aten.threshold_backward.grad_input
-        for _ in range(steps):
-            torch.bmm(W1, XT, out=hT)
-            hT.relu_()
-            torch.mul(W2, out_scale, out=sw)
-            torch.bmm(sw_row, hT, out=f)
-            v = torch.sigmoid_(f).sub_(labels)  # (S, 1, n), in f
-            # 1[h > 0] v in one pass along n; sw multiplies the (m, d) product
-            threshold_backward(v_rows, hT, 0, grad_input=cT)
-            torch.bmm(cT, X, out=g1)
-            g1.mul_(sw_col)
-            torch.mul(v, out_scale, out=sv)
-            torch.bmm(sv, h_rows, out=g2)
-            grad.add_(theta, alpha=lam)
-            theta.sub_(grad, alpha=step)
-        w1.copy_(W1)
-        w2.copy_(W2)
+    from banditkit import nn
+
+    net = nn.StackedMLP(X.shape[-1], width=w1.shape[1], scale_output=out_scale != 1.0)
+    assert net.out_scale == out_scale
+    nn.fit(
+        net,
+        {"layers.0.weight": w1, "layers.1.weight": w2.unsqueeze(1)},
+        nn.Rows(X, y, validate=False),
+        nn.BCE(),
+        penalties=[nn.L2Penalty(lam)],
+        lr=step,
+        steps=steps,
+        inplace=True,
+        record="none",
+    )
 
 
 def _stackable(model: Any) -> bool:

@@ -11,6 +11,13 @@ A model is fitted on a history (``policies.history``: rows, pairs or sets, which
 its loss reads), predicts the means of a batch of arms, and gives the features z(x)
 that the uncertainty part turns into widths ||z||_{A^-1}. The policy owns the history
 and the Gram matrix; the model owns its parameters.
+
+The neural models take ``dtype`` ("float64" | "float32") and ``device`` ("cpu" | "cuda"
+| "cuda:N" | "auto") and resolve them themselves (``nn.resolve_dtype``,
+``nn.resolve_device``: a missing device is a ``ValueError`` naming it); a policy only
+hands them over. Their network, its training and a mirror of the history
+(``DeviceObservations``: preallocated device buffers, grown geometrically, that receive
+each row once) live on that device; what the methods return is float64 on the host.
 """
 
 from __future__ import annotations
@@ -20,14 +27,16 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
-from banditkit.policies.parts.models.linear import GLMModel, RidgeModel
-from banditkit.policies.parts.models.neural import NeuralModel, TangentModel
-from banditkit.policies.parts.models.neural_linear import (
-    NeuralLinearModel,
+from banditkit.policies.parts.models.device_history import (
+    DeviceObservations,
     observations_of,
 )
+from banditkit.policies.parts.models.linear import GLMModel, RidgeModel
+from banditkit.policies.parts.models.neural import NeuralModel, TangentModel
+from banditkit.policies.parts.models.neural_linear import NeuralLinearModel
 
 __all__ = [
+    "DeviceObservations",
     "GLMModel",
     "HistoryLike",
     "Model",

@@ -27,7 +27,7 @@ import numpy as np
 from banditkit.core.validation import check_bool, check_state_array
 from banditkit.glm.links import LogisticLink, get_link
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
-from banditkit.policies.parts.models.neural_linear import observations_of
+from banditkit.policies.parts.models.device_history import DeviceObservations
 
 if TYPE_CHECKING:
     import torch
@@ -40,15 +40,18 @@ else:
     torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
     nn = lazy_import("banditkit.nn")
 
-__all__ = ["DTYPES", "NeuralModel", "TangentModel"]
+__all__ = ["DEVICES", "DTYPES", "NeuralModel", "TangentModel"]
 
-#: Compute dtypes of ``NeuralModel`` (the Grams are float64 whatever the choice).
+#: Compute dtypes of the neural models, the names ``nn.resolve_dtype`` takes (written
+#: out here, without PyTorch: policies read them when the registry is built).
 DTYPES = ("float64", "float32")
+#: Device names of the neural models (``nn.resolve_device``; "cuda:N" too).
+DEVICES = ("cpu", "cuda", "auto")
 
 
 def _float64(t: torch.Tensor) -> np.ndarray:
-    """A float64 numpy array of ``t``: a free view when it is float64 already."""
-    return t.numpy() if t.dtype == torch.float64 else t.to(torch.float64).numpy()
+    """A float64 host array of ``t``: a free view when it is a float64 CPU tensor."""
+    return t.to(device="cpu", dtype=torch.float64).numpy()
 
 
 class NeuralModel:
@@ -89,6 +92,9 @@ class NeuralModel:
             training and its forward/gradient passes. What ``evaluate`` and the other
             methods return is float64 either way, so the Grams built on g (and their
             log-determinants) stay float64.
+        device: "cpu" (default), "cuda", "cuda:N" or "auto" (``nn.resolve_device``;
+            a device that is not there is a ``ValueError`` naming it): the network,
+            its training and its history's mirror (``DeviceObservations``) live there.
 
     Notes:
         Assumption: float64 by default. The per-round cost is dominated by the
@@ -116,13 +122,14 @@ class NeuralModel:
         grouped: bool = False,
         pair_link: Any = "logistic",
         init: str = "mirrored",
+        device: str = "cpu",
     ) -> None:
-        if dtype not in DTYPES:
-            raise ValueError(f"dtype must be one of {list(DTYPES)}; got {dtype!r}.")
         #: The dtype of the network and its training ("float64" or "float32").
-        self.dtype = dtype
-        self._torch_dtype = getattr(torch, dtype)
-        self._np_dtype = np.dtype(dtype)
+        self._torch_dtype = nn.resolve_dtype(dtype)
+        self.dtype = "float64" if self._torch_dtype == torch.float64 else "float32"
+        self._np_dtype = np.dtype(self.dtype)
+        #: The device of the network, its training and its history (``torch.device``).
+        self.device = nn.resolve_device(device)
         self.mlp = nn.MLP(
             d,
             width=width,
@@ -130,7 +137,10 @@ class NeuralModel:
             init=init,
             generator=generator,
             dtype=self._torch_dtype,
+            device=self.device,
         )
+        #: The history's observations on the device (``DeviceObservations``).
+        self._observations = DeviceObservations(self._torch_dtype, self.device)
         self.trainer = trainer
         self.pair_link = get_link(pair_link)
         self.grouped = check_bool("grouped", grouped)
@@ -241,121 +251,75 @@ class NeuralModel:
             )
 
     def _fit_once(self, history: History | PairHistory | SetHistory) -> list[float]:
-        """One run of the trainer on ``history``; the objective per step."""
-        loss = self.trainer.loss
-        weights = None
-        if loss == "weighted-bce":
-            weights = torch.from_numpy(history.w)
-        elif history.n and np.any(history.w != 1.0):
+        """One run of the trainer on ``history``; the objective at its ends."""
+        trainer = self.trainer
+        loss = trainer.loss
+        if loss != "weighted-bce" and history.n and np.any(history.w != 1.0):
             raise ValueError(
                 f"history has weights other than 1, which loss={loss!r} would ignore; "
                 "use loss='weighted-bce' (or NeuralLinearModel, which weights every loss)."
             )
-        if isinstance(history, PairHistory):
-            objective = self._fit_pairs(history)
-        elif isinstance(history, SetHistory):
-            X, mask, choice = history.padded()
-            objective = self.trainer.fit(
-                self.mlp,
-                torch.from_numpy(X),
-                torch.from_numpy(choice),
-                weights=weights,
-                mask=torch.from_numpy(mask),
-                record="ends",  # the backtracking reads the first and last J
-            )
-        elif (
-            self.grouped
-            and loss == "mse"
-            and isinstance(history, History)
-            and history.n
-        ):
-            objective = self._fit_grouped_rows(history)
+        lr, reduction, n = trainer.lr, trainer.reduction, float(history.n)
+        grouped = (
+            self.grouped and loss == "mse" and isinstance(history, History) and n > 0
+        )
+        obs: nn.Rows | nn.Pairs | nn.Sets
+        if grouped:
+            assert isinstance(history, History)
+            obs = self._grouped_rows(history)
+            # GD on J / n with step lr is GD on J with step lr / n (n counts repeats)
+            lr, reduction = (lr / n if reduction == "mean" else lr), "sum"
         else:
-            objective = self.trainer.fit(
-                self.mlp,
-                torch.from_numpy(history.X),
-                torch.from_numpy(history.y),
-                weights=weights,
-                record="ends",
-            )
-        return objective
+            obs = self._observations(history, weighted=loss == "weighted-bce")
+        center = self.mlp.initial_params() if trainer.center == "init" else None
+        result = nn.fit(
+            self.mlp.network,
+            nn.stack_params(self.mlp),  # views: trained in place
+            obs,
+            self._loss(history),
+            penalties=[nn.L2Penalty(trainer.lam, center)] if trainer.lam > 0.0 else [],
+            optimizer=trainer.optimizer,
+            lr=lr,
+            steps=trainer.steps,
+            reduction=reduction,
+            inplace=True,
+            record="ends",  # the backtracking reads the first and last J
+        )
+        objective = result.history[:, 0]
+        if grouped and trainer.reduction == "mean":
+            objective = objective / n
+        return [float(v) for v in objective.tolist()]
 
-    def _fit_grouped_rows(self, history: History) -> list[float]:
-        """MSE on the distinct rows, weights c_u, targets ybar_u (``grouped``)."""
-        from banditkit.nn.train import _init_center
+    def _loss(self, history: History | PairHistory | SetHistory) -> nn.Loss:
+        """The ``nn`` loss of the trainer's loss name on this kind of history."""
+        if isinstance(history, SetHistory):
+            return nn.MNL()
+        if isinstance(history, PairHistory):
+            if isinstance(self.pair_link, LogisticLink):
+                return nn.BradleyTerry()
+            return nn.PairwiseGLM(self.pair_link)
+        return nn.MSE() if self.trainer.loss == "mse" else nn.BCE()
 
-        trainer = self.trainer
+    def _grouped_rows(self, history: History) -> nn.Rows:
+        """The distinct rows x_u, their mean targets ybar_u and counts c_u (``grouped``)."""
         X_u, inverse, counts = np.unique(
             history.X, axis=0, return_inverse=True, return_counts=True
         )
         inverse = inverse.reshape(-1)
         ybar = np.bincount(inverse, weights=history.y, minlength=len(counts)) / counts
-        n = float(history.n)
-        center = _init_center(self.mlp) if trainer.center == "init" else None
-        result = nn.fit(
-            self.mlp.network,
-            nn.stack_params(self.mlp),  # views: trained in place
-            nn.Rows(
-                torch.from_numpy(X_u),
-                torch.from_numpy(ybar),
-                torch.from_numpy(counts.astype(np.float64)),
-                dtype=self._torch_dtype,  # the network's (``dtype``)
-            ),
-            nn.MSE(),
-            penalties=[nn.L2Penalty(trainer.lam, center)] if trainer.lam > 0.0 else [],
-            optimizer=trainer.optimizer,
-            # GD on J / n with step lr is GD on J with step lr / n (n counts repeats)
-            lr=trainer.lr / n if trainer.reduction == "mean" else trainer.lr,
-            steps=trainer.steps,
-            reduction="sum",
-            inplace=True,
-            record="ends",
-            method=trainer.method,
+        return nn.Rows(
+            X_u,
+            ybar,
+            counts.astype(np.float64),
+            dtype=self._torch_dtype,
+            device=self.device,
         )
-        objective = result.history[:, 0]
-        if trainer.reduction == "mean":
-            objective = objective / n
-        return [float(v) for v in objective.tolist()]
-
-    def _fit_pairs(self, history: PairHistory) -> list[float]:
-        """BTL on the duels: ``nn.fit`` in place with the trainer's settings."""
-        from banditkit.nn.train import _init_center
-
-        trainer = self.trainer
-        center = _init_center(self.mlp) if trainer.center == "init" else None
-        obs = observations_of(history, weighted=trainer.loss == "weighted-bce")
-        if self.dtype != "float64":
-            assert isinstance(obs, nn.Pairs)
-            obs = nn.Pairs(
-                obs.X,
-                obs.first,
-                obs.second,
-                obs.y,
-                obs.weights,
-                dtype=self._torch_dtype,
-            )
-        result = nn.fit(
-            self.mlp.network,
-            nn.stack_params(self.mlp),  # views: trained in place
-            obs,
-            nn.BradleyTerry()
-            if isinstance(self.pair_link, LogisticLink)
-            else nn.PairwiseGLM(self.pair_link),
-            penalties=[nn.L2Penalty(trainer.lam, center)] if trainer.lam > 0.0 else [],
-            optimizer=trainer.optimizer,
-            lr=trainer.lr,
-            steps=trainer.steps,
-            reduction=trainer.reduction,
-            inplace=True,
-            record="ends",
-        )
-        return [float(v) for v in result.history[:, 0].tolist()]
 
     def state_dict(self) -> dict[str, Any]:
         """Arrays only: theta and theta_0 (the history belongs to the policy)."""
         return {
-            "theta": nn.flat_params(self.mlp).numpy().copy(),
-            "theta0": self.mlp.theta0.numpy().copy(),
+            "theta": nn.flat_params(self.mlp).cpu().numpy().copy(),
+            "theta0": self.mlp.theta0.cpu().numpy().copy(),
         }  # in the model's dtype
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -402,16 +366,24 @@ class TangentModel(NeuralModel):
         trainer: Trainer,
         generator: torch.Generator,
         linearised: bool,
+        dtype: str = "float64",
+        device: str = "cpu",
     ) -> None:
         super().__init__(
-            d, width=width, depth=depth, trainer=trainer, generator=generator
+            d,
+            width=width,
+            depth=depth,
+            trainer=trainer,
+            generator=generator,
+            dtype=dtype,
+            device=device,
         )
         self.linearised = linearised
         self.mlp0 = copy.deepcopy(self.mlp)  # frozen at theta_0
         for param in self.mlp0.parameters():
             param.requires_grad_(False)
         self._arms0 = nn.ArmPass(self.mlp0)
-        self._shift = np.zeros(self.n_params)  # theta - theta_0
+        self._shift = np.zeros(self.n_params)  # theta - theta_0 (host, float64)
 
     def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return the latent (K,) and g(x_k; theta_0) (K, p)."""
@@ -436,11 +408,11 @@ class TangentModel(NeuralModel):
         """TrainNN [Bae2025, Alg. 1]: restart at theta_0, then the trainer's GD steps."""
         nn.set_flat_params(self.mlp, self.mlp.theta0)
         super().fit(history)
-        self._shift = (nn.flat_params(self.mlp) - self.mlp.theta0).numpy().copy()
+        self._shift = _float64(nn.flat_params(self.mlp) - self.mlp.theta0).copy()
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict` (theta_0 also resets the frozen copy)."""
         super().load_state_dict(state)
         nn.set_flat_params(self.mlp0, self.mlp.theta0)
         self.mlp0.theta0.copy_(self.mlp.theta0)
-        self._shift = (nn.flat_params(self.mlp) - self.mlp.theta0).numpy().copy()
+        self._shift = _float64(nn.flat_params(self.mlp) - self.mlp.theta0).copy()

@@ -34,12 +34,16 @@ import numpy as np
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm.links import Link, LogisticLink, get_link
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
+from banditkit.policies.parts.models.device_history import (
+    DeviceObservations,
+    observations_of,
+)
 
 if TYPE_CHECKING:
     import torch
 
     from banditkit import nn
-    from banditkit.nn import L2Penalty, Pairs, Params, Rows, Sets
+    from banditkit.nn import L2Penalty, Params
 else:
     from banditkit.core.lazy import lazy_import
 
@@ -61,46 +65,9 @@ OPTIMIZERS = ("gd", "adam")
 REDUCTIONS = ("sum", "mean")
 
 
-def observations_of(
-    history: History | PairHistory | SetHistory, *, weighted: bool = True
-) -> Rows | Pairs | Sets:
-    """The ``nn.observations`` container of a history, with its weights w if ``weighted``.
-
-    Rows for a ``History``; Pairs over the table [X1; X2] (first = i, second = n + i,
-    y = the outcome) for a ``PairHistory``; Sets over the ragged item table (padded
-    slots -1) for a ``SetHistory``. Float64 on the CPU.
-
-    Raises:
-        TypeError: For anything else.
-
-    Example:
-        >>> h = PairHistory(1)
-        >>> h.append(np.array([2.0]), np.array([1.0]), 1.0, weight=4.0)
-        >>> pairs = observations_of(h)
-        >>> pairs.X[:, 0].tolist(), pairs.first.tolist(), pairs.second.tolist()
-        ([2.0, 1.0], [0], [1])
-    """
-    w = history.w if weighted else None
-    if isinstance(history, History):
-        return nn.Rows(history.X, history.y, w)
-    if isinstance(history, PairHistory):
-        n = history.n
-        return nn.Pairs(
-            np.concatenate([history.X1, history.X2]),
-            np.arange(n),
-            np.arange(n, 2 * n),
-            history.outcome,
-            w,
-        )
-    if isinstance(history, SetHistory):
-        sizes = history.sizes
-        slots = np.arange(int(sizes.max()))[None, :]
-        items = np.where(slots < sizes[:, None], history.offsets[:-1, None] + slots, -1)
-        return nn.Sets(history.items, items, history.choice, w)
-    raise TypeError(
-        "history must be a History, a PairHistory or a SetHistory; "
-        f"got {type(history).__name__}."
-    )
+def _host(t: torch.Tensor) -> np.ndarray:
+    """A float64 host array of ``t``: a free view when it is a float64 CPU tensor."""
+    return t.detach().to(device="cpu", dtype=torch.float64).numpy()
 
 
 class NeuralLinearModel:
@@ -139,7 +106,11 @@ class NeuralLinearModel:
         steps: Steps per ``fit``, >= 1.
         optimizer: "adam" (fresh state at each fit) or "gd".
         reduction: "mean" (J / n, a step size independent of n) or "sum".
-        generator: Torch stream of the initial draw.
+        generator: Torch stream of the initial draw (the same draws on any device).
+        dtype: "float64" (default) or "float32": the network, its training and its
+            passes; what the methods return is float64 on the host either way.
+        device: "cpu" (default), "cuda", "cuda:N" or "auto" (``nn.resolve_device``):
+            the network, its training and its history (``DeviceObservations``).
 
     Raises:
         ValueError: On an out-of-range or unknown argument.
@@ -171,7 +142,11 @@ class NeuralLinearModel:
         reduction: str = "mean",
         generator: torch.Generator,
         link: str | Link = "logistic",
+        dtype: str = "float64",
+        device: str = "cpu",
     ) -> None:
+        self.dtype = nn.resolve_dtype(dtype)
+        self.device = nn.resolve_device(device)
         self.net = nn.NeuralLinear(
             check_int("d", d, low=1),
             width=width,
@@ -191,8 +166,11 @@ class NeuralLinearModel:
         self.steps = check_int("steps", steps, low=1)
         self.optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
         self.reduction = check_choice("reduction", reduction, REDUCTIONS)
-        self.params: Params = self.net.init(1, generator)
+        self.params: Params = self.net.init(
+            1, generator, dtype=self.dtype, device=self.device
+        )
         self.params0: Params = {k: v.clone() for k, v in self.params.items()}
+        self._observations = DeviceObservations(self.dtype, self.device)
 
     @property
     def n_params(self) -> int:
@@ -209,7 +187,9 @@ class NeuralLinearModel:
 
     def _evaluate(self, X: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
         """phi(x_k) (K, width) and f(x_k) (K,) of one member, as ``net.forward``."""
-        Xt = torch.from_numpy(np.ascontiguousarray(X, dtype=np.float64))
+        Xt = torch.as_tensor(np.array(X, dtype=np.float64), device=self.device)
+        if Xt.dtype != self.dtype:
+            Xt = Xt.to(self.dtype)
         last = self.net.depth - 1
         phi = self.net.features(self.params, Xt)[0]
         head = self.params[f"layers.{last}.weight"][0, 0]
@@ -218,16 +198,16 @@ class NeuralLinearModel:
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """f(x_k) (K,) for the rows of X."""
-        return self._evaluate(X)[1].numpy()
+        return _host(self._evaluate(X)[1])
 
     def features(self, X: np.ndarray) -> np.ndarray:
         """phi(x_k) (K, width), the last hidden layer, for the rows of X."""
-        return self._evaluate(X)[0].numpy()
+        return _host(self._evaluate(X)[0])
 
     def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return f(x_k) (K,) and phi(x_k) (K, width) in one pass."""
         phi, f = self._evaluate(X)
-        return f.numpy(), phi.numpy()
+        return _host(f), _host(phi)
 
     def evaluate_sq_norms(
         self, X: np.ndarray, inv_diag: np.ndarray
@@ -244,8 +224,9 @@ class NeuralLinearModel:
         """Run ``nn.fit`` on every observation of ``history``, warm-started.
 
         Returns:
-            J at the start of each step (``FitResult.history`` of the one member);
-            [] for an empty history, which leaves the parameters as they are.
+            J at the start of the first and of the last step (``FitResult.history`` of
+            the one member, ``record="ends"``); [] for an empty history, which leaves
+            the parameters as they are.
 
         Raises:
             TypeError: If the history is not the kind ``loss`` reads.
@@ -262,13 +243,14 @@ class NeuralLinearModel:
         result = nn.fit(
             self.net,
             self.params,
-            observations_of(history),
+            self._observations(history),
             self._loss_object(loss_name),
             penalties=self.penalties(),
             optimizer=self.optimizer,
             lr=self.lr,
             steps=self.steps,
             reduction=self.reduction,
+            record="ends",  # the divergence check reads the first and last J
         )
         objective = result.history[:, 0].tolist()
         finite = all(bool(torch.isfinite(p).all()) for p in result.params.values())
@@ -290,19 +272,24 @@ class NeuralLinearModel:
 
     def state_dict(self) -> dict[str, Any]:
         """Arrays only: the parameters and the initial draw, by parameter name."""
-        state = {f"params.{k}": v.numpy().copy() for k, v in self.params.items()}
-        state.update(
-            {f"params0.{k}": v.numpy().copy() for k, v in self.params0.items()}
-        )
+        state = {f"params.{k}": _host(v).copy() for k, v in self.params.items()}
+        state.update({f"params0.{k}": _host(v).copy() for k, v in self.params0.items()})
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict` (bit-identical)."""
+        dtype, device = self.dtype, self.device
         params = {
-            k: torch.tensor(np.asarray(state[f"params.{k}"])) for k in self.params
+            k: torch.tensor(
+                np.asarray(state[f"params.{k}"]), dtype=dtype, device=device
+            )
+            for k in self.params
         }
         params0 = {
-            k: torch.tensor(np.asarray(state[f"params0.{k}"])) for k in self.params
+            k: torch.tensor(
+                np.asarray(state[f"params0.{k}"]), dtype=dtype, device=device
+            )
+            for k in self.params
         }
         self.net.check_params(params, "state params")
         self.net.check_params(params0, "state params0")

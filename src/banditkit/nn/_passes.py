@@ -1,0 +1,246 @@
+"""The trainer's network passes: f and the explicit backward pass into flat gradients.
+
+A private part of ``nn.fit`` and ``StackedMLP.forward_vjp``. A pass is built once per
+fit on the rows X (N, d) shared by the members and the views of the flat parameters and
+gradients (``nn._flat.FlatParams``); ``forward()`` returns f (M, N) and
+``backward(v)`` writes sum_k v[., k] df[., k] / dtheta into the gradient views.
+Buffers are allocated once. The pass is chosen by the network (``make_pass``):
+
+* ``Dense2``: depth 2, one member: the closed form of ``nn._kernels`` (module docstring
+  there) on 2-D products, with z = X W_1^T + b_1, h = a(z), sw = s W_2[0]:
+
+      f = h sw + s b_2,   C = a'(z) * sw * v,   dW_1 = C^T X,   db_1 = sum_k C_k,
+      dW_2 = (s v)^T h,   db_2 = s sum_k v_k,
+
+  relu's a'(z) * sw * v as one pass (``threshold_backward``: v sw where h > 0).
+* ``Stacked2``: depth 2, M > 1 members: the members' first layers side by side, one
+  GEMM per layer over cache-sized row blocks (``nn._kernels`` blocked layout).
+* ``Deep``: any depth (used from depth 3, and for members with their own rows X
+  (M, N, d)): the explicit reverse pass [Rumelhart1986],
+  with h_0 = X, h_l = a(h_{l-1} W_l^T + b_l), f = s (h_{L-1} w_L + b_L), g = s v:
+
+      dw_L = g^T h_{L-1},  db_L = sum_k g_k,  delta = (g w_L) * a'(z_{L-1}),
+      dW_l = delta^T h_{l-1},  db_l = sum_k delta_k,  delta <- (delta W_l) * a'(z_{l-1}),
+
+  on 2-D products for one member and batched ones for a stack; the operations are
+  those of the autograd graph of ``StackedMLP.forward``, so it equals ``torch.func``
+  to rounding (tests: 1e-10 in float64).
+
+References:
+    [Rumelhart1986] D. Rumelhart, G. Hinton, R. Williams. Learning representations by
+        back-propagating errors. Nature 323, 1986.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+import torch
+
+from banditkit.nn._kernels import depth2_forward_vjp, depth2_slopes
+
+if TYPE_CHECKING:
+    from banditkit.nn.network import StackedMLP
+
+Params = dict[str, torch.Tensor]
+#: (W^T, W, dW, b or None, db or None) of one hidden layer
+Layer = tuple[
+    torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None
+]
+
+__all__ = ["Deep", "Dense2", "Pass", "Stacked2", "make_pass"]
+
+#: grad * 1[input > threshold] elementwise, into grad_input (relu's backward).
+_threshold_backward = torch.ops.aten.threshold_backward.grad_input
+_sigmoid_backward = torch.ops.aten.sigmoid_backward
+
+
+class Pass(Protocol):
+    """f and the backward pass of one network on fixed rows (module docstring)."""
+
+    def forward(self) -> torch.Tensor:
+        """F (M, N) at the current parameters."""
+        ...
+
+    def backward(self, v: torch.Tensor) -> None:
+        """Write the vjp of v (M, N) into the gradient views."""
+        ...
+
+
+def make_pass(net: StackedMLP, params: Params, grads: Params, X: torch.Tensor) -> Pass:
+    """The pass of ``net`` on rows X (module docstring), over the views given."""
+    members = next(iter(params.values())).shape[0]
+    if net.depth == 2 and X.ndim == 2:
+        if members == 1:
+            return Dense2(net, params, grads, X)
+        return Stacked2(net, params, grads, X)
+    return Deep(net, params, grads, X)
+
+
+class Dense2:
+    """Depth 2, one member: the closed form on 2-D products (module docstring)."""
+
+    def __init__(
+        self, net: StackedMLP, params: Params, grads: Params, X: torch.Tensor
+    ) -> None:
+        self.X, self.s, self.relu = X, net.out_scale, net.activation == "relu"
+        self.activation = net.activation
+        w1, w2 = params["layers.0.weight"], params["layers.1.weight"]
+        self.b1, self.b2 = params.get("layers.0.bias"), params.get("layers.1.bias")
+        self.gb1, self.gb2 = grads.get("layers.0.bias"), grads.get("layers.1.bias")
+        N, m = X.shape[0], net.width
+        new = X.new_empty
+        self.h, self.vc = new((1, N, m)), new((1, N, m))
+        self.f, self.sv, self.sw = new((1, N)), new((1, N)), new((1, m))
+        # the views of one step, made once
+        self.h0, self.vcT, self.sw_row = self.h[0], self.vc[0].mT, self.sw.unsqueeze(1)
+        self.w1t, self.w2c = w1[0].mT, w2[:, 0]
+        self.g1, self.g2 = grads["layers.0.weight"][0], grads["layers.1.weight"][0]
+
+    def forward(self) -> torch.Tensor:
+        """H = a(X W_1^T + b_1), f = h (s W_2[0]) + s b_2."""
+        h = self.h
+        torch.mm(self.X, self.w1t, out=self.h0)
+        if self.b1 is not None:
+            h.add_(self.b1.unsqueeze(1))
+        if self.relu:
+            torch.relu_(h)
+        else:
+            torch.sigmoid_(h)
+        torch.mul(self.w2c, self.s, out=self.sw)
+        torch.mv(self.h0, self.sw[0], out=self.f[0])
+        if self.b2 is not None:
+            return self.f + self.s * self.b2
+        return self.f
+
+    def backward(self, v: torch.Tensor) -> None:
+        """C = a'(z) sw v, dW_1 = C^T X, dW_2 = (s v)^T h and the biases' sums."""
+        vc = self.vc
+        if self.relu:  # the values of 1[h > 0] sw v in two passes
+            torch.mul(v.unsqueeze(-1), self.sw_row, out=vc)
+            _threshold_backward(vc, self.h, 0, grad_input=vc)
+        else:
+            depth2_slopes(self.activation, self.h, self.sw_row, out=vc)
+            vc.mul_(v.unsqueeze(-1))
+        torch.mm(self.vcT, self.X, out=self.g1)
+        if self.gb1 is not None:
+            torch.sum(vc, 1, out=self.gb1)
+        torch.mul(v, self.s, out=self.sv)
+        torch.mm(self.sv, self.h0, out=self.g2)
+        if self.gb2 is not None:
+            torch.mul(v.sum(1, keepdim=True), self.s, out=self.gb2)
+
+
+class Stacked2:
+    """Depth 2, M > 1 members: the blocked layout of ``nn._kernels``."""
+
+    def __init__(
+        self, net: StackedMLP, params: Params, grads: Params, X: torch.Tensor
+    ) -> None:
+        self.net, self.params, self.grads, self.X = net, params, grads, X
+        self.workspace: dict[str, torch.Tensor] = {}
+        self._vjp: Callable[[torch.Tensor], Params] | None = None
+
+    def forward(self) -> torch.Tensor:
+        """F (M, N); keeps the hidden block for ``backward``."""
+        net = self.net
+        f, self._vjp = depth2_forward_vjp(
+            self.params, self.X, net.activation, net.out_scale, self.workspace
+        )
+        return f
+
+    def backward(self, v: torch.Tensor) -> None:
+        """The vjp of the last ``forward``, copied into the gradient views."""
+        assert self._vjp is not None
+        for name, value in self._vjp(v).items():
+            self.grads[name].copy_(value)
+
+
+class Deep:
+    """Any depth, any number of members: the explicit reverse pass (module docstring).
+
+    One member runs on 2-D products (``mm``, ``mv``, ``outer``), a stack on batched
+    ones; the layers' views are made once.
+    """
+
+    def __init__(
+        self, net: StackedMLP, params: Params, grads: Params, X: torch.Tensor
+    ) -> None:
+        self.X, self.s = X, net.out_scale
+        self.relu = net.activation == "relu"
+        last = net.depth - 1
+        self.one = next(iter(params.values())).shape[0] == 1
+
+        def layer(i: int) -> Layer:
+            w, gw = params[f"layers.{i}.weight"], grads[f"layers.{i}.weight"]
+            b, gb = params.get(f"layers.{i}.bias"), grads.get(f"layers.{i}.bias")
+            if self.one:  # 2-D views of the one member
+                return (w[0].mT, w[0], gw[0], b, gb)
+            return (w.mT, w, gw, b, gb)
+
+        #: (W^T, W, dW, b, db) of the hidden layers, views made once
+        self.layers = [layer(i) for i in range(last)]
+        head, ghead = params[f"layers.{last}.weight"], grads[f"layers.{last}.weight"]
+        self.head = head[0, 0] if self.one else head  # (m,) or (M, 1, m)
+        self.ghead = ghead[0, 0] if self.one else ghead[:, 0]
+        self.head_bias = params.get(f"layers.{last}.bias")
+        self.ghead_bias = grads.get(f"layers.{last}.bias")
+        self.hidden: list[torch.Tensor] = []
+
+    def _act_backward(self, delta: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """Return delta * a'(z) from h = a(z): the backward of the activation."""
+        if self.relu:
+            return _threshold_backward(delta, h, 0, grad_input=delta)
+        return _sigmoid_backward(delta, h)
+
+    def forward(self) -> torch.Tensor:
+        """Return f (M, N); keep the hidden layers for ``backward``."""
+        h = self.X
+        hidden = [h]
+        for wt, _, _, b, _ in self.layers:
+            if self.one:
+                z = torch.mm(h, wt)
+                if b is not None:
+                    z.add_(b)
+            else:
+                z = torch.matmul(h, wt)
+                if b is not None:
+                    z.add_(b.unsqueeze(1))
+            h = z.relu_() if self.relu else z.sigmoid_()
+            hidden.append(h)
+        self.hidden = hidden
+        if self.one:
+            f = torch.mv(h, self.head).unsqueeze(0)
+        else:
+            f = torch.linalg.vecdot(h, self.head)
+        if self.head_bias is not None:
+            f = f + self.head_bias
+        return f * self.s
+
+    def backward(self, v: torch.Tensor) -> None:
+        """Write dtheta of sum_k v_k f_k into the gradient views (module docstring)."""
+        hidden = self.hidden
+        g = v * self.s  # (M, N)
+        h = hidden[-1]
+        if self.one:
+            torch.mv(h.mT, g[0], out=self.ghead)
+            delta = torch.outer(g[0], self.head)
+        else:
+            self.ghead.copy_(torch.linalg.vecdot(h.mT, g.unsqueeze(1)))
+            delta = g.unsqueeze(-1) * self.head
+        if self.ghead_bias is not None:
+            torch.sum(g, 1, keepdim=True, out=self.ghead_bias)
+        delta = self._act_backward(delta, h)
+        for i in range(len(self.layers) - 1, -1, -1):
+            _, w, gw, _, gb = self.layers[i]
+            below = hidden[i]
+            if self.one:
+                torch.mm(delta.mT, below, out=gw)
+            else:
+                torch.matmul(delta.mT, below, out=gw)
+            if gb is not None:
+                torch.sum(delta, -2, out=gb[0] if self.one else gb)
+            if i > 0:
+                delta = torch.mm(delta, w) if self.one else torch.matmul(delta, w)
+                delta = self._act_backward(delta, hidden[i])

@@ -1,0 +1,207 @@
+"""A history's observations as the trainer reads them, on the model's dtype and device.
+
+    History       nn.Rows  (X, y, w)
+    PairHistory   nn.Pairs over the table [X1; X2]: first = i, second = n + i, y = outcome
+    SetHistory    nn.Sets  over the ragged item table, offered slots padded with -1
+
+``DeviceObservations`` keeps the rows of one history in preallocated device buffers
+(``nn.GrowingBuffer``, grown geometrically): at each refit only the rows appended since
+the last one cross to the device, checked once on the host as they go (finite values),
+and the containers are built on the device views without checking again. The weights are
+copied whole at each refit (n numbers): policies rewrite them in place (NVLDB's
+1 / zeta_i^2). On the CPU in float64 (the history's own dtype) the history's arrays are
+wrapped without any copy instead.
+
+A history is assumed append-only between refits, apart from its weights: a history that
+shrank, another history object, or one whose last mirrored row changed (a reloaded state)
+is mirrored afresh.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from banditkit.policies.parts.history import History, PairHistory, SetHistory
+
+if TYPE_CHECKING:
+    import torch
+
+    from banditkit import nn
+else:
+    from banditkit.core.lazy import lazy_import
+
+    torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
+    nn = lazy_import("banditkit.nn")
+
+__all__ = ["DeviceObservations", "observations_of"]
+
+
+def _pair_indices(n: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """First = 0..n-1 and second = n..2n-1: rows of the table [X1; X2]."""
+    first = torch.arange(n, device=device)
+    return first, first + n
+
+
+def _set_items(history: SetHistory) -> np.ndarray:
+    """(n, S) rows of each set's items in the ragged table, -1 on the padded slots."""
+    sizes = history.sizes
+    slots = np.arange(int(sizes.max()))[None, :]
+    return np.where(slots < sizes[:, None], history.offsets[:-1, None] + slots, -1)
+
+
+def observations_of(
+    history: History | PairHistory | SetHistory,
+    *,
+    weighted: bool = True,
+    dtype: torch.dtype | None = None,
+    device: torch.device | str = "cpu",
+) -> nn.Rows | nn.Pairs | nn.Sets:
+    """The ``nn.observations`` container of a history, with its weights w if ``weighted``.
+
+    Rows for a ``History``; Pairs over the table [X1; X2] (first = i, second = n + i,
+    y = the outcome) for a ``PairHistory``; Sets over the ragged item table (padded
+    slots -1) for a ``SetHistory``. A fresh, checked conversion (float64 on the CPU by
+    default); models keep a ``DeviceObservations`` instead.
+
+    Raises:
+        TypeError: For anything else.
+
+    Example:
+        >>> h = PairHistory(1)
+        >>> h.append(np.array([2.0]), np.array([1.0]), 1.0, weight=4.0)
+        >>> pairs = observations_of(h)
+        >>> pairs.X[:, 0].tolist(), pairs.first.tolist(), pairs.second.tolist()
+        ([2.0, 1.0], [0], [1])
+    """
+    dtype = torch.float64 if dtype is None else dtype
+    w = history.w if weighted else None
+    if isinstance(history, History):
+        return nn.Rows(history.X, history.y, w, dtype=dtype, device=device)
+    if isinstance(history, PairHistory):
+        n = history.n
+        return nn.Pairs(
+            np.concatenate([history.X1, history.X2]),
+            np.arange(n),
+            np.arange(n, 2 * n),
+            history.outcome,
+            w,
+            dtype=dtype,
+            device=device,
+        )
+    if isinstance(history, SetHistory):
+        return nn.Sets(
+            history.items,
+            _set_items(history),
+            history.choice,
+            w,
+            dtype=dtype,
+            device=device,
+        )
+    raise TypeError(
+        "history must be a History, a PairHistory or a SetHistory; "
+        f"got {type(history).__name__}."
+    )
+
+
+class DeviceObservations:
+    """The observations of one history at a time, mirrored on a device (module docstring).
+
+    Args:
+        dtype: The network's dtype.
+        device: The network's device.
+
+    Example:
+        >>> obs = DeviceObservations(torch.float32, torch.device("cpu"))
+        >>> h = History(2)
+        >>> h.append(np.array([1.0, 2.0]), 1.0)
+        >>> rows = obs(h)
+        >>> rows.X.dtype, rows.n
+        (torch.float32, 1)
+    """
+
+    def __init__(self, dtype: torch.dtype, device: torch.device) -> None:
+        self.dtype, self.device = dtype, device
+        #: Wrap the history's float64 host arrays, no mirror (CPU, float64).
+        self.zero_copy = device.type == "cpu" and dtype == torch.float64
+        self._source: object | None = None
+        self._n = 0  # entries mirrored
+        self._last = np.empty(0)  # host copy of the last mirrored row
+        self._buffers: dict[str, nn.GrowingBuffer] = {}
+
+    def __call__(
+        self, history: History | PairHistory | SetHistory, *, weighted: bool = True
+    ) -> nn.Rows | nn.Pairs | nn.Sets:
+        """The container of ``history`` (weights w if ``weighted``) on the device."""
+        if self.zero_copy or getattr(history, "n", None) == 0:
+            return observations_of(
+                history, weighted=weighted, dtype=self.dtype, device=self.device
+            )
+        if isinstance(history, History):
+            t = self._mirror(history, {"X": history.X, "y": history.y})
+            w = self._weights(history.w) if weighted else None
+            return nn.Rows(t["X"], t["y"], w, validate=False)
+        if isinstance(history, PairHistory):
+            t = self._mirror(
+                history,
+                {"X1": history.X1, "X2": history.X2, "y": history.outcome},
+            )
+            first, second = _pair_indices(history.n, self.device)
+            table = torch.cat([t["X1"], t["X2"]])
+            w = self._weights(history.w) if weighted else None
+            return nn.Pairs(table, first, second, t["y"], w, validate=False)
+        if isinstance(history, SetHistory):
+            t = self._mirror(history, {"X": history.items}, ints={"c": history.choice})
+            items = torch.as_tensor(_set_items(history), device=self.device)
+            w = self._weights(history.w) if weighted else None
+            return nn.Sets(t["X"], items, t["c"], w, validate=False)
+        raise TypeError(
+            "history must be a History, a PairHistory or a SetHistory; "
+            f"got {type(history).__name__}."
+        )
+
+    def _mirror(
+        self,
+        history: object,
+        arrays: dict[str, np.ndarray],
+        ints: dict[str, np.ndarray] | None = None,
+    ) -> dict[str, torch.Tensor]:
+        """Device views of append-only ``arrays`` (floats) and ``ints`` (int64)."""
+        ints = ints or {}
+        probe = next(iter(arrays.values()))
+        n = probe.shape[0]
+        stale = (
+            history is not self._source
+            or n < self._n
+            or (self._n > 0 and not np.array_equal(probe[self._n - 1], self._last))
+        )
+        if stale:
+            self._source, self._n = history, 0
+            self._buffers = {}
+        new = {**arrays, **ints}
+        for name, array in new.items():
+            buf = self._buffers.get(name)
+            if buf is None:
+                dtype = self.dtype if name in arrays else torch.int64
+                buf = self._buffers[name] = nn.GrowingBuffer(
+                    array.shape[1:], dtype, self.device
+                )
+            rows = array[buf.n :]  # appended since the last refit
+            if name in arrays and not np.isfinite(rows).all():
+                raise ValueError(f"history {name} contains NaN or inf.")
+            buf.extend(rows)
+        self._n = n
+        self._last = probe[n - 1].copy()
+        return {name: self._buffers[name].view() for name in new}
+
+    def _weights(self, w: np.ndarray) -> torch.Tensor:
+        """The weights, copied whole (policies rewrite them in place)."""
+        if not np.isfinite(w).all() or bool((w < 0).any()):
+            raise ValueError("history weights must be finite and >= 0.")
+        buf = self._buffers.get("w")
+        if buf is None:
+            buf = self._buffers["w"] = nn.GrowingBuffer((), self.dtype, self.device)
+        buf.truncate(0)
+        buf.extend(w)
+        return buf.view()

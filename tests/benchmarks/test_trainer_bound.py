@@ -1,0 +1,24 @@
+"""The trainer-bound benchmark's pieces (``benchmarks.trainer_bound``), on small cases."""
+
+from __future__ import annotations
+
+import torch
+
+from benchmarks import _workload
+from benchmarks import trainer_bound as bench
+
+
+def test_every_fit_runs_and_its_gemms_are_the_networks() -> None:
+    for kind in bench.KINDS:
+        run, net, members = bench.fit_problem(kind, 8, 3, torch.float64)
+        result = run()
+        assert result.history.shape == (2, members)
+        assert bool(torch.isfinite(result.history).all())
+        bench.gemms_alone(net, members, torch.float64)()  # runs on the fit's shapes
+    assert members == bench.MEMBERS
+
+
+def test_every_workload_has_a_bar_and_runs() -> None:
+    assert set(_workload.WORKLOADS) == set(bench.BARS)
+    out = _workload.run_workload("nvldb-ucb m=32", 0, 5)
+    assert out["seconds"] >= 0.0 and out["regret"] >= 0.0

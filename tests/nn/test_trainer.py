@@ -1,0 +1,268 @@
+"""The pieces of nn.fit against torch.func and torch.optim, float64 (tolerance 1e-10).
+
+Passes (nn._passes), losses' derivatives, flat penalties and Adam (nn._flat), and whole
+steps of nn.fit on every kind of observations the families use: rows, pairs, sets,
+weighted, per-member targets, L2 towards a centre, on one member and on a stack.
+"""
+
+import itertools
+
+import pytest
+import torch
+
+from banditkit.nn import (
+    BCE,
+    MNL,
+    BradleyTerry,
+    Gaussian,
+    L2Penalty,
+    NeuralLinear,
+    Pairs,
+    PairwiseGLM,
+    Rows,
+    Sets,
+    StackedMLP,
+    fit,
+)
+from banditkit.nn._flat import Adam, FlatParams
+from banditkit.nn._passes import Deep, Dense2, Stacked2, make_pass
+from tests.nn.helpers import gen, rand, randn
+
+N, D = 14, 4
+TOL = {"rtol": 1e-10, "atol": 1e-10}
+
+
+def moved(net: StackedMLP, M: int, seed: int = 0) -> dict[str, torch.Tensor]:
+    """M members away from their initialisation (no unit at its kink, halves apart)."""
+    params = net.init(M, gen(seed))
+    g = gen(seed + 1)
+    return {
+        k: v + 0.3 * torch.randn(v.shape, generator=g, dtype=v.dtype)
+        for k, v in params.items()
+    }
+
+
+NETS = [
+    (kind, depth, M, bias, act)
+    for kind, depth, M, bias, act in itertools.product(
+        ["stacked", "linear"], [2, 3, 4], [1, 3], [False, True], ["relu", "sigmoid"]
+    )
+    if not (kind == "linear" and not bias)
+]
+
+
+def network(kind: str, depth: int, bias: bool, act: str) -> StackedMLP:
+    if kind == "linear":
+        return NeuralLinear(D, width=6, depth=depth, activation=act)
+    return StackedMLP(D, width=6, depth=depth, bias=bias, activation=act)
+
+
+@pytest.mark.parametrize(("kind", "depth", "M", "bias", "act"), NETS)
+def test_passes_equal_torch_func(kind, depth, M, bias, act):
+    net = network(kind, depth, bias, act)
+    params = moved(net, M)
+    X, v = randn(N, D, seed=2), randn(M, N, seed=3)
+    flat = FlatParams(params)
+    network_pass = make_pass(net, flat.params, flat.grads, X)
+    expected = {2: Dense2 if M == 1 else Stacked2}.get(depth, Deep)
+    assert isinstance(network_pass, expected)
+    with torch.no_grad():
+        f = network_pass.forward()
+        network_pass.backward(v)
+    f_ref, vjp = net.forward_vjp(params, X, method="torch.func")
+    torch.testing.assert_close(f, f_ref, **TOL)
+    for name, g in vjp(v).items():
+        torch.testing.assert_close(flat.grads[name], g, **TOL)
+        if depth > 2:  # the explicit pass performs autograd's operations
+            assert torch.equal(flat.grads[name], g), name
+    # and the functional form: forward_vjp with method "auto" is this pass
+    f_auto, vjp_auto = net.forward_vjp(params, X)
+    torch.testing.assert_close(f_auto, f_ref, **TOL)
+    for name, g in vjp_auto(v).items():
+        torch.testing.assert_close(g, flat.grads[name], rtol=0, atol=0)
+
+
+def observations(kind: str, M: int):
+    """(loss, observations) of every kind the families train on."""
+    X = randn(N, D, seed=4)
+    w_rows = rand(M, N, seed=5) + 0.2
+    if kind == "rows-bce-weighted":
+        return BCE(), Rows(X, (rand(N, seed=6) < 0.5).double(), w_rows)
+    if kind == "rows-gaussian-members":
+        return Gaussian(0.7), Rows(X, randn(M, N, seed=7))
+    half = N // 2
+    first, second = torch.arange(half), torch.arange(half, N)
+    y_pairs, w_pairs = rand(half, seed=8), rand(half, seed=9) + 0.5
+    if kind == "pairs-btl-halves":
+        return BradleyTerry(), Pairs(X, first, second, y_pairs, w_pairs)
+    if kind == "pairs-btl-shared":  # rows in several pairs: the general scatter
+        return BradleyTerry(), Pairs(X, first, second.flip(0) // 2, y_pairs, w_pairs)
+    if kind == "pairs-probit":
+        return PairwiseGLM("probit"), Pairs(X, first, second, y_pairs, w_pairs)
+    items = torch.randint(-1, N, (6, 3), generator=gen(10))
+    items[:, 0] = torch.arange(6)
+    choice = torch.randint(-1, 1, (6,), generator=gen(11))
+    return MNL(), Sets(X, items, choice, rand(M, 6, seed=12))
+
+
+KINDS = [
+    "rows-bce-weighted",
+    "rows-gaussian-members",
+    "pairs-btl-halves",
+    "pairs-btl-shared",
+    "pairs-probit",
+    "sets-mnl",
+]
+
+
+def test_pairs_know_their_layout():
+    assert observations("pairs-btl-halves", 1)[1].halves
+    assert not observations("pairs-btl-shared", 1)[1].halves
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_derivative_alone_equals_the_pair(kind):
+    loss, obs = observations(kind, 3)
+    f = randn(3, N, seed=13)
+    assert torch.equal(loss.dloss_df(f, obs), loss.value_and_dloss_df(f, obs)[1])
+
+
+def objective(net, loss, obs, penalties, params):
+    """J(theta) per member: the loss values and the penalties, written out."""
+    f = net.forward(params, obs.X)
+    if isinstance(loss, PairwiseGLM):  # probit, written in torch for autograd
+        t = f[:, obs.first] - f[:, obs.second]
+        logp = torch.special.log_ndtr
+        values = -(obs.y * logp(t) + (1 - obs.y) * logp(-t)) * obs.weights
+    else:
+        values, _ = loss.value_and_dloss_df(f, obs)
+    total = values.sum(-1).expand(f.shape[0])
+    for penalty in penalties:
+        names = list(params) if penalty.names is None else penalty.names
+        for name in names:
+            diff = params[name]
+            if penalty.center is not None:
+                diff = diff - penalty.center[name]
+            total = total + 0.5 * penalty.lam * (diff * diff).flatten(1).sum(1)
+    return total
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(("depth", "M"), [(2, 1), (2, 3), (3, 1), (3, 3)])
+@pytest.mark.parametrize("penalty", ["zero", "centre", "head"])
+def test_one_step_moves_by_the_torch_func_gradient(kind, depth, M, penalty):
+    """One GD step at lr 1: theta_0 - theta_1 = grad J, J(theta_0) = history[0]."""
+    net = NeuralLinear(D, width=6, depth=depth) if "pairs" in kind else None
+    net = net or StackedMLP(D, width=6, depth=depth, bias=kind == "sets-mnl")
+    params = moved(net, M, seed=depth)
+    loss, obs = observations(kind, M)
+    if kind == "pairs-probit" and M > 1:
+        y = randn(M, N // 2, seed=14).sigmoid()  # per-member soft labels
+        obs = Pairs(obs.X, obs.first, obs.second, y, obs.weights)
+    centre = {k: v[:1] + 0.1 for k, v in params.items()}
+    penalties = {
+        "zero": [L2Penalty(0.7)],
+        "centre": [L2Penalty(0.7, centre), L2Penalty(0.2)],
+        "head": [L2Penalty(0.3, None, net.head_names)],
+    }[penalty]
+
+    def total(p):
+        return objective(net, loss, obs, penalties, p).sum()
+
+    grads = torch.func.grad(total)({k: v.clone() for k, v in params.items()})
+    result = fit(net, params, obs, loss, penalties=penalties, lr=1.0, steps=1)
+    with torch.no_grad():
+        J = objective(net, loss, obs, penalties, params)
+    torch.testing.assert_close(result.history[0], J, rtol=1e-12, atol=1e-12)
+    for name, g in grads.items():
+        torch.testing.assert_close(params[name] - result.params[name], g, **TOL)
+
+
+def test_adam_is_torch_optim_adam_bitwise():
+    g = gen(15)
+    for trial in range(40):
+        dtype = torch.float64 if trial % 2 else torch.float32
+        shapes = [
+            (int(a), int(b)) for a, b in torch.randint(1, 30, (3, 2), generator=g)
+        ]
+        tensors = [torch.randn(s, generator=g, dtype=dtype) for s in shapes]
+        flat = torch.cat([t.reshape(-1) for t in tensors])
+        reference = [t.clone().requires_grad_(True) for t in tensors]
+        optimizer = torch.optim.Adam(reference, lr=0.03)
+        adam = Adam(flat, 0.03)
+        for _ in range(4):
+            grads = [torch.randn(s, generator=g, dtype=dtype) for s in shapes]
+            for t, grad in zip(reference, grads, strict=True):
+                t.grad = grad
+            optimizer.step()
+            adam.step(torch.cat([grad.reshape(-1) for grad in grads]))
+        assert torch.equal(torch.cat([t.detach().reshape(-1) for t in reference]), flat)
+
+
+@pytest.mark.parametrize(
+    ("kind", "depth", "M"), [("pairs-btl-halves", 3, 1), ("sets-mnl", 2, 3)]
+)
+def test_adam_fit_follows_torch_optim_on_the_torch_func_gradient(kind, depth, M):
+    net = NeuralLinear(D, width=6, depth=depth) if "pairs" in kind else None
+    net = net or StackedMLP(D, width=6, depth=depth, bias=True)
+    params = moved(net, M, seed=7)
+    loss, obs = observations(kind, M)
+    penalties = [L2Penalty(0.5, {k: v.clone() for k, v in params.items()})]
+    reference = {k: v.clone().requires_grad_(True) for k, v in params.items()}
+    optimizer = torch.optim.Adam(list(reference.values()), lr=0.01)
+    for _ in range(6):
+        optimizer.zero_grad()
+        objective(net, loss, obs, penalties, reference).sum().backward()
+        optimizer.step()
+    for record in ("all", "ends"):
+        result = fit(
+            net,
+            params,
+            obs,
+            loss,
+            penalties=penalties,
+            optimizer="adam",
+            lr=0.01,
+            steps=6,
+            record=record,
+        )
+        for name, value in reference.items():
+            torch.testing.assert_close(result.params[name], value.detach(), **TOL)
+
+
+def test_mean_reduction_scales_the_step_and_the_objective():
+    net = StackedMLP(D, width=6)
+    params = moved(net, 2)
+    loss, obs = observations("rows-gaussian-members", 2)
+    pen = [L2Penalty(0.4)]
+    plain = fit(net, params, obs, loss, penalties=pen, lr=0.5 / N, steps=3)
+    mean = fit(net, params, obs, loss, penalties=pen, lr=0.5, steps=3, reduction="mean")
+    torch.testing.assert_close(mean.history, plain.history / N, rtol=1e-13, atol=0)
+    for name in params:
+        torch.testing.assert_close(
+            mean.params[name], plain.params[name], rtol=1e-13, atol=1e-15
+        )
+
+
+@pytest.mark.parametrize("record", ["all", "ends", "none"])
+def test_members_with_their_own_rows_train_as_separate_fits(record):
+    """X (M, N, d): member k on its own rows; the units steps with a member axis."""
+    M = 3
+    net = StackedMLP(D, width=6)
+    params = moved(net, M)
+    X = randn(M, N, D, seed=16)
+    y = (rand(M, N, seed=17) < 0.5).double()
+    pen = [L2Penalty(0.6)]
+    result = fit(
+        net, params, Rows(X, y), BCE(), penalties=pen, lr=0.05, steps=9, record=record
+    )
+    assert result.history.shape == ({"all": 9, "ends": 2, "none": 0}[record], M)
+    for k in range(M):
+        one = {name: p[k : k + 1] for name, p in params.items()}
+        alone = fit(net, one, Rows(X[k], y[k]), BCE(), penalties=pen, lr=0.05, steps=9)
+        for name, p in alone.params.items():
+            torch.testing.assert_close(
+                result.params[name][k : k + 1], p, rtol=1e-12, atol=1e-13
+            )
+    with pytest.raises(ValueError, match="member tables"):
+        fit(net, params, Rows(X[:2], y[:2]), BCE())
