@@ -9,6 +9,7 @@
     banditkit datasets [list|verify|path|fetch] [NAME...] [--all] [--mirror URL]
     banditkit bench [--quick] [--only NAME] [--rerun] --out DIR
     banditkit examples [NAME] [--out PATH] [--force]
+    banditkit serve CONFIG --db URL [--host H] [--port P]  |  serve export --db URL --policy ID --out F
     banditkit [--debug] --version
 
 Exit status: 0 success; 1 some runs (or benchmarks, or dataset checks) failed, with their
@@ -27,6 +28,9 @@ from banditkit.cli import experiments  # noqa: F401
 
 # isort: split
 from banditkit.cli import data  # noqa: F401
+
+# isort: split
+from banditkit.cli import serve  # noqa: F401
 from banditkit.cli.common import app
 
 __all__ = ["app", "main"]
