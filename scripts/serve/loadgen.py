@@ -10,10 +10,12 @@ process, next to the server:
         --rate 1000 --duration 30 --arms 10 --dim 20 --token-env REC_TOKEN --out load.json
 
 With ``--retry S`` a request that fails (connection refused, reset, 5xx) is sent again with
-the same event id every 50 ms for up to S seconds (what a client does across a restart of
-the service); ``--record FILE`` writes every acknowledged event as a JSON line
-({"kind", "event_id", "action" or "duplicate"}), which ``kill_suite.py`` checks against the
-database. Rewards are Bernoulli(sigmoid(theta . x_action)) with a fixed random theta.
+the same event id, after 50 ms and then backing off to 1 s, for up to S seconds (what a
+client does across a restart of the service); ``--record FILE`` writes every acknowledged
+event as a JSON line ({"kind", "event_id", "action" or "duplicate"}), which
+``kill_suite.py`` checks against the database; ``--stop-file F`` ends the schedule early
+once F exists (requests in flight still finish). Rewards are
+Bernoulli(sigmoid(theta . x_action)) with a fixed random theta.
 """
 
 from __future__ import annotations
@@ -150,6 +152,7 @@ class Load:
         """Send until acknowledged (or retries run out); record the latency from ``due``."""
         raw = self._raw(endpoint, body)
         deadline = due + self.args.retry
+        pause = 0.05
         while True:
             try:
                 status, reply = await self.pool.request(raw)
@@ -158,7 +161,8 @@ class Load:
             retry = status == 0 or status >= 500
             if not retry or time.perf_counter() > deadline:
                 break
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(pause)
+            pause = min(1.0, pause * 1.5)
         late = time.perf_counter() - due
         self.stats[endpoint].add(str(status), late if status == 200 else None)
         if status != 200:
@@ -212,6 +216,9 @@ class Load:
         start = time.perf_counter() + 0.05
         tasks = set()
         for i in range(n):
+            if args.stop_file and i % 50 == 0 and os.path.exists(args.stop_file):
+                n = i
+                break
             due = start + i / args.rate
             delay = due - time.perf_counter()
             if delay > 0:
@@ -271,6 +278,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--record", default=None, help="append acknowledged events to this JSONL file"
     )
     p.add_argument("--out", default=None, help="write the summary JSON here")
+    p.add_argument(
+        "--stop-file", default=None, help="stop scheduling once this file exists"
+    )
     args = p.parse_args(argv)
     run = asyncio.run
     with contextlib.suppress(ImportError):

@@ -124,3 +124,41 @@ def export(
         f"({status['decisions']} decisions, {status['feedbacks']} feedbacks, model "
         f"version {status['version']})."
     )
+
+
+def evaluate_db(
+    db: str,
+    policy: str | None,
+    candidates: list[str] | None,
+    methods: list[str] | None,
+    level: float,
+    seed: int,
+    out: Path | None,
+    log: Path | None,
+) -> None:
+    """``banditkit evaluate --db``: estimates on a decision service's log, with a report."""
+    from banditkit.errors import BanditkitError
+
+    if policy is None or log is not None:
+        raise BanditkitError(
+            "evaluate --db needs --policy ID (and takes no log file): "
+            "banditkit evaluate --db URL --policy ID --candidate NAME[:k=v,...]."
+        )
+    _need_extra()
+    from banditkit.serve.evaluate import evaluate_service_log
+
+    folder = out or Path(f"evaluate-{policy}")
+    try:
+        text, _ = evaluate_service_log(
+            db,
+            policy,
+            list(candidates or []),
+            methods=tuple(methods) if methods else ("ips", "snips", "dr"),
+            level=level,
+            seed=seed,
+            out=folder,
+        )
+    except ValueError as exc:  # a bad candidate or method, or no usable row
+        raise BanditkitError(str(exc)) from None
+    typer.echo(text)
+    typer.echo(f"report: {folder / 'report.md'}")

@@ -31,7 +31,7 @@ from typing import Any
 
 from banditkit.serve.config import ServeConfig, ServeConfigError
 from banditkit.serve.state import PolicyState, Record, ServeError
-from banditkit.serve.store import EventLog, redact
+from banditkit.serve.store import EventLog, describe, redact
 
 __all__ = ["Command", "Service"]
 
@@ -335,7 +335,7 @@ class Service:
         try:
             self.log.append(records)
         except Exception as exc:
-            logger.error("writing the event log failed: %s", redact(str(exc)))
+            logger.error("writing the event log failed: %s", describe(exc))
             error = ServeError(503, "the event log could not be written; retry")
             self._fail([c for c, _ in replies], error)
             self.broken = "a write failed"

@@ -29,11 +29,17 @@ from typing import Any, NamedTuple
 
 from banditkit.core.errors import BanditkitError
 
-__all__ = ["DatabaseError", "Event", "EventLog", "redact"]
+__all__ = ["DatabaseError", "Event", "EventLog", "describe", "redact"]
 
 
 class DatabaseError(BanditkitError, RuntimeError):
     """The database cannot be opened, or holds no (or another) service log."""
+
+
+def describe(exc: BaseException) -> str:
+    """A database error in one line: the driver's message, without SQL, parameters or password."""
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return redact(text.splitlines()[0] if text else type(exc).__name__)
 
 
 def redact(text: str) -> str:
@@ -176,9 +182,7 @@ class EventLog:
                 raise DatabaseError(f"{self.url} holds no banditkit service log.")
         except sa.exc.SQLAlchemyError as exc:
             self._engine.dispose()
-            raise DatabaseError(
-                f"cannot open {self.url}: {redact(str(getattr(exc, 'orig', None) or exc)).strip()}"
-            ) from None
+            raise DatabaseError(f"cannot open {self.url}: {describe(exc)}") from None
 
     def close(self) -> None:
         """Close the connection and the engine."""
@@ -285,7 +289,7 @@ class EventLog:
         )
         if through is not None:
             query = query.where(e.c.seq <= through)
-        result = self.conn.execution_options(yield_per=2000).execute(query)
+        result = self.conn.execute(query, execution_options={"yield_per": 2000})
         for row in result:
             yield _event(row)
 
