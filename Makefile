@@ -1,4 +1,7 @@
 # banditkit: `make demo` and `make test` each do the whole set-up on a fresh machine.
+# `make demo` installs the package and what it needs to run; `make setup` (and test, lint,
+# typecheck, package) adds the development tools of the `dev` extra (pytest, ruff, mypy,
+# build, Ray).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -10,6 +13,7 @@ PYTEST_ARGS ?= -n 2
 
 .PHONY: setup demo test lint format typecheck package clean
 
+# the package and its dependencies: what `make demo` needs
 $(BIN)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
@@ -20,12 +24,17 @@ $(BIN)/.installed: pyproject.toml Makefile
 	else \
 	  $(BIN)/python -m pip install -q torch==$(TORCH_VERSION) --index-url $(TORCH_INDEX); \
 	fi
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+# the development tools on top
+$(BIN)/.installed-dev: $(BIN)/.installed
 	$(BIN)/python -m pip install -q -e ".[dev]"
 	touch $@
 
-setup: $(BIN)/.installed
+setup: $(BIN)/.installed-dev
 
-demo: setup
+demo: $(BIN)/.installed
 	$(BIN)/banditkit run src/banditkit/examples/demo.yaml --out results/demo
 
 test: setup
@@ -33,17 +42,17 @@ test: setup
 	  $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup
-	$(BIN)/ruff check src tests conftest.py
-	$(BIN)/ruff format --check src tests conftest.py
+	$(BIN)/ruff check src tests benchmarks conftest.py
+	$(BIN)/ruff format --check src tests benchmarks conftest.py
 
 format: setup
-	$(BIN)/ruff format src tests conftest.py
-	$(BIN)/ruff check --fix src tests conftest.py
+	$(BIN)/ruff format src tests benchmarks conftest.py
+	$(BIN)/ruff check --fix src tests benchmarks conftest.py
 
 typecheck: setup
 	$(BIN)/mypy
 
-# build the sdist and the wheel, install the wheel into a fresh environment, use it (offline)
+# the sdist and the wheel into dist/; the wheel installed into a fresh environment and used
 package: setup
 	PYTHON=$(BIN)/python .ci/check_package
 

@@ -22,7 +22,7 @@ exception                raised when                                            
 ``MissingDatasetsError`` the datasets an experiment needs are missing (all listed)   FileNotFoundError
 ``ChecksumError``        a dataset file does not match its checksum                  ValueError
 ``DamagedFileError``     a file cannot be read back (truncated, foreign, newer)      ValueError
-``PolicyFileError``      a saved policy file cannot be loaded                        ValueError
+``PolicyFileError``      a policy file is missing or cannot be loaded                ValueError
 ``CorruptFileError``     a stored run or summary file cannot be read back            ValueError
 ``OutputDirError``       an output directory is unwritable or in use                 OSError
 ``PluginError``          a ``--import`` plugin cannot be imported                    ValueError

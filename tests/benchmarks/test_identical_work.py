@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from banditkit.benchmarks._common import (
+from benchmarks._common import (
     IDENTICAL_WORK_BAR,
     LOGISTIC_TASK,
     compare_variants,
@@ -26,7 +26,7 @@ REFERENCES = {
 
 @pytest.mark.parametrize("name", sorted(REFERENCES))
 def test_identical_work_differs_only_in_the_work(name: str) -> None:
-    module = importlib.import_module(f"banditkit.benchmarks.{name}")
+    module = importlib.import_module(f"benchmarks.{name}")
     best, same = module.WORKLOAD, module.IDENTICAL_WORK
     assert same.bar == IDENTICAL_WORK_BAR
     assert (same.policy, same.env, same.env_params, same.horizon) == (
@@ -67,7 +67,7 @@ def test_work_done_counts_refits_rows_and_steps() -> None:
 
 
 def test_compare_variants_writes_both(tmp_path) -> None:
-    module = importlib.import_module("banditkit.benchmarks.reference_logistic_ucb1")
+    module = importlib.import_module("benchmarks.reference_logistic_ucb1")
     best = replace(module.WORKLOAD, horizon=40)
     same = replace(module.IDENTICAL_WORK, horizon=40)
     result = compare_variants(best, same, quick=True, out=tmp_path)

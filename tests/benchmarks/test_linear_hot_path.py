@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import banditkit as bk
-from banditkit.benchmarks.linear_hot_path import (
+from benchmarks.linear_hot_path import (
     SnapshotLinUCB,
     dense_table,
     run_banditkit,

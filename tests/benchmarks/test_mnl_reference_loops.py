@@ -5,13 +5,13 @@ describe)."""
 
 import numpy as np
 
-from banditkit.benchmarks._mnl_reference_loops import (
+from benchmarks._mnl_reference_loops import (
     _cost,
     _gradient,
     run_banditkit,
     run_reference,
 )
-from banditkit.benchmarks.mnl_reference import TASK
+from benchmarks.mnl_reference import TASK
 
 
 def test_ofu_mnl_plus_loop_with_low_ties_is_banditkits_policy():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from banditkit.benchmarks import neural_block_input as bench
+from benchmarks import neural_block_input as bench
 
 
 def test_integral_sums_the_refits_over_t() -> None:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from banditkit.benchmarks import neurallog_seed_batch as bench
+from benchmarks import neurallog_seed_batch as bench
 
 
 def test_tiny_workload_reports_ratios_and_equal_actions(

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from banditkit.benchmarks.process_grid import critical_path, diagnose, replay
+from benchmarks.process_grid import critical_path, diagnose, replay
 from tests.experiments.helpers import brute_force_makespan
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 import time
 
-from banditkit.benchmarks._common import run_once
-from banditkit.benchmarks.neurallog_ucb2_h1 import timed_fits, training_bound
 from banditkit.policies.parts.models import NeuralModel
+from benchmarks._common import run_once
+from benchmarks.neurallog_ucb2_h1 import timed_fits, training_bound
 
 
 def test_bound_is_positive_and_zero_without_refits() -> None:

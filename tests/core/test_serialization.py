@@ -106,6 +106,8 @@ def test_newer_format_is_refused(tmp_path):
         bk.load_policy(path)
 
 
-def test_missing_file_is_file_not_found(tmp_path):
-    with pytest.raises(FileNotFoundError):
+def test_missing_file_is_a_policy_file_error(tmp_path):
+    with pytest.raises(PolicyFileError, match=r"nope\.bk'.*no such file"):
         bk.load_policy(tmp_path / "nope.bk")
+    with pytest.raises(PolicyFileError, match="is a directory"):
+        bk.load_policy(tmp_path)

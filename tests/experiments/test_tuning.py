@@ -79,3 +79,29 @@ def test_tuning_horizon_is_recorded(tmp_path):
     assert yaml.safe_load(again.tuned_path.read_text())["source"]["horizon"] == 9
     with pytest.raises(ConfigError, match="horizon"):
         tune({**GRID_CONFIG, "tuning": {"horizon": 0}}, tmp_path, progress="none")
+
+
+def test_grid_candidates_get_their_policys_env_overrides(tmp_path):
+    config = {
+        **GRID_CONFIG,
+        "horizon": 15,
+        "envs": [
+            {"name": "linear", "label": "a", "d": 3, "n_arms": 4},
+            {"name": "linear", "label": "b", "d": 3, "n_arms": 4},
+        ],
+        "env_overrides": {"b": {"eps": {"lam": 4.0}}},
+        "tuning": {"seeds": 1},
+    }
+    tune(config, tmp_path / "tune", backend="serial", progress="none")
+    summary = json.loads((tmp_path / "tune" / "summary.json").read_text())
+    lam = {(r["env"], r["label"]): r["params"]["lam"] for r in summary["results"]}
+    assert lam == {
+        ("a", "eps[epsilon=1.0]"): 1.0,
+        ("a", "eps[epsilon=0.0]"): 1.0,
+        ("b", "eps[epsilon=1.0]"): 4.0,
+        ("b", "eps[epsilon=0.0]"): 4.0,
+    }
+    # An override of a parameter the grid varies would make the candidates equal.
+    clash = {**config, "env_overrides": {"b": {"eps": {"epsilon": 0.5}}}}
+    with pytest.raises(ConfigError, match=r"env_overrides\.b\.eps: sets epsilon"):
+        tune(clash, tmp_path / "clash", progress="none")

@@ -51,7 +51,7 @@ def test_bounds_are_equal_once_read_and_the_state_continues_bitwise():
     assert a.bounds()[0] < a.bounds()[1]
     value = a.logdet
     assert a.bounds() == (value, value)
-    b = BlockedLogdet(1, 1.0)
+    b = BlockedLogdet(12, 1.0, block=8, refactor_every=None)
     b.load_state_dict(a.state_dict())
     for x, wi in zip(X[13:], w[13:], strict=True):
         a.update(x, wi)

@@ -1,14 +1,21 @@
-"""Block-encoded rows (``nn.blocks``) against the dense computation."""
+"""Block-encoded rows (``nn._blocks``) against the dense computation."""
 
 from __future__ import annotations
+
+from unittest import mock
 
 import numpy as np
 import pytest
 import torch
 
 from banditkit import nn
-from banditkit.nn.blocks import BlockLayout, block_count
-from banditkit.policies.parts.models.neural import BLOCK_MIN_WORK, NeuralModel
+from banditkit.nn._blocks import BLOCK_MIN_WORK, BlockLayout, block_count, choose_blocks
+from banditkit.policies.parts.models.neural import NeuralModel
+
+
+def forced_blocks(blocks: int | None) -> mock._patch:
+    """``nn.fit`` with its block choice forced to ``blocks`` (None: dense)."""
+    return mock.patch("banditkit.nn.fit.choose_blocks", return_value=blocks)
 
 
 def block_rows(
@@ -87,18 +94,18 @@ def _fit(
     record: str = "all",
 ) -> nn.FitResult:
     c = {k: v + 0.05 for k, v in params.items()} if center else None
-    return nn.fit(
-        net,
-        params,
-        rows,
-        loss,
-        penalties=[nn.L2Penalty(0.7, c)],
-        lr=lr,
-        steps=steps,
-        reduction="mean",
-        record=record,
-        blocks=blocks,
-    )
+    with forced_blocks(blocks):
+        return nn.fit(
+            net,
+            params,
+            rows,
+            loss,
+            penalties=[nn.L2Penalty(0.7, c)],
+            lr=lr,
+            steps=steps,
+            reduction="mean",
+            record=record,
+        )
 
 
 @pytest.mark.parametrize(
@@ -196,14 +203,22 @@ def test_blocks_outside_the_fused_loop_is_the_dense_fit() -> None:
         torch.testing.assert_close(
             block.params[name], dense.params[name], rtol=0, atol=0
         )
-    with pytest.raises(ValueError, match="blocks"):
-        _fit(net, params, rows, nn.MSE(), 0, steps=1, lr=0.1)
     plain = nn.Rows(torch.from_numpy(X), torch.from_numpy(y))
     with pytest.raises(ValueError, match="two blocks"):
         _fit(net, params, plain, nn.MSE(), 3, steps=1, lr=0.1)  # blocks of 2 columns
 
 
-def test_neural_model_block_input_fits_as_dense() -> None:
+def test_blocks_are_chosen_by_the_work_they_save() -> None:
+    K, d, width = 7, 4, 10
+    N = BLOCK_MIN_WORK // (width * (K - 1) * d) + 30  # enough rows for the blocks
+    X, _ = block_rows(K, d, N, seed=2)
+    Xt = torch.from_numpy(X)
+    assert choose_blocks(Xt, width) == K
+    assert choose_blocks(Xt[:30], width) is None  # too little work saved
+    assert choose_blocks(torch.ones(N, K * d, dtype=torch.float64), width) is None
+
+
+def test_neural_model_fits_block_rows_as_dense() -> None:
     from banditkit.policies.parts.history import History
 
     K, d, width = 7, 4, 10
@@ -215,21 +230,18 @@ def test_neural_model_block_input_fits_as_dense() -> None:
     trainer = nn.Trainer(
         loss="mse", lam=2.0, center="init", lr=0.05, steps=30, reduction="mean"
     )
-    models = [
-        NeuralModel(
+    theta = []
+    for blocks in (None, K):
+        model = NeuralModel(
             K * d,
             width=width,
             depth=2,
             trainer=trainer,
             generator=torch.Generator().manual_seed(0),
-            block_input=flag,
         )
-        for flag in (False, True)
-    ]
-    assert models[1]._blocks(history.X) == K
-    assert models[1]._blocks(history.X[:30]) is None  # too little work saved
-    for model in models:
-        model.fit(history)
-    theta = [nn.flat_params(m.mlp) for m in models]
-    assert (theta[0] - models[0].mlp.theta0).abs().max() > 1e-3
+        with forced_blocks(blocks) as chosen:
+            model.fit(history)
+        assert chosen.called
+        theta.append(nn.flat_params(model.mlp))
+    assert (theta[0] - model.mlp.theta0).abs().max() > 1e-3
     torch.testing.assert_close(theta[1], theta[0], rtol=0, atol=1e-10)

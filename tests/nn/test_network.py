@@ -6,9 +6,9 @@ from banditkit.nn import (
     NeuralLinear,
     StackedMLP,
     flat_params,
-    kernels,
     stack_params,
 )
+from banditkit.nn import _kernels as kernels
 from tests.nn.helpers import gen
 
 

@@ -1,9 +1,10 @@
-"""The installed package is whole: benchmarks, examples and paper configs ship inside it."""
+"""The installed package is whole: examples and paper configs ship inside it; benchmarks not."""
 
 from __future__ import annotations
 
 import fnmatch
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ from typer.testing import CliRunner
 
 from banditkit.cli import app
 from banditkit.errors import UnknownNameError
-from banditkit.experiments.bench import discover
+from banditkit.experiments import bench
+from banditkit.experiments.bench import checkout_benchmarks, discover
 from banditkit.experiments.examples import list_examples, write_example
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,13 +41,43 @@ def test_every_data_file_is_matched_by_a_package_data_glob(folder: str) -> None:
     assert unmatched == [], f"add a package-data glob in pyproject.toml for {unmatched}"
 
 
-def test_the_shipped_benchmarks_are_discovered_by_module_name() -> None:
-    names = discover()
+def test_the_checkout_benchmarks_are_discovered_outside_the_package() -> None:
+    folder = checkout_benchmarks()
+    assert folder == ROOT / "benchmarks"
+    assert not (PACKAGE / "benchmarks").exists()
+    names = [p.stem for p in discover()]
     assert "assortment_opt" in names and "reference_logistic_ucb1" in names
     assert not any(n.startswith("_") for n in names)
-    assert discover(only=["assortment_opt"]) == ["assortment_opt"]
+    assert discover(only=["assortment_opt"]) == [folder / "assortment_opt.py"]
     with pytest.raises(UnknownNameError, match="Did you mean 'assortment_opt'"):
         discover(only=["assortment"])
+
+
+def test_bench_from_a_wheel_says_what_to_do(tmp_path: Path, monkeypatch) -> None:
+    """Without a checkout around the package, bench names the clone and --dir."""
+    monkeypatch.setattr(bench, "_ROOT", tmp_path)
+    assert checkout_benchmarks() is None
+    result = runner.invoke(app, ["bench", "--quick", "--out", str(tmp_path / "b")])
+    assert result.exit_code == 2
+    assert "clone of the repository" in result.output and "--dir" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_benchmark_package_imports_its_helpers(tmp_path: Path, monkeypatch) -> None:
+    """Scripts of a folder with an __init__.py share modules, as benchmarks/ does."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    folder = tmp_path / "mybench"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    (folder / "_helper.py").write_text("VALUE = 7\n")
+    (folder / "uses.py").write_text(
+        "from mybench._helper import VALUE\n"
+        "def main(quick, out):\n"
+        "    return {'value': VALUE}\n"
+    )
+    out = tmp_path / "out"
+    document = bench.run_benchmarks(discover(folder), out, quick=True)
+    assert document["benchmarks"]["uses"]["result"] == {"value": 7}
 
 
 def test_bench_resumes_keeping_what_finished(tmp_path: Path) -> None:
@@ -121,14 +153,18 @@ def test_ci_builds_installs_and_uses_the_package() -> None:
     assert subprocess.run(["bash", "-n", str(script)], check=False).returncode == 0
     text = script.read_text()
     for step in (
-        "build_sdist",
-        "pip wheel",
+        "-m build --no-isolation --outdir dist",
         "venv",
         '"$bk" --help',
         "examples demo.yaml",
-        "bench --quick",
+        "bench --quick --out",
+        "bench --quick --dir",
         "reproduce logistic",
     ):
         assert step in text, step
     assert "make package" in (ROOT / ".ci" / "run").read_text()
-    assert ".ci/check_package" in (ROOT / "Makefile").read_text()
+    makefile = (ROOT / "Makefile").read_text()
+    assert ".ci/check_package" in makefile
+    # the demo installs the package alone; the dev tools come with setup/test
+    assert "demo: $(BIN)/.installed\n" in makefile
+    assert "setup: $(BIN)/.installed-dev" in makefile

@@ -6,6 +6,7 @@
     banditkit tune CONFIG.yaml --out DIR
     banditkit plot DIR
     banditkit list [policies|envs|datasets|papers|metrics]
+    banditkit describe NAME
     banditkit datasets [list|verify|path|fetch] [NAME...] [--all] [--mirror URL]
     banditkit bench [--quick] [--only NAME] [--rerun] --out DIR
     banditkit examples [NAME] [--out PATH] [--force]
@@ -25,6 +26,9 @@ from __future__ import annotations
 
 # importing the command modules registers their commands, in this order in --help
 from banditkit.cli import experiments  # noqa: F401
+
+# isort: split
+from banditkit.cli import catalogue  # noqa: F401
 
 # isort: split
 from banditkit.cli import data  # noqa: F401

@@ -1,8 +1,7 @@
-"""The experiment commands: run, reproduce, tune, plot, list, bench."""
+"""The experiment commands: run, reproduce, tune, plot, bench."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -290,61 +289,6 @@ def plot(
             typer.echo(str(path))
 
 
-def _families(names: list[str], registry: Any) -> list[str]:
-    width = max((len(n) for n in names), default=0)
-    return [f"{n:<{width}}  {registry.get(n).family}" for n in names]
-
-
-@app.command("list")
-def list_(
-    what: Annotated[
-        str | None,
-        typer.Argument(
-            help="policies, envs, datasets, papers or metrics (default: all)."
-        ),
-    ] = None,
-) -> None:
-    """List registered policies, environments, datasets, papers or metrics."""
-    import banditkit
-    from banditkit.core import ENVIRONMENTS, POLICIES
-    from banditkit.experiments import METRICS
-    from banditkit.experiments.papers import list_papers
-
-    sections = {
-        "policies": lambda: _families(banditkit.list_policies(), POLICIES),
-        "envs": lambda: _families(banditkit.list_envs(), ENVIRONMENTS),
-        "datasets": lambda: list(banditkit.list_datasets()),
-        "papers": list_papers,
-        # declared by the registered environments' records, plus registered figures
-        "metrics": lambda: sorted(
-            {
-                m
-                for name in ENVIRONMENTS.names()
-                for r in ENVIRONMENTS.get(name).declared_records()
-                for m in r.metrics
-            }
-            | set(METRICS)
-        ),
-    }
-    if what is not None:
-        what = what.casefold()
-    if what is not None and what not in sections:
-        from banditkit.core.validation import suggest
-
-        _error(
-            f"unknown list {what!r}.{suggest(what, list(sections))} Choose: "
-            f"{', '.join(sections)}."
-        )
-        raise typer.Exit(EXIT_INVALID)
-    for name, lines in sections.items():
-        if what is not None and name != what:
-            continue
-        if what is None:
-            typer.echo(f"{name}:")
-        for line in lines():
-            typer.echo(f"  {line}" if what is None else line)
-
-
 @app.command()
 def bench(
     out: Annotated[
@@ -362,7 +306,8 @@ def bench(
         Path | None,
         typer.Option(
             "--dir",
-            help="Folder of your own benchmark scripts [default: the shipped benchmarks].",
+            help="Folder of your own benchmark scripts [default: benchmarks/ of the "
+            "repository, when banditkit runs from a checkout].",
         ),
     ] = None,
     only: Annotated[
@@ -374,15 +319,17 @@ def bench(
         typer.Option("--rerun", help="Compute every benchmark again, even those kept."),
     ] = False,
 ) -> None:
-    """Run the speed benchmarks shipped in banditkit.benchmarks (or the scripts of --dir).
+    """Run the speed benchmarks of the repository's benchmarks/ (or the scripts of --dir).
 
     Each benchmark's ``main(quick: bool, out: Path)`` writes what it likes under
     ``DIR/<name>/`` and may return a JSON-able dict; DIR/bench.json collects the returns,
     wall times and errors. Re-running into the same DIR keeps the benchmarks already ok.
+    The benchmarks are not in the installed package: from a wheel, give --dir (or run
+    from a clone of the repository).
     """
     from banditkit.experiments.bench import discover, run_benchmarks
 
-    benchmarks = discover(directory, only)
+    benchmarks = _guarded(out, discover, directory, only)
     if not benchmarks:
         _error(f"no benchmark scripts (*.py with main(quick, out)) in {directory}.")
         raise typer.Exit(EXIT_INVALID)
@@ -398,40 +345,3 @@ def bench(
     typer.echo(f"bench: {out / 'bench.json'}")
     if any(e["status"] != "ok" for e in document["benchmarks"].values()):
         raise typer.Exit(EXIT_FAILED)
-
-
-@app.command()
-def examples(
-    name: Annotated[
-        str | None,
-        typer.Argument(help="Example to write out (e.g. demo.yaml); none: list them."),
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out", "-o", help="File or folder to write it to [default: here]."
-        ),
-    ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Overwrite an existing file.")
-    ] = False,
-) -> None:
-    """List the shipped examples, or write one out as a starting point."""
-    from banditkit.experiments.examples import list_examples, run_command, write_example
-
-    if name is None:
-        shown = list_examples()
-        width = max(len(e.name) for e in shown)
-        for e in shown:
-            typer.echo(f"{e.name:<{width}}  {_fit(e.description, 98 - width)}")
-        typer.echo("\nbanditkit examples NAME [--out PATH] writes one out.")
-        return
-    path = write_example(name, out, overwrite=force)
-    typer.echo(f"wrote {path}")
-    relative = os.path.relpath(path)
-    typer.echo(f"run it: {run_command(path).replace(path.name, relative, 1)}")
-
-
-def _fit(text: str, width: int) -> str:
-    """``text`` cut to ``width`` characters (an ellipsis marks the cut)."""
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"

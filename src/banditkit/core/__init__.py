@@ -69,9 +69,11 @@ __all__ = [
     "spawn_seeds",
 ]
 
-POLICIES: Registry[type[Policy]] = Registry("policy", group="banditkit.policies")
+POLICIES: Registry[type[Policy]] = Registry(
+    "policy", group="banditkit.policies", listing="banditkit list policies"
+)
 ENVIRONMENTS: Registry[type[Environment]] = Registry(
-    "environment", group="banditkit.envs"
+    "environment", group="banditkit.envs", listing="banditkit list envs"
 )
 
 

@@ -117,14 +117,19 @@ def check_feedback(
                 f"unknown reward kind {kind!r}; expected one of {list(REWARD_KINDS)}."
             )
         return value
+    if family not in ("dueling", "assortment"):
+        raise ValueError(f"unknown family {family!r}; expected one of {FAMILIES}.")
+    if not isinstance(feedback, int | float | np.integer | np.floating | np.bool_):
+        raise ArgumentTypeError(
+            f"{family} feedback must be a single number; got {type(feedback).__name__} "
+            f"{feedback!r}."
+        )
     if family == "dueling":
         if feedback not in (0, 1):  # NaN is not in there either
             raise ValueError(
                 f"dueling feedback must be 1 (first arm won) or 0; got {feedback!r}."
             )
         return int(feedback)
-    if family != "assortment":
-        raise ValueError(f"unknown family {family!r}; expected one of {FAMILIES}.")
     assert isinstance(action, tuple)
     if isinstance(feedback, bool | np.bool_) or (
         feedback != -1 and feedback not in action
@@ -133,6 +138,10 @@ def check_feedback(
             f"assortment feedback must be an offered item {action} or -1; got {feedback!r}."
         )
     return int(feedback)
+
+
+#: The entries of every state dict (:meth:`Policy.state_dict`).
+_STATE_KEYS = ("policy", "params", "d", "t", "horizon", "n_updates", "rng", "state")
 
 
 class Policy(ABC):
@@ -207,7 +216,11 @@ class Policy(ABC):
         Raises:
             ValueError: A bad ``ctx``, an ``action`` out of range for the family, or
                 ``feedback`` the policy's likelihood does not allow; the message names it.
+                The policy is left exactly as it was.
         """
+        if self.d is None and isinstance(ctx, Context):
+            # the first round sets the policy up: check the rest before it does
+            self._check_feedback(feedback, self._check_action(action, ctx))
         self._check_context(ctx)
         action = self._check_action(action, ctx)
         feedback = self._check_feedback(feedback, action)
@@ -318,7 +331,24 @@ class Policy(ABC):
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` returned (hyper-parameters must match)."""
+        """Restore what :meth:`state_dict` returned (hyper-parameters must match).
+
+        The base checks its own entries before taking any: the policy name and
+        hyper-parameters, d (an int >= 1, or None before round 1), the counters t and
+        n_updates (ints >= 0), the horizon (an int >= 1 or None) and the random stream's
+        state; the learned state is then checked by ``_load_state`` (the parts'
+        ``load_state_dict``).
+
+        Raises:
+            ValueError: If an entry is missing or invalid; the message names it.
+        """
+        if not isinstance(state, dict):
+            raise ArgumentTypeError(
+                f"state must be a dict; got {type(state).__name__}."
+            )
+        missing = sorted(set(_STATE_KEYS) - set(state))
+        if missing:
+            raise ValueError(f"state is missing the entries {missing}.")
         expected = state.get("policy")
         name = self.registry_name or type(self).__name__
         if expected != name:
@@ -328,14 +358,29 @@ class Policy(ABC):
                 "state was saved with other hyper-parameters: "
                 f"{state['params']} != {self.get_params()}."
             )
-        self.d = None if state["d"] is None else int(state["d"])
-        self.t = int(state["t"])
-        horizon = state.get("horizon")
-        self.horizon = None if horizon is None else int(horizon)
-        self._n_updates = int(state["n_updates"])
-        self.rng.bit_generator.state = state["rng"]
+        d = None if state["d"] is None else check_int("state['d']", state["d"], low=1)
+        t = check_int("state['t']", state["t"], low=0)
+        n_updates = check_int("state['n_updates']", state["n_updates"], low=0)
+        horizon = state["horizon"]
+        if horizon is not None:
+            horizon = check_int("state['horizon']", horizon, low=1)
+        learned = state["state"]
+        if not isinstance(learned, dict) or (d is None and learned):
+            raise ValueError(
+                "state['state'] must be a dict, empty before the first round; got "
+                f"{type(learned).__name__}."
+            )
+        rng = make_rng(0, "policy")
+        try:
+            rng.bit_generator.state = state["rng"]
+        except (TypeError, ValueError, KeyError, OverflowError) as exc:
+            raise ValueError(
+                f"state['rng'] is not a state of this policy's random stream ({exc})."
+            ) from None
+        self.d, self.t, self.horizon, self._n_updates = d, t, horizon, n_updates
+        self.rng.bit_generator.state = rng.bit_generator.state
         if self.d is not None:
-            self._load_state(state["state"])
+            self._load_state(learned)
 
     def _state(self) -> dict[str, Any]:
         """Learned state after the first round (override)."""

@@ -9,6 +9,11 @@ and users build instances by name (``make_policy("linucb", nu=0.5)``). Names are
 ignoring case and ``_`` versus ``-`` ("LinUCB", "Neural_UCB"); an unknown name raises an
 ``UnknownNameError`` (a ``ValueError``) that lists the closest known names.
 
+:meth:`Registry.describe` reads what ``banditkit list`` and ``banditkit describe`` print about
+an entry: the summary line of its docstring, the papers it cites, and each parameter's default
+(from the constructor's signature), paper symbol and meaning with its valid range (from the
+docstrings' ``Symbols:`` line and ``Args:`` section).
+
 Plugins (docs/own-policy.md): a registry with an entry-point ``group`` also holds the classes
 that installed distributions declare under that group, and every registry holds those of the
 modules and files named in the :data:`IMPORTS_VARIABLE` environment variable. Both are loaded
@@ -24,9 +29,11 @@ import importlib.metadata
 import importlib.util
 import inspect
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Generic, TypeVar
@@ -34,7 +41,16 @@ from typing import Any, Generic, TypeVar
 from banditkit.core.errors import UnknownNameError
 from banditkit.core.validation import suggest
 
-__all__ = ["IMPORTS_VARIABLE", "Registry", "import_module", "imports_from_environment"]
+__all__ = [
+    "IMPORTS_VARIABLE",
+    "REQUIRED",
+    "Description",
+    "Parameter",
+    "Registry",
+    "describe",
+    "import_module",
+    "imports_from_environment",
+]
 
 T = TypeVar("T")
 
@@ -111,6 +127,8 @@ class Registry(Generic[T]):
         group: Entry-point group whose entries are registered lazily
             ("banditkit.policies"): each entry point's name is the registry name and its
             object the class (or a module whose import registers classes itself).
+        listing: Where a user finds every name ("banditkit list policies"), for the
+            message of an unknown name.
 
     Example:
         >>> reg: Registry[type] = Registry("thing")
@@ -120,9 +138,12 @@ class Registry(Generic[T]):
         True
     """
 
-    def __init__(self, kind: str, group: str | None = None) -> None:
+    def __init__(
+        self, kind: str, group: str | None = None, *, listing: str = ""
+    ) -> None:
         self.kind = kind
         self.group = group
+        self.listing = listing
         self._entries: dict[str, T] = {}
         self._entry_points_loaded = group is None
         self._broken: dict[str, str] = {}
@@ -219,11 +240,33 @@ class Registry(Generic[T]):
         except KeyError:
             if name in self._broken:
                 raise UnknownNameError(self._broken[name]) from None
-            known = sorted(self._entries)
-            raise UnknownNameError(
-                f"unknown {self.kind} {name!r}.{suggest(name, known)} "
-                f"Known {self.kind} names: {', '.join(known)}."
-            ) from None
+            raise UnknownNameError(self.unknown(name)) from None
+
+    def unknown(self, name: str) -> str:
+        """The message for an unknown ``name``: up to five close names, and where all are.
+
+        Example:
+            >>> reg: Registry[type] = Registry("thing", listing="things --all")
+            >>> for n in ("apple", "apply", "maple"):
+            ...     _ = reg.register(n)(type(n, (), {}))
+            >>> reg.unknown("appel")
+            "unknown thing 'appel'. Did you mean 'apple', 'apply', 'maple'? `things --all` lists all 3."
+        """
+        known = self.names()
+        where = f"`{self.listing}`" if self.listing else "Registry.names()"
+        return (
+            f"unknown {self.kind} {name!r}.{suggest(name, known, n=5)} {where} lists "
+            f"all {len(known)}."
+        )
+
+    def describe(self, name: str, *, resolve: bool = False) -> Description:
+        """What the entry registered as ``name`` declares (:func:`describe`).
+
+        Raises:
+            UnknownNameError: For an unknown name, listing close matches.
+        """
+        name = self.canonical(name)
+        return describe(self.get(name), name, kind=self.kind, resolve=resolve)
 
     def make(self, name: str, **kwargs: Any) -> Any:
         """Instantiate the entry registered as ``name`` with keyword arguments.
@@ -271,3 +314,255 @@ def _origin(obj: object) -> str:
     """``module.qualname`` of a class or function, for messages and re-import checks."""
     module = getattr(obj, "__module__", "?")
     return f"{module}.{getattr(obj, '__qualname__', repr(obj))}"
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+#: The default of a parameter that has none (it must be given).
+REQUIRED: Any = _Required()
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One keyword parameter of a registered class, as its docstrings declare it.
+
+    Attributes:
+        name: The keyword.
+        default: Its default in the constructor's signature (:data:`REQUIRED`: none).
+        resolved: What an instance built with every default reports for it
+            (``get_params``): differs from ``default`` when the class resolves it (a
+            ``None`` that a mode fills in); ``default`` when not asked or not buildable.
+        symbol: The paper's name for it (the docstring's ``Symbols:`` line), or "".
+        doc: Its ``Args:`` entry: meaning and valid range ("" when undocumented).
+    """
+
+    name: str
+    default: Any
+    resolved: Any
+    symbol: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class Description:
+    """What ``banditkit list`` and ``banditkit describe`` show of a registered class.
+
+    Attributes:
+        name: The registry name.
+        kind: The registry's kind ("policy", "environment").
+        family: "contextual", "dueling" or "assortment" ("" when the class has none).
+        origin: ``module.qualname`` of the class.
+        summary: The first line of its docstring.
+        papers: The citation keys of the summary line ("Zhou2020"), in order.
+        references: Key -> full reference, from the ``References:`` sections of the
+            modules of the class and its bases, for the keys of ``papers``.
+        parameters: Its keyword parameters, in signature order.
+        design_horizon: The horizon T its defaults are made for (``Policy.design_horizon``),
+            or None.
+    """
+
+    name: str
+    kind: str
+    family: str
+    origin: str
+    summary: str
+    papers: tuple[str, ...]
+    references: dict[str, str]
+    parameters: tuple[Parameter, ...]
+    design_horizon: int | None = None
+
+
+_CITATION_KEY = re.compile(r"^[A-Z][\w-]*\d{4}[a-z]?$")
+
+
+def describe(
+    obj: Any, name: str = "", *, kind: str = "policy", resolve: bool = False
+) -> Description:
+    """Describe a registered class from its signature and docstrings.
+
+    The defaults come from the constructor's signature; the meaning and valid range of each
+    parameter from the first ``Args:`` entry naming it in the docstrings of the class, its
+    ``__init__`` and its bases; the paper symbols from a ``Symbols: lam = λ, nu = ν`` line;
+    the papers from the citation keys of the docstring's first line
+    (``NeuralUCB [Zhou2020, Alg. 1]: ...``) and the ``References:`` sections of the modules.
+
+    Args:
+        obj: The registered class (or factory).
+        name: Its registry name (default: its ``registry_name`` or ``__name__``).
+        kind: What the registry holds, for the description.
+        resolve: Also build an instance with every default (cheap for banditkit's classes:
+            dimensions are set at the first round) and record what it reports for each
+            parameter (``Parameter.resolved``).
+
+    Example:
+        >>> from banditkit.core import POLICIES
+        >>> import banditkit.policies  # registers the built-in policies
+        >>> d = POLICIES.describe("linucb")
+        >>> d.papers, [(p.name, p.default) for p in d.parameters][:2]
+        (('Abbasi-Yadkori2011', 'Li2010'), [('nu', 1.0), ('lam', 1.0)])
+        >>> d.parameters[0].doc
+        'Exploration scale, >= 0; 0 is greedy.'
+    """
+    docs = [_cleandoc(k) for k in _documented(obj)]
+    own = docs[0] if docs else ""
+    summary = own.strip().splitlines()[0].strip() if own.strip() else ""
+    args: dict[str, str] = {}
+    symbols: dict[str, str] = {}
+    for doc in docs:
+        for key, text in _args(doc).items():
+            args.setdefault(key, text)
+        for key, text in _symbols(doc).items():
+            symbols.setdefault(key, text)
+    papers = _citations(summary)
+    known: dict[str, str] = {}
+    for klass in getattr(obj, "__mro__", (obj,)):
+        module = sys.modules.get(getattr(klass, "__module__", ""))
+        for key, text in _references(getattr(module, "__doc__", None) or "").items():
+            known.setdefault(key, text)
+    resolved = _resolved(obj) if resolve else {}
+    parameters = []
+    for pname, param in _signature_parameters(obj):
+        default = REQUIRED if param.default is param.empty else param.default
+        parameters.append(
+            Parameter(
+                name=pname,
+                default=default,
+                resolved=resolved.get(pname, default),
+                symbol=symbols.get(pname, ""),
+                doc=args.get(pname, ""),
+            )
+        )
+    return Description(
+        name=name or getattr(obj, "registry_name", "") or getattr(obj, "__name__", ""),
+        kind=kind,
+        family=str(getattr(obj, "family", "") or ""),
+        origin=_origin(obj),
+        summary=summary,
+        papers=papers,
+        references={k: known[k] for k in papers if k in known},
+        parameters=tuple(parameters),
+        design_horizon=getattr(obj, "design_horizon", None),
+    )
+
+
+def _documented(obj: Any) -> list[Any]:
+    """The class, its ``__init__`` and those of its bases: whatever holds a docstring."""
+    out: list[Any] = []
+    for klass in getattr(obj, "__mro__", (obj,)):
+        if klass is object:
+            continue
+        out.append(klass)
+        init = vars(klass).get("__init__") if isinstance(klass, type) else None
+        if init is not None:
+            out.append(init)
+    return out
+
+
+def _cleandoc(obj: Any) -> str:
+    doc = vars(obj).get("__doc__") if isinstance(obj, type) else obj.__doc__
+    return inspect.cleandoc(doc) if isinstance(doc, str) else ""
+
+
+def _signature_parameters(obj: Any) -> list[tuple[str, inspect.Parameter]]:
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return []
+    kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [(n, p) for n, p in sig.parameters.items() if p.kind in kinds]
+
+
+def _section(doc: str, title: str) -> list[str]:
+    """The lines of a Google-style section (``Args:``), dedented by the section's indent."""
+    lines = doc.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() == f"{title}:":
+            indent = len(line) - len(line.lstrip())
+            body = []
+            for following in lines[i + 1 :]:
+                if (
+                    following.strip()
+                    and len(following) - len(following.lstrip()) <= indent
+                ):
+                    break
+                body.append(following[indent:])
+            return body
+    return []
+
+
+def _entries(body: list[str], pattern: re.Pattern[str]) -> dict[str, str]:
+    """Entries of a section: a line matching ``pattern`` (key, text) and its continuation."""
+    entries: dict[str, str] = {}
+    key, indent = None, None
+    for line in body:
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        match = pattern.match(line.strip())
+        if match and (indent is None or depth <= indent):
+            key, indent = match.group(1), depth
+            entries[key] = match.group(2).strip()
+        elif key is not None:
+            entries[key] = f"{entries[key]} {line.strip()}".strip()
+    return entries
+
+
+_ARG = re.compile(r"^\**(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+_REFERENCE = re.compile(r"^\[([^\]]+)\]\s*(.*)$")
+
+
+def _args(doc: str) -> dict[str, str]:
+    return _entries(_section(doc, "Args"), _ARG)
+
+
+def _references(doc: str) -> dict[str, str]:
+    return _entries(_section(doc, "References"), _REFERENCE)
+
+
+def _symbols(doc: str) -> dict[str, str]:
+    """``{"lam": "λ", ...}`` from a ``Symbols: lam = λ, nu = ν.`` line (and its continuation)."""
+    match = re.search(r"^Symbols:(.*?)(?:\n\s*\n|\n\w[\w ]*:|\Z)", doc, re.M | re.S)
+    if match is None:
+        return {}
+    text = " ".join(match.group(1).split()).rstrip(".")
+    pieces, depth, current = [], 0, ""
+    for char in text:
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char in ",;" and depth == 0:
+            pieces.append(current)
+            current = ""
+        else:
+            current += char
+    pieces.append(current)
+    out = {}
+    for piece in pieces:
+        left, sep, right = piece.partition("=")
+        if sep and left.strip().isidentifier():
+            out[left.strip()] = right.strip()
+    return out
+
+
+def _citations(line: str) -> tuple[str, ...]:
+    """The citation keys of ``line``: "[Zhou2020, Alg. 1; Li2010]" -> (Zhou2020, Li2010)."""
+    keys: list[str] = []
+    for group in re.findall(r"\[([^\]]+)\]", line):
+        for part in group.split(";"):
+            key = part.split(",")[0].strip()
+            if _CITATION_KEY.match(key) and key not in keys:
+                keys.append(key)
+    return tuple(keys)
+
+
+def _resolved(obj: Any) -> dict[str, Any]:
+    """What an instance built with every default reports (``{}`` if it cannot be built)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            params = obj().get_params()
+    except Exception:
+        return {}
+    return dict(params) if isinstance(params, dict) else {}

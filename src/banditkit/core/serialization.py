@@ -2,15 +2,28 @@
 
 A state dict (nested dicts and lists of NumPy arrays and JSON scalars) is split into its arrays,
 stored as named ``.npz`` members, and a JSON skeleton in which each array is replaced by
-``{"__array__": "<member name>"}``. Loading uses ``allow_pickle=False`` throughout.
+``{"__array__": "<member name>"}``. Loading never unpickles.
 
 A header member, ``__banditkit__``, holds the format name and version, the policy's registry
 name and a SHA-256 digest of the content (the skeleton, then each array's name, dtype, shape
 and bytes in name order). Loading checks all of them, so a truncated file, a file that is not
 a banditkit policy, a newer format or a file whose content was edited (for example its
 ``policy`` label changed from ``linucb`` to ``lints``) raises :class:`PolicyFileError` naming
-the file and the problem. The digest guards against damage and edits, not against a
-deliberate forgery (it is not a signature).
+the file and the problem.
+
+The digest guards against damage and edits, not against a deliberate forgery: anyone can
+recompute it. What makes a forged file harmless is checked after it (docs/reliability.md):
+
+- sizes before allocation: the zip directory and each array's ``.npy`` header must agree
+  with the member's bytes, members must be stored uncompressed (no zip bombs), and the
+  arrays together must fit ``max_bytes``;
+- dtypes: booleans, integers and real floats only (no complex, strings, objects, records),
+  every float finite;
+- names: the policy must be registered (and ``expect``, when given); its parameters go
+  through the constructor's checks, which for the scikit-learn learner accept only
+  allow-listed estimator classes (``sklearn_arms.ALLOWED_ESTIMATORS``);
+- state: the policy checks the state against what it declares (counters, shapes, a
+  symmetric positive-definite Gram, ...) before taking it.
 
 Files are written atomically (temporary file in the same directory, flush, ``fsync``,
 rename) with the mode a plain ``open()`` would give (``0o666`` less the umask).
@@ -19,11 +32,15 @@ rename) with the mode a plain ``open()`` would give (``0o666`` less the umask).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import math
 import os
 import zipfile
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -33,6 +50,7 @@ from banditkit.core.policy import Policy
 from banditkit.core.registry import Registry
 
 __all__ = [
+    "MAX_POLICY_BYTES",
     "POLICY_FORMAT_VERSION",
     "PolicyFileError",
     "UnsavablePolicyError",
@@ -56,40 +74,85 @@ class UnsavablePolicyError(BanditkitError, ValueError):
     """A policy that a file could not bring back as it is (not saved; the message says why)."""
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Whether two attribute values are equal (arrays by content; unknown objects: False)."""
+def _difference(a: Any, b: Any, where: str = "value") -> str | None:
+    """Where two values first differ (arrays by dtype, shape and content), or None.
+
+    Lists and tuples compare alike (a state read back from JSON holds lists); unknown
+    objects differ unless ``a == b``.
+    """
     if a is b:
-        return True
+        return None
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (
+        same = (
             isinstance(a, np.ndarray)
             and isinstance(b, np.ndarray)
+            and a.dtype == b.dtype
             and a.shape == b.shape
             and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
         )
+        return None if same else where
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        if a.keys() != b.keys():
+            return f"{where} (keys {sorted(map(str, a.keys() ^ b.keys()))})"
+        found = (_difference(a[k], b[k], f"{where}[{k!r}]") for k in a)
+        return next((w for w in found if w is not None), None)
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+        if len(a) != len(b):
+            return where
+        found = (
+            _difference(x, y, f"{where}[{i}]")
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+        )
+        return next((w for w in found if w is not None), None)
     if isinstance(a, np.random.Generator) and isinstance(b, np.random.Generator):
-        return _same(a.bit_generator.state, b.bit_generator.state)
+        return _difference(a.bit_generator.state, b.bit_generator.state, where)
     try:
-        return bool(a == b)
+        return None if bool(a == b) else where
     except Exception:
-        return False
+        return where
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two attribute values are equal (see :func:`_difference`)."""
+    return _difference(a, b) is None
+
+
+def _restore(cls: Callable[..., Policy], state: dict[str, Any]) -> Policy:
+    """Build ``cls`` from a state's parameters and load the state, checked both ways.
+
+    The policy checks the state as it loads it (``load_state_dict``: the base's counters
+    and random stream, each part's shapes and invariants); then what it saves again must
+    be the state it was given, so no entry was ignored, reshaped or cast on the way in.
+    :func:`save_policy` and :func:`load_policy` both go through here.
+
+    Raises:
+        ValueError: What the policy refuses, or the first entry that does not come back.
+    """
+    policy = cls(**state["params"])
+    policy.load_state_dict(state)
+    where = _difference(state, policy.state_dict(), "state")
+    if where is not None:
+        raise ValueError(
+            f"{where} does not come back when the restored policy saves again (an "
+            "entry it ignores, or of another shape or dtype than it keeps)."
+        )
+    return policy
 
 
 #: Attributes describing the last round only (not needed to continue).
 _TRANSIENT = frozenset({"last_propensity"})
 
 
-def _check_savable(policy: Policy, registry: Registry[type[Policy]]) -> None:
+def _check_savable(
+    policy: Policy, state: dict[str, Any], registry: Registry[type[Policy]]
+) -> None:
     """Refuse a policy that :func:`load_policy` would not bring back as it is.
 
-    The file names the policy by its registry name and holds ``state_dict()``, so the
-    class must be registered under that name, and a class that keeps learned state must
-    save it (``_state`` / ``_load_state``). For a class using the default (empty) ``_state``
-    the check rebuilds the policy from its file's content and compares every attribute.
+    The file names the policy by its registry name and holds ``state`` (its
+    ``state_dict()``), so the class must be registered under that name, the state must
+    pass the checks :func:`load_policy` makes (:func:`_restore`), and a class that keeps
+    learned state must save it (``_state`` / ``_load_state``): for a class using the
+    default (empty) ``_state`` the check compares every attribute of the rebuilt policy.
     """
     cls = type(policy)
     name = policy.registry_name or cls.__name__
@@ -104,18 +167,17 @@ def _check_savable(policy: Policy, registry: Registry[type[Policy]]) -> None:
             )
             + "; register it with @POLICIES.register('my-name') (docs/own-policy.md)."
         )
-    if policy.d is None or any(
-        "_state" in vars(k) for k in cls.__mro__ if k is not Policy and k is not object
-    ):
-        return
     try:
-        clone = cls(**policy.get_params())
-        clone.load_state_dict(policy.state_dict())
+        clone = _restore(cls, state)
     except Exception as exc:
         raise UnsavablePolicyError(
             f"cannot save {name!r}: rebuilding it from its parameters and state fails "
             f"({type(exc).__name__}: {exc})."
         ) from None
+    if policy.d is None or any(
+        "_state" in vars(k) for k in cls.__mro__ if k is not Policy and k is not object
+    ):
+        return
     mine, theirs = vars(policy), vars(clone)
     lost = sorted(
         k
@@ -142,16 +204,6 @@ def _split(obj: Any, arrays: dict[str, np.ndarray]) -> Any:
         return [_split(v, arrays) for v in obj]
     if isinstance(obj, np.generic):
         return obj.item()
-    return obj
-
-
-def _join(obj: Any, arrays: Any) -> Any:
-    if isinstance(obj, dict):
-        if set(obj) == {"__array__"}:
-            return np.array(arrays[obj["__array__"]])
-        return {k: _join(v, arrays) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_join(v, arrays) for v in obj]
     return obj
 
 
@@ -195,9 +247,9 @@ def save_policy(
         from banditkit.core import POLICIES
 
         registry = POLICIES
-    _check_savable(policy, registry)
-    arrays: dict[str, np.ndarray] = {}
     state = policy.state_dict()
+    _check_savable(policy, state, registry)
+    arrays: dict[str, np.ndarray] = {}
     skeleton = json.dumps(_split(state, arrays))
     header = {
         "format": POLICY_FORMAT,
@@ -214,24 +266,105 @@ def save_policy(
     atomic_write(target, lambda fh: np.savez(fh, **members))
 
 
-def _read(path: Path) -> tuple[dict[str, Any], str, dict[str, np.ndarray]]:
-    """(header, skeleton text, arrays) of a policy file, checked against its digest."""
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            if not isinstance(data, np.lib.npyio.NpzFile):
-                raise PolicyFileError(path, "not a banditkit policy file (not an .npz)")
-            names = set(data.files)
-            if _HEADER not in names or _SKELETON not in names:
-                raise PolicyFileError(
-                    path,
-                    "not a banditkit policy file (no format header; files saved before "
-                    f"format version {POLICY_FORMAT_VERSION} must be saved again)",
+#: Largest total size, in bytes, of the arrays a policy file may declare (4 GiB); checked
+#: against the file's zip directory and each array's header before anything is allocated.
+MAX_POLICY_BYTES = 4 * 2**30
+#: Largest size of the JSON skeleton and header members, in bytes.
+_MAX_JSON_BYTES = 2**24
+#: Most members a policy file may hold.
+_MAX_MEMBERS = 100_000
+#: Array dtypes a policy file may hold: booleans, integers and real floats (no complex,
+#: no strings, no objects, no records); the JSON members are Unicode strings.
+_ARRAY_KINDS = "biuf"
+_HEADER_READERS = {
+    (1, 0): np.lib.format.read_array_header_1_0,
+    (2, 0): np.lib.format.read_array_header_2_0,
+}
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a finite number")
+
+
+def _json(text: str) -> Any:
+    """Parse JSON, refusing NaN and infinities (``json`` accepts them by default)."""
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
+def _read_member(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, text: bool
+) -> np.ndarray:
+    """One ``.npy`` member, its header checked against its size before it is read."""
+    if info.compress_type != zipfile.ZIP_STORED:
+        raise ValueError(
+            f"member {info.filename} is compressed; policy files are written uncompressed "
+            "and a compressed member could expand to any size"
+        )
+    with archive.open(info) as fh:
+        version = np.lib.format.read_magic(fh)
+        if version not in _HEADER_READERS:
+            raise ValueError(f"member {info.filename} has .npy version {version}")
+        shape, fortran, dtype = _HEADER_READERS[version](fh)
+        kinds = "U" if text else _ARRAY_KINDS
+        if dtype.kind not in kinds or dtype.fields is not None or dtype.subdtype:
+            raise ValueError(
+                f"member {info.filename} holds dtype {dtype}; a policy file holds only "
+                "booleans, integers and real floats"
+            )
+        count = math.prod(shape)
+        size = count * dtype.itemsize
+        if size != info.file_size - fh.tell():
+            raise ValueError(
+                f"member {info.filename} declares shape {shape} of {dtype}, which does "
+                f"not match its {info.file_size} bytes"
+            )
+        data = bytearray(size)
+        if cast(io.BufferedIOBase, fh).readinto(data) != size:
+            raise ValueError(f"member {info.filename} is truncated")
+    flat = np.frombuffer(data, dtype=dtype, count=count)
+    return flat.reshape(shape, order="F" if fortran else "C")
+
+
+def _read_members(path: Path, max_bytes: int) -> dict[str, np.ndarray]:
+    """Every member of the policy file, sizes and dtypes checked before reading."""
+    with zipfile.ZipFile(path) as archive:
+        infos = archive.infolist()
+        if len(infos) > _MAX_MEMBERS:
+            raise ValueError(f"it has {len(infos)} members (at most {_MAX_MEMBERS})")
+        total = sum(info.file_size for info in infos)
+        if total > max_bytes:
+            raise ValueError(
+                f"it declares {total} bytes of arrays, more than max_bytes={max_bytes}"
+            )
+        members = {}
+        for info in infos:
+            name = info.filename.removesuffix(".npy")
+            text = name in (_HEADER, _SKELETON)
+            if text and info.file_size > _MAX_JSON_BYTES:
+                raise ValueError(
+                    f"member {info.filename} is larger than {_MAX_JSON_BYTES}"
                 )
-            header = json.loads(str(data[_HEADER]))
-            skeleton = str(data[_SKELETON])
-            arrays = {n: data[n] for n in names - {_HEADER, _SKELETON}}
-    except FileNotFoundError:
-        raise
+            members[name] = _read_member(archive, info, text)
+    return members
+
+
+def _read(
+    path: Path, max_bytes: int
+) -> tuple[dict[str, Any], str, dict[str, np.ndarray]]:
+    """(header, skeleton text, arrays) of a policy file, checked against its digest."""
+    if not path.is_file():
+        problem = "is a directory" if path.is_dir() else "no such file"
+        raise PolicyFileError(path, f"{problem}; expected a policy file")
+    try:
+        members = _read_members(path, max_bytes)
+        if _HEADER not in members or _SKELETON not in members:
+            raise PolicyFileError(
+                path,
+                "not a banditkit policy file (no format header; files saved before "
+                f"format version {POLICY_FORMAT_VERSION} must be saved again)",
+            )
+        header = _json(str(members.pop(_HEADER)))
+        skeleton = str(members.pop(_SKELETON))
     except PolicyFileError:
         raise
     except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError) as exc:
@@ -247,37 +380,115 @@ def _read(path: Path) -> tuple[dict[str, Any], str, dict[str, np.ndarray]]:
             f"format version {version!r} is newer than this banditkit reads "
             f"({POLICY_FORMAT_VERSION}); upgrade banditkit",
         )
-    if _digest(skeleton, arrays) != header.get("sha256"):
+    if _digest(skeleton, members) != header.get("sha256"):
         raise PolicyFileError(
             path,
             "its content does not match its digest (the file was edited or damaged)",
         )
-    return header, skeleton, arrays
+    return header, skeleton, members
+
+
+def _state_of(path: Path, skeleton: str, arrays: dict[str, np.ndarray]) -> Any:
+    """The state tree: the skeleton with its arrays put back, every leaf checked.
+
+    Each array member is used exactly once; floats (arrays and scalars) must be finite.
+    """
+    try:
+        tree = _json(skeleton)
+    except (ValueError, RecursionError) as exc:
+        raise PolicyFileError(path, f"its state is not valid JSON ({exc})") from None
+    used: set[str] = set()
+
+    def join(obj: Any, where: str) -> Any:
+        if isinstance(obj, dict):
+            if set(obj) == {"__array__"}:
+                name = obj["__array__"]
+                if name not in arrays or name in used:
+                    raise PolicyFileError(path, f"{where} names no array of the file")
+                used.add(name)
+                value = arrays[name]
+                if value.dtype.kind == "f" and not np.isfinite(value).all():
+                    raise PolicyFileError(path, f"{where} holds NaN or inf")
+                return value
+            return {k: join(v, f"{where}[{k!r}]") for k, v in obj.items()}
+        if isinstance(obj, list):
+            return [join(v, f"{where}[{i}]") for i, v in enumerate(obj)]
+        if isinstance(obj, float) and not math.isfinite(obj):
+            raise PolicyFileError(path, f"{where} is {obj!r}; expected a finite number")
+        return obj
+
+    try:
+        state = join(tree, "state")
+    except RecursionError:
+        raise PolicyFileError(path, "its state is nested too deeply") from None
+    if used != set(arrays):
+        raise PolicyFileError(
+            path, f"arrays {sorted(set(arrays) - used)} are not part of its state"
+        )
+    return state
 
 
 def load_policy(
-    path: str | os.PathLike[str], registry: Registry[type[Policy]] | None = None
+    path: str | os.PathLike[str],
+    expect: str | None = None,
+    *,
+    registry: Registry[type[Policy]] | None = None,
+    max_bytes: int = MAX_POLICY_BYTES,
 ) -> Policy:
     """Rebuild a policy saved by :func:`save_policy` (same class, parameters and state).
 
+    The file is checked before anything is built from it: its size (``max_bytes``, read
+    from the zip directory and each array's header before any array is allocated), its
+    dtypes (booleans, integers and real floats only), its digest, every float finite, and
+    the policy a registered name (``expect``, when given). The policy then checks the
+    state against what it declares (shapes, counters, a positive-definite Gram, ...: see
+    docs/reliability.md) before taking it.
+
+    Args:
+        path: The policy file.
+        expect: The registry name the file must hold (e.g. "linucb"); None takes any.
+        registry: Where the name is looked up (default ``POLICIES``).
+        max_bytes: Largest total size of the file's arrays, in bytes.
+
     Raises:
-        FileNotFoundError: If ``path`` does not exist.
-        PolicyFileError: If the file is truncated or damaged, not a banditkit policy file, of
-            a newer format version, edited since it was saved, or holds a state the policy
-            refuses; the message names the file and the problem.
+        PolicyFileError: If the file is missing, truncated or damaged, not a banditkit
+            policy file, of a newer format version, edited since it was saved, larger than
+            ``max_bytes``, holds another policy than ``expect``, or holds a state the
+            policy refuses; the message names the file and the problem.
+
+    Example:
+        >>> import banditkit as bk, tempfile, os
+        >>> f = os.path.join(tempfile.mkdtemp(), "p.bk")
+        >>> bk.save_policy(bk.make_policy("linucb"), f)
+        >>> bk.load_policy(f, expect="lints")
+        Traceback (most recent call last):
+        ...
+        banditkit.core.serialization.PolicyFileError: '...p.bk': it holds policy 'linucb', not the expected 'lints'
     """
     if registry is None:
         from banditkit.core import POLICIES
 
         registry = POLICIES
     path = Path(path)
-    header, skeleton, arrays = _read(path)
-    state = _join(json.loads(skeleton), arrays)
-    if not isinstance(state, dict) or state.get("policy") != header.get("policy"):
+    header, skeleton, arrays = _read(path, max_bytes)
+    name = header.get("policy")
+    if expect is not None and name != expect:
+        raise PolicyFileError(
+            path, f"it holds policy {name!r}, not the expected {expect!r}"
+        )
+    if not isinstance(name, str) or name not in registry:
+        raise PolicyFileError(
+            path, f"it holds policy {name!r}, which is not registered"
+        )
+    state = _state_of(path, skeleton, arrays)
+    if not isinstance(state, dict) or state.get("policy") != name:
         raise PolicyFileError(path, "the header and the state name different policies")
+    params = state.get("params")
+    if not isinstance(params, dict):
+        raise PolicyFileError(path, "its state has no parameters")
     try:
-        policy: Policy = registry.make(state["policy"], **state["params"])
-        policy.load_state_dict(state)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise PolicyFileError(path, f"cannot restore the policy: {exc}") from None
-    return policy
+        return _restore(partial(registry.make, name), state)
+    except Exception as exc:  # a hostile state may break a policy in any way
+        raise PolicyFileError(
+            path, f"cannot restore the policy: {type(exc).__name__}: {exc}"
+        ) from None

@@ -13,6 +13,7 @@ from banditkit.core.environment import Environment
 from banditkit.core.policy import Policy
 from banditkit.core.records import Record
 from banditkit.core.roundbar import RoundBar
+from banditkit.core.threads import limit_threads
 from banditkit.core.validation import check_int
 
 __all__ = ["RunResult", "simulate"]
@@ -130,6 +131,7 @@ def simulate(
     *,
     callback: Callable[[int], None] | None = None,
     progress: bool | None = None,
+    threads: int = 1,
 ) -> RunResult:
     """Run ``policy`` on ``env`` for ``horizon`` rounds and record every round.
 
@@ -147,6 +149,10 @@ def simulate(
         progress: A bar over the rounds on standard error: None (default) when that is a
             terminal and the run has lasted 2 s, True at once, False never
             (``banditkit.core.roundbar``). It does not change the results.
+        threads: BLAS and PyTorch threads of the run, >= 1 (``core.threads``); the
+            caller's settings are restored afterwards. One (default) is what
+            ``banditkit run`` uses, so a seed gives the same numbers from both; more
+            threads can change the last digits (docs/performance.md, "Threads").
 
     Returns:
         A :class:`RunResult`.
@@ -161,6 +167,22 @@ def simulate(
         >>> float(run.cumulative_regret[-1])
         0.0
     """
+    with limit_threads(threads, torch=policy.needs_torch):
+        return _simulate(
+            policy, env, horizon, seed, callback=callback, progress=progress
+        )
+
+
+def _simulate(
+    policy: Policy,
+    env: Environment,
+    horizon: int,
+    seed: int,
+    *,
+    callback: Callable[[int], None] | None,
+    progress: bool | None,
+) -> RunResult:
+    """The loop of :func:`simulate`, run under its thread counts."""
     horizon = check_int("horizon", horizon, low=1)
     if policy.family != env.family:
         raise ValueError(

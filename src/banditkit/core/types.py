@@ -44,9 +44,23 @@ Feedback: TypeAlias = float | int
 """A reward (contextual), 1/0 for 'first arm won' (dueling), a chosen item or -1 (assortment)."""
 
 
+def _owned(checked: np.ndarray, given: object) -> np.ndarray:
+    """``checked``, copied when it shares memory with what the caller ``given``.
+
+    A Context keeps its own read-only arrays: changing the caller's array afterwards
+    (or its ``writeable`` flag) cannot reach a policy through a Context built from it.
+    """
+    if isinstance(given, np.ndarray) and np.shares_memory(checked, given):
+        return checked.copy()
+    return checked
+
+
 @dataclass(frozen=True)
 class Context:
     """What a policy sees in one round.
+
+    The arrays are copied when they share memory with the caller's (so later changes to
+    the caller's array do not reach the policies) and made read-only.
 
     Args:
         arms: (K, d) float64 features, one row per arm (per item for assortments).
@@ -54,7 +68,10 @@ class Context:
         max_size: Largest assortment allowed (the capacity); assortment family only.
 
     Raises:
-        ValueError: If ``arms`` is not a finite 2-d array, or ``revenues`` does not match it.
+        ValueError: If ``arms`` is not a finite 2-d array of real numbers, or ``revenues``
+            does not match it; the message names ``ctx.arms`` (``ctx.revenues``). Strings
+            (even numeric ones), complex numbers and objects raise an
+            :class:`~banditkit.core.validation.ArgumentTypeError` (also a ``TypeError``).
 
     Example:
         >>> Context(arms=[[1.0, 0.0], [0.0, 1.0]]).n_arms
@@ -66,11 +83,12 @@ class Context:
     max_size: int | None = None
 
     def __post_init__(self) -> None:
-        arms = check_arms(self.arms)
+        arms = _owned(check_arms(self.arms, name="ctx.arms"), self.arms)
         arms.setflags(write=False)
         object.__setattr__(self, "arms", arms)
         if self.revenues is not None:
-            rev = check_finite_array("revenues", self.revenues, ndim=1)
+            rev = check_finite_array("ctx.revenues", self.revenues, ndim=1)
+            rev = _owned(rev, self.revenues)
             if rev.shape[0] != arms.shape[0]:
                 raise ValueError(
                     f"revenues has {rev.shape[0]} entries but there are {arms.shape[0]} items."
@@ -123,19 +141,12 @@ class Context:
             ((3, 2), True)
         """
         K = check_int("n_arms", n_arms, low=1)
-        try:
-            row = np.array(x, dtype=np.float64)  # a copy: the caller may reuse x
-        except (TypeError, ValueError) as exc:
-            raise ArgumentTypeError(
-                f"x must be numeric array-like; got {type(x).__name__}."
-            ) from exc
+        row = _owned(check_finite_array("x", x), x)  # a copy: the caller may reuse x
         if row.ndim != 1 or row.shape[0] < 1:
             raise ValueError(
                 f"x must be a 1-d array of d >= 1 features; got shape {row.shape}."
             )
-        if not np.isfinite(row).all():
-            bad = "NaN" if np.isnan(row).any() else "inf"
-            raise ValueError(f"x contains {bad}; every entry must be finite.")
+        row = np.ascontiguousarray(row)
         # K rows that are all the same memory (stride 0), read-only; no K copies
         arms = np.ndarray(
             (K, row.shape[0]), dtype=np.float64, buffer=row, strides=(0, 8)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "REAL_KINDS",
     "ArgumentTypeError",
     "check_arms",
     "check_bool",
@@ -26,6 +27,8 @@ __all__ = [
     "check_finite_array",
     "check_int",
     "check_scalar",
+    "check_spd",
+    "check_state_array",
     "suggest",
 ]
 
@@ -166,26 +169,133 @@ def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
     return value
 
 
+#: NumPy dtype kinds that hold real numbers: booleans, signed and unsigned integers, floats.
+REAL_KINDS = "biuf"
+
+
+def _describe(arr: np.ndarray) -> str:
+    """What a non-real array holds, for a message ("complex128", "strings", "objects")."""
+    return {"U": "strings", "S": "bytes", "O": "objects", "V": "records"}.get(
+        arr.dtype.kind, str(arr.dtype)
+    )
+
+
 def check_finite_array(
     name: str, value: Any, *, ndim: int | None = None, dtype: Any = np.float64
 ) -> np.ndarray:
     """Return ``value`` as an array of ``dtype``, checking its rank and finiteness.
 
+    Only real numbers are accepted (booleans, integers, floats): strings, even numeric
+    ones ("1.5"), complex numbers (whose imaginary part a cast would drop) and objects
+    are refused.
+
     Raises:
+        ArgumentTypeError: If ``value`` does not hold real numbers (both a ``TypeError``
+            and a ``ValueError``).
         ValueError: On a wrong number of dimensions, NaN or inf.
+
+    Example:
+        >>> check_finite_array("x", ["1.5"])
+        Traceback (most recent call last):
+        ...
+        banditkit.core.validation.ArgumentTypeError: x must hold real numbers; got strings (['1.5']).
     """
     try:
-        arr = np.asarray(value, dtype=dtype)
+        raw = np.asarray(value)
     except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"{name} must be numeric array-like; got {type(value).__name__}."
-        ) from exc
+        raise ArgumentTypeError(
+            f"{name} must be numeric array-like; got {type(value).__name__} ({exc})."
+        ) from None
+    if raw.dtype.kind not in REAL_KINDS:
+        shown = repr(value if not isinstance(value, np.ndarray) else value.tolist())
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise ArgumentTypeError(
+            f"{name} must hold real numbers; got {_describe(raw)} ({shown})."
+        )
+    arr = raw.astype(dtype, copy=False)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-d array; got shape {arr.shape}.")
     if not np.isfinite(arr).all():
         bad = "NaN" if np.isnan(arr).any() else "inf"
         raise ValueError(f"{name} contains {bad}; every entry must be finite.")
     return arr
+
+
+def check_spd(name: str, value: Any, d: int, *, rtol: float = 1e-8) -> np.ndarray:
+    """Return a float64 copy of ``value`` if it is a symmetric positive-definite (d, d) matrix.
+
+    Symmetric up to ``rtol`` times its largest entry (incremental updates leave rounding
+    asymmetry); positive-definite when its Cholesky factorisation succeeds.
+
+    Raises:
+        ValueError: On another shape, NaN or inf, asymmetry or a matrix that is not
+            positive-definite; the message names ``name``.
+
+    Example:
+        >>> check_spd("inverse", [[1.0, 0.0], [0.0, -1.0]], 2)
+        Traceback (most recent call last):
+        ...
+        ValueError: inverse must be symmetric positive-definite; it is not positive-definite.
+    """
+    arr = np.array(check_finite_array(name, value, ndim=2), dtype=np.float64)
+    if arr.shape != (d, d):
+        raise ValueError(f"{name} must have shape ({d}, {d}); got shape {arr.shape}.")
+    scale = float(np.abs(arr).max(initial=0.0))
+    if float(np.abs(arr - arr.T).max(initial=0.0)) > rtol * scale:
+        raise ValueError(
+            f"{name} must be symmetric positive-definite; it is not symmetric."
+        )
+    try:
+        np.linalg.cholesky(arr)
+    except np.linalg.LinAlgError:
+        raise ValueError(
+            f"{name} must be symmetric positive-definite; it is not positive-definite."
+        ) from None
+    return arr
+
+
+def check_state_array(
+    name: str,
+    value: Any,
+    shape: tuple[int | None, ...],
+    *,
+    dtype: Any = np.float64,
+    low: float | None = None,
+) -> np.ndarray:
+    """Return an owned copy of a saved array if it has ``shape`` and real, finite entries.
+
+    The parts of a policy check what they restore with it (``load_state_dict``), so a
+    forged or damaged state cannot give them arrays of another shape or dtype.
+
+    Args:
+        name: The entry, for the message (``"theta"``).
+        value: The saved array.
+        shape: The expected shape; ``None`` for an axis of any length (a history's n).
+        dtype: The dtype of the copy; an integer dtype also requires integer entries.
+        low: Smallest value allowed (0 for counts and weights), or None.
+
+    Raises:
+        ValueError: On another shape, a non-real dtype, NaN, inf, fractional entries of
+            an integer array or an entry below ``low``; the message names ``name``.
+
+    Example:
+        >>> check_state_array("theta", np.zeros(4), (3,))
+        Traceback (most recent call last):
+        ...
+        ValueError: theta must have shape (3,); got shape (4,).
+    """
+    arr = check_finite_array(name, value, dtype=np.float64)
+    expected = "(" + ", ".join("n" if s is None else str(s) for s in shape)
+    expected += ",)" if len(shape) == 1 else ")"
+    if arr.ndim != len(shape) or any(
+        s is not None and s != n for s, n in zip(shape, arr.shape, strict=False)
+    ):
+        raise ValueError(f"{name} must have shape {expected}; got shape {arr.shape}.")
+    if np.dtype(dtype).kind in "iub" and not np.array_equal(arr, np.round(arr)):
+        raise ValueError(f"{name} must hold integers; got fractions.")
+    if low is not None and arr.size and float(arr.min()) < low:
+        raise ValueError(f"{name} must be >= {low:g}; got {float(arr.min())!r}.")
+    return np.array(value, dtype=dtype, copy=True)
 
 
 def check_arms(arms: Any, *, d: int | None = None, name: str = "arms") -> np.ndarray:

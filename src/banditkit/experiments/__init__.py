@@ -14,7 +14,7 @@ One module per concern (docs/experiments.md describes the whole platform):
     reports    report.md
     tuning     grid search on tuning seeds, tuned.yaml
     papers     ``reproduce``: the packaged configs of papers/<paper>/
-    bench      ``banditkit bench``: the modules of banditkit.benchmarks (resumable)
+    bench      ``banditkit bench``: the repository's benchmarks/ scripts (resumable)
     examples   ``banditkit examples``: the shipped example configs and scripts
     runner     run_experiment: everything above in order
     tidy       load_runs: stored runs as one pandas DataFrame; the stored experiment

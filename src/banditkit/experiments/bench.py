@@ -1,8 +1,10 @@
 """``banditkit bench``: run the speed benchmarks and collect their output; resumable.
 
-A benchmark is a module of ``banditkit.benchmarks`` (shipped with the package), or a script
-``<dir>/<name>.py`` of a folder given with ``--dir`` (names starting with "_" are skipped),
-that defines ``main(quick: bool, out: Path)``. Each runs in this process with its own folder
+A benchmark is a script ``<dir>/<name>.py`` that defines ``main(quick: bool, out: Path)``:
+one of the repository's ``benchmarks/`` folder (:func:`checkout_benchmarks`; they are not in
+the installed package), or of a folder given with ``--dir`` (names starting with "_" are
+skipped). A folder that is a package (it has an ``__init__.py``) is imported as one, so its
+scripts can share helpers (``benchmarks._common``). Each runs in this process with its own folder
 ``DIR/<name>/`` and may return a JSON-able dict; ``DIR/bench.json`` collects the returns,
 wall times and errors, and is rewritten after each benchmark::
 
@@ -17,62 +19,81 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from banditkit.core.errors import UnknownNameError
+from banditkit.core.errors import BanditkitError, UnknownNameError
 from banditkit.core.validation import suggest
 from banditkit.experiments.store import RunStore
 
-__all__ = ["Benchmark", "discover", "run_benchmarks"]
+__all__ = ["Benchmark", "checkout_benchmarks", "discover", "run_benchmarks"]
 
-#: A benchmark: a script path, or the name of a module of ``banditkit.benchmarks``.
-Benchmark = Path | str
+#: A benchmark: the path of its script.
+Benchmark = Path
+
+_ROOT = Path(__file__).resolve().parents[3]
 
 
-def _name(item: Benchmark) -> str:
-    return item.stem if isinstance(item, Path) else item
+def checkout_benchmarks() -> Path | None:
+    """The repository's ``benchmarks/`` folder, when banditkit runs from a checkout.
+
+    An editable install (``make setup``) imports banditkit from ``src/banditkit`` of the
+    checkout, whose root holds ``benchmarks/``; an installed wheel has none (None).
+    """
+    folder = _ROOT / "benchmarks"
+    if (folder / "__init__.py").is_file() and (_ROOT / "pyproject.toml").is_file():
+        return folder
+    return None
 
 
 def discover(
     directory: str | Path | None = None, only: Sequence[str] | None = None
 ) -> list[Benchmark]:
-    """The benchmarks to run, sorted: the shipped ones, or the scripts of ``directory``.
+    """The benchmark scripts to run, sorted: those of ``directory`` or of the checkout.
 
     Args:
-        directory: A folder of benchmark scripts; None for ``banditkit.benchmarks``.
-        only: Keep only these names (module names or script stems).
+        directory: A folder of benchmark scripts; None for :func:`checkout_benchmarks`.
+        only: Keep only these names (script stems).
 
     Raises:
+        BanditkitError: If ``directory`` is None and banditkit does not run from a
+            checkout (an installed wheel ships no benchmarks).
         UnknownNameError: If a name of ``only`` is not a benchmark (close matches listed).
     """
-    items: list[Benchmark]
     if directory is None:
-        from banditkit.benchmarks import names
-
-        items = list(names())
-    else:
-        items = sorted(
-            p for p in Path(directory).glob("*.py") if not p.name.startswith("_")
-        )
+        directory = checkout_benchmarks()
+        if directory is None:
+            raise BanditkitError(
+                "the benchmarks live in banditkit's repository, not in the installed "
+                "package: run `banditkit bench` from a clone of the repository (after "
+                "`make setup`), or give --dir a folder of your own benchmark scripts."
+            )
+    items = sorted(
+        p for p in Path(directory).glob("*.py") if not p.name.startswith("_")
+    )
     if only:
-        known = [_name(i) for i in items]
+        known = [i.stem for i in items]
         for name in only:
             if name not in known:
                 raise UnknownNameError(
                     f"unknown benchmark {name!r}.{suggest(name, known)} "
                     f"Benchmarks: {', '.join(known) or 'none'}."
                 )
-        items = [i for i in items if _name(i) in only]
+        items = [i for i in items if i.stem in only]
     return items
 
 
 def _load(item: Benchmark) -> Any:
-    if isinstance(item, str):
-        return importlib.import_module(f"banditkit.benchmarks.{item}")
+    """The module of a script; that of a package folder is imported by its dotted name."""
+    if (item.parent / "__init__.py").is_file():
+        parent = str(item.parent.parent)
+        if parent not in sys.path:
+            sys.path.insert(0, parent)
+        return importlib.import_module(f"{item.parent.name}.{item.stem}")
     spec = importlib.util.spec_from_file_location(f"banditkit_bench_{item.stem}", item)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {item}")
@@ -121,7 +142,7 @@ def run_benchmarks(
         earlier = {} if rerun else _finished(out / "bench.json", quick)
         results: dict[str, Any] = {}
         for item in benchmarks:
-            name = _name(item)
+            name = item.stem
             if name in earlier:
                 results[name] = earlier[name]
                 if log is not None:

@@ -46,18 +46,17 @@ def shorten(text: str, width: int) -> str:
 
 
 def _non_default(policy: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The entries of ``params`` that differ from the registered policy's defaults."""
-    import inspect
+    """The entries of ``params`` that differ from the registered policy's defaults.
 
+    The defaults are those a policy built without arguments reports (its mode-resolved
+    values, ``Registry.describe(resolve=True)``), so only what the config changed shows.
+    """
     from banditkit.core import POLICIES
 
     if policy not in POLICIES:
         return dict(params)
-    signature = inspect.signature(POLICIES.get(policy))
     defaults = {
-        n: p.default
-        for n, p in signature.parameters.items()
-        if p.default is not inspect.Parameter.empty
+        p.name: p.resolved for p in POLICIES.describe(policy, resolve=True).parameters
     }
     return {k: v for k, v in params.items() if k not in defaults or defaults[k] != v}
 

@@ -20,7 +20,6 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import import_module
@@ -31,6 +30,7 @@ import numpy as np
 
 from banditkit.core.records import Record
 from banditkit.core.simulate import RunResult
+from banditkit.core.threads import limit_threads
 from banditkit.experiments.runs import RunSpec
 from banditkit.experiments.schedule import cost_kind
 
@@ -156,25 +156,9 @@ def limit_threads_in_process() -> None:
         torch.set_num_threads(1)
 
 
-@contextlib.contextmanager
-def single_threaded() -> Iterator[None]:
+def single_threaded() -> contextlib.AbstractContextManager[None]:
     """Run the block with one BLAS thread and one PyTorch thread, then restore both."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        limits: Any = contextlib.nullcontext()
-    else:
-        limits = threadpool_limits(limits=1)
-    torch = sys.modules.get("torch")
-    before = torch.get_num_threads() if torch is not None else None
-    with limits:
-        if torch is not None:
-            torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            if torch is not None and before is not None:
-                torch.set_num_threads(before)
+    return limit_threads(1)
 
 
 def run_metadata(spec: RunSpec) -> dict[str, Any]:

@@ -39,6 +39,7 @@ __all__ = [
     "checkpoint_table",
     "claims_lines",
     "claims_table",
+    "override_notes",
     "pivot_table",
     "render_report",
     "results_lines",
@@ -287,6 +288,39 @@ def _plotted(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
     return list(seen.items())
 
 
+def override_notes(cfg: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per environment label, the parameters its ``env_overrides`` set, for a row's label.
+
+    A parameter set to one value on every policy it is set on is shown once (``width=50``);
+    one set to different values is shown per policy (``width (ONL-MNL)=15``). A stored
+    config written before overrides named their policies gives the parameters directly.
+
+    Example:
+        >>> cfg = {"policies": [{"label": "A"}, {"label": "B"}],
+        ...        "env_overrides": {"e": {"A": {"w": 5, "t": 1}, "B": {"w": 5}}}}
+        >>> override_notes(cfg)
+        {'e': {'w': 5, 't': 1}}
+    """
+    labels = {p.get("label") for p in cfg.get("policies") or []}
+    notes: dict[str, dict[str, Any]] = {}
+    for env, mapping in (cfg.get("env_overrides") or {}).items():
+        if not all(k in labels and isinstance(v, Mapping) for k, v in mapping.items()):
+            notes[env] = dict(mapping)
+            continue
+        values: dict[str, dict[str, Any]] = {}
+        for label, params in mapping.items():
+            for name, value in params.items():
+                values.setdefault(name, {})[label] = value
+        note: dict[str, Any] = {}
+        for name, per_label in values.items():
+            if len({repr(v) for v in per_label.values()}) == 1:
+                note[name] = next(iter(per_label.values()))
+            else:
+                note.update({f"{name} ({lab})": v for lab, v in per_label.items()})
+        notes[env] = note
+    return notes
+
+
 def _metric_tables(summary: Mapping[str, Any], cfg: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
     plotted = _plotted(summary)
@@ -296,7 +330,7 @@ def _metric_tables(summary: Mapping[str, Any], cfg: Mapping[str, Any]) -> list[s
         out += [
             f"### Final {metric} ({what})",
             "",
-            pivot_table(summary, row_notes=cfg.get("env_overrides"), metric=metric),
+            pivot_table(summary, row_notes=override_notes(cfg), metric=metric),
             "",
         ]
     if summary.get("checkpoints"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from banditkit.core import ENVIRONMENTS, POLICIES, make_env, make_policy
 from banditkit.core.validation import suggest
@@ -38,9 +38,11 @@ from banditkit.experiments.schema import (
 from banditkit.experiments.tuned import check_tuned_used, load_tuned
 
 __all__ = [
+    "ALL_POLICIES",
     "RUN_ID_FORMAT",
     "Cell",
     "EnvEntry",
+    "Overrides",
     "PolicyEntry",
     "ResolvedExperiment",
     "RunSpec",
@@ -48,6 +50,7 @@ __all__ = [
     "plain",
     "resolve",
     "run_id",
+    "scope_overrides",
 ]
 
 
@@ -93,10 +96,8 @@ def _with_paths(
 def _build_env(spec: EnvSpec, i: int, source: str, base: Path | None) -> EnvEntry:
     field_name = f"envs[{i}]"
     if spec.name not in ENVIRONMENTS:
-        known = ENVIRONMENTS.names()
         raise ConfigError(
-            f"unknown environment {spec.name!r}.{suggest(spec.name, known)} "
-            f"Known environments: {', '.join(known)}.",
+            ENVIRONMENTS.unknown(spec.name),
             source=source,
             field=f"{field_name}.name",
         )
@@ -122,10 +123,8 @@ def _policy_params(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
 def _build_policy(spec: PolicySpec, i: int, source: str) -> PolicyEntry:
     field_name = f"policies[{i}]"
     if spec.name not in POLICIES:
-        known = POLICIES.names()
         raise ConfigError(
-            f"unknown policy {spec.name!r}.{suggest(spec.name, known)} "
-            f"Known policies: {', '.join(known)}.",
+            POLICIES.unknown(spec.name),
             source=source,
             field=f"{field_name}.name",
         )
@@ -181,6 +180,165 @@ def _policy_label(
     )
 
 
+Overrides = dict[str, dict[str, dict[str, Any]]]
+"""``env_overrides`` scoped: env label -> policy label -> {parameter: value}."""
+
+ALL_POLICIES = "all"
+"""The ``env_overrides`` key that sets parameters on every policy that has them."""
+
+
+def scope_overrides(
+    overrides: Mapping[str, Mapping[str, Any]],
+    policies: list[PolicyEntry],
+    source: str,
+    *,
+    unnamed: Literal["error", "every"] = "error",
+) -> Overrides:
+    """``env_overrides`` as env label -> policy label -> parameters, each policy named.
+
+    Per environment label, the mapping either names policies (a label, a registry name
+    used by one entry, or ``all``: every policy that has the parameter) with their
+    parameters, ``{POLICY: {param: value}}``, or gives the parameters alone,
+    ``{param: value}``, which is allowed only where one policy of the config has the
+    parameter: a parameter two policies share (OFU-MNL+ and ONL-MNL both have
+    ``beta_scale``) must say which policy it is for. A policy named and ``all`` may both set
+    a parameter; the named policy's value wins.
+
+    Args:
+        overrides: The config's ``env_overrides`` (environment labels already checked).
+        policies: The config's policies.
+        source: The config's name in messages.
+        unnamed: ``"error"``: a parameter without its policy that several policies have is
+            an error. ``"every"``: it is set on every policy that has it (how a stored
+            ``config.yaml`` written before overrides were scoped was computed).
+
+    Raises:
+        ConfigError: Naming ``env_overrides.<env>...`` and the problem.
+
+    Example:
+        >>> ps = [PolicyEntry("linucb", "LinUCB", {}, "contextual"),
+        ...       PolicyEntry("lints", "LinTS", {}, "contextual")]
+        >>> scope_overrides({"e": {"LinUCB": {"lam": 2.0}}}, ps, "x.yaml")
+        {'e': {'LinUCB': {'lam': 2.0}}}
+        >>> scope_overrides({"e": {"all": {"lam": 2.0}}}, ps, "x.yaml")
+        {'e': {'LinUCB': {'lam': 2.0}, 'LinTS': {'lam': 2.0}}}
+        >>> scope_overrides({"e": {"lam": 2.0}}, ps, "x.yaml")
+        Traceback (most recent call last):
+        ...
+        banditkit.experiments.config_errors.ConfigError: x.yaml: env_overrides.e.lam: parameter 'lam' belongs to 2 policies of this config (LinUCB, LinTS); name the policies it is for, e.g. `e: {LinUCB: {lam: 2.0}}`, or `all:` for every policy that has it, e.g. `e: {all: {lam: 2.0}}`
+    """
+    names = {
+        p.label: [n for n in POLICIES.get(p.name).param_names() if n != "seed"]
+        for p in policies
+    }
+    out: Overrides = {}
+    for env, mapping in overrides.items():
+        per_policy: dict[str, dict[str, Any]] = {}
+        for label, params in _named_overrides(
+            env, mapping, policies, names, source, unnamed
+        ):
+            per_policy.setdefault(label, {}).update(params)
+        if per_policy:
+            out[env] = {
+                p.label: per_policy[p.label] for p in policies if p.label in per_policy
+            }
+    return out
+
+
+def _named_overrides(
+    env: str,
+    mapping: Mapping[str, Any],
+    policies: list[PolicyEntry],
+    names: Mapping[str, list[str]],
+    source: str,
+    unnamed: str,
+) -> list[tuple[str, dict[str, Any]]]:
+    """(policy label, parameters) pairs of one environment's overrides, ``all`` first."""
+    by_ref: dict[str, list[PolicyEntry]] = {ALL_POLICIES: list(policies)}
+    for p in policies:
+        by_ref.setdefault(p.name, [])
+        by_ref[p.name].append(p)
+    by_ref = {k: v for k, v in by_ref.items() if len(v) == 1 or k == ALL_POLICIES}
+    by_ref.update({p.label: [p] for p in policies})
+    param_names = {n for ns in names.values() for n in ns}
+    refs = [k for k in mapping if k in by_ref]
+    flat = [k for k in mapping if k not in by_ref]
+    where = f"env_overrides.{env}"
+    for key in refs:
+        if key in param_names:
+            raise ConfigError(
+                f"{key!r} is both a policy of this config and a parameter; give the "
+                "policy another `label:`",
+                source=source,
+                field=f"{where}.{key}",
+            )
+    if refs and flat:
+        raise ConfigError(
+            f"mixes policies ({', '.join(refs)}) with parameters ({', '.join(flat)}); "
+            "put each parameter under the policies it is for",
+            source=source,
+            field=where,
+        )
+    pairs: list[tuple[str, dict[str, Any]]] = []
+    if flat:
+        for param, value in mapping.items():
+            owners = _owners(param, list(policies), names, source, f"{where}.{param}")
+            if len(owners) > 1 and unnamed == "error":
+                listed = ", ".join(p.label for p in owners)
+                raise ConfigError(
+                    f"parameter {param!r} belongs to {len(owners)} policies of this "
+                    f"config ({listed}); name the policies it is for, e.g. "
+                    f"`{env}: {{{owners[0].label}: {{{param}: {value}}}}}`, or "
+                    f"`{ALL_POLICIES}:` for every policy that has it, e.g. "
+                    f"`{env}: {{{ALL_POLICIES}: {{{param}: {value}}}}}`",
+                    source=source,
+                    field=f"{where}.{param}",
+                )
+            pairs += [(p.label, {param: value}) for p in owners]
+        return pairs
+    for key in sorted(refs, key=lambda k: k != ALL_POLICIES):
+        params = mapping[key]
+        if not isinstance(params, Mapping):
+            raise ConfigError(
+                f"expected the parameters of {key!r} as a mapping {{param: value}}; "
+                f"got {params!r}",
+                source=source,
+                field=f"{where}.{key}",
+            )
+        for param, value in params.items():
+            owners = _owners(
+                param, by_ref[key], names, source, f"{where}.{key}.{param}"
+            )
+            pairs += [(p.label, {param: value}) for p in owners]
+    return pairs
+
+
+def _owners(
+    param: str,
+    candidates: list[PolicyEntry],
+    names: Mapping[str, list[str]],
+    source: str,
+    field_name: str,
+) -> list[PolicyEntry]:
+    """The policies among ``candidates`` that have ``param`` (at least one)."""
+    owners = [p for p in candidates if param in names[p.label]]
+    if owners:
+        return owners
+    if len(candidates) == 1:
+        only = candidates[0]
+        message = f"policy {only.label!r} ({only.name}) has no parameter {param!r}."
+        known = names[only.label]
+    else:
+        message = f"no policy of this config has a parameter {param!r}."
+        known = sorted({n for p in candidates for n in names[p.label]})
+        known += [p.label for p in candidates] + [ALL_POLICIES]
+    raise ConfigError(
+        message + suggest(param, known),
+        source=source,
+        field=field_name,
+    )
+
+
 def resolve(
     config: str | Path | Mapping[str, Any] | ExperimentConfig,
     *,
@@ -202,6 +360,9 @@ def resolve(
         envs: The environments, already resolved, one per entry of the config's ``envs``
             (as an output directory stores them, see ``experiments.tidy``): used as given
             instead of being built, so no environment is constructed and no dataset read.
+            The config is then a stored one, and an ``env_overrides`` parameter that names
+            no policy is read as the version that wrote it applied it: on every policy
+            that has the parameter (:func:`scope_overrides`).
 
     Raises:
         ConfigError: Naming the file, the field and the problem.
@@ -225,9 +386,16 @@ def resolve(
 
         require_datasets(config_datasets(cfg))
 
+    stored = envs is not None
     envs, policies = _build_entries(cfg, source, base, envs)
     _check_grid(cfg, policies, source)
-    cells, applied, provenance = _build_cells(cfg, envs, policies, base, source)
+    _check_env_keys(cfg.env_overrides, {e.label for e in envs}, "env_overrides", source)
+    overrides = scope_overrides(
+        cfg.env_overrides, policies, source, unnamed="every" if stored else "error"
+    )
+    cells, applied, provenance = _build_cells(
+        cfg, envs, policies, overrides, base, source
+    )
     _check_metrics(cfg, envs, source)
     _check_layouts(cfg, envs, source, [p.label for p in policies])
     claims = _resolve_claims(cfg, envs, policies, source)
@@ -239,6 +407,7 @@ def resolve(
                 PolicySpec(name=p.name, label=p.label, **p.params) for p in policies
             ],
             "tuned": applied or None,
+            "env_overrides": overrides,
             # Applied values are keyed by this config's env labels: the lookup is done.
             "tuned_envs": {} if applied else cfg.tuned_envs,
             "tuned_source": provenance or cfg.tuned_source,
@@ -308,10 +477,15 @@ def _build_cells(
     cfg: ExperimentConfig,
     envs: list[EnvEntry],
     policies: list[PolicyEntry],
+    overrides: Overrides,
     base: Path | None,
     source: str,
-) -> tuple[list[Cell], dict[str, dict[str, dict[str, Any]]], list[dict[str, Any]]]:
-    """The cells with their effective parameters, the tuned values applied, provenance."""
+) -> tuple[list[Cell], Overrides, list[dict[str, Any]]]:
+    """The cells with their effective parameters, the tuned values applied, provenance.
+
+    ``overrides`` are the ``env_overrides`` per policy (:func:`scope_overrides`); they
+    apply after the tuned values.
+    """
     tuned_all, provenance, tuned_keys = load_tuned(cfg.tuned, base, source)
     if cfg.tuned_envs and provenance:
         provenance = [
@@ -319,7 +493,6 @@ def _build_cells(
         ]
     env_labels = {e.label for e in envs}
     _check_env_keys(cfg.tuned_envs, env_labels, "tuned_envs", source)
-    _check_env_keys(cfg.env_overrides, env_labels, "env_overrides", source)
     if cfg.tuned is not None:
         for label, looked_up in cfg.tuned_envs.items():
             if looked_up not in tuned_all:
@@ -339,28 +512,13 @@ def _build_cells(
         },
         source,
     )
-    for label, overrides in cfg.env_overrides.items():
-        for param in overrides:
-            if param == "seed" or not any(
-                param in POLICIES.get(p.name).param_names() for p in policies
-            ):
-                raise ConfigError(
-                    f"no policy of this config has a parameter {param!r}",
-                    source=source,
-                    field=f"env_overrides.{label}.{param}",
-                )
     applied: dict[str, dict[str, dict[str, Any]]] = {}
     cells: list[Cell] = []
     for e in envs:
         for p in policies:
             tuned_label = cfg.tuned_envs.get(e.label, e.label)
             override = dict(tuned_all.get(tuned_label, {}).get(p.label) or {})
-            known = POLICIES.get(p.name).param_names()
-            swept = {
-                k: v
-                for k, v in cfg.env_overrides.get(e.label, {}).items()
-                if k in known
-            }
+            swept = overrides.get(e.label, {}).get(p.label, {})
             params = p.params
             if override or swept:
                 try:

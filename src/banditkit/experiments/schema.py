@@ -17,7 +17,7 @@ metric plots and claims::
     tuned_envs:                # optional: look tuned values up under another env label
       logistic-h1-low: logistic-h1
     env_overrides:             # optional: policy parameters set on one environment
-      logistic-h1-low: {kappa: 50}
+      logistic-h1-low: {LinUCB: {lam: 5.0}}   # per policy label, or `all` (resolve.py)
     ci_level: 0.95             # level of the confidence intervals in summary.json and figures
     band: t-ci                 # figure bands: t-ci (interval of the mean), std or se
     checkpoints: [1000, 2000]  # rounds at which every declared metric is summarised too
@@ -227,8 +227,9 @@ class ExperimentConfig(BaseModel):
     )
     env_overrides: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
-        description="Env label -> {param: value} set on that environment for every "
-        "policy that has the parameter (after tuned values; parameter sweeps).",
+        description="Env label -> {policy label or `all`: {param: value}} set on that "
+        "environment (after tuned values; parameter sweeps); {param: value} alone where "
+        "one policy has each parameter. See experiments.resolve.scope_overrides.",
     )
     tuned_source: list[dict[str, Any]] = Field(
         default_factory=list, description="Provenance of the tuned values (filled in)."

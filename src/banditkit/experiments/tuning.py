@@ -41,7 +41,7 @@ from typing import Any
 import yaml
 
 from banditkit.experiments.progress import Progress
-from banditkit.experiments.resolve import plain, resolve
+from banditkit.experiments.resolve import ResolvedExperiment, plain, resolve
 from banditkit.experiments.runner import execute_experiment
 from banditkit.experiments.schema import (
     ConfigError,
@@ -140,6 +140,34 @@ def _grid_points(grid: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def _candidate_overrides(
+    base: ResolvedExperiment,
+    owners: Mapping[str, tuple[str, dict[str, Any]]],
+    source: str,
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """The config's ``env_overrides`` of each policy, given to its grid candidates.
+
+    An override of a parameter the policy's grid varies would make its candidates equal, so
+    it is an error.
+    """
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for env, per_policy in base.config.env_overrides.items():
+        for label, (owner, point) in owners.items():
+            params = per_policy.get(owner)
+            if not params:
+                continue
+            clash = sorted(set(params) & set(point))
+            if clash:
+                raise ConfigError(
+                    f"sets {', '.join(clash)}, which the grid of {owner!r} varies; "
+                    "drop it from the grid or from env_overrides",
+                    source=source,
+                    field=f"env_overrides.{env}.{owner}",
+                )
+            out.setdefault(env, {})[label] = dict(params)
+    return out
+
+
 def tune(
     config: str | Path | Mapping[str, Any] | ExperimentConfig,
     out: str | Path,
@@ -200,6 +228,7 @@ def tune(
             owners[label] = (policy.label, point)
     tuning_config = cfg.model_copy(
         update={
+            "env_overrides": _candidate_overrides(base, owners, source),
             "name": f"{cfg.name}-tuning",
             "seeds": seed_list,
             "envs": cfg.envs,

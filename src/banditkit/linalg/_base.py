@@ -17,7 +17,13 @@ import numpy as np
 
 from banditkit.core.validation import check_int, check_scalar
 
-from ._common import check_rows, check_square, check_state, check_vector, check_weight
+from ._common import (
+    check_full_arrays,
+    check_rows,
+    check_state,
+    check_vector,
+    check_weight,
+)
 from .rank1 import pair_norms_from_cross
 
 __all__ = ["FullGramBase", "GramBase"]
@@ -125,14 +131,24 @@ class GramBase(ABC):
         return {}
 
     @classmethod
-    def from_state_dict(cls: type[G], state: dict[str, Any]) -> G:
+    def from_state_dict(cls: type[G], state: dict[str, Any], d: int | None = None) -> G:
         """Build a Gram of this class from :meth:`state_dict` output.
 
+        Args:
+            state: The state.
+            d: The dimension the state must have (a policy's own); None: any, read from
+                the state (its arrays must have that size before anything is allocated).
+
         Raises:
-            ValueError: On missing keys, another kind, or malformed entries.
+            ValueError: On missing keys, another kind or d, or malformed entries.
         """
-        check_state(state, cls._state_kind(state), cls._STATE_KEYS, None)
-        gram = cls(state["d"], state["lam"], **cls._init_kwargs(state))  # type: ignore[call-arg]
+        check_state(state, cls._state_kind(state), cls._STATE_KEYS, d)
+        size = check_int("d", state["d"], low=1)
+        for name in cls._STATE_KEYS:
+            shape = np.shape(state[name])
+            if shape and any(n != size for n in shape):
+                raise ValueError(f"{name} has shape {shape}; the state has d={size}.")
+        gram = cls(size, state["lam"], **cls._init_kwargs(state))  # type: ignore[call-arg]
         gram.load_state_dict(state)
         return gram
 
@@ -141,9 +157,6 @@ class GramBase(ABC):
             f"{type(self).__name__}(d={self._d}, lam={self._lam!r}, "
             f"n_updates={self._n_updates})"
         )
-
-
-_FULL_ARRAYS = ("matrix", "inverse", "cholesky")
 
 
 class FullGramBase(GramBase):
@@ -239,12 +252,12 @@ class FullGramBase(GramBase):
         """Restore a state from :meth:`state_dict`; its d must equal this Gram's d.
 
         Raises:
-            ValueError: On missing keys, another kind or d, or malformed entries.
+            ValueError: On missing keys, another kind or d, or malformed entries: V and
+                V^-1 must be symmetric positive-definite and L lower-triangular with a
+                positive diagonal.
         """
         check_state(state, self._state_kind(state), self._STATE_KEYS, self._d)
-        arrays = {
-            name: check_square(name, state[name], self._d) for name in _FULL_ARRAYS
-        }
+        arrays = check_full_arrays(state, self._d)
         lam = check_scalar("lam", state["lam"], low=0.0, low_open=True)
         refactor_every = check_int("refactor_every", state["refactor_every"], low=1)
         n_updates = check_int("n_updates", state["n_updates"], low=0)

@@ -11,7 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from banditkit.core.validation import check_finite_array, check_int, check_scalar
+from banditkit.core.validation import (
+    check_finite_array,
+    check_int,
+    check_scalar,
+    check_spd,
+)
 
 
 def check_vector(name: str, value: Any, d: int) -> np.ndarray:
@@ -101,3 +106,22 @@ def check_state(state: Any, kind: str, keys: tuple[str, ...], d: int | None) -> 
         raise ValueError(f"state is missing keys {missing}.")
     if d is not None and state["d"] != d:
         raise ValueError(f"state has d={state['d']}; this {kind} has d={d}.")
+
+
+def check_cholesky(name: str, value: Any, d: int) -> np.ndarray:
+    """Return a float64 copy of a Cholesky factor: (d, d), lower-triangular, diagonal > 0."""
+    arr = check_square(name, value, d)
+    if np.any(np.triu(arr, 1)) or not np.all(np.diagonal(arr) > 0.0):
+        raise ValueError(
+            f"{name} must be lower-triangular with a positive diagonal (a Cholesky factor)."
+        )
+    return arr
+
+
+def check_full_arrays(state: dict[str, Any], d: int) -> dict[str, np.ndarray]:
+    """V, V^-1 (symmetric positive-definite) and L (a Cholesky factor) of a full state."""
+    return {
+        "matrix": check_spd("matrix", state["matrix"], d),
+        "inverse": check_spd("inverse", state["inverse"], d),
+        "cholesky": check_cholesky("cholesky", state["cholesky"], d),
+    }

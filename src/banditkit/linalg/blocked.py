@@ -43,7 +43,14 @@ import scipy.linalg
 import scipy.linalg.blas
 import scipy.linalg.lapack
 
-from ._common import check_vector, check_weight
+from banditkit.core.validation import (
+    check_int,
+    check_scalar,
+    check_spd,
+    check_state_array,
+)
+
+from ._common import check_state, check_vector, check_weight
 
 __all__ = ["BlockedLogdet"]
 
@@ -221,35 +228,64 @@ class BlockedLogdet:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict`."""
-        if state.get("kind") != "BlockedLogdet":
+        """Restore from :meth:`state_dict`.
+
+        Raises:
+            ValueError: If the state is not a BlockedLogdet state of this tracker's d,
+                lam, block and refactor_every, V or V^-1 is not symmetric
+                positive-definite, or the block holds more rows than ``block``.
+        """
+        check_state(state, "BlockedLogdet", _STATE_KEYS, self.d)
+        settings = {
+            "lam": self.lam,
+            "block": self.block,
+            "refactor_every": self.refactor_every,
+        }
+        other = {k: state[k] for k in settings if state[k] != settings[k]}
+        if other:
+            raise ValueError(f"state has {other}; this tracker has {settings}.")
+        rows = check_state_array("rows", state["rows"], (None, self.d))
+        if rows.shape[0] > self.block:
             raise ValueError(
-                f"state is not a BlockedLogdet state; got kind {state.get('kind')!r}."
+                f"rows must hold at most block={self.block} rows; got {rows.shape[0]}."
             )
-        self.__init__(  # type: ignore[misc]
-            int(state["d"]),
-            float(state["lam"]),
-            block=int(state["block"]),
-            refactor_every=None
-            if state["refactor_every"] is None
-            else int(state["refactor_every"]),
+        matrix = state["matrix"]
+        if (matrix is None) != (self.refactor_every is None):
+            raise ValueError("matrix must be kept exactly when refactor_every is set.")
+        if matrix is not None:
+            self._matrix = np.asfortranarray(check_spd("matrix", matrix, self.d))
+        self._inverse = np.asfortranarray(
+            check_spd("inverse", state["inverse"], self.d)
         )
-        rows = np.asarray(state["rows"], dtype=np.float64).reshape(-1, self.d)
+        self._rows[:] = 0.0
         self._k = rows.shape[0]
         self._rows[: self._k] = rows
-        if state["matrix"] is not None:
-            self._matrix = np.asfortranarray(
-                np.asarray(state["matrix"], dtype=np.float64)
-            )
-        self._inverse = np.asfortranarray(
-            np.asarray(state["inverse"], dtype=np.float64)
+        self.n_updates = check_int("n_updates", state["n_updates"], low=0)
+        self._since_refactor = check_int(
+            "since_refactor", state["since_refactor"], low=0
         )
-        self.n_updates = int(state["n_updates"])
-        self._since_refactor = int(state["since_refactor"])
-        self._base = float(state["base"])
-        self._known = float(state["known"])
-        self._known_k = int(state["known_k"])
-        self._slack = float(state["slack"])
+        self._base = check_scalar("base", state["base"])
+        self._known = check_scalar("known", state["known"])
+        self._known_k = check_int("known_k", state["known_k"], low=0, high=self._k)
+        self._slack = check_scalar("slack", state["slack"], low=0.0)
+
+
+_STATE_KEYS = (
+    "kind",
+    "d",
+    "lam",
+    "block",
+    "refactor_every",
+    "n_updates",
+    "since_refactor",
+    "base",
+    "known",
+    "known_k",
+    "slack",
+    "matrix",
+    "inverse",
+    "rows",
+)
 
 
 def _full(upper: np.ndarray) -> np.ndarray:

@@ -10,9 +10,6 @@ Functional core (parameters as explicit tensors stacked along a member axis M):
     PairwiseGLM
     L2Penalty                     L2 to a centre on a parameter group   (nn.penalties)
     fit, FitResult                full-batch GD / Adam on M members     (nn.fit)
-    depth2_forward_vjp            the closed-form depth-2 pass          (nn.kernels)
-    block_count, BlockLayout      block-encoded rows: the first layer   (nn.blocks)
-                                  on each row's block
 
 One network as a torch module, and the per-arm features of the policies:
 
@@ -23,18 +20,23 @@ One network as a torch module, and the per-arm features of the policies:
     forward_and_grads             f and g in one call               (nn.grads)
     forward_vjp                   f and v -> sum_k v_k g_k          (nn.grads)
     forward_and_sq_norms          f and sum_j g_kj^2 u_j, no (K, p)  (nn.grads)
-    ArmPass                       the same for a few arms, in NumPy (nn.arms)
+    ArmPass                       the per-round passes: f, g, q and the (nn.grads)
+                                  played arm's g, the kernel chosen by
+                                  the network and its device
     train, Trainer                ``fit`` on one MLP, in place      (nn.train)
 
 Flattening order of theta everywhere: vec(W_1), b_1, vec(W_2), b_2, ..., vec(W_L), b_L
 (biases only with bias=True), vec row-major (W.reshape(-1)); the order of
 ``model.parameters()`` and of the keys of ``Params``.
+
+The fast kernels are private (``nn._kernels``, ``nn._fused``, ``nn._blocks``,
+``nn._arms``) and chosen inside ``nn`` by the network, the data's shape, dtype and
+device: a caller never names one.
 """
 
-from banditkit.nn.arms import ArmPass
-from banditkit.nn.blocks import BlockLayout, block_count
 from banditkit.nn.fit import FitResult, fit
 from banditkit.nn.grads import (
+    ArmPass,
     forward_and_grads,
     forward_and_sq_norms,
     forward_vjp,
@@ -63,7 +65,6 @@ __all__ = [
     "MNL",
     "MSE",
     "ArmPass",
-    "BlockLayout",
     "BradleyTerry",
     "FitResult",
     "Gaussian",
@@ -77,7 +78,6 @@ __all__ = [
     "Sets",
     "StackedMLP",
     "Trainer",
-    "block_count",
     "fit",
     "flat_params",
     "forward_and_grads",

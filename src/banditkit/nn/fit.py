@@ -17,6 +17,13 @@ mix: every operation is per member or batched over the member axis (no Python lo
 members), so a stack of M equals M runs of one (tests: bitwise for M = 1, within 1e-12
 otherwise).
 
+Kernels, chosen here (never by the caller): one depth-2 network without biases trained
+by GD on unweighted rows with BCE or MSE and L2 penalties on every parameter runs the
+fused loop of ``nn._fused`` (the same arithmetic with every buffer made once), its
+unrecorded relu/BCE steps with the hidden layer as (m, N) when the one penalty has no
+centre; when those rows are block-encoded on the CPU and the saving is large enough,
+the block loop of ``nn._blocks`` (the first layer on each row's block).
+
 Symbols: lr = η, steps = J.
 """
 
@@ -28,8 +35,8 @@ from typing import NamedTuple
 import torch
 
 from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.nn.blocks import BlockLayout, fused_gd_blocks
-from banditkit.nn.fused import fusable, fused_gd
+from banditkit.nn._blocks import BlockLayout, choose_blocks, fused_gd_blocks
+from banditkit.nn._fused import fusable, fused_gd
 from banditkit.nn.losses import Loss
 from banditkit.nn.network import Params, StackedMLP
 from banditkit.nn.observations import Pairs, Rows, Sets
@@ -40,8 +47,6 @@ __all__ = ["FitResult", "fit", "objective_and_grads"]
 OPTIMIZERS = ("gd", "adam")
 REDUCTIONS = ("sum", "mean")
 RECORDS = ("all", "ends")
-#: Layouts of the hidden layer in the fused loop (``fit(layout=...)``).
-LAYOUTS = ("rows", "units")
 Observations = Rows | Pairs | Sets
 
 
@@ -132,8 +137,6 @@ def fit(
     inplace: bool = False,
     method: str = "auto",
     record: str = "all",
-    blocks: int | None = None,
-    layout: str = "rows",
 ) -> FitResult:
     """Train M members at once, warm-started from ``params`` (module docstring).
 
@@ -153,18 +156,7 @@ def fit(
         method: "auto", "closed-form" (depth 2) or "torch.func" (``net.forward_vjp``).
         record: "all" (J at every step) or "ends" (J at the first and the last step
             only, history (2, M), or (1, M) for one step): the parameters are the same;
-            the fused loop of ``nn.fused`` then skips the objective's value on the
-            other steps.
-        blocks: None (default: dense rows) or B: the columns of X are B equal blocks
-            and the non-zeros of every row lie in one of them (the block encoding;
-            ``nn.blocks.block_count`` finds B). Where the fused loop applies, it then
-            multiplies each row by its block of W_1 only (``nn.blocks``): the same
-            results up to floating-point order. Elsewhere it is ignored (dense).
-        layout: "rows" (default) or "units": where the fused loop applies with relu,
-            BCE, one L2 term without a centre and ``record="ends"``, its unrecorded
-            steps keep the hidden layer as (m, N) (``nn.fused.fused_gd``): about 1.3x
-            faster per step at N >= 500 rows in float64, the same iterates up to
-            floating-point order (not bitwise). Elsewhere it is ignored.
+            the fused loop then skips the objective's value on the other steps.
 
     Returns:
         FitResult(params, history (steps, M), or the recorded steps).
@@ -173,7 +165,11 @@ def fit(
         ValueError: On a loss/observation mismatch, wrong shapes, member rows of y,
             weights or penalty centres other than M (or 1 for centres), a penalty on
             unknown parameters, lr <= 0, steps < 1, or an unknown optimizer,
-            reduction or record, or rows that ``blocks`` does not fit.
+            reduction or record.
+
+    Notes:
+        The kernels are chosen here, by the network, the data and the device (module
+        docstring): results agree across them up to floating-point order.
 
     Example:
         >>> net = StackedMLP(2, width=4)
@@ -189,7 +185,6 @@ def fit(
     steps = check_int("steps", steps, low=1)
     reduction = check_choice("reduction", reduction, REDUCTIONS)
     record = check_choice("record", record, RECORDS)
-    layout = check_choice("layout", layout, LAYOUTS)
     M = net.check_params(params)
     if not isinstance(obs, loss.observations):
         raise ValueError(
@@ -206,13 +201,12 @@ def fit(
     scale = 1.0 / obs.n if reduction == "mean" else 1.0
     history = []
     workspace: dict[str, torch.Tensor] = {}
-    if blocks is not None:
-        blocks = check_int("blocks", blocks, low=1)
     if opt is None and fusable(net, params, obs, loss, penalties, method):
-        # one depth-2 network on rows: the fused loop, the same arithmetic (nn.fused)
+        # one depth-2 network on rows: the fused loop, the same arithmetic (nn._fused)
         assert isinstance(obs, Rows)
-        if blocks is not None and blocks > 1:
-            # block-encoded rows: the first layer on each row's block (nn.blocks)
+        blocks = choose_blocks(obs.X, net.width)
+        if blocks is not None:
+            # block-encoded rows: the first layer on each row's block (nn._blocks)
             history = fused_gd_blocks(
                 net,
                 params,
@@ -234,7 +228,6 @@ def fit(
             step=lr * scale,
             steps=steps,
             record=record,
-            layout=layout,
         )
         return FitResult(params, torch.stack(history) * scale)
     if opt is None:  # plain GD: theta -= lr * scale * grad, no optimiser state

@@ -23,6 +23,13 @@ of diagonal-Gram selection), closed form for depth 2 and ``torch.func`` otherwis
   q_k = sum_i c_ki^2 [(x_k^2)^T U_1]_i + sum_i c_ki^2 u_b1,i + s^2 sum_i h_ki^2 u_2,i
   + s^2 u_b2, with U_1 the W_1 block of u reshaped (width, d): O(K width d), no (K, p).
 
+``ArmPass`` is the one entry of the per-round passes (f, G, q and the played arm's g
+from the scoring pass): it chooses the kernel by the network and its device, NumPy
+(``nn._arms``) for a depth-2 network without biases on the CPU, where PyTorch's
+per-operation dispatch would cost more than the arithmetic, and the torch forms above
+otherwise. ``forward_and_grads`` and ``forward_and_sq_norms`` with method "auto" are
+its function forms.
+
 References:
     [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based
         exploration. ICML 2020.
@@ -39,11 +46,14 @@ import torch
 from torch.func import functional_call, grad, vmap
 
 from banditkit.core.validation import check_choice
-from banditkit.nn.kernels import depth2_slopes
+from banditkit.nn._arms import NumpyArms
+from banditkit.nn._arms import supports as numpy_supports
+from banditkit.nn._kernels import depth2_slopes
 from banditkit.nn.mlp import MLP
 from banditkit.nn.network import METHODS, stack_params
 
 __all__ = [
+    "ArmPass",
     "forward_and_grads",
     "forward_and_sq_norms",
     "forward_vjp",
@@ -142,6 +152,169 @@ def _resolve(model: MLP, method: str) -> str:
     return method
 
 
+def _params_key(model: MLP) -> tuple[int, ...]:
+    """Storage and version of every parameter: changes whenever theta does."""
+    return tuple(v for p in model.parameters() for v in (p.data_ptr(), p._version))
+
+
+def _torch_grads(
+    model: MLP, X: torch.Tensor, method: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """F and G by the torch closed form (depth 2) or torch.func (``method``)."""
+    if _resolve(model, method) == "closed-form":
+        return _closed_form(model, X)
+    with torch.no_grad():
+        f = model(X)
+    return f, _torch_func(model, X)
+
+
+def _torch_sq_norms(
+    model: MLP, X: torch.Tensor, u: torch.Tensor, method: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """F and q_k = sum_j g_kj^2 u_j by the torch closed form, or from G (other depths)."""
+    if _resolve(model, method) != "closed-form":
+        f, G = _torch_grads(model, X, method)
+        return f, (G * G) @ u
+    f, h, c = _depth2_pass(model, X)
+    s2 = model.out_scale**2
+    m, d = model.width, model.d
+    has_bias = model.bias
+    col = m * d
+    with torch.no_grad():
+        c2 = c * c
+        q = (c2 * ((X * X) @ u[:col].view(m, d).mT)).sum(1)
+        if has_bias:
+            q += c2 @ u[col : col + m]
+            col += m
+        q += s2 * ((h * h) @ u[col : col + m])
+        if has_bias:
+            q += s2 * u[col + m]
+    return f, q
+
+
+class ArmPass:
+    """The per-round passes of one network over K arms, the kernel chosen here.
+
+    f(x_k; theta), the gradients g(x_k; theta) (K, p) and the squared widths
+    q_k = sum_j g_kj^2 u_j of a diagonal Gram (module docstring) for the K arms of a
+    round, and the gradient of the arm then played, from the scoring pass itself. The
+    kernel follows the network: a depth-2 network without biases on the CPU runs in
+    NumPy (``nn._arms``: a dozen small products, about 5x less time than through
+    PyTorch's dispatch at K = 5); any other network (biases, depth > 2, another device)
+    runs the torch closed form (depth 2) or ``torch.func`` (deeper), on its device.
+    The two kernels agree to rounding.
+
+    Bound to one ``nn.MLP``; it reads the live parameters, so training in place needs
+    no notice. ``ArmPass.of(model)`` returns the one kept with the model.
+
+    Args:
+        model: The network.
+
+    Shapes:
+        X (K, d); f (K,), G (K, p), q (K,), g (p,); tensors of the model's dtype and
+        device (NumPy results are wrapped without a copy).
+
+    Example:
+        >>> model = MLP(3, width=4, generator=torch.Generator().manual_seed(0))
+        >>> arms = ArmPass(model)
+        >>> f, q = arms.sq_norms(np.eye(3), np.ones(model.n_params))
+        >>> f.tolist()  # the mirrored initialisation: f(x; theta_0) = 0
+        [0.0, 0.0, 0.0]
+        >>> bool(torch.allclose(arms.grad(1), per_sample_grads(model, np.eye(3))[1]))
+        True
+    """
+
+    def __init__(self, model: MLP) -> None:
+        if not isinstance(model, MLP):
+            raise TypeError(f"model must be an nn.MLP; got {type(model).__name__}.")
+        self.model = model
+        self._numpy = NumpyArms(model) if numpy_supports(model) else None
+        self._np_dtype = np.dtype(str(model.theta0.dtype).removeprefix("torch."))
+        # the torch kernel's last rows, with the parameters they were scored under
+        self._kept: tuple[torch.Tensor, tuple[int, ...]] | None = None
+
+    @classmethod
+    def of(cls, model: MLP) -> ArmPass:
+        """The ``ArmPass`` kept with ``model`` (made at the first call)."""
+        arms = model.__dict__.get("_arm_pass")
+        if arms is None or arms.model is not model:
+            arms = cls(model)
+            model.__dict__["_arm_pass"] = arms
+        return arms
+
+    def _rows(self, X: Any, validate: bool) -> Any:
+        """X as the kernel reads it: NumPy (K, d) for NumPy, else a model tensor."""
+        model = self.model
+        if validate:
+            X = as_model_tensor(model, X, "X", 2)
+        if self._numpy is None:
+            ref = model.theta0
+            if isinstance(X, np.ndarray) and not X.flags.writeable:
+                X = np.array(X)  # torch wraps writable arrays only
+            return torch.as_tensor(X, dtype=ref.dtype, device=ref.device)
+        if isinstance(X, torch.Tensor):
+            X = X.detach().numpy()
+        return np.asarray(X, dtype=self._np_dtype)
+
+    def _weights(self, u: Any) -> Any:
+        ref, p = self.model.theta0, self.model.n_params
+        w: Any
+        if self._numpy is None:
+            w = torch.as_tensor(u, dtype=ref.dtype, device=ref.device)
+        else:
+            if isinstance(u, torch.Tensor):
+                u = u.detach().numpy()
+            w = np.asarray(u, dtype=self._np_dtype)
+        if w.shape != (p,):
+            raise ValueError(f"weights must have shape ({p},); got {tuple(w.shape)}.")
+        return w
+
+    def forward(self, X: Any, *, validate: bool = True) -> torch.Tensor:
+        """f(x_k; theta) (K,) for rows X (K, d)."""
+        rows = self._rows(X, validate)
+        if self._numpy is not None:
+            return torch.from_numpy(self._numpy.forward(rows)[0])
+        with torch.no_grad():
+            return self.model(rows)
+
+    def grads(
+        self, X: Any, *, validate: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """F (K,) and G (K, p), row k = g(x_k; theta) in the order of ``flat_params``."""
+        rows = self._rows(X, validate)
+        if self._numpy is not None:
+            f, G = self._numpy.grads(rows)
+            return torch.from_numpy(f), torch.from_numpy(G)
+        self._kept = (rows, _params_key(self.model))
+        return _torch_grads(self.model, rows, "auto")
+
+    def sq_norms(
+        self, X: Any, weights: Any, *, validate: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """F (K,) and q_k = sum_j g_kj^2 u_j (K,) for weights u (p,), without (K, p)."""
+        rows = self._rows(X, validate)
+        u = self._weights(weights)
+        if self._numpy is not None:
+            f, q = self._numpy.sq_norms(rows, u)
+            return torch.from_numpy(f), torch.from_numpy(q)
+        self._kept = (rows, _params_key(self.model))
+        return _torch_sq_norms(self.model, rows, u, "auto")
+
+    def grad(self, k: int) -> torch.Tensor | None:
+        """g(x_k; theta) (p,) of row k of the last ``grads`` or ``sq_norms``.
+
+        None when there was none, or theta changed since (the caller then computes the
+        gradient afresh).
+        """
+        if self._numpy is not None:
+            g = self._numpy.grad(k)
+            return None if g is None else torch.from_numpy(g)
+        kept = self._kept
+        if kept is None or kept[1] != _params_key(self.model):
+            return None
+        return _torch_grads(self.model, kept[0][k : k + 1], "auto")[1][0]
+
+
 def forward_and_grads(
     model: MLP,
     X: torch.Tensor | np.ndarray,
@@ -151,16 +324,18 @@ def forward_and_grads(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Return f(x_k; theta) and g(x_k; theta) = grad_theta f(x_k; theta) for all K rows.
 
-    The closed form (depth 2) shares one pass between f and G; otherwise f is one batched
-    forward and G one ``vmap(grad)`` call. f equals ``model(X)`` bitwise in both cases.
+    "auto" runs ``ArmPass.of(model).grads``, whose kernel follows the network (NumPy for
+    a depth-2 network without biases on the CPU, the torch closed form for other
+    depth-2 networks, ``torch.func`` deeper); "closed-form" and "torch.func" force the
+    torch kernels (references for tests). f equals ``model(X)`` up to rounding, and is
+    exactly 0 at a mirrored theta_0.
 
     Args:
         model: The network.
         X: Arm features (K, d); converted to the model's dtype and device.
-        method: "auto" (closed form for depth 2, else torch.func), "closed-form" (depth 2
-            only) or "torch.func".
+        method: "auto", "closed-form" (depth 2 only) or "torch.func".
         validate: False skips the checks of X, for callers that pass an already
-            validated tensor of the model's dtype, device and shape (K, d).
+            validated array of the model's dtype and shape (K, d).
 
     Returns:
         f (K,) and G (K, p), both detached; column j of G is parameter j of
@@ -176,12 +351,10 @@ def forward_and_grads(
         >>> f.tolist(), G.shape
         ([0.0, 0.0], torch.Size([2, 16]))
     """
+    if method == "auto":
+        return ArmPass.of(model).grads(X, validate=validate)
     X = as_model_tensor(model, X, "X", 2) if validate else torch.as_tensor(X)
-    if _resolve(model, method) == "closed-form":
-        return _closed_form(model, X)
-    with torch.no_grad():
-        f = model(X)
-    return f, _torch_func(model, X)
+    return _torch_grads(model, X, method)
 
 
 def per_sample_grads(
@@ -212,10 +385,7 @@ def per_sample_grads(
         >>> torch.allclose(G, per_sample_grads(model, X, method="torch.func"))
         True
     """
-    X = as_model_tensor(model, X, "X", 2)
-    if _resolve(model, method) == "closed-form":
-        return _closed_form(model, X)[1]
-    return _torch_func(model, X)
+    return forward_and_grads(model, X, method=method)[1]
 
 
 VJP = Callable[[torch.Tensor], tuple[torch.Tensor, ...]]
@@ -232,7 +402,8 @@ def forward_vjp(
 
     The gradient of a loss sum_k l_k(f(x_k; theta)) is ``vjp(l'(f))``: one forward and
     one backward contraction, without building the (K, p) block or an autograd graph
-    (module docstring). This is the trainer's gradient routine.
+    (module docstring). It is the trainer's pass (``StackedMLP.forward_vjp``) on a
+    stack of one.
 
     Args:
         model: The network.
@@ -243,10 +414,9 @@ def forward_vjp(
         validate: False skips the checks of X (see ``forward_and_grads``).
 
     Returns:
-        f (K,), detached, equal to ``model(X)`` up to rounding (both methods use the
-        dense products of ``StackedMLP``, not the block-exact forward of ``MLP``), and
-        ``vjp``: v (K,) -> a tuple of tensors shaped like ``model.parameters()`` (same
-        order).
+        f (K,), detached, equal to ``model(X)`` up to rounding (the trainer's dense
+        products, not the block-exact forward of ``MLP``), and ``vjp``: v (K,) -> a
+        tuple of tensors shaped like ``model.parameters()`` (same order).
 
     Raises:
         ValueError: On a bad shape, NaN or inf in X, or an unknown method.
@@ -277,7 +447,9 @@ def forward_and_sq_norms(
 
     With u = 1 / diag(D) this is ||g(x_k; theta)||^2_{D^-1} for a diagonal Gram D, the
     width of every practical neural UCB/TS rule ([Zhou2020, Sec. 7], [Bae2025, Sec. 7]).
-    Depth 2 costs O(K width d) (module docstring); other depths build G once.
+    Depth 2 costs O(K width d) (module docstring); other depths build G once. "auto"
+    runs ``ArmPass.of(model).sq_norms`` (its kernel follows the network, see
+    ``forward_and_grads``).
 
     Args:
         model: The network.
@@ -287,7 +459,7 @@ def forward_and_sq_norms(
         validate: False skips the checks of X (see ``forward_and_grads``).
 
     Returns:
-        f (K,), bitwise equal to ``model(X)``, and q (K,), detached.
+        f (K,) and q (K,), detached.
 
     Raises:
         ValueError: On a bad shape, NaN or inf in X, a u of the wrong length, or an
@@ -301,6 +473,8 @@ def forward_and_sq_norms(
         >>> torch.allclose(q, per_sample_grads(model, X) ** 2 @ u)
         True
     """
+    if method == "auto":
+        return ArmPass.of(model).sq_norms(X, weights, validate=validate)
     X = as_model_tensor(model, X, "X", 2) if validate else torch.as_tensor(X)
     ref = model.theta0
     u = torch.as_tensor(weights, dtype=ref.dtype, device=ref.device)
@@ -308,21 +482,4 @@ def forward_and_sq_norms(
         raise ValueError(
             f"weights must have shape ({model.n_params},); got {tuple(u.shape)}."
         )
-    if _resolve(model, method) != "closed-form":
-        f, G = forward_and_grads(model, X, method=method, validate=False)
-        return f, (G * G) @ u
-    f, h, c = _depth2_pass(model, X)
-    s2 = model.out_scale**2
-    m, d = model.width, model.d
-    has_bias = model.bias
-    col = m * d
-    with torch.no_grad():
-        c2 = c * c
-        q = (c2 * ((X * X) @ u[:col].view(m, d).mT)).sum(1)
-        if has_bias:
-            q += c2 @ u[col : col + m]
-            col += m
-        q += s2 * ((h * h) @ u[col : col + m])
-        if has_bias:
-            q += s2 * u[col + m]
-    return f, q
+    return _torch_sq_norms(model, X, u, method)

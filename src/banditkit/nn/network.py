@@ -48,7 +48,7 @@ from typing import Any
 import torch
 
 from banditkit.core.validation import check_choice, check_int
-from banditkit.nn.kernels import (
+from banditkit.nn._kernels import (
     activation_slope,
     depth2_forward_vjp,
     stack_mm,

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import torch
 
 from banditkit.core.validation import check_scalar
-from banditkit.nn.kernels import no_grad_if_enabled
+from banditkit.nn._kernels import no_grad_if_enabled
 from banditkit.nn.network import Params
 
 __all__ = ["L2Penalty"]

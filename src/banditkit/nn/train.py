@@ -33,7 +33,7 @@ from typing import Any
 import torch
 
 from banditkit.core.validation import check_choice, check_int, check_scalar
-from banditkit.nn.fit import LAYOUTS, fit
+from banditkit.nn.fit import fit
 from banditkit.nn.grads import as_model_tensor
 from banditkit.nn.losses import BCE, MNL, MSE, Loss
 from banditkit.nn.mlp import MLP
@@ -140,8 +140,6 @@ def train(
     reduction: str = "sum",
     record: str = "all",
     method: str = "auto",
-    blocks: int | None = None,
-    layout: str = "rows",
 ) -> list[float]:
     """Minimise J(theta) (module docstring) in place, warm-started from the model.
 
@@ -167,12 +165,6 @@ def train(
             ``nn.fit``). The parameters are the same either way.
         method: Gradient method of ``StackedMLP.forward_vjp`` ("auto" by default;
             "backprop" is an explicit reverse pass, the same gradient up to rounding).
-        blocks: None (dense) or the number of column blocks of block-encoded rows X
-            (``nn.fit``: the first layer on each row's block; the same results up to
-            floating-point order).
-        layout: "rows" (default) or "units" (``nn.fit``: the fused loop's hidden layer
-            as (m, n) in its unrecorded steps; the same results up to floating-point
-            order).
 
     Returns:
         J at the parameters each step started from (length ``steps``, or the first and
@@ -218,8 +210,6 @@ def train(
         inplace=True,
         record=record,
         method=method,
-        blocks=blocks,
-        layout=layout,
     )
     return [float(v) for v in result.history[:, 0].tolist()]
 
@@ -237,7 +227,6 @@ class Trainer:
         steps: See ``train``.
         reduction: See ``train``.
         method: See ``train`` ("auto" by default).
-        layout: See ``train`` ("rows" by default).
 
     Example:
         >>> trainer = Trainer(lr=0.01, steps=100)  # [Bae2025, Sec. 7]
@@ -253,7 +242,6 @@ class Trainer:
     steps: int = 100
     reduction: str = "sum"
     method: str = "auto"
-    layout: str = "rows"
 
     def __post_init__(self) -> None:
         check_choice("loss", self.loss, LOSSES)
@@ -264,7 +252,6 @@ class Trainer:
         check_int("steps", self.steps, low=1)
         check_choice("reduction", self.reduction, REDUCTIONS)
         check_choice("method", self.method, METHODS)
-        check_choice("layout", self.layout, LAYOUTS)
 
     def fit(
         self,
@@ -275,7 +262,6 @@ class Trainer:
         weights: ArrayLike | None = None,
         mask: ArrayLike | None = None,
         record: str = "all",
-        blocks: int | None = None,
     ) -> list[float]:
         """Run ``train`` with these hyper-parameters; see ``train`` for the arguments.
 
@@ -297,6 +283,4 @@ class Trainer:
             reduction=self.reduction,
             record=record,
             method=self.method,
-            blocks=blocks,
-            layout=self.layout,
         )

@@ -249,7 +249,7 @@ def check_save_restore(case: PolicyCase, *, rounds: int = 7) -> None:
         path = Path(tmp) / "policy.bk"
         registry = _registry(case.policy_class)
         save_policy(half, path, registry)
-        restored = load_policy(path, registry)
+        restored = load_policy(path, registry=registry)
     expect(type(restored) is type(half), f"{case}: load_policy built {type(restored)}.")
     for attr in ("t", "n_updates", "horizon", "d"):
         expect(

@@ -61,7 +61,7 @@ def test_construction_is_validated():
     p = bk.make_policy(
         "sklearn", estimator=SGDClassifier(loss="log_loss", random_state=3)
     )
-    assert p.estimator == "sklearn.linear_model._stochastic_gradient.SGDClassifier"
+    assert p.estimator == "sklearn.linear_model.SGDClassifier"  # the public path
     assert p.estimator_params["loss"] == "log_loss" and p.reward_kind == "binary"
     knn = bk.make_policy(
         "sklearn",

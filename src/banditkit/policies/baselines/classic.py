@@ -31,7 +31,7 @@ import numpy as np
 
 from banditkit.core import POLICIES, Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
-from banditkit.core.validation import check_scalar
+from banditkit.core.validation import check_int, check_scalar, check_state_array
 from banditkit.policies.parts.selection import argmax_random_tie
 
 if TYPE_CHECKING:
@@ -125,9 +125,10 @@ class _PerArmPolicy(ContextualPolicy):
         }
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        self.n_arms = int(state["n_arms"])
-        self.counts = np.array(state["counts"], dtype=np.float64)
-        self.sums = np.array(state["sums"], dtype=np.float64)
+        self.n_arms = check_int("n_arms", state["n_arms"], low=1)
+        shape = (self.n_arms,)
+        self.counts = check_state_array("counts", state["counts"], shape, low=0.0)
+        self.sums = check_state_array("sums", state["sums"], shape)
 
 
 @POLICIES.register("ucb1")

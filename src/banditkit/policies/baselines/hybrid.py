@@ -43,7 +43,12 @@ import numpy as np
 from banditkit.core import POLICIES, Context
 from banditkit.core.environment import Environment
 from banditkit.core.types import Action
-from banditkit.core.validation import check_int, check_scalar
+from banditkit.core.validation import (
+    check_int,
+    check_scalar,
+    check_spd,
+    check_state_array,
+)
 from banditkit.policies.baselines.perarm import PerArmRidgePolicy
 from banditkit.policies.parts.selection import TIE_RTOL, argmax_random_tie
 
@@ -135,16 +140,11 @@ class HybridLinUCB(PerArmRidgePolicy):
         return state
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        assert self.d is not None
-        k, dx = self.n_shared, self._dx
-        self.A_inv = np.array(state["A_inv"], dtype=np.float64).reshape(-1, dx, dx)
-        self.B = np.array(state["B"], dtype=np.float64).reshape(-1, dx, k)
-        self.b = np.array(state["b"], dtype=np.float64).reshape(-1, dx)
-        self.counts = np.array(state["counts"], dtype=np.int64)
-        self.n_arms = int(self.counts.shape[0])
-        self.A0 = np.array(state["A0"], dtype=np.float64).reshape(k, k)
-        self.A0_inv = np.array(state["A0_inv"], dtype=np.float64).reshape(k, k)
-        self.b0 = np.array(state["b0"], dtype=np.float64).reshape(k)
+        super()._load_state(state)  # the per-arm stacks, checked (K, dx, ...)
+        k = self.n_shared
+        self.A0 = check_spd("A0", state["A0"], k)
+        self.A0_inv = check_spd("A0_inv", state["A0_inv"], k)
+        self.b0 = check_state_array("b0", state["b0"], (k,))
 
     def attach(self, env: Environment) -> None:
         """Nothing to ask of the environment (its rows carry both feature groups)."""

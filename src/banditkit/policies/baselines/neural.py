@@ -229,7 +229,6 @@ class NeuralUCB(NeuralScoredPolicy):
             backtrack=self.backtrack,
             dtype=self.dtype,
             grouped=self.grouped,
-            block_input=self.block_input,
         )
 
     def _ridge(self) -> float:

@@ -39,6 +39,8 @@ from banditkit.core import POLICIES, Context
 from banditkit.core.types import Action
 from banditkit.core.validation import (
     check_scalar,
+    check_spd,
+    check_state_array,
 )
 from banditkit.policies.baselines.catalogue import PerArmPolicy, ask_shared, check_batch
 from banditkit.policies.parts.selection import (
@@ -87,6 +89,8 @@ class PerArmRidgePolicy(PerArmPolicy):
 
     #: The (K, ...) arrays that hold one entry per arm, in the saved state.
     _stacks: ClassVar[tuple[str, ...]] = ("A_inv", "b", "theta", "counts")
+    #: The stacks of symmetric positive-definite matrices (checked when a state loads).
+    _spd_stacks: ClassVar[tuple[str, ...]] = ("A_inv",)
 
     # ------------------------------------------------------------------ state
     def _fresh_arm(self) -> dict[str, np.ndarray]:
@@ -109,10 +113,30 @@ class PerArmRidgePolicy(PerArmPolicy):
         return {name: getattr(self, name) for name in self._stacks}
 
     def _load_state(self, state: dict[str, Any]) -> None:
+        """Restore the stacks, each checked against a fresh arm's entry (K, ...).
+
+        Every stack must hold K entries of a fresh arm's shape and dtype (K from
+        ``counts``, which must be >= 0), and each matrix of :attr:`_spd_stacks` must be
+        symmetric positive-definite.
+        """
         fresh = self._fresh_arm()
-        for name in self._stacks:
-            setattr(self, name, np.array(state[name], dtype=fresh[name].dtype))
-        self.n_arms = int(self.counts.shape[0])
+        counts = check_state_array("counts", state["counts"], (None,), low=0)
+        stacks = {
+            name: check_state_array(
+                name,
+                state[name],
+                (counts.shape[0], *fresh[name].shape),
+                dtype=fresh[name].dtype,
+                low=0 if name == "counts" else None,
+            )
+            for name in self._stacks
+        }
+        for name in self._spd_stacks:
+            for a, matrix in enumerate(stacks[name]):
+                check_spd(f"{name}[{a}]", matrix, matrix.shape[0])
+        for name, value in stacks.items():
+            setattr(self, name, value)
+        self.n_arms = int(counts.shape[0])
 
     # ------------------------------------------------------------------ learning
     def _learn(self, arm: int, x: np.ndarray, reward: float) -> None:

@@ -27,7 +27,12 @@ import numpy as np
 
 from banditkit.core import POLICIES, Context
 from banditkit.core.types import Action
-from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.core.validation import (
+    check_choice,
+    check_int,
+    check_scalar,
+    check_state_array,
+)
 from banditkit.glm import LINKS, fit_glm, glm_hessian
 from banditkit.policies.baselines.perarm import PerArmRidgePolicy
 from banditkit.policies.parts.selection import TIE_RTOL, argmax_random_tie
@@ -57,6 +62,7 @@ class PerArmGLMPolicy(PerArmRidgePolicy):
     dirty: np.ndarray
 
     _stacks: ClassVar[tuple[str, ...]] = ("A_inv", "H_inv", "theta", "counts", "dirty")
+    _spd_stacks: ClassVar[tuple[str, ...]] = ("A_inv", "H_inv")
 
     def __init__(
         self,
@@ -157,10 +163,15 @@ class PerArmGLMPolicy(PerArmRidgePolicy):
     def _load_state(self, state: dict[str, Any]) -> None:
         super()._load_state(state)
         assert self.d is not None
-        self.rows = np.array(state["rows"], dtype=np.float64).reshape(-1, self.d)
-        self.targets = np.array(state["targets"], dtype=np.float64)
-        self.row_arms = np.array(state["row_arms"], dtype=np.int64)
-        self._n_rows = int(self.row_arms.shape[0])
+        rows = check_state_array("rows", state["rows"], (None, self.d))
+        n, K = rows.shape[0], self.counts.shape[0]
+        self.targets = check_state_array("targets", state["targets"], (n,))
+        row_arms = check_state_array(
+            "row_arms", state["row_arms"], (n,), dtype=np.int64
+        )
+        if n and (row_arms.min() < 0 or row_arms.max() >= K):
+            raise ValueError(f"row_arms must be arms in [0, {K}).")
+        self.rows, self.row_arms, self._n_rows = rows, row_arms, n
 
 
 @POLICIES.register("glm-ucb-per-arm")

@@ -16,8 +16,10 @@ learns each round as it comes; any other is refitted from scratch on its arm's r
 
 The estimator is named by its class path and parameters (``estimator="sklearn.linear_model.
 SGDClassifier"``, ``estimator_params={"loss": "log_loss"}``), or given as an instance whose
-parameters are JSON-able, so the policy saves without pickle: its state is the rounds it learned
-from and the bootstrap weights, and restoring replays the same fits. That reproduces the models
+parameters are JSON-able, so the policy saves without pickle. The class must be one of
+:data:`ALLOWED_ESTIMATORS` or offered by an installed package under the entry-point group
+:data:`ESTIMATOR_ENTRY_POINTS`: a policy file or config can name no other callable. The
+policy's state is the rounds it learned from and the bootstrap weights, and restoring replays the same fits. That reproduces the models
 exactly when the estimator's fits are deterministic (fix ``random_state`` in the parameters for
 those that draw random numbers); an estimator whose fit is not deterministic is restored to a
 refitted model, not the same one.
@@ -35,13 +37,19 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+from importlib.metadata import entry_points
 from typing import Any, ClassVar
 
 import numpy as np
 
 from banditkit.core import POLICIES, Context
 from banditkit.core.types import Action
-from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.core.validation import (
+    check_choice,
+    check_int,
+    check_scalar,
+    check_state_array,
+)
 from banditkit.policies.baselines.catalogue import PerArmPolicy
 from banditkit.policies.parts.selection import (
     TIE_RTOL,
@@ -49,13 +57,134 @@ from banditkit.policies.parts.selection import (
     epsilon_greedy,
 )
 
-__all__ = ["EXPLORERS", "SklearnArms"]
+__all__ = ["ALLOWED_ESTIMATORS", "ESTIMATOR_ENTRY_POINTS", "EXPLORERS", "SklearnArms"]
 
 EXPLORERS = ("bootstrap-ts", "bootstrap-ucb", "eps-greedy", "softmax")
 
 
+#: scikit-learn estimators a policy file or config may name, by their public class path.
+#: Each is a plain classifier (with ``predict_proba``) or regressor whose parameters are
+#: numbers, strings and flags; meta-estimators (which take other estimators), searches over
+#: parameters and anything taking a callable or a cache folder are left out. A class path
+#: is only ever looked up in this set (or :data:`ESTIMATOR_ENTRY_POINTS`): no other module
+#: is imported and no other callable is called, whatever a file or config says.
+ALLOWED_ESTIMATORS: frozenset[str] = frozenset(
+    {
+        f"sklearn.{path}"
+        for path in (
+            "discriminant_analysis.LinearDiscriminantAnalysis",
+            "discriminant_analysis.QuadraticDiscriminantAnalysis",
+            "dummy.DummyClassifier",
+            "dummy.DummyRegressor",
+            "ensemble.ExtraTreesClassifier",
+            "ensemble.ExtraTreesRegressor",
+            "ensemble.GradientBoostingClassifier",
+            "ensemble.GradientBoostingRegressor",
+            "ensemble.HistGradientBoostingClassifier",
+            "ensemble.HistGradientBoostingRegressor",
+            "ensemble.RandomForestClassifier",
+            "ensemble.RandomForestRegressor",
+            "gaussian_process.GaussianProcessClassifier",
+            "gaussian_process.GaussianProcessRegressor",
+            "kernel_ridge.KernelRidge",
+            "linear_model.ARDRegression",
+            "linear_model.BayesianRidge",
+            "linear_model.ElasticNet",
+            "linear_model.GammaRegressor",
+            "linear_model.HuberRegressor",
+            "linear_model.Lasso",
+            "linear_model.LinearRegression",
+            "linear_model.LogisticRegression",
+            "linear_model.PoissonRegressor",
+            "linear_model.QuantileRegressor",
+            "linear_model.Ridge",
+            "linear_model.SGDClassifier",
+            "linear_model.SGDRegressor",
+            "linear_model.TweedieRegressor",
+            "naive_bayes.BernoulliNB",
+            "naive_bayes.ComplementNB",
+            "naive_bayes.GaussianNB",
+            "naive_bayes.MultinomialNB",
+            "neighbors.KNeighborsClassifier",
+            "neighbors.KNeighborsRegressor",
+            "neural_network.MLPClassifier",
+            "neural_network.MLPRegressor",
+            "svm.LinearSVR",
+            "svm.NuSVR",
+            "svm.SVC",
+            "svm.SVR",
+            "tree.DecisionTreeClassifier",
+            "tree.DecisionTreeRegressor",
+            "tree.ExtraTreeClassifier",
+            "tree.ExtraTreeRegressor",
+        )
+    }
+)
+
+#: Entry-point group through which an installed package offers its own estimator classes:
+#: ``[project.entry-points."banditkit.estimators"]`` with ``"my_pkg.MyRegressor" =
+#: "my_pkg.models:MyRegressor"``; the entry point's name is then a valid ``estimator``.
+ESTIMATOR_ENTRY_POINTS = "banditkit.estimators"
+
+
+def _installed_estimators() -> dict[str, Any]:
+    """The entry points of :data:`ESTIMATOR_ENTRY_POINTS`, by name (not loaded)."""
+    return {ep.name: ep for ep in entry_points(group=ESTIMATOR_ENTRY_POINTS)}
+
+
+def _not_allowed(what: str) -> ValueError:
+    return ValueError(
+        f"estimator must be one of the scikit-learn estimators in "
+        "banditkit.policies.baselines.sklearn_arms.ALLOWED_ESTIMATORS (e.g. "
+        "'sklearn.linear_model.Ridge') or a class an installed package offers under the "
+        f"entry-point group {ESTIMATOR_ENTRY_POINTS!r}; got {what}."
+    )
+
+
+def _estimator_class(path: str) -> type:
+    """The class ``path`` names, looked up in the allow-list or the installed entry points.
+
+    A private module path of an allowed class (``sklearn.linear_model._ridge.Ridge``, as
+    files of earlier versions hold) names the same class; only the public module of the
+    allow-list is imported.
+    """
+    public = path
+    module, _, name = path.rpartition(".")
+    if path not in ALLOWED_ESTIMATORS and "._" in module:
+        public = f"{module.split('._', 1)[0]}.{name}"
+    if public in ALLOWED_ESTIMATORS:
+        module, _, name = public.rpartition(".")
+        cls: type = getattr(importlib.import_module(module), name)
+        return cls
+    installed = _installed_estimators().get(path)
+    if installed is None:
+        raise _not_allowed(repr(path))
+    try:
+        cls = installed.load()
+    except Exception as exc:
+        raise ValueError(
+            f"estimator {path!r} (entry point {installed.value}) cannot be imported: {exc}."
+        ) from exc
+    if not isinstance(cls, type):
+        raise ValueError(
+            f"estimator {path!r}: its entry point {installed.value} is not a class."
+        )
+    return cls
+
+
+def _path_of(cls: type) -> str:
+    """The allow-list or entry-point name of an estimator class (refused if it has none)."""
+    public = f"{cls.__module__.split('._', 1)[0]}.{cls.__qualname__}"
+    if public in ALLOWED_ESTIMATORS and _estimator_class(public) is cls:
+        return public
+    for name, ep in _installed_estimators().items():
+        if ep.value == f"{cls.__module__}:{cls.__qualname__}":
+            return name
+    raise _not_allowed(f"an instance of {cls.__module__}.{cls.__qualname__}")
+
+
 def _resolve_estimator(estimator: Any, params: Any) -> tuple[str, dict[str, Any]]:
-    """(class path, parameters) of ``estimator``, a path or a scikit-learn instance."""
+    """(allowed class path, parameters) of ``estimator``, a path or an estimator instance."""
     if not isinstance(estimator, str):
         if not hasattr(estimator, "get_params"):
             raise ValueError(
@@ -64,29 +193,30 @@ def _resolve_estimator(estimator: Any, params: Any) -> tuple[str, dict[str, Any]
             )
         if params:
             raise ValueError("estimator_params go with a class path, not an instance.")
-        cls = type(estimator)
         params = estimator.get_params(deep=False)
-        estimator = f"{cls.__module__}.{cls.__qualname__}"
-    if not estimator.startswith("sklearn."):
+        _check_json("estimator's parameters", params)
+        return _path_of(type(estimator)), params
+    if params is not None and not isinstance(params, dict):
         raise ValueError(
-            f"estimator must be a scikit-learn class path (sklearn....); got {estimator!r}."
+            f"estimator_params must be a dict of parameters; got {type(params).__name__}."
         )
     params = {} if params is None else dict(params)
-    try:
-        json.dumps(params)
-    except TypeError as exc:
-        raise ValueError(
-            f"estimator_params must be JSON-able to save the policy without pickle: {exc}."
-        ) from exc
+    _check_json("estimator_params", params)
+    _estimator_class(estimator)
     return estimator, params
 
 
-def _build(path: str, params: dict[str, Any]) -> Any:
-    module, _, name = path.rpartition(".")
+def _check_json(what: str, params: dict[str, Any]) -> None:
     try:
-        cls = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"estimator {path!r} cannot be imported: {exc}.") from exc
+        json.dumps(params, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{what} must be JSON-able to save the policy without pickle: {exc}."
+        ) from exc
+
+
+def _build(path: str, params: dict[str, Any]) -> Any:
+    cls = _estimator_class(path)
     try:
         return cls(**params)
     except TypeError as exc:
@@ -98,8 +228,9 @@ class SklearnArms(PerArmPolicy):
     """One scikit-learn estimator (times ``n_bootstrap``) per arm; see the module docstring.
 
     Args:
-        estimator: A scikit-learn class path ("sklearn.linear_model.Ridge") or an instance
-            with JSON-able parameters. A classifier takes rewards in [0, 1] (labels 0 / 1, a
+        estimator: A class path of :data:`ALLOWED_ESTIMATORS` ("sklearn.linear_model.Ridge")
+            or of an installed :data:`ESTIMATOR_ENTRY_POINTS` entry point, or an instance of
+            such a class with JSON-able parameters. A classifier takes rewards in [0, 1] (labels 0 / 1, a
             reward in between counts as 1 when >= 0.5) and is scored by P(reward = 1).
         estimator_params: Parameters of the class path.
         explorer: One of :data:`EXPLORERS`.
@@ -261,15 +392,31 @@ class SklearnArms(PerArmPolicy):
         }
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        n_fit = np.array(state["n_fit"], dtype=np.int64)
-        self._allocate(int(n_fit.shape[0]))
+        """Restore the log, checked against the shapes and ranges the policy keeps.
+
+        Rows (n, d), targets (n,), arms (n,) in [0, K), weights (n, n_bootstrap) >= 0
+        and the fitted rows of each arm (K,), at most its rows.
+        """
         assert self.d is not None
-        self._set_log(
-            np.array(state["rows"], dtype=np.float64).reshape(-1, self.d),
-            np.array(state["targets"], dtype=np.float64),
-            np.array(state["row_arms"], dtype=np.int64),
-            np.array(state["weights"], dtype=np.float64).reshape(-1, self.n_bootstrap),
+        rows = check_state_array("rows", state["rows"], (None, self.d))
+        n = rows.shape[0]
+        targets = check_state_array("targets", state["targets"], (n,))
+        row_arms = check_state_array(
+            "row_arms", state["row_arms"], (n,), dtype=np.int64
         )
+        weights = check_state_array(
+            "weights", state["weights"], (n, self.n_bootstrap), low=0.0
+        )
+        n_fit = check_state_array(
+            "n_fit", state["n_fit"], (None,), dtype=np.int64, low=0
+        )
+        K = n_fit.shape[0]
+        if n and (row_arms.min() < 0 or row_arms.max() >= K):
+            raise ValueError(f"row_arms must be arms in [0, {K}).")
+        if np.any(n_fit > np.bincount(row_arms, minlength=K)):
+            raise ValueError("n_fit must not exceed each arm's rows.")
+        self._allocate(K)
+        self._set_log(rows, targets, row_arms, weights)
         self.n_fit = n_fit
         if self._partial:  # replay the per-round partial fits in order
             for i in range(self.row_arms.shape[0]):

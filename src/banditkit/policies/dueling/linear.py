@@ -148,7 +148,7 @@ class CoLSTIM(DuelingPolicy):
     def _load_state(self, state: dict[str, Any]) -> None:
         self._setup(Context(arms=np.zeros((1, self.d or 1))))
         self.history.load_state_dict(state["history"])
-        self.design = Gram.from_state_dict(state["design"])
+        self.design = Gram.from_state_dict(state["design"], d=self.design.d)
         self.model.load_state_dict(state["model"])
         self.model.lam = float(state["model_lam"])
 
@@ -245,6 +245,8 @@ class VACDB(DuelingPolicy):
     def _load_state(self, state: dict[str, Any]) -> None:
         self._setup(Context(arms=np.zeros((1, self.d or 1))))
         for ell in range(self.n_layers):
-            self.grams[ell] = Gram.from_state_dict(state[f"gram{ell}"])
+            self.grams[ell] = Gram.from_state_dict(
+                state[f"gram{ell}"], d=self.grams[ell].d
+            )
             self.histories[ell].load_state_dict(state[f"history{ell}"])
             self.models[ell].load_state_dict(state[f"model{ell}"])

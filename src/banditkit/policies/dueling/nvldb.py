@@ -353,7 +353,7 @@ class NeuralLinearDuelingPolicy(DuelingPolicy):
         self.history.load_state_dict(state["history"])
         self.schedule.load_state_dict(state["schedule"])
         self.model.load_state_dict(state["model"])
-        self.design = Gram.from_state_dict(state["design"])
+        self.design = Gram.from_state_dict(state["design"], d=self.design.d)
         self._sigma_true = [float(s) for s in np.asarray(state["sigma_true"])]
 
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from banditkit.core.validation import check_int, check_state_array
 from banditkit.glm import fit_glm_stacked, get_link
 from banditkit.linalg import Gram
 from banditkit.policies.ensemble.history import PerturbedHistory
@@ -116,9 +117,9 @@ class RidgeEnsemble:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict`."""
-        self.gram = Gram.from_state_dict(state["gram"])
-        self.B = np.asarray(state["B"], dtype=float).reshape(self.B.shape).copy()
-        self._seen = int(state["seen"])
+        self.gram = Gram.from_state_dict(state["gram"], d=self.gram.d)
+        self.B = check_state_array("B", state["B"], self.B.shape)
+        self._seen = check_int("seen", state["seen"], low=0)
         self._theta = None
 
 
@@ -228,11 +229,10 @@ class GLMEnsemble:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict`."""
-        self.theta = np.asarray(state["theta"], dtype=float).reshape(self.theta.shape)
+        shape = self.theta.shape
+        self.theta = check_state_array("theta", state["theta"], shape)
         if state.get("prior") is not None:
-            self.prior = np.asarray(state["prior"], dtype=float).reshape(
-                self.theta.shape
-            )
+            self.prior = check_state_array("prior", state["prior"], shape)
 
 
 class NeuralEnsemble:
@@ -356,10 +356,8 @@ class NeuralEnsemble:
         from banditkit import nn
 
         for k in self.params:
-            self.params[k] = torch.tensor(
-                np.asarray(state[f"params.{k}"]), dtype=torch.float64
-            )
-            self.params0[k] = torch.tensor(
-                np.asarray(state[f"params0.{k}"]), dtype=torch.float64
-            )
+            for prefix, params in (("params", self.params), ("params0", self.params0)):
+                name = f"{prefix}.{k}"
+                value = check_state_array(name, state[name], tuple(params[k].shape))
+                params[k] = torch.tensor(value, dtype=torch.float64)
         self.penalty = nn.L2Penalty(self.penalty.lam, self.params0)

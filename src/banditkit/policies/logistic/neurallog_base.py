@@ -369,8 +369,6 @@ class NeuralLogPolicy(NeuralLogRadius, NeuralScoredPolicy):
             generator=generator,
             dtype=self.dtype,
             init=self.init,
-            # the per-round passes in NumPy (nn.ArmPass; docs/performance.md)
-            arm_pass="numpy",
         )
 
     def _trainer(self, n: int) -> Trainer:
@@ -397,10 +395,6 @@ class NeuralLogPolicy(NeuralLogRadius, NeuralScoredPolicy):
             lr=lr,
             steps=self.steps,
             reduction=LOSS_REDUCTIONS[self.loss_reduction],
-            # practical mode: the fused steps with the hidden layer as units x rows
-            # (nn.fit layout="units"; the same iterates up to rounding, about 1.3x
-            # faster per step; docs/performance.md)
-            layout="rows" if self._theory else "units",
         )
 
     def _make_design(self, p: int) -> GramLike:

@@ -45,7 +45,12 @@ import numpy as np
 from banditkit.core import POLICIES
 from banditkit.core.policy import AssortmentPolicy
 from banditkit.core.types import Action, Context, Feedback
-from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.core.validation import (
+    check_choice,
+    check_int,
+    check_scalar,
+    check_state_array,
+)
 from banditkit.glm.mnl import MNLSetBuffer, refit_mnl
 from banditkit.linalg import Gram
 from banditkit.policies.mnl.common import (
@@ -172,12 +177,13 @@ class _LinearMLE(AssortmentPolicy):
 
     def _load_state(self, state: dict[str, Any]) -> None:
         self._setup(None)  # type: ignore[arg-type]
-        self.theta = np.asarray(state["theta"], dtype=float).copy()
+        d = self.theta.shape[0]
+        self.theta = check_state_array("theta", state["theta"], (d,))
         self.gram.load_state_dict(state["gram"])
         self.sets.load_state_dict(state["sets"])
-        self.hessian = np.asarray(state["hessian"], dtype=float).copy()
-        self.fit_value = float(state["fit_value"])
-        self.fit_grad = np.asarray(state["fit_grad"], dtype=float).copy()
+        self.hessian = check_state_array("hessian", state["hessian"], (d, d))
+        self.fit_value = check_scalar("fit_value", state["fit_value"])
+        self.fit_grad = check_state_array("fit_grad", state["fit_grad"], (d,))
 
 
 @POLICIES.register("ucb-mnl")
@@ -364,8 +370,9 @@ class OFUMNLPlus(AssortmentPolicy):
         return {"theta": self.theta, "H": self.H, "capacity": self.capacity}
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        self.theta = np.asarray(state["theta"], dtype=float).copy()
-        self.H = np.asarray(state["H"], dtype=float).copy()
-        self.capacity = int(state["capacity"])
+        assert self.d is not None
+        self.theta = check_state_array("theta", state["theta"], (self.d,))
+        self.H = check_state_array("H", state["H"], (self.d, self.d))
+        self.capacity = check_int("capacity", state["capacity"], low=1)
 
     contract_params: ClassVar[dict[str, Any]] = {}

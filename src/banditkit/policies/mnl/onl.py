@@ -44,7 +44,12 @@ import numpy as np
 from banditkit.core import POLICIES
 from banditkit.core.policy import AssortmentPolicy
 from banditkit.core.types import Action, Context, Feedback
-from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.core.validation import (
+    check_choice,
+    check_int,
+    check_scalar,
+    check_state_array,
+)
 from banditkit.glm.mnl import MNLSetBuffer, fit_mnl, refit_mnl
 from banditkit.linalg import Gram
 from banditkit.policies.mnl.common import (
@@ -252,9 +257,11 @@ class ONLMNL(AssortmentPolicy):
             self.t0 = t0
         self.rng.bit_generator.state, self._n_updates = rng_state, n_updates
         self.net.load_state_dict(state["net"])
-        self.w0 = np.asarray(state["w0"], dtype=float).copy()
+        self.w0 = check_state_array("w0", state["w0"], self.w0.shape)
         self.pilot_nll = float(state["pilot_nll"])
         self.pilot.load_state_dict(state["pilot"])
         self.linear.load_state_dict(state["linear"])
         self.gram.load_state_dict(state["gram"])
-        self.hessian = np.asarray(state["hessian"], dtype=float).copy()
+        self.hessian = check_state_array(
+            "hessian", state["hessian"], self.hessian.shape
+        )

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from banditkit.core.validation import check_int
+from banditkit.core.validation import check_int, check_state_array
 
 __all__ = ["History", "PairHistory", "SetHistory"]
 
@@ -75,16 +75,42 @@ class _Buffers:
         """Copies of the first n entries."""
         return {name: self.view(name).copy() for name in self._arrays}
 
-    def load(self, arrays: dict[str, np.ndarray]) -> None:
-        """Replace the contents by ``arrays`` (same names, same length)."""
-        n = len(next(iter(arrays.values())))
+    def validate(self, arrays: dict[str, Any]) -> dict[str, np.ndarray]:
+        """Checked copies of saved ``arrays``: these names, one length n, each (n, ...).
+
+        Entries must be real and finite with this buffer's trailing shape (integer
+        arrays: integers); weights ``w`` must be >= 0.
+
+        Raises:
+            ValueError: Otherwise; the message names the array.
+        """
+        if set(arrays) != set(self._arrays):
+            raise ValueError(
+                f"a history holds the arrays {sorted(self._arrays)}; got {sorted(arrays)}."
+            )
+        checked = {
+            name: check_state_array(
+                name,
+                arrays[name],
+                (None, *self._shapes[name][0]),
+                dtype=self._shapes[name][1],
+                low=0.0 if name == "w" else None,
+            )
+            for name in self._arrays
+        }
+        lengths = {name: arr.shape[0] for name, arr in checked.items()}
+        if len(set(lengths.values())) > 1:
+            raise ValueError(f"history arrays must have one length; got {lengths}.")
+        return checked
+
+    def load(self, arrays: dict[str, Any]) -> None:
+        """Replace the contents by ``arrays`` (checked by :meth:`validate` first)."""
+        checked = self.validate(arrays)
+        n = len(next(iter(checked.values())))
         self.n = 0
         self.reserve(max(n, 1))
-        for name, arr in arrays.items():
-            target = self._arrays[name]
-            target[:n] = np.asarray(arr, dtype=target.dtype).reshape(
-                n, *target.shape[1:]
-            )
+        for name, arr in checked.items():
+            self._arrays[name][:n] = arr
         self.n = n
 
 
@@ -109,11 +135,9 @@ class _Entries:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict` (a state without weights gets w = 1)."""
-        n = len(np.asarray(state[self._buf.names[0]]))
-        arrays = {
-            name: np.asarray(state[name]) if name in state else np.ones(n)
-            for name in self._buf.names
-        }
+        arrays = dict(state)
+        if "w" not in arrays and self._buf.names[0] in arrays:
+            arrays["w"] = np.ones(len(np.asarray(arrays[self._buf.names[0]])))
         self._buf.load(arrays)
 
 
@@ -295,6 +319,17 @@ class SetHistory:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict`."""
-        self._sets.load({name: np.asarray(state[name]) for name in self._sets.names})
-        items = np.asarray(state["items"], dtype=float).reshape(-1, self.d)
+        sets = {name: state.get(name) for name in self._sets.names}
+        checked = self._sets.validate(sets)
+        items = self._items.validate({"items": state.get("items")})["items"]
+        end, choice = checked["end"], checked["choice"]
+        sizes = np.diff(end, prepend=0)
+        if (end.size and end[-1] != items.shape[0]) or np.any(sizes < 1):
+            raise ValueError(
+                "history 'end' must increase by >= 1 per set and end at the "
+                f"{items.shape[0]} items."
+            )
+        if np.any((choice < -1) | (choice >= sizes)):
+            raise ValueError("history 'choice' must be -1 or a slot of its set.")
+        self._sets.load(sets)
         self._items.load({"items": items})

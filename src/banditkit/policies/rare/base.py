@@ -36,7 +36,7 @@ import numpy as np
 
 from banditkit.core import Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
-from banditkit.core.validation import check_scalar
+from banditkit.core.validation import check_scalar, check_spd, check_state_array
 from banditkit.linalg import g_optimal_design
 from banditkit.policies.parts.schedules import Grid
 from banditkit.policies.rare.elimination import (
@@ -337,9 +337,15 @@ class GridPolicy(ContextualPolicy):
         assert self.horizon is not None
         self._setup(Context(arms=np.zeros((1, self.d or 1))))
         self.buffer.load_state_dict(state["buffer"])
-        self.H = WithinGram.from_state_dict(state["H"])
-        self.thetas = [np.array(v) for v in np.asarray(state["thetas"])]
-        self.inverses = [np.array(v) for v in np.asarray(state["inverses"])]
+        d = self.H.d
+        self.H = WithinGram.from_state_dict(state["H"], d=d)
+        thetas = check_state_array("thetas", state["thetas"], (None, d))
+        inverses = check_state_array(
+            "inverses", state["inverses"], (thetas.shape[0], d, d)
+        )
+        for k, inverse in enumerate(inverses):
+            check_spd(f"inverses[{k}]", inverse, d)
+        self.thetas, self.inverses = list(thetas), list(inverses)
 
 
 def check_rate(c: float) -> float:

@@ -38,7 +38,7 @@ import numpy as np
 
 from banditkit.core import POLICIES, Context, ContextualPolicy
 from banditkit.core.types import Action, Feedback
-from banditkit.core.validation import check_scalar
+from banditkit.core.validation import check_scalar, check_spd, check_state_array
 from banditkit.linalg import Gram
 from banditkit.policies.parts.schedules import DeterminantDoubling
 from banditkit.policies.rare.base import (
@@ -156,12 +156,13 @@ class RSOFUL(ContextualPolicy):
 
     def _load_state(self, state: dict[str, Any]) -> None:
         self._build()
-        self.V = Gram.from_state_dict(state["V"])
-        self.b = np.array(state["b"], dtype=float)
+        d = self.V.d
+        self.V = Gram.from_state_dict(state["V"], d=d)
+        self.b = check_state_array("b", state["b"], (d,))
         self.schedule.load_state_dict(state["schedule"])
-        self.theta = np.array(state["theta"], dtype=float)
-        self.V_tau_inv = np.array(state["V_tau_inv"], dtype=float)
-        self.beta = float(state["beta"])
+        self.theta = check_state_array("theta", state["theta"], (d,))
+        self.V_tau_inv = check_spd("V_tau_inv", state["V_tau_inv"], d)
+        self.beta = check_scalar("beta", state["beta"], low=0.0)
 
 
 class _BatchedRidge(GridPolicy):

@@ -150,10 +150,10 @@ class WithinGram:
         return gram.state_dict()
 
     @classmethod
-    def from_state_dict(cls, state: dict[str, Any]) -> WithinGram:
-        """Continue from ``Gram``'s state (as :meth:`state_dict` writes it)."""
+    def from_state_dict(cls, state: dict[str, Any], d: int | None = None) -> WithinGram:
+        """Continue from ``Gram``'s state (as :meth:`state_dict` writes it; of d if given)."""
         H = cls.__new__(cls)
-        H._start(Gram.from_state_dict(state))
+        H._start(Gram.from_state_dict(state, d=d))
         return H
 
     def __repr__(self) -> str:

@@ -29,7 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.core.validation import (
+    check_choice,
+    check_int,
+    check_scalar,
+    check_state_array,
+)
 from banditkit.glm import (
     Link,
     LogisticLink,
@@ -202,20 +207,26 @@ class RidgeModel:
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict` (an in-place model also reads a ``Gram`` state)."""
+        """Restore from :meth:`state_dict` (an in-place model also reads a ``Gram`` state).
+
+        Raises:
+            ValueError: If the Gram is of another d or invalid, or b, theta or seen do not
+                fit it; the message names the entry.
+        """
+        d = self.gram.d
+        gram_cls = InPlaceGram if self.in_place else Gram
+        gram = gram_cls(d, self.gram.lam)
+        gram.load_state_dict(state["gram"])
+        b = check_state_array("b", state["b"], (d,))
+        seen = check_int("seen", state.get("seen", 0), low=0)
+        theta = None
         if self.in_place:
-            self.gram = InPlaceGram.from_state_dict(state["gram"])
-        else:
-            self.gram = Gram.from_state_dict(state["gram"])
-        self.b = np.asarray(state["b"], dtype=float).copy()
-        self._seen = int(state.get("seen", 0))
-        self._theta = None
-        if self.in_place:
-            self._theta = (
-                np.asarray(state["theta"], dtype=float).copy()
+            theta = (
+                check_state_array("theta", state["theta"], (d,))
                 if "theta" in state
-                else self.gram.solve(self.b)
+                else gram.solve(b)
             )
+        self.gram, self.b, self._seen, self._theta = gram, b, seen, theta
 
 
 class GLMModel:
@@ -396,8 +407,14 @@ class GLMModel:
         return {"theta": self.theta.copy(), "n_fit": np.asarray(n_fit, dtype=np.int64)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict` (states without ``n_fit``: H on every row)."""
-        self.theta = np.asarray(state["theta"], dtype=float).copy()
-        self._chol = None
-        n_fit = int(np.asarray(state.get("n_fit", -1)))
-        self._n_fit = None if n_fit < 0 else n_fit
+        """Restore from :meth:`state_dict` (states without ``n_fit``: H on every row).
+
+        Raises:
+            ValueError: If theta has another shape than this model's, or n_fit < -1.
+        """
+        theta = check_state_array("theta", state["theta"], self.theta.shape)
+        n_fit = check_state_array("n_fit", state.get("n_fit", -1), (), dtype=np.int64)
+        if n_fit < -1:
+            raise ValueError(f"n_fit must be >= -1 (-1: every row); got {int(n_fit)}.")
+        self.theta, self._chol = theta, None
+        self._n_fit = None if n_fit < 0 else int(n_fit)

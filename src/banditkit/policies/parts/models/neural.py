@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from banditkit.core.validation import check_bool
+from banditkit.core.validation import check_bool, check_state_array
 from banditkit.glm.links import LogisticLink, get_link
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
 from banditkit.policies.parts.models.neural_linear import observations_of
@@ -40,19 +40,10 @@ else:
     torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
     nn = lazy_import("banditkit.nn")
 
-__all__ = ["ARM_PASSES", "DTYPES", "NeuralModel", "TangentModel"]
+__all__ = ["DTYPES", "NeuralModel", "TangentModel"]
 
 #: Compute dtypes of ``NeuralModel`` (the Grams are float64 whatever the choice).
 DTYPES = ("float64", "float32")
-#: How ``NeuralModel.evaluate_sq_norms`` runs the network on the arms: "torch"
-#: (``nn.forward_and_sq_norms``) or "numpy" (``nn.ArmPass``, depth 2 without biases).
-ARM_PASSES = ("torch", "numpy")
-#: Least work saved for which ``block_input`` trains on the blocks: N m (D - D / B)
-#: multiply-adds per product of the first layer (N rows, width m, D inputs in B blocks).
-#: Below, the per-block products' fixed cost (a few microseconds each per GD step)
-#: outweighs the flops saved. Measured crossovers (CPU, float64): about 100-200 rows at
-#: width 100 (K = 2 and 7), 300-500 rows at width 20, K = 7, 250-300 at width 20, K = 2.
-BLOCK_MIN_WORK = 400_000
 
 
 def _float64(t: torch.Tensor) -> np.ndarray:
@@ -63,8 +54,10 @@ def _float64(t: torch.Tensor) -> np.ndarray:
 class NeuralModel:
     """An MLP f(x; theta) with its trainer, refitted on a history on demand.
 
-    ``evaluate`` runs ``nn.forward_and_grads`` once for all K arms and returns numpy
-    views of the float64 tensors (no copy). ``fit`` runs the library trainer
+    ``evaluate``, ``evaluate_sq_norms``, ``predict`` and ``latent`` run the network's
+    per-round passes (``nn.ArmPass``, which chooses the kernel) once for all K arms and
+    return float64 numpy arrays (views when the network is float64); the played arm's
+    features come from the scoring pass (``scored_features``). ``fit`` runs the library trainer
     ``nn.Trainer`` on every observation of the history, warm-started from the current
     theta ([Bae2025, Sec. 7]): rows (x, y) for "bce" / "mse", offered sets (padded,
     with their mask) and choices for "mnl"; weights for "weighted-bce".
@@ -96,18 +89,6 @@ class NeuralModel:
             training and its forward/gradient passes. What ``evaluate`` and the other
             methods return is float64 either way, so the Grams built on g (and their
             log-determinants) stay float64.
-        block_input: Look for the block encoding in the rows of a row ``History`` at
-            every refit (``nn.blocks.block_count``: exact, one pass over the rows) and,
-            when they are block-encoded in B blocks and the products saved are large
-            enough (N m (D - D / B) >= ``BLOCK_MIN_WORK``; depth 2), train the first
-            layer on each row's block only (``nn.fit(..., blocks=B)``):
-            the same fit up to floating-point order, the first layer's products K times
-            smaller. False (the default) trains densely.
-        arm_pass: How ``evaluate_sq_norms`` runs the network on the arms: "torch"
-            (default, ``nn.forward_and_sq_norms``) or "numpy" (``nn.ArmPass``, for depth
-            2 without biases, else as "torch"): the same arithmetic in NumPy, equal to
-            rounding, about 5x less time at K = 5; its pass also gives the played arm's
-            features (``scored_features``) without a second forward.
 
     Notes:
         Assumption: float64 by default. The per-round cost is dominated by the
@@ -135,8 +116,6 @@ class NeuralModel:
         grouped: bool = False,
         pair_link: Any = "logistic",
         init: str = "mirrored",
-        block_input: bool = False,
-        arm_pass: str = "torch",
     ) -> None:
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {list(DTYPES)}; got {dtype!r}.")
@@ -155,41 +134,30 @@ class NeuralModel:
         self.trainer = trainer
         self.pair_link = get_link(pair_link)
         self.grouped = check_bool("grouped", grouped)
-        #: Train block-encoded rows on their blocks of W_1 (``nn.blocks``).
-        self.block_input = check_bool("block_input", block_input)
         if isinstance(backtrack, bool) or int(backtrack) != backtrack or backtrack < 0:
             raise ValueError(f"backtrack must be an int >= 0; got {backtrack!r}.")
         #: Retries of a diverging fit, each from the parameters before it at lr / 10.
         self.backtrack = int(backtrack)
-        if arm_pass not in ARM_PASSES:
-            raise ValueError(
-                f"arm_pass must be one of {list(ARM_PASSES)}; got {arm_pass!r}."
-            )
-        #: How ``evaluate_sq_norms`` runs the network on the arms ("torch" or "numpy").
-        self.arm_pass = arm_pass
-        self._arms = (
-            nn.ArmPass(self.mlp)
-            if arm_pass == "numpy" and nn.ArmPass.supports(self.mlp)
-            else None
-        )
+        #: The per-round passes of the network (f, g, widths; ``nn.ArmPass``).
+        self._arms = nn.ArmPass(self.mlp)
 
     @property
     def n_params(self) -> int:
         """Number p of network parameters (the dimension of g)."""
         return self.mlp.n_params
 
+    def _rows(self, X: np.ndarray) -> np.ndarray:
+        """The arms X (K, d) as an array of the network's dtype (a copy only to cast)."""
+        return np.asarray(X, dtype=self._np_dtype)
+
     def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return f(x_k; theta) (K,) and g(x_k; theta) (K, p) for the rows of X."""
-        Xt = torch.from_numpy(np.array(X, dtype=self._np_dtype))
-        f, G = nn.forward_and_grads(self.mlp, Xt)
+        f, G = self._arms.grads(self._rows(X), validate=False)
         return _float64(f), _float64(G)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """f(x_k; theta) (K,) for the rows of X (no gradients)."""
-        with torch.no_grad():
-            return _float64(
-                self.mlp(torch.from_numpy(np.array(X, dtype=self._np_dtype)))
-            )
+        return _float64(self._arms.forward(self._rows(X), validate=False))
 
     def evaluate_sq_norms(
         self, X: np.ndarray, inv_diag: np.ndarray
@@ -197,20 +165,10 @@ class NeuralModel:
         """Return f(x_k; theta) and sum_j g_kj^2 inv_diag_j for the rows of X.
 
         The squared widths of a diagonal Gram without the (K, p) gradient block
-        (``nn.forward_and_sq_norms``, or ``nn.ArmPass`` with ``arm_pass="numpy"``);
-        X comes validated from the policy's context.
+        (``nn.ArmPass.sq_norms``); X comes validated from the policy's context.
         """
-        if self._arms is not None:
-            dtype = self._np_dtype
-            fa, qa = self._arms.sq_norms(
-                np.asarray(X, dtype=dtype), np.asarray(inv_diag, dtype=dtype)
-            )
-            return fa.astype(np.float64, copy=False), qa.astype(np.float64, copy=False)
-        f, q = nn.forward_and_sq_norms(
-            self.mlp,
-            torch.from_numpy(np.array(X, dtype=self._np_dtype)),
-            torch.from_numpy(np.asarray(inv_diag, dtype=self._np_dtype)),
-            validate=False,
+        f, q = self._arms.sq_norms(
+            self._rows(X), np.asarray(inv_diag, dtype=self._np_dtype), validate=False
         )
         return _float64(f), _float64(q)
 
@@ -221,19 +179,15 @@ class NeuralModel:
     def scored_features(self, k: int) -> np.ndarray | None:
         """g(x_k; theta) (p,) of row k of the last ``evaluate_sq_norms``, from its pass.
 
-        None unless ``arm_pass="numpy"`` ran that pass and theta has not changed since
-        (``nn.ArmPass.grad``); the caller then computes the features afresh.
+        None when theta changed since (``nn.ArmPass.grad``); the caller then computes
+        the features afresh.
         """
-        if self._arms is None:
-            return None
         g = self._arms.grad(k)
-        return None if g is None else g.astype(np.float64, copy=False)
+        return None if g is None else _float64(g)
 
     def latent(self, x: np.ndarray) -> float:
         """f(x; theta) for one arm x (d,)."""
-        with torch.no_grad():
-            row = np.array(x[None, :], dtype=self._np_dtype)
-            return float(self.mlp(torch.from_numpy(row))[0])
+        return float(self.predict(np.asarray(x)[None, :])[0])
 
     def fit(self, history: History | PairHistory | SetHistory) -> None:
         """Run the trainer on all observations of ``history`` (warm start).
@@ -317,27 +271,14 @@ class NeuralModel:
         ):
             objective = self._fit_grouped_rows(history)
         else:
-            blocks = self._blocks(history.X) if self.block_input else None
             objective = self.trainer.fit(
                 self.mlp,
                 torch.from_numpy(history.X),
                 torch.from_numpy(history.y),
                 weights=weights,
                 record="ends",
-                blocks=blocks,
             )
         return objective
-
-    def _blocks(self, X: np.ndarray) -> int | None:
-        """B for ``nn.fit(..., blocks=B)`` when the block loop pays (``block_input``)."""
-        N, D = X.shape
-        m = self.mlp.width
-        if self.mlp.depth != 2 or N * m * (D - 1) < BLOCK_MIN_WORK:
-            return None  # no partition could save enough
-        B = nn.block_count(X)
-        if B is None or N * m * (D - D // B) < BLOCK_MIN_WORK:
-            return None
-        return B
 
     def _fit_grouped_rows(self, history: History) -> list[float]:
         """MSE on the distinct rows, weights c_u, targets ybar_u (``grouped``)."""
@@ -418,9 +359,17 @@ class NeuralModel:
         }  # in the model's dtype
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict`."""
-        nn.set_flat_params(self.mlp, torch.as_tensor(np.asarray(state["theta"])))
-        self.mlp.theta0.copy_(torch.as_tensor(np.asarray(state["theta0"])))
+        """Restore from :meth:`state_dict`.
+
+        Raises:
+            ValueError: If theta or theta0 is not a finite real (p,) vector of this
+                network's p parameters.
+        """
+        p, dtype = (self.n_params,), self.mlp.theta0.numpy().dtype
+        theta = check_state_array("theta", state["theta"], p, dtype=dtype)
+        theta0 = check_state_array("theta0", state["theta0"], p, dtype=dtype)
+        nn.set_flat_params(self.mlp, torch.as_tensor(theta))
+        self.mlp.theta0.copy_(torch.as_tensor(theta0))
 
 
 class TangentModel(NeuralModel):
@@ -461,17 +410,16 @@ class TangentModel(NeuralModel):
         self.mlp0 = copy.deepcopy(self.mlp)  # frozen at theta_0
         for param in self.mlp0.parameters():
             param.requires_grad_(False)
+        self._arms0 = nn.ArmPass(self.mlp0)
         self._shift = np.zeros(self.n_params)  # theta - theta_0
 
     def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return the latent (K,) and g(x_k; theta_0) (K, p)."""
-        Xt = torch.from_numpy(np.array(X, dtype=np.float64))
-        _, G0 = nn.forward_and_grads(self.mlp0, Xt)
-        feats = G0.numpy()
+        rows = self._rows(X)
+        feats = _float64(self._arms0.grads(rows, validate=False)[1])
         if self.linearised:
             return feats @ self._shift, feats
-        with torch.no_grad():
-            return self.mlp(Xt).numpy(), feats
+        return _float64(self._arms.forward(rows, validate=False)), feats
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """The latent of ``evaluate`` (K,)."""

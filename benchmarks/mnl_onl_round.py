@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import banditkit as bk
-from banditkit.benchmarks._common import host, single_threaded, write_outputs
+from benchmarks._common import host, single_threaded, write_outputs
 
 BAR_MS = 5.0
 ENV = {

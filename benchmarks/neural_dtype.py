@@ -24,9 +24,9 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from banditkit.benchmarks import reference_neural_ts_mushroom as ts
-from banditkit.benchmarks import reference_neural_ucb_shuttle as ucb
-from banditkit.benchmarks._common import (
+from benchmarks import reference_neural_ts_mushroom as ts
+from benchmarks import reference_neural_ucb_shuttle as ucb
+from benchmarks._common import (
     Workload,
     host,
     run_policy,

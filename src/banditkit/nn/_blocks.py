@@ -25,9 +25,9 @@ Nothing is declared: the structure is read off the rows, exactly.
                          each block and the compact (N, D / B) rows
     fused_gd_blocks      the fused GD loop of ``nn.fused`` on a ``BlockLayout``
 
-``nn.fit(..., blocks=B)`` runs ``fused_gd_blocks`` where the fused loop applies (and the
-dense loop otherwise); ``NeuralModel(block_input=True)`` detects B on its history at every
-refit and passes it.
+``nn.fit`` runs ``fused_gd_blocks`` where the fused loop applies, the rows are on the CPU
+and ``choose_blocks`` finds a partition that saves enough work; every fit looks afresh
+(one exact pass over the rows, only when the saving could be large enough).
 """
 
 from __future__ import annotations
@@ -39,19 +39,32 @@ import numpy as np
 import torch
 
 from banditkit.core.validation import check_int
-from banditkit.nn.fused import add_penalties, loss_derivative
-from banditkit.nn.kernels import activation_slope
+from banditkit.nn._fused import add_penalties, loss_derivative
+from banditkit.nn._kernels import activation_slope
 from banditkit.nn.losses import BCE, Loss
 from banditkit.nn.network import Params, StackedMLP
 from banditkit.nn.observations import Rows
 from banditkit.nn.penalties import L2Penalty
 
-__all__ = ["MAX_BLOCKS", "BlockLayout", "block_count", "fused_gd_blocks"]
+__all__ = [
+    "BLOCK_MIN_WORK",
+    "MAX_BLOCKS",
+    "BlockLayout",
+    "block_count",
+    "choose_blocks",
+    "fused_gd_blocks",
+]
 
 #: The most blocks ``block_count`` considers: each non-empty block costs the fused loop
 #: two small products per step (a few microseconds of dispatch each), so very fine
 #: partitions (one column per block) would cost more than the flops they save.
 MAX_BLOCKS = 64
+#: Least work saved for which ``choose_blocks`` trains on the blocks: N m (D - D / B)
+#: multiply-adds per product of the first layer (N rows, width m, D inputs in B blocks).
+#: Below, the per-block products' fixed cost (a few microseconds each per GD step)
+#: outweighs the flops saved. Measured crossovers (CPU, float64): about 100-200 rows at
+#: width 100 (K = 2 and 7), 300-500 rows at width 20, K = 7, 250-300 at width 20, K = 2.
+BLOCK_MIN_WORK = 400_000
 
 
 def _row_spans(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -102,6 +115,22 @@ def block_count(
         if np.array_equal(lo // w, last // w):
             return B
     return None
+
+
+def choose_blocks(X: torch.Tensor, width: int) -> int | None:
+    """B for the block loop on rows X (N, D) of a width-m network, or None (dense).
+
+    None unless the rows are on the CPU and block-encoded in B >= 2 blocks
+    (``block_count``) with N m (D - D / B) >= ``BLOCK_MIN_WORK``; the exact pass over
+    the rows is skipped when even B = D could not save that much.
+    """
+    N, D = X.shape
+    if X.device.type != "cpu" or N * width * (D - 1) < BLOCK_MIN_WORK:
+        return None  # no partition could save enough
+    B = block_count(X)
+    if B is None or N * width * (D - D // B) < BLOCK_MIN_WORK:
+        return None
+    return B
 
 
 @dataclass(frozen=True)

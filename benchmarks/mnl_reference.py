@@ -34,15 +34,15 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from banditkit.benchmarks._common import (
+from banditkit.experiments.execute import single_threaded
+from benchmarks._common import (
     Reference,
     Workload,
     compare_to_reference,
     host,
     write_outputs,
 )
-from banditkit.benchmarks._mnl_reference_loops import run_banditkit, run_reference
-from banditkit.experiments.execute import single_threaded
+from benchmarks._mnl_reference_loops import run_banditkit, run_reference
 
 TASK = {
     "utility": "linear",

@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from banditkit.benchmarks._common import (
+from benchmarks._common import (
     LOGISTIC_TASK,
     Reference,
     Workload,

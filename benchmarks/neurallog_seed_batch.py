@@ -29,16 +29,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from banditkit.benchmarks._common import host, single_threaded, write_outputs
-from banditkit.benchmarks.neurallog_ucb2_h1 import (  # the same workload
+from banditkit.core import make_env, make_policy, simulate
+from banditkit.core.batched import simulate_seeds
+from benchmarks._common import host, single_threaded, write_outputs
+from benchmarks.neurallog_ucb2_h1 import (  # the same workload
     ENV,
     ENV_PARAMS,
     HORIZON,
     POLICY,
     POLICY_PARAMS,
 )
-from banditkit.core import make_env, make_policy, simulate
-from banditkit.core.batched import simulate_seeds
 
 BAR = 3.0
 SEEDS = list(range(10))

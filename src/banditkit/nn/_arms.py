@@ -1,8 +1,10 @@
-"""The per-round passes of a depth-2 network over a few arms, in NumPy (``ArmPass``).
+"""The per-round passes of a small depth-2 network over a few arms, in NumPy.
 
-A bandit round scores K arms (K = 5 on the synthetic tasks of [Bae2025, Sec. 7]) and then
-needs the gradient of the arm it played. With z = W_1 x, h = a(z), s = sqrt(m) or 1 and
-c = s W_2[0] * a'(z) (the closed form of ``nn.grads``, depth 2, no biases), per arm k:
+A private kernel of ``nn.ArmPass`` (``banditkit.nn.grads``), which chooses it for a
+depth-2 ``nn.MLP`` without biases on the CPU (``supports``). A bandit round scores K arms
+(K = 5 on the synthetic tasks of [Bae2025, Sec. 7]) and then needs the gradient of the arm
+it played. With z = W_1 x, h = a(z), s = sqrt(m) or 1 and c = s W_2[0] * a'(z) (the
+closed form of ``nn.grads``, depth 2, no biases), per arm k:
 
     f_k    = s h_k . W_2[0]
     q_k    = sum_j g_kj^2 u_j = sum_i c_ki^2 [(x_k^2)^T U_1]_i + s^2 sum_i h_ki^2 u_2,i
@@ -11,14 +13,13 @@ c = s W_2[0] * a'(z) (the closed form of ``nn.grads``, depth 2, no biases), per 
 with u = (U_1 (m, d) row-major, u_2 (m,)) the weights of a diagonal Gram (u = 1 / diag A
 gives q_k = ||g_k||^2_{A^-1}). On (K, m) blocks these are about a dozen products of a
 few hundred numbers each: through PyTorch every operation costs 1-3 us of dispatch, and
-the pass (``nn.forward_and_sq_norms``, then ``nn.forward_and_grads`` for the played
-arm) takes about 130 us per round at K = 5, d = m = 20; NumPy does the same arithmetic
-in about 15 us, and the played arm's gradient comes from the hidden layer kept from the
-scoring pass instead of a second forward.
+the torch pass takes about 130 us per round at K = 5, d = m = 20; NumPy does the same
+arithmetic in about 15 us, and the played arm's gradient comes from the hidden layer
+kept from the scoring pass instead of a second forward.
 
-Same formulas as ``nn.grads`` (whose torch closed form serves stacks, other devices and
-the (K, p) block) up to the order of floating-point operations: NumPy's BLAS rounds
-differently from PyTorch's, so f, q and g agree with ``nn.grads`` to rounding
+Same formulas as the torch closed form of ``nn.grads`` (which serves biases, other
+depths and other devices) up to the order of floating-point operations: NumPy's BLAS
+rounds differently from PyTorch's, so f, q and g agree with it to rounding
 (tests/nn/test_arms.py: 1e-12 relative), not bit for bit. The exact f(x; theta_0) = 0 of
 the mirrored initialisation is kept: as in ``MLP.forward``, the two halves of the hidden
 layer come from two products of identical shapes and the output sums their two terms,
@@ -36,62 +37,43 @@ import numpy as np
 
 from banditkit.nn.mlp import MLP
 
-__all__ = ["ArmPass"]
+__all__ = ["NumpyArms", "supports"]
 
 
-class ArmPass:
+def supports(model: Any) -> bool:
+    """Whether ``NumpyArms`` computes this network's passes: depth 2, no biases, CPU."""
+    return (
+        isinstance(model, MLP)
+        and model.depth == 2
+        and not model.bias
+        and model.init in ("mirrored", "standard")
+        and model.theta0.device.type == "cpu"
+    )
+
+
+class NumpyArms:
     """f, the diagonal-Gram squared widths and the gradients of a depth-2 MLP on K arms.
 
-    Bound to one ``nn.MLP`` (depth 2, no biases, relu or sigmoid, on the CPU; "mirrored"
-    or "standard" init); it reads the live parameters through NumPy views, so training
-    in place needs no notice. ``sq_norms`` keeps its rows and hidden layer until the
-    parameters change, and ``grad`` returns the gradient of one of those rows from them
-    (module docstring).
+    Bound to one ``nn.MLP`` (``supports(model)``); it reads the live parameters through
+    NumPy views, so training in place needs no notice. ``sq_norms`` and ``grads`` keep
+    their rows and hidden layer until the parameters change, and ``grad`` returns the
+    gradient of one of those rows from them (module docstring). Rows X are NumPy arrays
+    (K, d) of the model's dtype (not checked: the caller's validated arms).
 
     Args:
-        model: The network (``supports(model)`` must hold).
-
-    Raises:
-        ValueError: If the network is not supported.
-
-    Example:
-        >>> import torch
-        >>> model = MLP(3, width=4, generator=torch.Generator().manual_seed(0))
-        >>> arms = ArmPass(model)
-        >>> X = np.eye(3)
-        >>> f, q = arms.sq_norms(X, np.ones(model.n_params))
-        >>> f.tolist()  # the mirrored initialisation: f(x; theta_0) = 0
-        [0.0, 0.0, 0.0]
-        >>> from banditkit.nn import per_sample_grads
-        >>> bool(np.allclose(arms.grad(1), per_sample_grads(model, X)[1].numpy()))
-        True
+        model: The network.
     """
 
     def __init__(self, model: MLP) -> None:
-        if not self.supports(model):
-            raise ValueError(
-                "model must be a depth-2 nn.MLP without biases on the CPU, with init "
-                f"'mirrored' or 'standard'; got {model!r}."
-            )
+        assert supports(model)
         self.model = model
         self._w1, self._w2 = model.layer(0)[0], model.layer(1)[0]
         self._relu = model.activation == "relu"
         self._half = model.width // 2 if model.init == "mirrored" else 0
         self._s = model.out_scale
         self._views: tuple[Any, ...] = ()
-        # (rows, hidden layer, parameter key) of the last ``sq_norms``
+        # (rows, hidden layer, parameter key) of the last ``sq_norms`` or ``grads``
         self._kept: tuple[np.ndarray, np.ndarray, tuple[int, ...]] | None = None
-
-    @staticmethod
-    def supports(model: Any) -> bool:
-        """Whether ``ArmPass`` computes this network's passes (class docstring)."""
-        return (
-            isinstance(model, MLP)
-            and model.depth == 2
-            and not model.bias
-            and model.init in ("mirrored", "standard")
-            and model.theta0.device.type == "cpu"
-        )
 
     def _params(self) -> tuple[Any, ...]:
         """NumPy views of W_1 and W_2[0] and the products of theta the pass reads.
@@ -157,21 +139,36 @@ class ArmPass:
         self._kept = (X, h, views[0])
         return f, q
 
+    def grads(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return f (K,) and G (K, p), row k = g(x_k; theta); the pass is kept for ``grad``."""
+        f, h = self.forward(X)
+        m, d = self.model.width, self.model.d
+        K = X.shape[0]
+        G = np.empty((K, m * d + m), dtype=h.dtype)
+        c = self._slopes(h)
+        np.multiply(c[:, :, None], X[:, None, :], out=G[:, : m * d].reshape(K, m, d))
+        np.multiply(h, self._s, out=G[:, m * d :])
+        self._kept = (X, h, self._views[0])
+        return f, G
+
     def grad(self, k: int) -> np.ndarray | None:
-        """g(x_k; theta) (p,) of row k of the last ``sq_norms``; None if theta changed since."""
+        """g(x_k; theta) (p,) of row k of the last pass; None if theta changed since."""
         kept = self._kept
         if kept is None or kept[2] != self._params()[0]:
             return None
         X, h, _ = kept
-        sw = self._views[3]
         m, d = self.model.width, self.model.d
-        row = h[k]
-        c = np.sign(row) if self._relu else row * (1.0 - row)
-        c *= sw
+        c = self._slopes(h[k])
         g = np.empty(m * d + m, dtype=h.dtype)
         np.multiply(c[:, None], X[k], out=g[: m * d].reshape(m, d))
-        np.multiply(row, self._s, out=g[m * d :])
+        np.multiply(h[k], self._s, out=g[m * d :])
         return g
+
+    def _slopes(self, h: np.ndarray) -> np.ndarray:
+        """C = a'(z) * s W_2[0] from h = a(z) (rows of h)."""
+        c = np.sign(h) if self._relu else h * (1.0 - h)
+        c *= self._views[3]
+        return c
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:

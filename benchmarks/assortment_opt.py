@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.assortment import optimal_assortment, revenue_ordered_assortment
-from banditkit.benchmarks._common import host, single_threaded, write_outputs
+from benchmarks._common import host, single_threaded, write_outputs
 
 N_ITEMS, CAPACITY, RSS_ITEMS, RSS_CAPACITY = 1000, 50, 200, 10
 BAR_MS = 10.0

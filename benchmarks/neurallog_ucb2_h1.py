@@ -29,8 +29,8 @@ from typing import Any
 
 import torch
 
-from banditkit.benchmarks._common import host, run_once, single_threaded, write_outputs
 from banditkit.policies.parts.models import NeuralModel
+from benchmarks._common import host, run_once, single_threaded, write_outputs
 
 BAR_SECONDS = 2.0
 POLICY = "neurallog-ucb2"

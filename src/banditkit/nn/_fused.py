@@ -35,7 +35,7 @@ from typing import Any
 
 import torch
 
-from banditkit.nn.kernels import depth2_slopes
+from banditkit.nn._kernels import depth2_slopes
 from banditkit.nn.losses import BCE, Gaussian, Loss
 from banditkit.nn.network import Params, StackedMLP
 from banditkit.nn.observations import Pairs, Rows, Sets
@@ -92,7 +92,7 @@ def fused_gd(
     step: float,
     steps: int,
     record: str,
-    layout: str = "rows",
+    layout: str = "auto",
 ) -> list[torch.Tensor]:
     """Run ``steps`` GD steps theta -= step * grad J in place; return the recorded J.
 
@@ -110,11 +110,12 @@ def fused_gd(
         step: lr (times 1 / n for reduction "mean").
         steps: Number of steps.
         record: "all" (J at every step) or "ends" (the first and the last step).
-        layout: "rows" (default): the hidden layer as (N, m), every step the operations
-            of the generic loop (bitwise). "units": the unrecorded relu/BCE steps with one
-            L2 term keep it as (m, N) (``_plain_relu_bce_steps_units``): the products
-            round differently (the iterates agree up to rounding, not bitwise) and the
-            step is about 1.3x faster at N >= 500 in float64.
+        layout: "auto" (the fits of ``nn.fit``): "units" where it applies, else "rows".
+            "rows": the hidden layer as (N, m), every step the operations of the generic
+            loop (bitwise). "units": the unrecorded relu/BCE steps with one L2 term
+            without a centre keep it as (m, N) (``_plain_relu_bce_steps_units``): the
+            products round differently (the iterates agree up to rounding, not
+            bitwise) and the step is about 1.3x faster at N >= 500 in float64.
 
     Returns:
         J (1,) (reduction "sum", unscaled) of the recorded steps, in order.
@@ -150,10 +151,10 @@ def fused_gd(
     relu = net.activation == "relu"
     bce = type(loss) is BCE
     history: list[torch.Tensor] = []
-    # layout="units": the steps that record nothing, with relu, BCE and one L2 penalty
+    # layout "units": the steps that record nothing, with relu, BCE and one L2 penalty
     # without a centre (NeuralLog's refits), run with the hidden layer as (m, N)
     units = (
-        layout == "units"
+        layout != "rows"
         and relu
         and bce
         and record == "ends"

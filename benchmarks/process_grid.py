@@ -48,8 +48,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from banditkit.benchmarks._common import host, write_outputs
 from banditkit.experiments.schedule import simulate_schedule
+from benchmarks._common import host, write_outputs
 
 HORIZON = 3000
 QUICK_HORIZON = 500

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from banditkit.benchmarks._common import (
+from benchmarks._common import (
     host,
     run_once,
     single_threaded,

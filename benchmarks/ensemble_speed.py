@@ -34,7 +34,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from banditkit.benchmarks._common import (
+from benchmarks._common import (
     host,
     run_policy,
     single_threaded,

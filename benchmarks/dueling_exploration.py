@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 import banditkit as bk
-from banditkit.benchmarks._common import host, single_threaded, write_outputs
+from benchmarks._common import host, single_threaded, write_outputs
 
 
 def _fill(policy: Any, env: Any, n: int, rng: np.random.Generator) -> None:

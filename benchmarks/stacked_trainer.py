@@ -36,8 +36,8 @@ from typing import Any
 
 import torch
 
-from banditkit.benchmarks._common import host, single_threaded, write_outputs
 from banditkit.nn import BCE, L2Penalty, Rows, StackedMLP, fit
+from benchmarks._common import host, single_threaded, write_outputs
 
 D, WIDTH, DEPTH, N_ROWS, STEPS, MEMBERS = 20, 50, 2, 2000, 100, 10
 LAM, LR = 1.0, 1e-4

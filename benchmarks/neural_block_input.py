@@ -1,10 +1,10 @@
-"""Block-encoded inputs: the neural identical-work variants with and without ``block_input``.
+"""Block-encoded inputs: the neural identical-work variants with and without the block loop.
 
 The identical-work variants of ``reference_neural_ucb_shuttle`` (MLP 63-100-1, 50 GD
 steps every round) and ``reference_neural_ts_mushroom`` (MLP 44-100-1, 100 steps every
-round) train on block-encoded arms (K = 7 and K = 2 blocks). ``block_input=True`` (the
-default of ``neural-ucb`` / ``neural-ts``) multiplies each row by its block of the first
-layer only (``nn.blocks``); ``block_input=False`` is the dense computation. Two measures,
+round) train on block-encoded arms (K = 7 and K = 2 blocks). "blocks" (what ``nn.fit``
+chooses on such rows) multiplies each row by its block of the first layer only
+(``nn._blocks``); "dense" forces the dense computation (``dense_only``). Two measures,
 each in float64 and float32, the variants interleaved, CPU time of the process
 (``time.process_time``: on a loaded machine the wall time also counts the waits for a
 core):
@@ -27,6 +27,7 @@ bar 3x (``IDENTICAL_WORK_BAR``).
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
 from pathlib import Path
@@ -36,21 +37,21 @@ import numpy as np
 import torch
 
 import banditkit as bk
-from banditkit.benchmarks import reference_neural_ts_mushroom as ts
-from banditkit.benchmarks import reference_neural_ucb_shuttle as ucb
-from banditkit.benchmarks._common import (
+from banditkit.core.simulate import simulate
+from banditkit.policies.baselines.neural import NeuralUCB
+from banditkit.policies.parts.history import History
+from benchmarks import reference_neural_ts_mushroom as ts
+from benchmarks import reference_neural_ucb_shuttle as ucb
+from benchmarks._common import (
     IDENTICAL_WORK_BAR,
     Workload,
     host,
     single_threaded,
     write_outputs,
 )
-from banditkit.core.simulate import simulate
-from banditkit.policies.baselines.neural import NeuralUCB
-from banditkit.policies.parts.history import History
 
 WORKLOADS = (ucb.IDENTICAL_WORK, ts.IDENTICAL_WORK)
-#: (dtype, block_input) of each variant, in the order they are interleaved.
+#: (dtype, blocks allowed) of each variant, in the order they are interleaved.
 VARIANTS = (
     ("float64", False),
     ("float64", True),
@@ -67,8 +68,17 @@ def label(dtype: str, block_input: bool) -> str:
     return f"{dtype}/{'blocks' if block_input else 'dense'}"
 
 
-def _params(workload: Workload, dtype: str, block_input: bool) -> dict[str, Any]:
-    return {**workload.policy_params, "dtype": dtype, "block_input": block_input}
+def _params(workload: Workload, dtype: str) -> dict[str, Any]:
+    return {**workload.policy_params, "dtype": dtype}
+
+
+def dense_only(block_input: bool) -> contextlib.AbstractContextManager[Any]:
+    """Force ``nn.fit``'s dense loop unless ``block_input`` (the kernel choice of nn)."""
+    if block_input:
+        return contextlib.nullcontext()
+    from unittest import mock
+
+    return mock.patch("banditkit.nn.fit.choose_blocks", return_value=None)
 
 
 def task_rows(workload: Workload, n: int, seed: int = 0) -> History:
@@ -105,13 +115,15 @@ def refit_seconds(
                 policy = bk.make_policy(
                     workload.policy,
                     seed=0,
-                    **{**_params(workload, dtype, block_input), "backtrack": 0},
+                    **{**_params(workload, dtype), "backtrack": 0},
                 )
                 assert isinstance(policy, NeuralUCB)  # NeuralTS too
                 model = policy._make_model(rows.X.shape[1], torch.Generator())
-                started = time.process_time()
-                model.fit(history)
-                times[label(dtype, block_input)].append(time.process_time() - started)
+                with dense_only(block_input):
+                    started = time.process_time()
+                    model.fit(history)
+                    spent = time.process_time() - started
+                times[label(dtype, block_input)].append(spent)
         for key, values in times.items():
             out[key][n] = statistics.median(values)
     return out
@@ -132,11 +144,13 @@ def measure_runs(workload: Workload, horizon: int, seeds: int) -> dict[str, Any]
         for dtype, block_input in VARIANTS:
             env = bk.make_env(workload.env, **workload.env_params)
             agent = bk.make_policy(
-                workload.policy, seed=seed, **_params(workload, dtype, block_input)
+                workload.policy, seed=seed, **_params(workload, dtype)
             )
-            started = time.process_time()
-            run = simulate(agent, env, horizon=horizon, seed=seed, progress=False)
-            seconds[label(dtype, block_input)].append(time.process_time() - started)
+            with dense_only(block_input):
+                started = time.process_time()
+                run = simulate(agent, env, horizon=horizon, seed=seed, progress=False)
+                spent = time.process_time() - started
+            seconds[label(dtype, block_input)].append(spent)
             regret[label(dtype, block_input)].append(float(run.cumulative_regret[-1]))
     return {"seconds": seconds, "regret": regret}
 
