@@ -1,7 +1,7 @@
 """Fixtures of the decision service's tests: databases (SQLite, PostgreSQL) and a live server.
 
 PostgreSQL: the URL in ``BANDITKIT_TEST_POSTGRES`` (a server ``.ci/run`` started) when set,
-else a throwaway cluster started here with ``scripts/serve/pg_cluster.py`` (initdb and
+else a throwaway cluster started here with ``benchmarks/serve/pg_cluster.py`` (initdb and
 pg_ctl from Debian's ``postgresql`` package); the PostgreSQL tests are skipped, saying why,
 only when neither is possible.
 """
@@ -23,11 +23,11 @@ from typing import Any
 
 import pytest
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts" / "serve"
+SCRIPTS = Path(__file__).resolve().parents[2] / "benchmarks" / "serve"
 
 
 def load_script(name: str) -> ModuleType:
-    """A module of scripts/serve (they are not a package)."""
+    """A module of benchmarks/serve (they are not a package)."""
     spec = importlib.util.spec_from_file_location(
         f"serve_{name}", SCRIPTS / f"{name}.py"
     )

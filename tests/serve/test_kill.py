@@ -1,6 +1,6 @@
 """SIGKILLs of a real ``banditkit serve`` under load: nothing acknowledged is lost.
 
-A handful of kills here (the full 50-kill suite is ``scripts/serve/kill_suite.py``, see
+A handful of kills here (the full 50-kill suite is ``benchmarks/serve/kill_suite.py``, see
 docs/serve.md); each check is described in that script's docstring.
 """
 

@@ -1,7 +1,7 @@
 """The single writer: decisions, the exactly-once join, windows, schedules and restarts.
 
 The service runs in the test process (no HTTP); its state after restarts is compared with a
-twin rebuilt from the log by the reference implementation of scripts/serve/kill_suite.py,
+twin rebuilt from the log by the reference implementation of benchmarks/serve/kill_suite.py,
 written from the documented semantics only.
 """
 
@@ -301,3 +301,19 @@ def test_a_changed_model_definition_is_refused(tmp_path):
         open_service(config("linucb", params={"nu": 1.0}), url)
     service = open_service(config("linucb", params={"nu": 0.5}, join_window_s=5), url)
     service.stop()  # windows, tokens and snapshots may change
+
+
+def test_a_retry_of_a_forgotten_decision_gets_the_logged_one(tmp_path):
+    rng = np.random.default_rng(10)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    cfg = config()
+    service = restart(cfg, url, cache_size=2, max_batch=2)
+    first = [ask(service, "decide", f"e{i}", ctx(rng)) for i in range(6)]
+    assert "e0" not in service.states["rec"].recent  # forgotten: only the log has it
+    assert ask(service, "decide", "e0", ctx(rng)) == first[0]
+    assert ask(service, "feedback", "e1", 1.0) == {"duplicate": False}
+    assert service.states["rec"].status()["decisions"] == 6
+    reference, mismatches = twin_of(url, cfg)
+    assert mismatches == 0
+    assert_same_state(service.states["rec"].policy, reference)
+    service.stop()

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from banditkit.serve.config import ServeConfig, ServeConfigError
-from banditkit.serve.state import PolicyState, Record, ServeError
+from banditkit.serve.state import PolicyState, Record, ServeError, policy_bytes
 from banditkit.serve.store import EventLog, describe, redact
 
 __all__ = ["Command", "Service"]
@@ -107,6 +107,7 @@ class Service:
         self._seq = 0
         self._last_ts = 0.0
         self.broken: str | None = None
+        self._snapshotter = _Snapshotter(self)
 
     # ------------------------------------------------------------------ start and stop
     @property
@@ -170,6 +171,7 @@ class Service:
         if self._log is None:
             self.open()
         self._closing = False
+        self._snapshotter.start()
         self._thread = threading.Thread(
             target=self._run, name="banditkit-serve-writer", daemon=True
         )
@@ -182,9 +184,10 @@ class Service:
             self._queue.put(_STOP)
             self._thread.join()
             self._thread = None
+        if self._log is not None and self.broken is None:
+            self._snapshots(force=True)
+        self._snapshotter.stop()
         if self._log is not None:
-            if self.broken is None:
-                self._snapshots(force=True)
             self._log.close()
             self._log = None
 
@@ -269,43 +272,59 @@ class Service:
             elif not loop.is_closed():
                 loop.call_soon_threadsafe(_settle, answers)
 
-    def _group(self, commands: list[Command]) -> None:
+    def _group(self, commands: list[Command], *, careful: bool = False) -> None:
+        """Compute, commit and answer a group of commands (see the module docstring).
+
+        A decision's event id is looked up in memory only: an id the log holds but memory
+        has forgotten makes the commit fail on the log's unique key, and the group runs
+        again, ``careful``, with every id looked up in the log first.
+        """
         if self.broken is not None:
             self._rebuild()
             if self.broken is not None:
-                self._fail(
-                    commands,
-                    ServeError(503, f"the event log is unavailable ({self.broken})"),
-                )
+                error = ServeError(503, f"the event log is unavailable ({self.broken})")
+                self._fail(commands, error)
                 return
         now = self._now()
         records = self._expire_all(now)
-        self._prefetch(commands)
+        self._prefetch(commands, careful)
         replies: list[tuple[Command, Any]] = []
-        for command in commands:
+        first = 0  # commands before this one are committed and answered
+        for i, command in enumerate(commands):
             state = self.states[command.policy]
             try:
                 reply, new = self._handle(state, command, now)
             except ServeError as exc:
                 replies.append((command, exc))
                 if exc.tainted:  # commit what came before, then rebuild from the log
-                    if not self._commit(records, replies):
+                    outcome = self._commit(records, replies, careful)
+                    if outcome != "ok":
+                        self._again(outcome, commands[first:])
                         return
-                    records, replies = [], []
+                    records, replies, first = [], [], i + 1
                     self.states[state.id] = self._restore(state.id)
+                    self._prefetch(commands[first:], careful)
                 continue
             records.extend(new)
             replies.append((command, reply))
-        if self._commit(records, replies):
+        outcome = self._commit(records, replies, careful)
+        if outcome == "ok":
             self._snapshots()
-        for state in self.states.values():
-            state.forget_absent()
+            for state in self.states.values():
+                state.forget_absent()
+        else:
+            self._again(outcome, commands[first:])
 
-    def _prefetch(self, commands: list[Command]) -> None:
-        """One log query per policy for the group's event ids not in memory."""
+    def _again(self, outcome: str, commands: list[Command]) -> None:
+        """After a commit refused for a known event id, run the commands again, carefully."""
+        if outcome == "duplicate":
+            self._group(commands, careful=True)
+
+    def _prefetch(self, commands: list[Command], careful: bool) -> None:
+        """One log query per policy for the ids to look up (feedbacks; all if careful)."""
         wanted: dict[str, set[str]] = {}
         for c in commands:
-            if c.event_id is not None:
+            if c.event_id is not None and (careful or c.kind == "feedback"):
                 wanted.setdefault(c.policy, set()).add(c.event_id)
         for policy, ids in wanted.items():
             self.states[policy].prefetch(ids)
@@ -328,23 +347,42 @@ class Service:
         return records
 
     def _commit(
-        self, records: list[Record], replies: list[tuple[Command, Any]]
-    ) -> bool:
-        """Write ``records`` in one transaction, then answer ``replies``; False on failure."""
+        self, records: list[Record], replies: list[tuple[Command, Any]], careful: bool
+    ) -> str:
+        """Write ``records`` in one transaction, then answer ``replies``.
+
+        Returns:
+            "ok"; "duplicate" when the log already holds one of the events (nothing is
+            answered: the states are rebuilt for a careful run); "failed" when the write
+            failed (answered 503, states rebuilt).
+        """
+        import sqlalchemy as sa
+
         started = time.perf_counter()
         try:
             self.log.append(records)
+        except sa.exc.IntegrityError as exc:
+            if not careful:
+                self._restore_all()
+                return "duplicate"
+            self._write_failed(exc, replies)
+            return "failed"
         except Exception as exc:
-            logger.error("writing the event log failed: %s", describe(exc))
-            error = ServeError(503, "the event log could not be written; retry")
-            self._fail([c for c, _ in replies], error)
-            self.broken = "a write failed"
-            self._rebuild()
-            return False
+            self._write_failed(exc, replies)
+            return "failed"
         if self.on_commit is not None and records:
             self.on_commit(time.perf_counter() - started, len(records))
         self._answer(replies)
-        return True
+        return "ok"
+
+    def _write_failed(
+        self, exc: BaseException, replies: list[tuple[Command, Any]]
+    ) -> None:
+        logger.error("writing the event log failed: %s", describe(exc))
+        error = ServeError(503, "the event log could not be written; retry")
+        self._fail([c for c, _ in replies], error)
+        self.broken = "a write failed"
+        self._rebuild()
 
     def _rebuild(self) -> None:
         """Reconnect and rebuild every state from the log (after a failed write)."""
@@ -357,20 +395,72 @@ class Service:
             self._log = EventLog(self._url, synchronous=self.config.sqlite_synchronous)
             self._restore_all()
         except Exception as exc:
-            self.broken = (
-                redact(str(exc)).splitlines()[0] if str(exc) else "unreachable"
-            )
+            self.broken = describe(exc)
             logger.error("the event log is unavailable: %s", self.broken)
 
     def _snapshots(self, *, force: bool = False) -> None:
+        """Take the due snapshots (all changed ones when ``force``) for the snapshotter."""
         for state in self.states.values():
             due = state.since_snapshot >= state.spec.snapshot_every
-            if not (due or (force and state.since_snapshot > 0)):
-                continue
+            if due or (force and state.since_snapshot > 0):
+                meta, policy = state.snapshot()
+                self._snapshotter.put(state.id, meta, policy, self._now())
+
+
+class _Snapshotter:
+    """Writes snapshots in the order they were taken, on its own thread and connection.
+
+    A snapshot's serialisation (``state_dict()``, the ``.bk`` file, its digest) and its
+    commit can take tens of milliseconds; done here, they do not hold up the writer.
+    Without a running thread (before ``start``, or at ``stop``) they are done at once on
+    the writer's connection.
+    """
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start the thread."""
+        self._thread = threading.Thread(
+            target=self._run, name="banditkit-serve-snapshots", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Write what is queued, then stop the thread."""
+        if self._thread is not None:
+            self._queue.put(_STOP)
+            self._thread.join()
+            self._thread = None
+
+    def put(self, policy: str, meta: dict[str, Any], copy: Any, ts: float) -> None:
+        """Queue a snapshot (or write it now when the thread does not run)."""
+        if self._thread is None:
+            self._save(self.service.log, (policy, meta, copy, ts))
+        else:
+            self._queue.put((policy, meta, copy, ts))
+
+    def _run(self) -> None:
+        service = self.service
+        log: EventLog | None = None
+        while (item := self._queue.get()) is not _STOP:
             try:
-                meta, data = state.snapshot()
-                self.log.save_snapshot(
-                    state.id, state.last_seq, self._now(), meta, data
+                log = log or EventLog(
+                    service._url, synchronous=service.config.sqlite_synchronous
                 )
-            except Exception:
-                logger.exception("policy %s: the snapshot failed", state.id)
+            except Exception as exc:
+                logger.error("snapshots: cannot open the log: %s", describe(exc))
+                continue
+            self._save(log, item)
+        if log is not None:
+            log.close()
+
+    @staticmethod
+    def _save(log: EventLog, item: tuple[str, dict[str, Any], Any, float]) -> None:
+        policy, meta, copy, ts = item
+        try:
+            log.save_snapshot(policy, meta["seq"], ts, meta, policy_bytes(copy))
+        except Exception as exc:
+            logger.error("policy %s: the snapshot failed: %s", policy, describe(exc))

@@ -19,6 +19,7 @@ retry gets the logged one.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import tempfile
@@ -337,7 +338,7 @@ class PolicyState:
         Raises:
             ServeError: 422 for a context the policy cannot act on.
         """
-        known = self.lookup(event_id)
+        known = self.recent.get(event_id)  # the writer prefetched what it must check
         if known is not None:
             return known, None
         action, propensity = self._act(event_id, ctx)
@@ -505,8 +506,13 @@ class PolicyState:
         self._feed(joined, payload["feedback"], default=default)
         self._applied(seq)
 
-    def snapshot(self) -> tuple[dict[str, Any], bytes]:
-        """(meta, ``.bk`` bytes) of the state after event ``last_seq``."""
+    def snapshot(self) -> tuple[dict[str, Any], Policy]:
+        """(meta, a copy of the policy): the state after event ``last_seq``.
+
+        The copy (``copy.deepcopy``; through a ``.bk`` file for a policy that cannot be
+        deep-copied) is serialised later, off the writer's thread: a policy's
+        ``state_dict()`` may do deferred work (linucb applies its queued Cholesky updates).
+        """
         open_from = next(iter(self.open.values()))[1] if self.open else None
         meta = {
             "seq": self.last_seq,
@@ -517,7 +523,11 @@ class PolicyState:
             "open_from": open_from,
         }
         self.since_snapshot = 0
-        return meta, policy_bytes(self.policy)
+        try:
+            twin = copy.deepcopy(self.policy)
+        except Exception:
+            twin = policy_from_bytes(policy_bytes(self.policy))
+        return meta, twin
 
     def restore(self) -> int:
         """Load the last snapshot, rebuild the open windows, replay the log after it.

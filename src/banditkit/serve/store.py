@@ -173,6 +173,10 @@ class EventLog:
             e.c.event_id.in_(sa.bindparam("ids", expanding=True)),
         )
         self._engine = _engine(url, synchronous)
+        # the insert of every group, compiled once for the driver (the hot path)
+        insert = self.events.insert().compile(dialect=self._engine.dialect)
+        self._insert_sql = str(insert)
+        self._insert_keys = insert.positiontup  # None for named parameter styles
         try:
             if create:
                 self._meta.create_all(self._engine)
@@ -195,12 +199,23 @@ class EventLog:
 
         One transaction for the whole group: one sync to disk for every event in it.
         """
+        try:
+            self._insert(rows)
+            self.conn.commit()
+        except Exception:
+            self.conn.rollback()
+            raise
+
+    def _insert(self, rows: Sequence[dict[str, Any]]) -> None:
         if rows:
-            self.conn.execute(
-                self.events.insert(),
-                [{**r, "payload": _dumps(r["payload"])} for r in rows],
-            )
-        self.conn.commit()
+            keys = self._insert_keys
+            params = [
+                {**r, "payload": _dumps(r["payload"])}
+                if keys is None
+                else tuple(_dumps(r[k]) if k == "payload" else r[k] for k in keys)
+                for r in rows
+            ]
+            self.conn.exec_driver_sql(self._insert_sql, params)
 
     def end_read(self) -> None:
         """End the current read transaction (lets SQLite checkpoint its WAL)."""

@@ -17,8 +17,8 @@ restarted each time. Then the suite checks:
    match (``banditkit.testing.assert_same_state``); the twin also checks that every logged
    decision is what the policy decides again.
 
-    python scripts/serve/kill_suite.py --kills 50 --rate 300 --out kill.json
-    python scripts/serve/kill_suite.py --db postgresql://bk@127.0.0.1:5432/bk --kills 50
+    python benchmarks/serve/kill_suite.py --kills 50 --rate 300 --out kill.json
+    python benchmarks/serve/kill_suite.py --db postgresql://bk@127.0.0.1:5432/bk --kills 50
 
 The tests run it with a handful of kills (tests/serve/test_kill.py).
 """
@@ -266,7 +266,7 @@ def _status(port: int) -> dict[str, Any]:
         headers={"Authorization": f"Bearer {TOKEN}"},
     )
     with urllib.request.urlopen(req, timeout=5) as r:
-        return json.loads(r.read())  # type: ignore[no-any-return]
+        return json.loads(r.read())
 
 
 def _check_acks(

@@ -1,8 +1,8 @@
 """A throwaway PostgreSQL cluster for the service's tests and benchmarks (no banditkit needed).
 
-    python scripts/serve/pg_cluster.py start DIR     # prints the URL, e.g.
+    python benchmarks/serve/pg_cluster.py start DIR     # prints the URL, e.g.
                                                      # postgresql://bk@127.0.0.1:5433/postgres
-    python scripts/serve/pg_cluster.py stop DIR
+    python benchmarks/serve/pg_cluster.py stop DIR
 
 ``initdb`` creates the cluster in DIR (trust authentication, superuser ``bk``, listening on
 127.0.0.1 only, on a free port); ``pg_ctl`` starts and stops it. PostgreSQL refuses to run as

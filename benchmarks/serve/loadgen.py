@@ -6,7 +6,7 @@ Latency is measured from the *intended* send time, so a slow server cannot slow 
 generator down and hide its own queueing (no coordinated omission). Run it in its own
 process, next to the server:
 
-    python scripts/serve/loadgen.py --url http://127.0.0.1:8000 --policy rec \
+    python benchmarks/serve/loadgen.py --url http://127.0.0.1:8000 --policy rec \
         --rate 1000 --duration 30 --arms 10 --dim 20 --token-env REC_TOKEN --out load.json
 
 With ``--retry S`` a request that fails (connection refused, reset, 5xx) is sent again with
@@ -168,7 +168,7 @@ class Load:
         if status != 200:
             self.failures += 1
             return None
-        return json.loads(reply)  # type: ignore[no-any-return]
+        return json.loads(reply)
 
     async def _round(self, i: int, due: float) -> None:
         args = self.args
