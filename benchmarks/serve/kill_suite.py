@@ -113,10 +113,12 @@ def write_config(
     params: dict[str, Any],
     update_every: int,
     snapshot_every: int,
+    learning: str = "inline",
 ) -> None:
     """The service config of the suite: one policy ``rec`` with a bearer token."""
     entry = {
         "id": "rec",
+        "learning": learning,
         "name": policy,
         "params": params,
         "update_every": update_every,
@@ -169,14 +171,32 @@ def twin(
     name: str,
     params: dict[str, Any],
     update_every: int,
+    learning: str = "inline",
 ) -> tuple[Any, int]:
-    """(the policy after the log, decisions it would have taken otherwise), from scratch."""
+    """(the policy after the log, decisions it would have taken otherwise), from scratch.
+
+    Inline learning: every ``update_every`` feedbacks, the buffered ones are learned at
+    once. Background learning: at such a point a copy of the model starts learning them
+    (one step at a time: a point reached meanwhile starts the next step right after the
+    current one is swapped in) and the copy replaces the model at the logged ``model``
+    event; decisions meanwhile come from the model it was copied from.
+    """
+    import copy
+
     import banditkit as bk
 
     policy = bk.make_policy(name, **params)
     decided: dict[str, tuple[Any, Any]] = {}
     buffer: list[tuple[str, Any]] = []
     received = version = mismatches = 0
+    step: tuple[Any, list[tuple[str, Any]]] | None = None
+    pending = False
+
+    def learn(model: Any, items: list[tuple[str, Any]], at: int) -> None:
+        reseed(model, f"learn:{model.seed}:{at}")
+        for eid, value in items:
+            model.update(*decided[eid], value)
+
     for _, kind, event_id, payload, data in events:
         if kind == "decision":
             assert data is not None
@@ -188,16 +208,24 @@ def twin(
             logged = tuple(logged) if isinstance(logged, list) else logged
             mismatches += action != logged
             decided[event_id] = (ctx, logged)
-            continue
-        buffer.append((event_id, payload["feedback"]))
-        received += 1
-        if received % update_every == 0:
-            reseed(policy, f"learn:{policy.seed}:{version}")
-            for eid, value in buffer:
-                ctx, action = decided[eid]
-                policy.update(ctx, action, value)
-            buffer.clear()
-            version += 1
+        elif kind == "model":
+            assert step is not None
+            learn(step[0], step[1], version)
+            policy, version, step = step[0], version + 1, None
+            if pending:
+                step, buffer, pending = (copy.deepcopy(policy), buffer), [], False
+        else:
+            buffer.append((event_id, payload["feedback"]))
+            received += 1
+            if received % update_every:
+                continue
+            if learning == "inline":
+                learn(policy, buffer, version)
+                buffer, version = [], version + 1
+            elif step is None:
+                step, buffer = (copy.deepcopy(policy), buffer), []
+            else:
+                pending = True
     return policy, mismatches
 
 
@@ -311,6 +339,7 @@ def run(
     params: dict[str, Any] | None = None,
     update_every: int = 1,
     snapshot_every: int = 500,
+    learning: str = "inline",
     seed: int = 0,
     work: Path | None = None,
     say: Any = print,
@@ -324,7 +353,7 @@ def run(
     db = db or f"sqlite:///{work / 'events.db'}"
     params = dict(params if params is not None else {"nu": 0.5})
     config = work / "serve.yaml"
-    write_config(config, policy, params, update_every, snapshot_every)
+    write_config(config, policy, params, update_every, snapshot_every, learning)
     port = free_port()
     rng = random.Random(seed)
     started = time.monotonic()
@@ -366,7 +395,7 @@ def run(
         result["moments"][m] += 1
     result.update(_check_acks(work, events))
     restored = bk.load_policy(exported)
-    reference, mismatches = twin(events, policy, params, update_every)
+    reference, mismatches = twin(events, policy, params, update_every, learning)
     result["replayed_decisions_differing"] = mismatches
     result["status_decisions_match"] = status["decisions"] == result["logged_decisions"]
     try:
@@ -405,6 +434,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--params", default='{"nu": 0.5}', help="JSON hyper-parameters")
     p.add_argument("--update-every", type=int, default=1)
     p.add_argument("--snapshot-every", type=int, default=500)
+    p.add_argument("--learning", choices=["inline", "background"], default="inline")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--work", default=None)
     p.add_argument("--out", default=None)
@@ -417,6 +447,7 @@ def main(argv: list[str] | None = None) -> int:
         params=json.loads(args.params),
         update_every=args.update_every,
         snapshot_every=args.snapshot_every,
+        learning=args.learning,
         seed=args.seed,
         work=Path(args.work) if args.work else None,
     )

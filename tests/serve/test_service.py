@@ -7,6 +7,8 @@ written from the documented semantics only.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -70,6 +72,7 @@ def twin_of(url, cfg):
         entry["name"],
         entry["params"],
         entry.get("update_every", 1),
+        entry.get("learning", "inline"),
     )
 
 
@@ -264,7 +267,6 @@ def test_a_failing_act_rebuilds_the_policy_from_the_log(tmp_path):
     reference, mismatches = twin_of(url, cfg)
     assert mismatches == 0
     assert_same_state(service.states["rec"].policy, reference)
-    service.stop()
 
 
 def test_a_failed_commit_answers_503_and_loses_nothing_acknowledged(
@@ -316,4 +318,37 @@ def test_a_retry_of_a_forgotten_decision_gets_the_logged_one(tmp_path):
     reference, mismatches = twin_of(url, cfg)
     assert mismatches == 0
     assert_same_state(service.states["rec"].policy, reference)
-    service.stop()
+
+
+@pytest.mark.parametrize("update_every", [1, 3])
+def test_background_learning_decides_from_the_last_model(tmp_path, update_every):
+    rng = np.random.default_rng(11)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    cfg = config(
+        "lints", update_every=update_every, learning="background", snapshot_every=9
+    )
+    service = restart(cfg, url)
+    futures = []
+    for round_ in range(3):
+        for i in range(20):
+            e = f"e{round_}-{i}"
+            futures.append(service.submit("decide", "rec", e, ctx(rng)))
+            futures.append(service.submit("feedback", "rec", e, float(rng.random())))
+        for f in futures:
+            f.result(timeout=60)
+        crash(service)
+        service = restart(cfg, url)
+        assert service.states["rec"].replay_mismatches == 0
+    deadline = time.monotonic() + 30
+    while service.states["rec"].status()["learning"]:
+        assert time.monotonic() < deadline
+        ask(service, "decide", "tick", ctx(rng))  # a group: swaps a finished step in
+    service.stop()  # everything in memory is in the log now
+    events = suite.read_log(url)
+    models = [e for e in events if e[1] == "model"]
+    assert models and [m[3]["version"] for m in models] == list(range(1, len(models) + 1))
+    versions = [e[3]["model_version"] for e in events if e[1] == "decision"]
+    assert versions == sorted(versions)  # decided by the last model in service
+    reference, mismatches = twin_of(url, cfg)
+    assert mismatches == 0
+    assert_same_state(service.states["rec"].policy, reference)

@@ -7,6 +7,7 @@ banditkit serve export --db URL --policy ID --out FILE.bk
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -81,6 +82,9 @@ def run(
     from banditkit.serve.app import create_app
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s")
+    # the HTTP loop, the writer and the learner share the interpreter: hand it over
+    # every millisecond (Python's default, 5 ms, is a whole latency budget)
+    sys.setswitchinterval(0.001)
     cfg = load_config(config)
     tokens = cfg.tokens()
     if host not in _LOOPBACK:

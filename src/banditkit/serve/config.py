@@ -13,13 +13,14 @@
         default_feedback: null        # learned when the window closes without feedback
         token_env: REC_TOKEN          # environment variable holding the bearer token
         horizon: null                 # policy.begin(horizon), for policies that need T
+        learning: inline              # or background: learn on a copy, decide meanwhile
     limits: {max_body_bytes: 1048576, max_arms: 1024, max_features: 4096}
     sqlite_synchronous: full          # full (default) or normal
 
-A policy's *model definition* (``name``, ``params``, ``update_every``, ``horizon``) is stored in
-the database the first time the service runs it; later runs must give the same definition
-(replaying the log under another one would not rebuild the same state). The other fields may
-change between runs.
+A policy's *model definition* (``name``, ``params``, ``update_every``, ``horizon``,
+``learning``) is stored in the database the first time the service runs it; later runs must
+give the same definition (replaying the log under another one would not rebuild the same
+state). The other fields may change between runs.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ class PolicySpec(BaseModel):
     default_feedback: float | int | None = None
     token_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     horizon: int | None = Field(None, ge=1)
+    learning: Literal["inline", "background"] = "inline"
 
     @field_validator("update_every")
     @classmethod
@@ -92,6 +94,7 @@ class PolicySpec(BaseModel):
             "params": self.params,
             "update_every": self.update_every,
             "horizon": self.horizon,
+            "learning": self.learning,
         }
 
 

@@ -129,7 +129,7 @@ def read_service_log(log: EventLog, policy_id: str) -> ServiceLog:
             assert event.data is not None
             ctx = decode_context(event.payload, event.data)
             decisions[event.event_id] = (ctx, event.payload["action"], event.payload)
-        else:
+        elif event.kind == "feedback":
             rewards[event.event_id] = event.payload["feedback"]
     log.end_read()
     return _usable(policy_id, definition["name"], decisions, rewards)

@@ -30,7 +30,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from banditkit.serve.config import ServeConfig, ServeConfigError
-from banditkit.serve.state import PolicyState, Record, ServeError, policy_bytes
+from banditkit.serve.state import (
+    Learning,
+    PolicyState,
+    Record,
+    ServeError,
+    policy_bytes,
+)
 from banditkit.serve.store import EventLog, describe, redact
 
 __all__ = ["Command", "Service"]
@@ -38,6 +44,7 @@ __all__ = ["Command", "Service"]
 logger = logging.getLogger("banditkit.serve")
 
 _STOP = object()
+_WAKE = object()  # a learning step finished: the writer looks at once
 
 
 @dataclass
@@ -108,6 +115,7 @@ class Service:
         self._last_ts = 0.0
         self.broken: str | None = None
         self._snapshotter = _Snapshotter(self)
+        self._learner = _Learner(self)
 
     # ------------------------------------------------------------------ start and stop
     @property
@@ -129,6 +137,8 @@ class Service:
         for spec in self.config.policies:
             self._check_definition(spec.id, spec.definition())
         self._restore_all()
+        if any(s.policy.needs_torch for s in self.states.values()):
+            import torch  # noqa: F401 - now, not in the first request (seconds)
 
     def _check_definition(self, policy: str, definition: dict[str, Any]) -> None:
         mine = json.loads(json.dumps(definition))
@@ -172,6 +182,7 @@ class Service:
             self.open()
         self._closing = False
         self._snapshotter.start()
+        self._learner.start()
         self._thread = threading.Thread(
             target=self._run, name="banditkit-serve-writer", daemon=True
         )
@@ -187,6 +198,7 @@ class Service:
         if self._log is not None and self.broken is None:
             self._snapshots(force=True)
         self._snapshotter.stop()
+        self._learner.stop()
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -247,7 +259,7 @@ class Service:
                 except queue.Empty:
                     break
             stop = any(c is _STOP for c in batch)
-            commands = [c for c in batch if c is not _STOP]
+            commands = [c for c in batch if isinstance(c, Command)]
             try:
                 self._group(commands)
             except Exception:  # a bug: answer, rebuild, keep serving
@@ -307,11 +319,16 @@ class Service:
                 continue
             records.extend(new)
             replies.append((command, reply))
+        for state in self.states.values():  # background steps done: last in the group
+            records.extend(state.learned(now))
         outcome = self._commit(records, replies, careful)
         if outcome == "ok":
             self._snapshots()
             for state in self.states.values():
                 state.forget_absent()
+                step = state.resume()
+                if step is not None:
+                    self._learner.put(state.id, step)
         else:
             self._again(outcome, commands[first:])
 
@@ -402,7 +419,7 @@ class Service:
         """Take the due snapshots (all changed ones when ``force``) for the snapshotter."""
         for state in self.states.values():
             due = state.since_snapshot >= state.spec.snapshot_every
-            if due or (force and state.since_snapshot > 0):
+            if state.learning is None and (due or (force and state.since_snapshot > 0)):
                 meta, policy = state.snapshot()
                 self._snapshotter.put(state.id, meta, policy, self._now())
 
@@ -464,3 +481,47 @@ class _Snapshotter:
             log.save_snapshot(policy, meta["seq"], ts, meta, policy_bytes(copy))
         except Exception as exc:
             logger.error("policy %s: the snapshot failed: %s", policy, describe(exc))
+
+
+class _Learner:
+    """Runs background learning steps one after the other on its own thread.
+
+    A finished step wakes the writer, which swaps the learned model in with a logged
+    ``model`` event (``PolicyState.learned``). Steps of a state that was rebuilt meanwhile
+    are simply dropped: the rebuilt state hands out its own.
+    """
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start the thread."""
+        self._thread = threading.Thread(
+            target=self._run, name="banditkit-serve-learner", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the thread (a step in progress finishes; its model is not swapped in)."""
+        if self._thread is not None:
+            self._queue.put(_STOP)
+            self._thread.join()
+            self._thread = None
+
+    def put(self, policy: str, step: Learning) -> None:
+        """Learn ``step`` (at once, on this thread, when the learner does not run)."""
+        if self._thread is None:
+            step.run(policy)
+        else:
+            self._queue.put((policy, step))
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not _STOP:
+            policy, step = item
+            try:
+                step.run(policy)
+            except Exception:
+                logger.exception("policy %s: a learning step failed", policy)
+            self.service._queue.put(_WAKE)  # the writer swaps it in

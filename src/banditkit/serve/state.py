@@ -23,6 +23,7 @@ import copy
 import hashlib
 import logging
 import tempfile
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -205,6 +206,51 @@ def _action(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
+def learn(
+    policy: Policy, items: list[tuple[Decision, Any]], version: int, label: str
+) -> None:
+    """Learn ``items`` (decision, feedback) in order, re-seeded for learning step ``version``.
+
+    An update that raises is logged and skipped; it raises again in a replay, so the state
+    stays deterministic.
+    """
+    reseed(policy, f"learn:{policy.seed}:{version}")
+    for decision, value in items:
+        try:
+            policy.update(decision.ctx, decision.action, value)
+        except Exception:
+            logger.exception(
+                "policy %s: update with %s failed", label, decision.event_id
+            )
+
+
+@dataclass
+class Learning:
+    """A learning step in the background: a copy of the model and what it learns.
+
+    Attributes:
+        policy: The copy, taken when the step started; it learns on the learner thread
+            while the service decides with the model it was copied from.
+        items: The buffered (decision, feedback) pairs it learns.
+        version: The model version it makes.
+        done: Set once learned.
+        submitted: Whether the learner thread has it.
+    """
+
+    policy: Policy
+    items: list[tuple[Decision, Any]]
+    version: int
+    done: threading.Event = field(default_factory=threading.Event)
+    submitted: bool = False
+
+    def run(self, label: str) -> None:
+        """Learn (on whichever thread calls it) and mark the step done."""
+        try:
+            learn(self.policy, self.items, self.version - 1, label)
+        finally:
+            self.done.set()
+
+
 @dataclass
 class PolicyState:
     """The state of one served policy (see the module docstring).
@@ -232,6 +278,8 @@ class PolicyState:
     open: OrderedDict[str, tuple[float, int]] = field(default_factory=OrderedDict)
     recent: OrderedDict[str, Decision] = field(default_factory=OrderedDict)
     absent: set[str] = field(default_factory=set)
+    learning: Learning | None = None
+    due_pending: bool = False
 
     def __post_init__(self) -> None:
         self.policy = build_policy(self.spec)
@@ -387,19 +435,54 @@ class PolicyState:
         except (ValueError, TypeError) as exc:
             raise ServeError(422, str(exc)) from None
 
-    def _learn(self) -> None:
-        """Learn every buffered feedback in arrival order; the model version goes up."""
-        reseed(self.policy, f"learn:{self.policy.seed}:{self.version}")
-        for decision, value in self.buffer:
-            try:
-                self.policy.update(decision.ctx, decision.action, value)
-            except Exception:  # the same in replay: the state stays deterministic
-                logger.exception(
-                    "policy %s: update with event %s failed", self.id, decision.event_id
-                )
-        self.counts["updates"] += len(self.buffer)
+    def _due(self) -> None:
+        """The schedule is due: learn now (inline), or start a background step."""
+        if self.spec.learning == "inline":
+            learn(self.policy, self.buffer, self.version, self.id)
+            self.counts["updates"] += len(self.buffer)
+            self.buffer.clear()
+            self.version += 1
+        elif self.learning is None:
+            self.start_learning()
+        else:  # one step at a time: the next starts when this one is swapped in
+            self.due_pending = True
+
+    def start_learning(self) -> None:
+        """Copy the model and hand it the buffered feedbacks (a background step)."""
+        self.learning = Learning(
+            copy.deepcopy(self.policy), list(self.buffer), self.version + 1
+        )
         self.buffer.clear()
-        self.version += 1
+        self.due_pending = False
+
+    def _swap(self, seq: int) -> None:
+        """Put the learned copy in service (learning it first in a replay)."""
+        learning = self.learning
+        assert learning is not None, "a model event without a learning step"
+        if not learning.done.is_set():
+            learning.run(self.id)
+        self.policy, self.version = learning.policy, learning.version
+        self.counts["updates"] += len(learning.items)
+        self.learning = None
+        self._applied(seq)
+
+    def learned(self, ts: float) -> list[Record]:
+        """The model event of a finished background step, swapped in (live path)."""
+        if self.learning is None or not self.learning.done.is_set():
+            return []
+        seq, n = self.next_seq(), len(self.learning.items)
+        self._swap(seq)
+        payload = {"version": self.version, "updates": n}
+        return [self._record(seq, "model", f"v{self.version}", ts, payload)]
+
+    def resume(self) -> Learning | None:
+        """After a commit: start the step left due, and return a step to hand out."""
+        if self.learning is None and self.due_pending:
+            self.start_learning()
+        if self.learning is None or self.learning.submitted:
+            return None
+        self.learning.submitted = True
+        return self.learning
 
     def _feed(self, decision: Decision, value: Any, *, default: bool) -> None:
         self.open.pop(decision.event_id, None)
@@ -411,7 +494,7 @@ class PolicyState:
         self.received += 1
         self.buffer.append((decision, value))
         if self.schedule.due(self.received):
-            self._learn()
+            self._due()
 
     def feedback(
         self, event_id: str, value: Any, ts: float
@@ -477,6 +560,11 @@ class PolicyState:
     def apply(self, event: Event) -> None:
         """Apply one logged event (the replay path)."""
         seq, kind, event_id, ts, payload, data = event
+        if kind == "model":
+            self._swap(seq)
+            if self.due_pending:  # live, the next step started right after this event
+                self.start_learning()
+            return
         if kind == "decision":
             assert data is not None
             ctx = decode_context(payload, data)
@@ -521,6 +609,7 @@ class PolicyState:
             "counts": dict(self.counts),
             "buffer": [[d.event_id, v] for d, v in self.buffer],
             "open_from": open_from,
+            "due_pending": self.due_pending,
         }
         self.since_snapshot = 0
         try:
@@ -541,6 +630,8 @@ class PolicyState:
         snap = self.log.latest_snapshot(self.id)
         if snap is not None:
             self._load(*snap)
+            if self.due_pending:  # the step started right after the snapshot's event
+                self.start_learning()
         replayed = 0
         for event in self.log.read(self.id, self.last_seq):
             self.apply(event)
@@ -568,6 +659,7 @@ class PolicyState:
             for event_id, at, ts in self.log.ids(self.id, "decision", low, seq):
                 if event_id not in fed:
                     self.open[event_id] = (ts + window, at)
+        self.due_pending = bool(meta.get("due_pending", False))
         for event_id, value in meta["buffer"]:
             decision = self.lookup(event_id)
             assert decision is not None, event_id
@@ -581,6 +673,7 @@ class PolicyState:
             **self.counts,
             "pending": len(self.open),
             "buffered": len(self.buffer),
+            "learning": self.learning is not None,
             "version": self.version,
             "log_position": self.last_seq,
             "replay_mismatches": self.replay_mismatches,
