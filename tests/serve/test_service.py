@@ -352,3 +352,20 @@ def test_background_learning_decides_from_the_last_model(tmp_path, update_every)
     reference, mismatches = twin_of(url, cfg)
     assert mismatches == 0
     assert_same_state(service.states["rec"].policy, reference)
+
+
+@pytest.mark.parametrize("name", ["linucb", "neurallog-ucb2"])  # deepcopy; state_dict
+def test_copies_for_background_steps_are_independent(name):
+    from banditkit.serve.state import copy_policy
+
+    policy = bk.make_policy(name, **bk.core.POLICIES.get(name).contract_params)
+    rng = np.random.default_rng(12)
+    for _ in range(12):
+        c = ctx(rng)
+        policy.update(c, policy.act(c), float(rng.random() < 0.5))
+    twin = copy_policy(policy)
+    assert_same_state(policy, twin)
+    c = ctx(rng)
+    twin.update(c, 0, 1.0)
+    assert (twin.t, policy.t) == (13, 12)
+    assert_same_state(policy, copy_policy(policy))

@@ -43,6 +43,7 @@ __all__ = [
     "Record",
     "ServeError",
     "context_from",
+    "copy_policy",
     "decode_context",
     "encode_context",
     "policy_bytes",
@@ -196,6 +197,27 @@ def policy_from_bytes(data: bytes) -> Policy:
         path = Path(tmp) / "policy.bk"
         path.write_bytes(data)
         return bk.load_policy(path)
+
+
+_NOT_DEEPCOPYABLE: set[type] = set()
+
+
+def copy_policy(policy: Policy) -> Policy:
+    """An independent copy of a policy, in the same state.
+
+    ``copy.deepcopy`` when the policy allows it (fast); otherwise (a policy holding, say, a
+    LAPACK routine) a new policy of the same parameters loaded with a deep copy of its
+    ``state_dict()``, the path ``banditkit.load_policy`` takes.
+    """
+    cls = type(policy)
+    if cls not in _NOT_DEEPCOPYABLE:
+        try:
+            return copy.deepcopy(policy)
+        except (TypeError, copy.Error):
+            _NOT_DEEPCOPYABLE.add(cls)
+    clone = cls(**policy.get_params())
+    clone.load_state_dict(copy.deepcopy(policy.state_dict()))
+    return clone
 
 
 def _jsonable(action: Any) -> Any:
@@ -450,7 +472,7 @@ class PolicyState:
     def start_learning(self) -> None:
         """Copy the model and hand it the buffered feedbacks (a background step)."""
         self.learning = Learning(
-            copy.deepcopy(self.policy), list(self.buffer), self.version + 1
+            copy_policy(self.policy), list(self.buffer), self.version + 1
         )
         self.buffer.clear()
         self.due_pending = False
@@ -597,9 +619,9 @@ class PolicyState:
     def snapshot(self) -> tuple[dict[str, Any], Policy]:
         """(meta, a copy of the policy): the state after event ``last_seq``.
 
-        The copy (``copy.deepcopy``; through a ``.bk`` file for a policy that cannot be
-        deep-copied) is serialised later, off the writer's thread: a policy's
-        ``state_dict()`` may do deferred work (linucb applies its queued Cholesky updates).
+        The copy (:func:`copy_policy`) is serialised later, off the writer's thread: a
+        policy's ``state_dict()`` may do deferred work (linucb applies its queued Cholesky
+        updates).
         """
         open_from = next(iter(self.open.values()))[1] if self.open else None
         meta = {
@@ -612,11 +634,7 @@ class PolicyState:
             "due_pending": self.due_pending,
         }
         self.since_snapshot = 0
-        try:
-            twin = copy.deepcopy(self.policy)
-        except Exception:
-            twin = policy_from_bytes(policy_bytes(self.policy))
-        return meta, twin
+        return meta, copy_policy(self.policy)
 
     def restore(self) -> int:
         """Load the last snapshot, rebuild the open windows, replay the log after it.
