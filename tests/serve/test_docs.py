@@ -28,6 +28,7 @@ def test_the_quick_start_config_and_client(tmp_path, monkeypatch, capsys):
         exec(compile(code, "docs/serve.md", "exec"), {})
         status = service.states["rec"].status()
     action, propensity, duplicate = capsys.readouterr().out.split()
+    assert int(action) in (0, 1, 2)
     assert duplicate == "False" and 0 < float(propensity) <= 1
     assert (status["decisions"], status["feedbacks"], status["updates"]) == (1, 1, 1)
     shown = re.search(r'# \{"id": "rec", (.*?)\}', PAGE, flags=re.S).group(1)
