@@ -346,7 +346,9 @@ def test_background_learning_decides_from_the_last_model(tmp_path, update_every)
     service.stop()  # everything in memory is in the log now
     events = suite.read_log(url)
     models = [e for e in events if e[1] == "model"]
-    assert models and [m[3]["version"] for m in models] == list(range(1, len(models) + 1))
+    assert models and [m[3]["version"] for m in models] == list(
+        range(1, len(models) + 1)
+    )
     versions = [e[3]["model_version"] for e in events if e[1] == "decision"]
     assert versions == sorted(versions)  # decided by the last model in service
     reference, mismatches = twin_of(url, cfg)
