@@ -31,7 +31,6 @@ from typing import Any
 
 from banditkit.serve.config import ServeConfig, ServeConfigError
 from banditkit.serve.state import (
-    Learning,
     PolicyState,
     Record,
     ServeError,
@@ -328,7 +327,7 @@ class Service:
                 state.forget_absent()
                 step = state.resume()
                 if step is not None:
-                    self._learner.put(state.id, step)
+                    self._learner.put((state.id, step))
         else:
             self._again(outcome, commands[first:])
 
@@ -421,107 +420,103 @@ class Service:
             due = state.since_snapshot >= state.spec.snapshot_every
             if state.learning is None and (due or (force and state.since_snapshot > 0)):
                 meta, policy = state.snapshot()
-                self._snapshotter.put(state.id, meta, policy, self._now())
+                self._snapshotter.put((state.id, meta, policy, self._now()))
 
 
-class _Snapshotter:
+class _Worker:
+    """A thread doing one kind of work for the writer, in the order it was handed.
+
+    Without a running thread (before ``start``, after ``stop``) the work is done at once
+    on the caller's thread.
+    """
+
+    name = "worker"
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start the thread."""
+        self._thread = threading.Thread(
+            target=self._run, name=f"banditkit-serve-{self.name}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Finish what is queued, then stop the thread."""
+        if self._thread is not None:
+            self._queue.put(_STOP)
+            self._thread.join()
+            self._thread = None
+
+    def put(self, item: Any) -> None:
+        """Hand over a piece of work (done now when the thread does not run)."""
+        if self._thread is None:
+            self._do(item, inline=True)
+        else:
+            self._queue.put(item)
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not _STOP:
+            self._do(item, inline=False)
+        self._done()
+
+    def _do(self, item: Any, *, inline: bool) -> None:
+        raise NotImplementedError
+
+    def _done(self) -> None:
+        """Release what the thread held."""
+
+
+class _Snapshotter(_Worker):
     """Writes snapshots in the order they were taken, on its own thread and connection.
 
     A snapshot's serialisation (``state_dict()``, the ``.bk`` file, its digest) and its
     commit can take tens of milliseconds; done here, they do not hold up the writer.
-    Without a running thread (before ``start``, or at ``stop``) they are done at once on
-    the writer's connection.
+    Items: (policy id, meta, a copy of the policy, time).
     """
 
-    def __init__(self, service: Service) -> None:
-        self.service = service
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
+    name = "snapshots"
+    _log: EventLog | None = None
 
-    def start(self) -> None:
-        """Start the thread."""
-        self._thread = threading.Thread(
-            target=self._run, name="banditkit-serve-snapshots", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Write what is queued, then stop the thread."""
-        if self._thread is not None:
-            self._queue.put(_STOP)
-            self._thread.join()
-            self._thread = None
-
-    def put(self, policy: str, meta: dict[str, Any], copy: Any, ts: float) -> None:
-        """Queue a snapshot (or write it now when the thread does not run)."""
-        if self._thread is None:
-            self._save(self.service.log, (policy, meta, copy, ts))
-        else:
-            self._queue.put((policy, meta, copy, ts))
-
-    def _run(self) -> None:
-        service = self.service
-        log: EventLog | None = None
-        while (item := self._queue.get()) is not _STOP:
-            try:
-                log = log or EventLog(
-                    service._url, synchronous=service.config.sqlite_synchronous
-                )
-            except Exception as exc:
-                logger.error("snapshots: cannot open the log: %s", describe(exc))
-                continue
-            self._save(log, item)
-        if log is not None:
-            log.close()
-
-    @staticmethod
-    def _save(log: EventLog, item: tuple[str, dict[str, Any], Any, float]) -> None:
+    def _do(self, item: Any, *, inline: bool) -> None:
         policy, meta, copy, ts = item
         try:
+            if inline:
+                log = self.service.log
+            else:
+                service = self.service
+                self._log = self._log or EventLog(
+                    service._url, synchronous=service.config.sqlite_synchronous
+                )
+                log = self._log
             log.save_snapshot(policy, meta["seq"], ts, meta, policy_bytes(copy))
         except Exception as exc:
             logger.error("policy %s: the snapshot failed: %s", policy, describe(exc))
 
+    def _done(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
 
-class _Learner:
+
+class _Learner(_Worker):
     """Runs background learning steps one after the other on its own thread.
 
     A finished step wakes the writer, which swaps the learned model in with a logged
     ``model`` event (``PolicyState.learned``). Steps of a state that was rebuilt meanwhile
-    are simply dropped: the rebuilt state hands out its own.
+    are dropped: the rebuilt state hands out its own. Items: (policy id, step).
     """
 
-    def __init__(self, service: Service) -> None:
-        self.service = service
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
+    name = "learner"
 
-    def start(self) -> None:
-        """Start the thread."""
-        self._thread = threading.Thread(
-            target=self._run, name="banditkit-serve-learner", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Stop the thread (a step in progress finishes; its model is not swapped in)."""
-        if self._thread is not None:
-            self._queue.put(_STOP)
-            self._thread.join()
-            self._thread = None
-
-    def put(self, policy: str, step: Learning) -> None:
-        """Learn ``step`` (at once, on this thread, when the learner does not run)."""
-        if self._thread is None:
+    def _do(self, item: Any, *, inline: bool) -> None:
+        policy, step = item
+        try:
             step.run(policy)
-        else:
-            self._queue.put((policy, step))
-
-    def _run(self) -> None:
-        while (item := self._queue.get()) is not _STOP:
-            policy, step = item
-            try:
-                step.run(policy)
-            except Exception:
-                logger.exception("policy %s: a learning step failed", policy)
+        except Exception:
+            logger.exception("policy %s: a learning step failed", policy)
+        if not inline:
             self.service._queue.put(_WAKE)  # the writer swaps it in
