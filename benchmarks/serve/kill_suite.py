@@ -345,9 +345,6 @@ def run(
     say: Any = print,
 ) -> dict[str, Any]:
     """Run the suite; the result dict has ``passed`` and every count checked."""
-    import banditkit as bk
-    from banditkit.testing import assert_same_state
-
     work = Path(work or tempfile.mkdtemp(prefix="bk-kill-"))
     work.mkdir(parents=True, exist_ok=True)
     db = db or f"sqlite:///{work / 'events.db'}"
@@ -367,33 +364,34 @@ def run(
     status = _status(port)
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=60)
+    result: dict[str, Any] = {"db": db.split("@")[-1], "kills": kills}
+    result["moments"] = {m: moments.count(m) for m in sorted(set(moments))}
+    result.update(_verify(db, work, status, policy, params, update_every, learning))
+    result["load"] = json.loads((work / "load.json").read_text())
+    result["seconds"] = round(time.monotonic() - started, 1)
+    return result
+
+
+def _verify(
+    db: str,
+    work: Path,
+    status: dict[str, Any],
+    policy: str,
+    params: dict[str, Any],
+    update_every: int,
+    learning: str,
+) -> dict[str, Any]:
+    """Every check of the module docstring on the log, the acks and the exported state."""
+    import banditkit as bk
+    from banditkit.testing import assert_same_state
+
     exported = work / "rec.bk"
+    export = ["serve", "export", "--db", db, "--policy", "rec", "--out", str(exported)]
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "banditkit",
-            "serve",
-            "export",
-            "--db",
-            db,
-            "--policy",
-            "rec",
-            "--out",
-            str(exported),
-        ],
-        check=True,
-        capture_output=True,
+        [sys.executable, "-m", "banditkit", *export], check=True, capture_output=True
     )
     events = read_log(db)
-    result: dict[str, Any] = {
-        "db": db.split("@")[-1],
-        "kills": kills,
-        "moments": dict.fromkeys(moments, 0),
-    }
-    for m in moments:
-        result["moments"][m] += 1
-    result.update(_check_acks(work, events))
+    result = _check_acks(work, events)
     restored = bk.load_policy(exported)
     reference, mismatches = twin(events, policy, params, update_every, learning)
     result["replayed_decisions_differing"] = mismatches
@@ -405,8 +403,6 @@ def run(
         result["same_state"] = False
         result["state_difference"] = str(exc)[:500]
     result["fresh_actions_differing"] = same_actions(restored, reference)
-    result["load"] = json.loads((work / "load.json").read_text())
-    result["seconds"] = round(time.monotonic() - started, 1)
     result["passed"] = bool(
         result["lost_decisions"] == 0
         and result["lost_feedbacks"] == 0
