@@ -192,6 +192,16 @@ def twin(
     step: tuple[Any, list[tuple[str, Any]]] | None = None
     pending = False
 
+    def clone(
+        model: Any,
+    ) -> Any:  # deepcopy, or through the state for what it cannot copy
+        try:
+            return copy.deepcopy(model)
+        except TypeError:
+            other = bk.make_policy(name, **params)
+            other.load_state_dict(copy.deepcopy(model.state_dict()))
+            return other
+
     def learn(model: Any, items: list[tuple[str, Any]], at: int) -> None:
         reseed(model, f"learn:{model.seed}:{at}")
         for eid, value in items:
@@ -213,7 +223,7 @@ def twin(
             learn(step[0], step[1], version)
             policy, version, step = step[0], version + 1, None
             if pending:
-                step, buffer, pending = (copy.deepcopy(policy), buffer), [], False
+                step, buffer, pending = (clone(policy), buffer), [], False
         else:
             buffer.append((event_id, payload["feedback"]))
             received += 1
@@ -223,7 +233,7 @@ def twin(
                 learn(policy, buffer, version)
                 buffer, version = [], version + 1
             elif step is None:
-                step, buffer = (copy.deepcopy(policy), buffer), []
+                step, buffer = (clone(policy), buffer), []
             else:
                 pending = True
     return policy, mismatches

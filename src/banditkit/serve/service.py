@@ -11,8 +11,11 @@ context it cannot act on), the events already computed are committed and the pol
 is rebuilt from the log, as at a restart. If the log cannot be written, the group is answered
 503 (nothing of it is recorded; a retry is safe) and every state is rebuilt from the log.
 
-Snapshots are written by the same thread after a group, every ``snapshot_every`` events of a
-policy; a graceful stop writes one for every policy with new events.
+After a group the writer takes the due snapshots (a copy of the policy, every
+``snapshot_every`` events) and a snapshot thread serialises and stores them on its own
+connection; a graceful stop snapshots every policy with new events. With ``learning:
+background`` a learner thread runs the learning steps on copies; the writer swaps each learned
+model in, as the last event of a group, with a logged ``model`` event.
 """
 
 from __future__ import annotations

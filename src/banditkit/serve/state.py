@@ -602,7 +602,12 @@ class PolicyState:
                     logged,
                 )
             decision = Decision(
-                seq, event_id, ctx, logged, payload["propensity"], self.version
+                seq,
+                event_id,
+                ctx,
+                logged,
+                payload["propensity"],
+                payload["model_version"],
             )
             self._add(decision, ts)
             return
