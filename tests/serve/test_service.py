@@ -365,9 +365,9 @@ def test_copies_for_background_steps_are_independent(name):
     for _ in range(12):
         c = ctx(rng)
         policy.update(c, policy.act(c), float(rng.random() < 0.5))
-    twin = copy_policy(policy)
+    twin = copy_policy(policy)()
     assert_same_state(policy, twin)
     c = ctx(rng)
     twin.update(c, 0, 1.0)
     assert (twin.t, policy.t) == (13, 12)
-    assert_same_state(policy, copy_policy(policy))
+    assert_same_state(policy, copy_policy(policy)())

@@ -478,14 +478,14 @@ class _Snapshotter(_Worker):
 
     A snapshot's serialisation (``state_dict()``, the ``.bk`` file, its digest) and its
     commit can take tens of milliseconds; done here, they do not hold up the writer.
-    Items: (policy id, meta, a copy of the policy, time).
+    Items: (policy id, meta, a frozen copy of the policy (``copy_policy``), time).
     """
 
     name = "snapshots"
     _log: EventLog | None = None
 
     def _do(self, item: Any, *, inline: bool) -> None:
-        policy, meta, copy, ts = item
+        policy, meta, make, ts = item
         try:
             if inline:
                 log = self.service.log
@@ -495,7 +495,7 @@ class _Snapshotter(_Worker):
                     service._url, synchronous=service.config.sqlite_synchronous
                 )
                 log = self._log
-            log.save_snapshot(policy, meta["seq"], ts, meta, policy_bytes(copy))
+            log.save_snapshot(policy, meta["seq"], ts, meta, policy_bytes(make()))
         except Exception as exc:
             logger.error("policy %s: the snapshot failed: %s", policy, describe(exc))
 

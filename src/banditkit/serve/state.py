@@ -202,22 +202,37 @@ def policy_from_bytes(data: bytes) -> Policy:
 _NOT_DEEPCOPYABLE: set[type] = set()
 
 
-def copy_policy(policy: Policy) -> Policy:
-    """An independent copy of a policy, in the same state.
+def copy_policy(policy: Policy) -> Callable[[], Policy]:
+    """Freeze the policy as it is now; calling the result builds an independent copy.
 
-    ``copy.deepcopy`` when the policy allows it (fast); otherwise (a policy holding, say, a
-    LAPACK routine) a new policy of the same parameters loaded with a deep copy of its
-    ``state_dict()``, the path ``banditkit.load_policy`` takes.
+    ``copy.deepcopy`` when the policy allows it (then the copy is made at once, and
+    cheaply); otherwise (a policy holding, say, a LAPACK routine) a deep copy of its
+    ``state_dict()`` is taken now and loaded into a new policy of the same parameters
+    when called, the path ``banditkit.load_policy`` takes: that part, the slow one, can
+    run on another thread.
+
+    Example:
+        >>> import banditkit as bk
+        >>> p = bk.make_policy("linucb", seed=2)
+        >>> copy_policy(p)().seed
+        2
     """
     cls = type(policy)
     if cls not in _NOT_DEEPCOPYABLE:
         try:
-            return copy.deepcopy(policy)
+            clone = copy.deepcopy(policy)
+            return lambda: clone
         except (TypeError, copy.Error):
             _NOT_DEEPCOPYABLE.add(cls)
-    clone = cls(**policy.get_params())
-    clone.load_state_dict(copy.deepcopy(policy.state_dict()))
-    return clone
+    params = policy.get_params()
+    state = copy.deepcopy(policy.state_dict())
+
+    def rebuild() -> Policy:
+        other = cls(**params)
+        other.load_state_dict(state)
+        return other
+
+    return rebuild
 
 
 def _jsonable(action: Any) -> Any:
@@ -251,23 +266,27 @@ class Learning:
     """A learning step in the background: a copy of the model and what it learns.
 
     Attributes:
-        policy: The copy, taken when the step started; it learns on the learner thread
-            while the service decides with the model it was copied from.
+        make: Builds the copy of the model taken when the step started
+            (:func:`copy_policy`); the copy learns on the learner thread while the service
+            decides with the model it was copied from.
+        policy: The copy, once built.
         items: The buffered (decision, feedback) pairs it learns.
         version: The model version it makes.
         done: Set once learned.
         submitted: Whether the learner thread has it.
     """
 
-    policy: Policy
+    make: Callable[[], Policy]
     items: list[tuple[Decision, Any]]
     version: int
+    policy: Policy | None = None
     done: threading.Event = field(default_factory=threading.Event)
     submitted: bool = False
 
     def run(self, label: str) -> None:
-        """Learn (on whichever thread calls it) and mark the step done."""
+        """Build the copy and learn (on whichever thread calls it); mark the step done."""
         try:
+            self.policy = self.make()
             learn(self.policy, self.items, self.version - 1, label)
         finally:
             self.done.set()
@@ -483,6 +502,7 @@ class PolicyState:
         assert learning is not None, "a model event without a learning step"
         if not learning.done.is_set():
             learning.run(self.id)
+        assert learning.policy is not None, "the learning step failed"
         self.policy, self.version = learning.policy, learning.version
         self.counts["updates"] += len(learning.items)
         self.learning = None
@@ -621,8 +641,8 @@ class PolicyState:
         self._feed(joined, payload["feedback"], default=default)
         self._applied(seq)
 
-    def snapshot(self) -> tuple[dict[str, Any], Policy]:
-        """(meta, a copy of the policy): the state after event ``last_seq``.
+    def snapshot(self) -> tuple[dict[str, Any], Callable[[], Policy]]:
+        """(meta, a frozen copy of the policy): the state after event ``last_seq``.
 
         The copy (:func:`copy_policy`) is serialised later, off the writer's thread: a
         policy's ``state_dict()`` may do deferred work (linucb applies its queued Cholesky
