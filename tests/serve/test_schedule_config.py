@@ -58,7 +58,7 @@ def test_defaults():
     spec = load_config(entry()).policies[0]
     assert (spec.update_every, spec.snapshot_every, spec.join_window_s) == (
         1,
-        1000,
+        10_000,
         3600,
     )
     assert spec.default_feedback is None and spec.token_env is None

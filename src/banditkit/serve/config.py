@@ -8,7 +8,7 @@
         params: {nu: 0.5, seed: 0}    # its hyper-parameters (seed: of its random stream)
         update_every: 1               # learn every N feedbacks, or a static grid:
                                       #   {grid: blce, horizon: 10000} or {grid: [50, 200, 1000]}
-        snapshot_every: 1000          # logged events between two snapshots
+        snapshot_every: 10000         # logged events between two snapshots
         join_window_s: 3600           # feedback accepted for this long after the decision
         default_feedback: null        # learned when the window closes without feedback
         token_env: REC_TOKEN          # environment variable holding the bearer token
@@ -72,7 +72,7 @@ class PolicySpec(BaseModel):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
     update_every: int | dict[str, Any] = 1
-    snapshot_every: int = Field(1000, ge=1)
+    snapshot_every: int = Field(10_000, ge=1)
     join_window_s: float = Field(3600.0, gt=0)
     default_feedback: float | int | None = None
     token_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -170,7 +170,7 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> ServeConf
     Example:
         >>> cfg = load_config({"policies": [{"id": "rec", "name": "linucb"}]})
         >>> cfg.policies[0].snapshot_every
-        1000
+        10000
     """
     where = "config"
     if isinstance(source, Mapping):
