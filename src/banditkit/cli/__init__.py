@@ -11,6 +11,8 @@
     banditkit bench [--quick] [--only NAME] [--rerun] --out DIR
     banditkit examples [NAME] [--out PATH] [--force]
     banditkit evaluate [LOG] [--target uniform|NAME[:k=v,...]|CONFIG|FILE.npy ...]
+    banditkit evaluate --db URL --policy ID [--candidate NAME[:k=v,...] ...]
+    banditkit serve CONFIG --db URL [--host H] [--port P]  |  serve export --db URL --policy ID --out F
     banditkit [--debug] --version
 
 Exit status: 0 success; 1 some runs (or benchmarks, or dataset checks) failed, with their
@@ -32,6 +34,9 @@ from banditkit.cli import catalogue  # noqa: F401
 
 # isort: split
 from banditkit.cli import data  # noqa: F401
+
+# isort: split
+from banditkit.cli import serve  # noqa: F401
 from banditkit.cli.common import app
 
 __all__ = ["app", "main"]

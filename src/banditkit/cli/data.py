@@ -208,8 +208,28 @@ def evaluate(
     seed: Annotated[
         int, typer.Option("--seed", min=0, help="Cross-fitting and policy seed.")
     ] = 0,
+    db: Annotated[
+        str | None,
+        typer.Option("--db", help="A decision service's database URL (docs/serve.md)."),
+    ] = None,
+    policy: Annotated[
+        str | None, typer.Option("--policy", help="--db: the served policy's id.")
+    ] = None,
+    candidates: Annotated[
+        list[str] | None,
+        typer.Option("--candidate", help="--db: NAME[:k=v,...] (repeat)."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="--db: report folder [default: evaluate-ID]."),
+    ] = None,
 ) -> None:
     """Off-policy evaluation of target policies on a logged bandit dataset (docs/ope.md)."""
+    if db is not None:  # a decision service's own log
+        from banditkit.cli.serve import evaluate_db
+
+        evaluate_db(db, policy, candidates, methods, level, seed, out, log)
+        return
     from banditkit.ope import evaluate_command
 
     try:

@@ -1,0 +1,525 @@
+"""The single writer: one thread owns every policy's state and the event log.
+
+Requests are queued; the writer thread takes everything waiting (up to ``max_batch``),
+computes each event in arrival order, writes the whole group to the log in one transaction
+(one sync to disk for all of them: *group commit*), and only then answers every request of
+the group. So no reply leaves before its event is durable, and the log's order is the order
+in which the state advanced, which is what replay follows.
+
+A refused request changes nothing. If computing a decision fails inside the policy (a
+context it cannot act on), the events already computed are committed and the policy's state
+is rebuilt from the log, as at a restart. If the log cannot be written, the group is answered
+503 (nothing of it is recorded; a retry is safe) and every state is rebuilt from the log.
+
+After a group the writer takes the due snapshots (a copy of the policy, every
+``snapshot_every`` events) and a snapshot thread serialises and stores them on its own
+connection; a graceful stop snapshots every policy with new events. With ``learning:
+background`` a learner thread runs the learning steps on copies; the writer swaps each learned
+model in, as the last event of a group, with a logged ``model`` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from banditkit.serve.config import ServeConfig, ServeConfigError
+from banditkit.serve.state import (
+    PolicyState,
+    Record,
+    ServeError,
+    policy_bytes,
+)
+from banditkit.serve.store import EventLog, describe, redact
+
+__all__ = ["Command", "Service"]
+
+logger = logging.getLogger("banditkit.serve")
+
+_STOP = object()
+_WAKE = object()  # a learning step finished: the writer looks at once
+
+
+@dataclass
+class Command:
+    """A request for the writer: "decide" (body: a Context) or "feedback" (the value).
+
+    ``future`` is a ``concurrent.futures.Future`` (``loop`` None) or an asyncio future of
+    ``loop``; the writer settles the asyncio ones with one call into their loop per group.
+    """
+
+    kind: str
+    policy: str
+    event_id: str | None
+    body: Any
+    future: Any
+    loop: asyncio.AbstractEventLoop | None = None
+
+
+def _settle(answers: list[tuple[Any, Any]]) -> None:
+    """Set each future's result, or exception when the answer is one (skip cancelled)."""
+    for future, answer in answers:
+        if future.done():
+            continue
+        if isinstance(answer, BaseException):
+            future.set_exception(answer)
+        else:
+            future.set_result(answer)
+
+
+class Service:
+    """The served policies over one database (see the module docstring).
+
+    Args:
+        config: The validated configuration.
+        url: The database URL (``sqlite:///events.db``, ``postgresql://...``).
+        cache_size: Decisions per policy kept in memory (older ones are read back).
+        max_batch: Most requests committed together.
+        tick_s: Longest wait of the idle writer (join windows close at this resolution).
+        clock: Wall-clock time in seconds (tests replace it).
+        on_commit: Called with (seconds, events) after each commit (metrics).
+    """
+
+    def __init__(
+        self,
+        config: ServeConfig,
+        url: str,
+        *,
+        cache_size: int = 10_000,
+        max_batch: int = 256,
+        tick_s: float = 0.25,
+        clock: Callable[[], float] = time.time,
+        on_commit: Callable[[float, int], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.url = redact(url)
+        self._url = url
+        self.cache_size = max(cache_size, max_batch)
+        self.max_batch = max_batch
+        self.tick_s = tick_s
+        self.clock = clock
+        self.on_commit = on_commit
+        self.states: dict[str, PolicyState] = {}
+        self._log: EventLog | None = None
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._closing = False
+        self._seq = 0
+        self._last_ts = 0.0
+        self.broken: str | None = None
+        self._snapshotter = _Snapshotter(self)
+        self._learner = _Learner(self)
+
+    # ------------------------------------------------------------------ start and stop
+    @property
+    def log(self) -> EventLog:
+        """The writer's connection to the database."""
+        if self._log is None:
+            raise RuntimeError("the service is not open")
+        return self._log
+
+    def open(self) -> None:
+        """Connect, check the stored definitions, restore every policy, close due windows.
+
+        Raises:
+            DatabaseError: The database cannot be opened.
+            ServeConfigError: A policy's definition differs from the one its log was written
+                under.
+        """
+        self._log = EventLog(self._url, synchronous=self.config.sqlite_synchronous)
+        for spec in self.config.policies:
+            self._check_definition(spec.id, spec.definition())
+        self._restore_all()
+        if any(s.policy.needs_torch for s in self.states.values()):
+            import torch  # noqa: F401 - now, not in the first request (seconds)
+
+    def _check_definition(self, policy: str, definition: dict[str, Any]) -> None:
+        mine = json.loads(json.dumps(definition))
+        stored = self.log.definition(policy)
+        if stored is None:
+            self.log.register(policy, mine, self.clock())
+        elif stored != mine:
+            raise ServeConfigError(
+                f"policy {policy!r}: its log in {self.url} was written under {stored}, "
+                f"the config now gives {mine}; replaying the log under another model "
+                "would not rebuild its state. Give the changed policy a new id."
+            )
+
+    def _restore_all(self) -> None:
+        self._seq, self._last_ts = self.log.last()
+        self.states.clear()  # in place: the metrics read this very dict
+        for spec in self.config.policies:
+            self.states[spec.id] = self._restore(spec.id)
+        self.log.append(self._expire_all(self._now()))
+        self.broken = None
+
+    def _restore(self, policy: str) -> PolicyState:
+        state = PolicyState(
+            self.config.policy(policy), self.log, self._next_seq, self.cache_size
+        )
+        started = time.perf_counter()
+        replayed = state.restore()
+        logger.info(
+            "policy %s (%s): restored at log position %d, %d events replayed in %.2f s",
+            policy,
+            state.spec.name,
+            state.last_seq,
+            replayed,
+            time.perf_counter() - started,
+        )
+        return state
+
+    def start(self) -> None:
+        """Start the writer thread (opening the service first if it is not open)."""
+        if self._log is None:
+            self.open()
+        self._closing = False
+        self._snapshotter.start()
+        self._learner.start()
+        self._thread = threading.Thread(
+            target=self._run, name="banditkit-serve-writer", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Answer what is queued, stop the writer, snapshot what changed, close the log."""
+        self._closing = True
+        if self._thread is not None:
+            self._queue.put(_STOP)
+            self._thread.join()
+            self._thread = None
+        if self._log is not None and self.broken is None:
+            self._snapshots(force=True)
+        self._snapshotter.stop()
+        self._learner.stop()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    @property
+    def alive(self) -> bool:
+        """Whether the writer runs and the log is writable."""
+        return (
+            self._thread is not None and self._thread.is_alive() and self.broken is None
+        )
+
+    # ------------------------------------------------------------------ requests
+    def submit(
+        self, kind: str, policy: str, event_id: str | None, body: Any
+    ) -> Future[Any]:
+        """Queue a request from any thread; the future holds the reply or a ServeError."""
+        future: Future[Any] = Future()
+        if self._closing or self._thread is None:
+            future.set_exception(ServeError(503, "the service is stopping; retry"))
+        else:
+            self._queue.put(Command(kind, policy, event_id, body, future))
+        return future
+
+    async def ask(self, kind: str, policy: str, event_id: str | None, body: Any) -> Any:
+        """Queue a request from the event loop and wait for its reply.
+
+        Raises:
+            ServeError: The request is refused (or the service is stopping).
+        """
+        if self._closing or self._thread is None:
+            raise ServeError(503, "the service is stopping; retry")
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._queue.put(Command(kind, policy, event_id, body, future, loop))
+        return await future
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _now(self) -> float:
+        """Wall-clock time, never earlier than the last logged event's (windows stay ordered)."""
+        self._last_ts = max(self.clock(), self._last_ts)
+        return self._last_ts
+
+    # ------------------------------------------------------------------ the writer
+    def _run(self) -> None:
+        stop = False
+        while not stop:
+            try:
+                first = self._queue.get(timeout=self.tick_s)
+            except queue.Empty:
+                first = None
+            batch = [] if first is None else [first]
+            while len(batch) < self.max_batch:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = any(c is _STOP for c in batch)
+            commands = [c for c in batch if isinstance(c, Command)]
+            try:
+                self._group(commands)
+            except Exception:  # a bug: answer, rebuild, keep serving
+                logger.exception("the writer failed on a group of %d", len(commands))
+                self._fail(
+                    commands, ServeError(500, "internal error; nothing was logged")
+                )
+                self._rebuild()
+
+    def _fail(self, commands: list[Command], error: ServeError) -> None:
+        self._answer([(c, error) for c in commands])
+
+    @staticmethod
+    def _answer(replies: list[tuple[Command, Any]]) -> None:
+        """Settle the futures: threads' at once, each event loop's in one call."""
+        by_loop: dict[Any, list[tuple[Any, Any]]] = {}
+        for command, answer in replies:
+            by_loop.setdefault(command.loop, []).append((command.future, answer))
+        for loop, answers in by_loop.items():
+            if loop is None:
+                _settle(answers)
+            elif not loop.is_closed():
+                loop.call_soon_threadsafe(_settle, answers)
+
+    def _group(self, commands: list[Command], *, careful: bool = False) -> None:
+        """Compute, commit and answer a group of commands (see the module docstring).
+
+        A decision's event id is looked up in memory only: an id the log holds but memory
+        has forgotten makes the commit fail on the log's unique key, and the group runs
+        again, ``careful``, with every id looked up in the log first.
+        """
+        if self.broken is not None:
+            self._rebuild()
+            if self.broken is not None:
+                error = ServeError(503, f"the event log is unavailable ({self.broken})")
+                self._fail(commands, error)
+                return
+        now = self._now()
+        records = self._expire_all(now)
+        self._prefetch(commands, careful)
+        replies: list[tuple[Command, Any]] = []
+        first = 0  # commands before this one are committed and answered
+        for i, command in enumerate(commands):
+            state = self.states[command.policy]
+            try:
+                reply, new = self._handle(state, command, now)
+            except ServeError as exc:
+                replies.append((command, exc))
+                if exc.tainted:  # commit what came before, then rebuild from the log
+                    outcome = self._commit(records, replies, careful)
+                    if outcome != "ok":
+                        self._again(outcome, commands[first:])
+                        return
+                    records, replies, first = [], [], i + 1
+                    self.states[state.id] = self._restore(state.id)
+                    self._prefetch(commands[first:], careful)
+                continue
+            records.extend(new)
+            replies.append((command, reply))
+        for state in self.states.values():  # background steps done: last in the group
+            records.extend(state.learned(now))
+        outcome = self._commit(records, replies, careful)
+        if outcome == "ok":
+            self._snapshots()
+            for state in self.states.values():
+                state.forget_absent()
+                step = state.resume()
+                if step is not None:
+                    self._learner.put((state.id, step))
+        else:
+            self._again(outcome, commands[first:])
+
+    def _again(self, outcome: str, commands: list[Command]) -> None:
+        """After a commit refused for a known event id, run the commands again, carefully."""
+        if outcome == "duplicate":
+            self._group(commands, careful=True)
+
+    def _prefetch(self, commands: list[Command], careful: bool) -> None:
+        """One log query per policy for the ids to look up (feedbacks; all if careful)."""
+        wanted: dict[str, set[str]] = {}
+        for c in commands:
+            if c.event_id is not None and (careful or c.kind == "feedback"):
+                wanted.setdefault(c.policy, set()).add(c.event_id)
+        for policy, ids in wanted.items():
+            self.states[policy].prefetch(ids)
+
+    def _handle(
+        self, state: PolicyState, command: Command, now: float
+    ) -> tuple[Any, list[Record]]:
+        if command.kind == "decide":
+            event_id = command.event_id or uuid.uuid4().hex
+            decision, record = state.decide(event_id, command.body, now)
+            return decision.reply(), [] if record is None else [record]
+        assert command.event_id is not None
+        duplicate, records = state.feedback(command.event_id, command.body, now)
+        return {"duplicate": duplicate}, records
+
+    def _expire_all(self, now: float) -> list[Record]:
+        records: list[Record] = []
+        for state in self.states.values():
+            records.extend(state.expire(now))
+        return records
+
+    def _commit(
+        self, records: list[Record], replies: list[tuple[Command, Any]], careful: bool
+    ) -> str:
+        """Write ``records`` in one transaction, then answer ``replies``.
+
+        Returns:
+            "ok"; "duplicate" when the log already holds one of the events (nothing is
+            answered: the states are rebuilt for a careful run); "failed" when the write
+            failed (answered 503, states rebuilt).
+        """
+        import sqlalchemy as sa
+
+        started = time.perf_counter()
+        try:
+            self.log.append(records)
+        except sa.exc.IntegrityError as exc:
+            if not careful:
+                self._restore_all()
+                return "duplicate"
+            self._write_failed(exc, replies)
+            return "failed"
+        except Exception as exc:
+            self._write_failed(exc, replies)
+            return "failed"
+        if self.on_commit is not None and records:
+            self.on_commit(time.perf_counter() - started, len(records))
+        self._answer(replies)
+        return "ok"
+
+    def _write_failed(
+        self, exc: BaseException, replies: list[tuple[Command, Any]]
+    ) -> None:
+        logger.error("writing the event log failed: %s", describe(exc))
+        error = ServeError(503, "the event log could not be written; retry")
+        self._fail([c for c, _ in replies], error)
+        self.broken = "a write failed"
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        """Reconnect and rebuild every state from the log (after a failed write)."""
+        try:
+            if self._log is not None:
+                try:
+                    self._log.close()
+                except Exception:
+                    logger.debug("closing the broken connection failed", exc_info=True)
+            self._log = EventLog(self._url, synchronous=self.config.sqlite_synchronous)
+            self._restore_all()
+        except Exception as exc:
+            self.broken = describe(exc)
+            logger.error("the event log is unavailable: %s", self.broken)
+
+    def _snapshots(self, *, force: bool = False) -> None:
+        """Take the due snapshots (all changed ones when ``force``) for the snapshotter."""
+        for state in self.states.values():
+            due = state.since_snapshot >= state.spec.snapshot_every
+            if state.learning is None and (due or (force and state.since_snapshot > 0)):
+                meta, policy = state.snapshot()
+                self._snapshotter.put((state.id, meta, policy, self._now()))
+
+
+class _Worker:
+    """A thread doing one kind of work for the writer, in the order it was handed.
+
+    Without a running thread (before ``start``, after ``stop``) the work is done at once
+    on the caller's thread.
+    """
+
+    name = "worker"
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start the thread."""
+        self._thread = threading.Thread(
+            target=self._run, name=f"banditkit-serve-{self.name}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Finish what is queued, then stop the thread."""
+        if self._thread is not None:
+            self._queue.put(_STOP)
+            self._thread.join()
+            self._thread = None
+
+    def put(self, item: Any) -> None:
+        """Hand over a piece of work (done now when the thread does not run)."""
+        if self._thread is None:
+            self._do(item, inline=True)
+        else:
+            self._queue.put(item)
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not _STOP:
+            self._do(item, inline=False)
+        self._done()
+
+    def _do(self, item: Any, *, inline: bool) -> None:
+        raise NotImplementedError
+
+    def _done(self) -> None:
+        """Release what the thread held."""
+
+
+class _Snapshotter(_Worker):
+    """Writes snapshots in the order they were taken, on its own thread and connection.
+
+    A snapshot's serialisation (``state_dict()``, the ``.bk`` file, its digest) and its
+    commit can take tens of milliseconds; done here, they do not hold up the writer.
+    Items: (policy id, meta, a frozen copy of the policy (``copy_policy``), time).
+    """
+
+    name = "snapshots"
+    _log: EventLog | None = None
+
+    def _do(self, item: Any, *, inline: bool) -> None:
+        policy, meta, make, ts = item
+        try:
+            if inline:
+                log = self.service.log
+            else:
+                service = self.service
+                self._log = self._log or EventLog(
+                    service._url, synchronous=service.config.sqlite_synchronous
+                )
+                log = self._log
+            log.save_snapshot(policy, meta["seq"], ts, meta, policy_bytes(make()))
+        except Exception as exc:
+            logger.error("policy %s: the snapshot failed: %s", policy, describe(exc))
+
+    def _done(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+class _Learner(_Worker):
+    """Runs background learning steps one after the other on its own thread.
+
+    A finished step wakes the writer, which swaps the learned model in with a logged
+    ``model`` event (``PolicyState.learned``). Steps of a state that was rebuilt meanwhile
+    are dropped: the rebuilt state hands out its own. Items: (policy id, step).
+    """
+
+    name = "learner"
+
+    def _do(self, item: Any, *, inline: bool) -> None:
+        policy, step = item
+        try:
+            step.run(policy)
+        except Exception:
+            logger.exception("policy %s: a learning step failed", policy)
+        if not inline:
+            self.service._queue.put(_WAKE)  # the writer swaps it in

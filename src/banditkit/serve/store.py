@@ -1,0 +1,349 @@
+"""The append-only event log and the snapshots, in SQLite or PostgreSQL (SQLAlchemy Core).
+
+Three tables:
+
+    bk_events     seq (the log position, assigned by the single writer), policy, kind
+                  ("decision" or "feedback"), event_id, ts (seconds since the epoch), payload
+                  (JSON), data (a decision's context: the arms, then the revenues if any, as
+                  little-endian float64, row after row; its shape is in the payload);
+                  (policy, kind, event_id) is unique, so a feedback can be logged once per
+                  decision whatever happens in memory
+    bk_snapshots  policy, seq (the last event the state includes), ts, meta (JSON), state
+                  (the policy's ``.bk`` file, see ``banditkit.save_policy``)
+    bk_policies   id, the model definition (JSON) the log was written under
+
+SQLite runs in WAL mode with ``synchronous=FULL`` by default: a commit returns once the log is
+on disk, and readers (``serve export``, ``evaluate``) do not block the writer. PostgreSQL
+commits are durable with its default ``synchronous_commit=on``. A ``postgresql://`` URL uses
+psycopg (version 3).
+
+Database URLs are never printed with their password (:func:`redact`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
+
+from banditkit.core.errors import BanditkitError
+
+__all__ = ["DatabaseError", "Event", "EventLog", "describe", "redact"]
+
+
+class DatabaseError(BanditkitError, RuntimeError):
+    """The database cannot be opened, or holds no (or another) service log."""
+
+
+def describe(exc: BaseException) -> str:
+    """A database error in one line: the driver's message, without SQL, parameters or password."""
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return redact(text.splitlines()[0] if text else type(exc).__name__)
+
+
+def redact(text: str) -> str:
+    """``text`` with the password of every database URL in it replaced by ``***``.
+
+    Example:
+        >>> redact("postgresql://bk:s3cret@db:5432/bk failed")
+        'postgresql://bk:***@db:5432/bk failed'
+    """
+    return re.sub(r"(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)[^@\s]*@", r"\1***@", text)
+
+
+def _tables() -> Any:
+    import sqlalchemy as sa
+
+    metadata = sa.MetaData()
+    seq_type = sa.BigInteger().with_variant(sa.Integer(), "sqlite")  # rowid on SQLite
+    sa.Table(
+        "bk_events",
+        metadata,
+        sa.Column("seq", seq_type, primary_key=True, autoincrement=False),
+        sa.Column("policy", sa.String(64), nullable=False),
+        sa.Column("kind", sa.String(16), nullable=False),
+        sa.Column("event_id", sa.String(128), nullable=False),
+        sa.Column("ts", sa.Double(), nullable=False),
+        sa.Column("payload", sa.Text(), nullable=False),
+        sa.Column("data", sa.LargeBinary(), nullable=True),
+        sa.UniqueConstraint("policy", "kind", "event_id", name="bk_events_once"),
+        sa.Index("bk_events_policy_seq", "policy", "seq"),
+    )
+    sa.Table(
+        "bk_snapshots",
+        metadata,
+        sa.Column("id", sa.Integer(), primary_key=True, autoincrement=True),
+        sa.Column("policy", sa.String(64), nullable=False, index=True),
+        sa.Column("seq", sa.BigInteger(), nullable=False),
+        sa.Column("ts", sa.Double(), nullable=False),
+        sa.Column("meta", sa.Text(), nullable=False),
+        sa.Column("state", sa.LargeBinary(), nullable=False),
+    )
+    sa.Table(
+        "bk_policies",
+        metadata,
+        sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column("definition", sa.Text(), nullable=False),
+        sa.Column("ts", sa.Double(), nullable=False),
+    )
+    return metadata
+
+
+def _engine(url: str, synchronous: str) -> Any:
+    import sqlalchemy as sa
+
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError:
+        raise DatabaseError(
+            f"--db must be a database URL such as sqlite:///events.db or "
+            f"postgresql://user@host/db; got {redact(url)!r}."
+        ) from None
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database in (None, "", ":memory:"):
+            raise DatabaseError(
+                "--db: an in-memory SQLite database would lose every event; give a file, "
+                "sqlite:///events.db."
+            )
+        engine = sa.create_engine(parsed, poolclass=sa.pool.NullPool)
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cursor = dbapi_conn.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA synchronous={synchronous.upper()}")
+            cursor.execute("PRAGMA busy_timeout=10000")
+            cursor.close()
+
+        return engine
+    return sa.create_engine(parsed, pool_pre_ping=True)
+
+
+class Event(NamedTuple):
+    """One logged event (a row of ``bk_events``, its payload decoded)."""
+
+    seq: int
+    kind: str
+    event_id: str
+    ts: float
+    payload: Any
+    data: bytes | None
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False)
+
+
+class EventLog:
+    """One connection to the service's database: the writer's, or a reader's.
+
+    Args:
+        url: A SQLAlchemy database URL (``sqlite:///events.db``,
+            ``postgresql://user:password@host/db``).
+        create: Create the tables when missing (the service); readers pass False and get
+            a :class:`DatabaseError` on a database without a service log.
+        synchronous: SQLite's ``synchronous`` pragma, "full" (default) or "normal".
+
+    Raises:
+        DatabaseError: The database cannot be reached or holds no log (``create=False``);
+            the message shows the URL without its password.
+    """
+
+    def __init__(
+        self, url: str, *, create: bool = True, synchronous: str = "full"
+    ) -> None:
+        import sqlalchemy as sa
+
+        self.url = redact(url)
+        self._sa = sa
+        self._meta = _tables()
+        self.events = self._meta.tables["bk_events"]
+        self.snapshots = self._meta.tables["bk_snapshots"]
+        self.policies = self._meta.tables["bk_policies"]
+        e = self.events
+        self._select = sa.select(
+            e.c.seq, e.c.kind, e.c.event_id, e.c.ts, e.c.payload, e.c.data
+        )
+        self._find = self._select.where(
+            e.c.policy == sa.bindparam("p"),
+            e.c.kind == sa.bindparam("k"),
+            e.c.event_id.in_(sa.bindparam("ids", expanding=True)),
+        )
+        self._engine = _engine(url, synchronous)
+        # the insert of every group, compiled once for the driver (the hot path)
+        insert = self.events.insert().compile(dialect=self._engine.dialect)
+        self._insert_sql = str(insert)
+        self._insert_keys = insert.positiontup  # None for named parameter styles
+        try:
+            if create:
+                self._meta.create_all(self._engine)
+            self.conn = self._engine.connect()
+            if not create and not sa.inspect(self.conn).has_table("bk_events"):
+                self.conn.close()
+                raise DatabaseError(f"{self.url} holds no banditkit service log.")
+        except sa.exc.SQLAlchemyError as exc:
+            self._engine.dispose()
+            raise DatabaseError(f"cannot open {self.url}: {describe(exc)}") from None
+
+    def close(self) -> None:
+        """Close the connection and the engine."""
+        self.conn.close()
+        self._engine.dispose()
+
+    # ------------------------------------------------------------------ writing
+    def append(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Insert events (dicts of the columns; payload JSON-able, data bytes) and commit.
+
+        One transaction for the whole group: one sync to disk for every event in it.
+        """
+        try:
+            self._insert(rows)
+            self.conn.commit()
+        except Exception:
+            self.conn.rollback()
+            raise
+
+    def _insert(self, rows: Sequence[dict[str, Any]]) -> None:
+        if rows:
+            keys = self._insert_keys
+            params = [
+                {**r, "payload": _dumps(r["payload"])}
+                if keys is None
+                else tuple(_dumps(r[k]) if k == "payload" else r[k] for k in keys)
+                for r in rows
+            ]
+            self.conn.exec_driver_sql(self._insert_sql, params)
+
+    def end_read(self) -> None:
+        """End the current read transaction (lets SQLite checkpoint its WAL)."""
+        self.conn.rollback()
+
+    def save_snapshot(
+        self, policy: str, seq: int, ts: float, meta: dict[str, Any], state: bytes
+    ) -> None:
+        """Store a snapshot and drop that policy's older ones but the previous one."""
+        sa = self._sa
+        snaps = self.snapshots
+        try:
+            self.conn.execute(
+                snaps.insert().values(
+                    policy=policy, seq=seq, ts=ts, meta=_dumps(meta), state=state
+                )
+            )
+            keep = (
+                sa.select(snaps.c.id)
+                .where(snaps.c.policy == policy)
+                .order_by(snaps.c.seq.desc(), snaps.c.id.desc())
+                .limit(2)
+            )
+            kept = [r[0] for r in self.conn.execute(keep)]
+            self.conn.execute(
+                snaps.delete().where(snaps.c.policy == policy, snaps.c.id.not_in(kept))
+            )
+            self.conn.commit()
+        except Exception:
+            self.conn.rollback()
+            raise
+
+    def register(self, policy: str, definition: dict[str, Any], ts: float) -> None:
+        """Record a policy's model definition (first run only)."""
+        self.conn.execute(
+            self.policies.insert().values(
+                id=policy, definition=_dumps(definition), ts=ts
+            )
+        )
+        self.conn.commit()
+
+    # ------------------------------------------------------------------ reading
+    def definition(self, policy: str) -> dict[str, Any] | None:
+        """The stored model definition of ``policy`` (None: never served here)."""
+        p = self.policies
+        row = self.conn.execute(
+            self._sa.select(p.c.definition).where(p.c.id == policy)
+        ).first()
+        return None if row is None else json.loads(row[0])
+
+    def policy_ids(self) -> list[str]:
+        """The ids of every policy this database has served."""
+        p = self.policies
+        query = self._sa.select(p.c.id).order_by(p.c.id)
+        return [r[0] for r in self.conn.execute(query)]
+
+    def last(self) -> tuple[int, float]:
+        """(seq, ts) of the last logged event; (0, 0.0) for an empty log."""
+        e = self.events
+        row = self.conn.execute(
+            self._sa.select(e.c.seq, e.c.ts).order_by(e.c.seq.desc()).limit(1)
+        ).first()
+        return (0, 0.0) if row is None else (int(row[0]), float(row[1]))
+
+    def find(self, policy: str, kind: str, event_id: str) -> Event | None:
+        """The event ``kind`` of ``event_id``, or None."""
+        found = self.find_many(policy, kind, [event_id])
+        return found.get(event_id)
+
+    def find_many(
+        self, policy: str, kind: str, event_ids: Sequence[str]
+    ) -> dict[str, Event]:
+        """The ``kind`` events of these ids that the log holds, by id (one query)."""
+        rows = self.conn.execute(
+            self._find, {"p": policy, "k": kind, "ids": list(event_ids)}
+        )
+        return {r[2]: _event(r) for r in rows}
+
+    def read(
+        self, policy: str, after: int = 0, *, through: int | None = None
+    ) -> Iterator[Event]:
+        """``policy``'s events after position ``after`` (to ``through``), in log order."""
+        e = self.events
+        query = self._select.where(e.c.policy == policy, e.c.seq > after).order_by(
+            e.c.seq
+        )
+        if through is not None:
+            query = query.where(e.c.seq <= through)
+        result = self.conn.execute(query, execution_options={"yield_per": 2000})
+        for row in result:
+            yield _event(row)
+
+    def ids(
+        self, policy: str, kind: str, low: int, high: int
+    ) -> list[tuple[str, int, float]]:
+        """(event_id, seq, ts) of ``kind`` events of ``policy`` with low <= seq <= high."""
+        e = self.events
+        rows = self.conn.execute(
+            self._sa.select(e.c.event_id, e.c.seq, e.c.ts)
+            .where(
+                e.c.policy == policy,
+                e.c.kind == kind,
+                e.c.seq >= low,
+                e.c.seq <= high,
+            )
+            .order_by(e.c.seq)
+        )
+        return [(r[0], int(r[1]), float(r[2])) for r in rows]
+
+    def latest_snapshot(self, policy: str) -> tuple[int, dict[str, Any], bytes] | None:
+        """(seq, meta, state) of ``policy``'s latest snapshot, or None."""
+        s = self.snapshots
+        row = self.conn.execute(
+            self._sa.select(s.c.seq, s.c.meta, s.c.state)
+            .where(s.c.policy == policy)
+            .order_by(s.c.seq.desc(), s.c.id.desc())
+            .limit(1)
+        ).first()
+        return None if row is None else (int(row[0]), json.loads(row[1]), bytes(row[2]))
+
+
+def _event(row: Any) -> Event:
+    seq, kind, event_id, ts, payload, data = row
+    return Event(
+        int(seq),
+        kind,
+        event_id,
+        float(ts),
+        json.loads(payload),
+        None if data is None else bytes(data),
+    )

@@ -1,0 +1,373 @@
+"""The single writer: decisions, the exactly-once join, windows, schedules and restarts.
+
+The service runs in the test process (no HTTP); its state after restarts is compared with a
+twin rebuilt from the log by the reference implementation of benchmarks/serve/kill_suite.py,
+written from the documented semantics only.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+import banditkit as bk
+from banditkit.serve import ServeConfigError, export_policy
+from banditkit.serve.service import _STOP
+from banditkit.serve.state import ServeError
+from banditkit.testing import assert_same_state
+
+from .conftest import load_script, open_service
+
+suite = load_script("kill_suite")
+
+
+class Clock:
+    def __init__(self, now: float = 1_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def config(name="lints", params=None, **kw):
+    entry = {"id": "rec", "name": name, "params": params or {}, **kw}
+    return {"policies": [entry]}
+
+
+def ask(service, kind, event_id, body, policy="rec"):
+    return service.submit(kind, policy, event_id, body).result(timeout=30)
+
+
+def refused(service, kind, event_id, body):
+    with pytest.raises(ServeError) as err:
+        ask(service, kind, event_id, body)
+    return err.value
+
+
+def ctx(rng, k=4, d=3):
+    return bk.Context(arms=rng.normal(size=(k, d)))
+
+
+def crash(service):
+    """Stop the writer without a final snapshot and drop the connection (a SIGKILL's effect)."""
+    service._closing = True
+    service._queue.put(_STOP)
+    service._thread.join()
+    service._log.close()
+    service._log = None
+
+
+def restart(cfg, url, **kw):
+    service = open_service(cfg, url, **kw)
+    service.start()
+    return service
+
+
+def twin_of(url, cfg):
+    entry = cfg["policies"][0]
+    return suite.twin(
+        suite.read_log(url),
+        entry["name"],
+        entry["params"],
+        entry.get("update_every", 1),
+        entry.get("learning", "inline"),
+    )
+
+
+def test_decide_join_once_and_count(db_url):
+    rng = np.random.default_rng(0)
+    service = restart(config(), db_url)
+    first = ask(service, "decide", "e1", ctx(rng))
+    assert set(first) == {"event_id", "action", "propensity", "model_version"}
+    assert first["event_id"] == "e1" and first["model_version"] == 0
+    assert (
+        ask(service, "decide", "e1", ctx(rng)) == first
+    )  # a retry: the logged decision
+    assert ask(service, "decide", None, ctx(rng))["event_id"]  # an id is made up
+    assert ask(service, "feedback", "e1", 1.0) == {"duplicate": False}
+    updates = service.states["rec"].policy.t
+    assert ask(service, "feedback", "e1", 0.0) == {"duplicate": True}
+    assert service.states["rec"].policy.t == updates  # learned once
+    assert refused(service, "feedback", "nope", 1.0).status == 404
+    status = service.states["rec"].status()
+    assert {
+        k: status[k] for k in ("decisions", "feedbacks", "updates", "duplicates")
+    } == {
+        "decisions": 2,
+        "feedbacks": 1,
+        "updates": 1,
+        "duplicates": 1,
+    }
+    assert status["pending"] == 1 and status["version"] == 1
+    service.stop()
+    again = restart(config(), db_url)
+    assert ask(again, "decide", "e1", ctx(rng)) == first  # from the log after a restart
+    assert ask(again, "feedback", "e1", 1.0) == {"duplicate": True}
+    again.stop()
+
+
+def test_bad_feedback_and_context_are_refused_and_change_nothing(tmp_path):
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    rng = np.random.default_rng(1)
+    service = restart(config("glm-ucb"), url)  # binary rewards
+    ask(service, "decide", "a", ctx(rng))
+    error = refused(service, "feedback", "a", 2.0)
+    assert error.status == 422 and "feedback" in str(error)
+    error = refused(service, "decide", "b", ctx(rng, d=5))
+    assert error.status == 422 and "context.arms" in str(error)
+    assert service.states["rec"].status()["decisions"] == 1
+    service.stop()
+
+
+def test_windows_close_with_or_without_a_default(tmp_path):
+    clock = Clock()
+    rng = np.random.default_rng(2)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    cfg = config("eps-greedy", join_window_s=10, default_feedback=0.0)
+    service = restart(cfg, url, clock=clock, tick_s=0.01)
+    for e in ("a", "b", "c"):
+        ask(service, "decide", e, ctx(rng))
+        clock.now += 1
+    ask(service, "feedback", "b", 1.0)  # out of order: b before a
+    clock.now += 9  # a's window has closed (decided at 1000, now 1012)
+    error = refused(service, "feedback", "a", 1.0)
+    assert error.status == 409 and "join window" in str(error)
+    status = service.states["rec"].status()
+    assert (status["late"], status["defaults"], status["pending"]) == (1, 1, 1)
+    assert status["updates"] == 2  # b's feedback and a's default
+    clock.now += 100  # c's window closes too: the idle writer closes it
+    ask(service, "decide", "d", ctx(rng))
+    assert service.states["rec"].status()["late"] == 2
+    crash(service)
+    events = suite.read_log(url)
+    defaults = [e[2] for e in events if e[1] == "feedback" and e[3].get("default")]
+    assert defaults == ["a", "c"]
+    again = restart(cfg, url, clock=clock)
+    assert again.states["rec"].status()["late"] == 2
+    assert refused(again, "feedback", "c", 1.0).status == 409
+    again.stop()
+
+
+def test_missing_feedback_without_default_is_late_only(tmp_path):
+    clock = Clock()
+    rng = np.random.default_rng(3)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    service = restart(config(join_window_s=5), url, clock=clock)
+    ask(service, "decide", "a", ctx(rng))
+    clock.now += 6
+    assert refused(service, "feedback", "a", 1.0).status == 409
+    status = service.states["rec"].status()
+    assert (status["late"], status["defaults"], status["updates"]) == (1, 0, 0)
+    service.stop()
+
+
+def test_update_every_n_decides_from_the_last_model(tmp_path):
+    rng = np.random.default_rng(4)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    service = restart(config("linucb", update_every=3), url)
+    versions = []
+    for i in range(7):
+        versions.append(ask(service, "decide", f"e{i}", ctx(rng))["model_version"])
+        ask(service, "feedback", f"e{i}", float(rng.random()))
+    assert versions == [0, 0, 0, 1, 1, 1, 2]
+    state = service.states["rec"]
+    assert (state.policy.t, state.status()["buffered"]) == (6, 1)
+    service.stop()
+
+
+def test_grid_schedule(tmp_path):
+    rng = np.random.default_rng(5)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    service = restart(config("linucb", update_every={"grid": [2, 5]}), url)
+    versions = []
+    for i in range(9):
+        ask(service, "decide", f"e{i}", ctx(rng))
+        ask(service, "feedback", f"e{i}", 1.0)
+        versions.append(service.states["rec"].version)
+    assert versions == [0, 1, 1, 1, 2, 2, 2, 3, 3]  # at 2, 5, then every 3
+    service.stop()
+
+
+def traffic(service, rng, n, start=0, skip=5):
+    """n decisions; feedback for most, some out of order, some never."""
+    waiting = []
+    for i in range(start, start + n):
+        ask(service, "decide", f"e{i}", ctx(rng))
+        waiting.append(f"e{i}")
+        if rng.random() < 0.5 and len(waiting) > 2:
+            rng.shuffle(waiting)
+            for e in waiting[:2]:
+                if int(e[1:]) % skip:
+                    ask(service, "feedback", e, float(rng.random() < 0.5))
+            waiting = waiting[2:]
+
+
+@pytest.mark.parametrize(("name", "update_every"), [("lints", 1), ("linucb", 4)])
+def test_restarts_hold_the_twins_state(db_url, name, update_every, tmp_path):
+    rng = np.random.default_rng(6)
+    cfg = config(name, update_every=update_every, snapshot_every=7)
+    service = restart(cfg, db_url)
+    for round_ in range(3):
+        traffic(service, rng, 15, start=15 * round_)
+        crash(service)  # no final snapshot: the next start replays the log's tail
+        service = restart(cfg, db_url)
+        assert service.states["rec"].replay_mismatches == 0
+    live = service.states["rec"].policy
+    reference, mismatches = twin_of(db_url, cfg)
+    assert mismatches == 0
+    assert_same_state(live, reference)
+    crash(service)
+    status = export_policy(db_url, "rec", tmp_path / "rec.bk")  # snapshot + log tail
+    assert status["decisions"] == 45
+    exported = bk.load_policy(tmp_path / "rec.bk")
+    assert_same_state(exported, reference)
+    assert suite.same_actions(exported, reference, n=50) == 0
+
+
+def test_dueling_and_assortment(tmp_path):
+    rng = np.random.default_rng(7)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    cfg = {
+        "policies": [
+            {"id": "duel", "name": "colstim", "params": {}},
+            {"id": "shop", "name": "ucb-mnl", "horizon": 100, "params": {}},
+        ]
+    }
+    service = restart(cfg, url)
+    pair = ask(service, "decide", "p", ctx(rng), policy="duel")["action"]
+    assert isinstance(pair, list) and len(pair) == 2
+    assert ask(service, "feedback", "p", 1, policy="duel") == {"duplicate": False}
+    offer = bk.Context(arms=rng.normal(size=(5, 3)), revenues=np.ones(5), max_size=2)
+    items = ask(service, "decide", "s", offer, policy="shop")["action"]
+    assert 1 <= len(items) <= 2
+    bad = service.submit("feedback", "shop", "s", 99).exception(timeout=30)
+    assert bad.status == 422 and "assortment feedback" in str(bad)
+    ask(service, "feedback", "s", -1, policy="shop")
+    crash(service)
+    again = restart(cfg, url)
+    assert ask(again, "decide", "s", offer, policy="shop")["action"] == items
+    assert again.states["shop"].status()["updates"] == 1
+    assert again.states["duel"].replay_mismatches == 0
+    again.stop()
+
+
+def test_a_failing_act_rebuilds_the_policy_from_the_log(tmp_path):
+    rng = np.random.default_rng(8)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    cfg = config("linucb", params={"per_arm": True})
+    service = restart(cfg, url)
+    for i in range(5):
+        ask(service, "decide", f"e{i}", ctx(rng, k=3))
+        ask(service, "feedback", f"e{i}", 1.0)
+    error = refused(service, "decide", "x", ctx(rng, k=4))  # per-arm: K is fixed
+    assert error.status == 422 and "3" in str(error)
+    ask(service, "decide", "e5", ctx(rng, k=3))
+    reference, mismatches = twin_of(url, cfg)
+    assert mismatches == 0
+    assert_same_state(service.states["rec"].policy, reference)
+
+
+def test_a_failed_commit_answers_503_and_loses_nothing_acknowledged(
+    tmp_path, monkeypatch
+):
+    rng = np.random.default_rng(9)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    service = restart(config(), url)
+    ask(service, "decide", "a", ctx(rng))
+    log = service.log
+    real = log.append
+
+    def failing(rows):
+        if rows:
+            raise OSError("disk full")
+        real(rows)
+
+    monkeypatch.setattr(log, "append", failing)
+    error = refused(service, "decide", "b", ctx(rng))
+    assert error.status == 503
+    ask(service, "decide", "c", ctx(rng))
+    assert service.log is not log  # reconnected, state rebuilt from the log
+    ask(service, "feedback", "a", 1.0)
+    assert refused(service, "feedback", "b", 1.0).status == 404  # never acknowledged
+    reference, _ = twin_of(url, config())
+    assert_same_state(service.states["rec"].policy, reference)
+    service.stop()
+
+
+def test_a_changed_model_definition_is_refused(tmp_path):
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    open_service(config("linucb", params={"nu": 0.5}), url).stop()
+    with pytest.raises(ServeConfigError, match="new id"):
+        open_service(config("linucb", params={"nu": 1.0}), url)
+    service = open_service(config("linucb", params={"nu": 0.5}, join_window_s=5), url)
+    service.stop()  # windows, tokens and snapshots may change
+
+
+def test_a_retry_of_a_forgotten_decision_gets_the_logged_one(tmp_path):
+    rng = np.random.default_rng(10)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    cfg = config()
+    service = restart(cfg, url, cache_size=2, max_batch=2)
+    first = [ask(service, "decide", f"e{i}", ctx(rng)) for i in range(6)]
+    assert "e0" not in service.states["rec"].recent  # forgotten: only the log has it
+    assert ask(service, "decide", "e0", ctx(rng)) == first[0]
+    assert ask(service, "feedback", "e1", 1.0) == {"duplicate": False}
+    assert service.states["rec"].status()["decisions"] == 6
+    reference, mismatches = twin_of(url, cfg)
+    assert mismatches == 0
+    assert_same_state(service.states["rec"].policy, reference)
+
+
+@pytest.mark.parametrize("update_every", [1, 3])
+def test_background_learning_decides_from_the_last_model(tmp_path, update_every):
+    rng = np.random.default_rng(11)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    cfg = config(
+        "lints", update_every=update_every, learning="background", snapshot_every=9
+    )
+    service = restart(cfg, url)
+    futures = []
+    for round_ in range(3):
+        for i in range(20):
+            e = f"e{round_}-{i}"
+            futures.append(service.submit("decide", "rec", e, ctx(rng)))
+            futures.append(service.submit("feedback", "rec", e, float(rng.random())))
+        for f in futures:
+            f.result(timeout=60)
+        crash(service)
+        service = restart(cfg, url)
+        assert service.states["rec"].replay_mismatches == 0
+    deadline = time.monotonic() + 30
+    while service.states["rec"].status()["learning"]:
+        assert time.monotonic() < deadline
+        ask(service, "decide", "tick", ctx(rng))  # a group: swaps a finished step in
+    service.stop()  # everything in memory is in the log now
+    events = suite.read_log(url)
+    models = [e for e in events if e[1] == "model"]
+    assert models and [m[3]["version"] for m in models] == list(
+        range(1, len(models) + 1)
+    )
+    versions = [e[3]["model_version"] for e in events if e[1] == "decision"]
+    assert versions == sorted(versions)  # decided by the last model in service
+    reference, mismatches = twin_of(url, cfg)
+    assert mismatches == 0
+    assert_same_state(service.states["rec"].policy, reference)
+
+
+@pytest.mark.parametrize("name", ["linucb", "neurallog-ucb2"])  # deepcopy; state_dict
+def test_copies_for_background_steps_are_independent(name):
+    from banditkit.serve.state import copy_policy
+
+    policy = bk.make_policy(name, **bk.core.POLICIES.get(name).contract_params)
+    rng = np.random.default_rng(12)
+    for _ in range(12):
+        c = ctx(rng)
+        policy.update(c, policy.act(c), float(rng.random() < 0.5))
+    twin = copy_policy(policy)()
+    assert_same_state(policy, twin)
+    c = ctx(rng)
+    twin.update(c, 0, 1.0)
+    assert (twin.t, policy.t) == (13, 12)
+    assert_same_state(policy, copy_policy(policy)())
