@@ -337,7 +337,7 @@ class Policy(metaclass=DeclaredMeta):
         design = self.design_horizon
         if design is None or self.horizon is None or 4 * self.horizon >= design:
             return
-        signature = inspect.signature(type(self).__init__).parameters
+        signature = inspect.signature(type(self)).parameters
         if any(
             name in signature and getattr(self, name) != signature[name].default
             for name in self.horizon_params
