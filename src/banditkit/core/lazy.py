@@ -1,20 +1,14 @@
 """Modules imported on first use: ``import banditkit`` must not pay for PyTorch.
 
 A user of the linear, GLM, assortment or rare-update policies never needs PyTorch, and importing
-it costs about a second. Modules that need it at run time but are imported when the registry is
-built write::
+it is slow (so are pandas, ``scipy.linalg`` and ``scipy.special``). Modules that need one of them
+at run time but are imported when the registry is built take its stand-in from here::
 
-    from typing import TYPE_CHECKING
-
-    if TYPE_CHECKING:
-        import torch
-    else:
-        from banditkit.core.lazy import lazy_import
-
-        torch = lazy_import("torch")
+    from banditkit.core.lazy import torch
 
 and use ``torch.<name>`` inside functions and methods only (never at module level, where it would
-import PyTorch at once). The real module is imported at the first attribute access, after which its
+import PyTorch at once). The stand-ins below are typed as the real modules; another module is
+deferred with ``name = lazy_import("package.module")`` under ``if not TYPE_CHECKING``. The real module is imported at the first attribute access, after which its
 attributes are copied onto the stand-in so later accesses cost a plain attribute lookup.
 """
 
@@ -23,9 +17,15 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["LazyModule", "lazy_import"]
+if TYPE_CHECKING:
+    import pandas as pd
+    import scipy.linalg as sla
+    import scipy.special as special
+    import torch
+
+__all__ = ["LazyModule", "lazy_import", "pd", "sla", "special", "torch"]
 
 
 class LazyModule(types.ModuleType):
@@ -45,3 +45,12 @@ class LazyModule(types.ModuleType):
 def lazy_import(name: str) -> types.ModuleType:
     """The module *name* if already imported, else a :class:`LazyModule` standing in for it."""
     return sys.modules.get(name) or LazyModule(name)
+
+
+if (
+    not TYPE_CHECKING
+):  # the stand-ins; type checkers see the real modules imported above
+    pd = lazy_import("pandas")
+    sla = lazy_import("scipy.linalg")
+    special = lazy_import("scipy.special")
+    torch = lazy_import("torch")

@@ -29,20 +29,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import pd  # imported at first use
 from banditkit.core.validation import check_choice, check_int
 from banditkit.datasets.registry import dataset_info
 from banditkit.datasets.storage import DatasetNotFoundError, data_home, require_files
-
-if TYPE_CHECKING:
-    import pandas as pd
-else:
-    from banditkit.core.lazy import lazy_import
-
-    pd = lazy_import("pandas")  # imported at first use (banditkit.core.lazy)
 
 __all__ = [
     "BEHAVIOR_POLICIES",

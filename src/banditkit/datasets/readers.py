@@ -11,16 +11,11 @@ from __future__ import annotations
 import gzip
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    import pandas as pd
-else:
-    from banditkit.core.lazy import lazy_import
-
-    pd = lazy_import("pandas")  # imported at first use (banditkit.core.lazy)
+from banditkit.core.lazy import pd  # imported at first use
 
 __all__ = ["read_idx", "read_keel", "read_table", "to_float"]
 

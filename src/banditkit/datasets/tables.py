@@ -128,13 +128,7 @@ def numeric_columns(
                 f"{role} column {c!r} of {source} is not numeric (dtype {col.dtype}, e.g. "
                 f"{example!r}); encode it as numbers first (e.g. pandas.get_dummies)."
             )
-        missing = col.isna().to_numpy()
-        if missing.any():
-            first = frame.index[np.flatnonzero(missing)[0]]
-            raise ValueError(
-                f"{role} column {c!r} of {source} has {int(missing.sum())} missing "
-                f"(NaN) values, the first in row {first!r}; drop or fill those rows."
-            )
+        _check_complete(frame, c, role, source)
     out = frame[columns].to_numpy(dtype=np.float64)
     infinite = ~np.isfinite(out)
     if infinite.any():
@@ -144,6 +138,17 @@ def numeric_columns(
             f"{frame.index[row]!r}."
         )
     return out
+
+
+def _check_complete(frame: pd.DataFrame, column: str, role: str, source: str) -> None:
+    """Raise a ValueError giving the count and the first row of ``column``'s missing values."""
+    missing = frame[column].isna().to_numpy()
+    if missing.any():
+        first = frame.index[np.flatnonzero(missing)[0]]
+        raise ValueError(
+            f"{role} column {column!r} of {source} has {int(missing.sum())} missing "
+            f"(NaN) values, the first in row {first!r}; drop or fill those rows."
+        )
 
 
 def table_dataset(
@@ -196,15 +201,8 @@ def table_dataset(
     if not columns:
         raise ValueError(f"{source} has no feature column besides the label {label!r}.")
     x = numeric_columns(frame, columns, role="feature", source=source)
-    y = frame[label]
-    missing = y.isna().to_numpy()
-    if missing.any():
-        first = frame.index[np.flatnonzero(missing)[0]]
-        raise ValueError(
-            f"label column {label!r} of {source} has {int(missing.sum())} missing values, "
-            f"the first in row {first!r}."
-        )
-    values = y.to_numpy()
+    _check_complete(frame, label, "label", source)
+    values = frame[label].to_numpy()
     if values.dtype.kind not in "iufb":
         values = values.astype(str)
     classes, labels = np.unique(values, return_inverse=True)

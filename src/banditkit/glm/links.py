@@ -29,18 +29,12 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import special  # imported at first use
 from banditkit.core.validation import check_choice
-
-if TYPE_CHECKING:
-    import scipy.special as special
-else:
-    from banditkit.core.lazy import lazy_import
-
-    special = lazy_import("scipy.special")  # slow to import: at first use
 
 __all__ = [
     "LINKS",

@@ -27,21 +27,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import sla, special  # imported at first use
 from banditkit.core.validation import check_finite_array, check_int, check_scalar
 from banditkit.glm.links import Link, LogisticLink, get_link
-
-if TYPE_CHECKING:
-    import scipy.linalg as sla
-    import scipy.special as special
-else:
-    from banditkit.core.lazy import lazy_import
-
-    sla = lazy_import("scipy.linalg")  # slow to import: at first use
-    special = lazy_import("scipy.special")
 
 __all__ = ["GLMFit", "fit_glm", "fit_logistic_unchecked", "glm_hessian"]
 

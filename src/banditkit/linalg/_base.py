@@ -19,10 +19,13 @@ from banditkit.core.validation import check_int, check_scalar
 
 from ._common import (
     check_full_arrays,
+    check_rng,
     check_rows,
     check_state,
     check_vector,
     check_weight,
+    check_weights,
+    sample_shape,
 )
 from .rank1 import pair_norms_from_cross
 
@@ -77,6 +80,55 @@ class GramBase(ABC):
     @abstractmethod
     def update_unchecked(self, x: np.ndarray, w: float) -> None:
         """:meth:`update` for a checked pull: x finite float64 (d,), w a float > 0."""
+
+    def update_batch(self, X: Any, weights: Any = None) -> None:
+        """Add sum_i w_i x_i x_i^T to V for the n rows of X (:meth:`update_rows` says how).
+
+        Args:
+            X: Feature vectors, shape (n, d), finite; n = 0 is a no-op.
+            weights: w_i > 0, shape (n,); None means all ones.
+
+        Raises:
+            ValueError: On a wrong shape, NaN or inf, or a weight <= 0.
+        """
+        self.update_rows(*self._checked_rows(X, weights))
+
+    @abstractmethod
+    def update_rows(self, X: np.ndarray, w: np.ndarray) -> None:
+        """:meth:`update_batch` for checked rows: X finite float64 (n, d), w (n,) all > 0."""
+
+    def _checked_rows(self, X: Any, weights: Any) -> tuple[np.ndarray, np.ndarray]:
+        """X checked as (n, d) rows and its weights w_i > 0 (all ones for None)."""
+        X = check_rows("X", X, self._d)
+        n = X.shape[0]
+        w = (
+            np.ones(n)
+            if weights is None
+            else check_weights("weights", weights, n, strict=True)
+        )
+        return X, w
+
+    def sample_normal(
+        self, rng: np.random.Generator, size: int | None = None
+    ) -> np.ndarray:
+        """Draw from N(0, V^-1): z ~ N(0, I) mapped by :meth:`_unwhiten`.
+
+        Every Gram draws the same z for the same rng state.
+
+        Args:
+            rng: Source of randomness; the only one used.
+            size: Number of draws, >= 0, or None for a single draw.
+
+        Returns:
+            Shape (d,) if size is None, else (size, d).
+        """
+        return self._unwhiten(
+            check_rng(rng).standard_normal(sample_shape(size, self._d))
+        )
+
+    @abstractmethod
+    def _unwhiten(self, z: np.ndarray) -> np.ndarray:
+        """Rows z ~ N(0, I), shape (d,) or (n, d), mapped to draws from N(0, V^-1)."""
 
     def norms(self, X: Any) -> np.ndarray:
         """Return ||x_k||_{V^-1} = sqrt(x_k^T V^-1 x_k) for all K rows of X.

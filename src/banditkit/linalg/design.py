@@ -29,20 +29,14 @@ References:
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import sla  # imported at first use
 from banditkit.core.validation import check_arms, check_choice, check_int, check_scalar
 
 from ._common import check_weights
-
-if TYPE_CHECKING:
-    import scipy.linalg as sla
-else:
-    from banditkit.core.lazy import lazy_import
-
-    sla = lazy_import("scipy.linalg")  # slow to import: at first use
 
 __all__ = ["g_optimal_design", "max_leverage"]
 

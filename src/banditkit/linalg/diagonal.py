@@ -24,12 +24,8 @@ from banditkit.core.validation import check_finite_array, check_int, check_scala
 from ._base import GramBase
 from ._common import (
     check_rhs,
-    check_rng,
-    check_rows,
     check_state,
-    check_weights,
     frozen,
-    sample_shape,
 )
 from .rank1 import diagonal_cross, pair_norms_from_cross
 
@@ -113,24 +109,10 @@ class DiagonalGram(GramBase):
         self._diagonal = frozen(self._diagonal + w * (x * x))
         self._n_updates += 1
 
-    def update_batch(self, X: Any, weights: Any = None) -> None:
-        """Add sum_i w_i x_i^2 (elementwise) to the diagonal in O(n d).
-
-        Args:
-            X: Feature vectors, shape (n, d), finite; n = 0 is a no-op.
-            weights: w_i > 0, shape (n,); None means all ones.
-
-        Raises:
-            ValueError: On a wrong shape, NaN or inf, or a weight <= 0.
-        """
-        X = check_rows("X", X, self._d)
-        n = X.shape[0]
-        if weights is None:
-            w = np.ones(n)
-        else:
-            w = check_weights("weights", weights, n, strict=True)
+    def update_rows(self, X: np.ndarray, w: np.ndarray) -> None:
+        """Add sum_i w_i x_i^2 (elementwise) to the diagonal in O(n d)."""
         self._diagonal = frozen(self._diagonal + w @ (X * X))
-        self._n_updates += n
+        self._n_updates += X.shape[0]
 
     def norms_unchecked(self, X: np.ndarray) -> np.ndarray:
         """:meth:`norms` for features built by a model: float64 (K, d), no checks."""
@@ -156,21 +138,8 @@ class DiagonalGram(GramBase):
         scale = 1.0 / self._diagonal
         return b * scale if b.ndim == 1 else b * scale[:, None]
 
-    def sample_normal(
-        self, rng: np.random.Generator, size: int | None = None
-    ) -> np.ndarray:
-        """Draw from N(0, D^-1) as z / sqrt(D_jj) with z ~ N(0, I).
-
-        Draws the same z as :meth:`Gram.sample_normal` for the same rng state.
-
-        Args:
-            rng: Source of randomness; the only one used.
-            size: Number of draws, >= 0, or None for a single draw.
-
-        Returns:
-            Shape (d,) if size is None, else (size, d).
-        """
-        z = check_rng(rng).standard_normal(sample_shape(size, self._d))
+    def _unwhiten(self, z: np.ndarray) -> np.ndarray:
+        """Z / sqrt(D_jj): a draw from N(0, D^-1) for z ~ N(0, I)."""
         return np.asarray(z / np.sqrt(self._diagonal))
 
     def copy(self) -> DiagonalGram:

@@ -22,29 +22,19 @@ References:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import sla  # imported at first use
 from banditkit.core.validation import check_int, check_scalar
 
 from ._base import FullGramBase
 from ._common import (
     check_rhs,
-    check_rng,
-    check_rows,
-    check_weights,
     frozen,
-    sample_shape,
 )
 from .rank1 import cholesky_update, weighted_norms_unchecked
-
-if TYPE_CHECKING:
-    import scipy.linalg as sla
-else:
-    from banditkit.core.lazy import lazy_import
-
-    sla = lazy_import("scipy.linalg")  # slow to import: at first use
 
 __all__ = ["Gram"]
 
@@ -151,27 +141,15 @@ class Gram(FullGramBase):
         if self._since_refactor >= self._refactor_every:
             self._refactor()
 
-    def update_batch(self, X: Any, weights: Any = None) -> None:
-        """Add sum_i w_i x_i x_i^T to V for the n rows of X.
+    def update_rows(self, X: np.ndarray, w: np.ndarray) -> None:
+        """Add sum_i w_i x_i x_i^T to V for the n checked rows of X.
 
         For n > d / 4 the rows are added at once, V += X^T diag(w) X, and everything is
         refactorised in O(d^3 + n d^2); for fewer rows they go through :meth:`update`
         one by one in O(n d^2). Either way the result equals the sequential updates up
         to round-off.
-
-        Args:
-            X: Feature vectors, shape (n, d), finite; n = 0 is a no-op.
-            weights: w_i > 0, shape (n,); None means all ones.
-
-        Raises:
-            ValueError: On a wrong shape, NaN or inf, or a weight <= 0.
         """
-        X = check_rows("X", X, self._d)
         n = X.shape[0]
-        if weights is None:
-            w = np.ones(n)
-        else:
-            w = check_weights("weights", weights, n, strict=True)
         if n == 0:
             return
         if 4 * n <= self._d:
@@ -209,12 +187,9 @@ class Gram(FullGramBase):
             >>> gram.inverse.round(6).tolist()
             [[0.333333, 0.0], [0.0, 1.0]]
         """
-        X = check_rows("X", X, self._d)
+        X, w = self._checked_rows(X, weights)
         n = X.shape[0]
-        if weights is None:
-            B = X
-        else:
-            B = X * np.sqrt(check_weights("weights", weights, n, strict=True))[:, None]
+        B = X * np.sqrt(w)[:, None]  # bitwise X when all w_i = 1
         if n == 0:
             return
         U = B @ self._inverse
@@ -268,21 +243,8 @@ class Gram(FullGramBase):
         b = check_rhs("b", b, self._d)
         return sla.cho_solve((self._factor(), True), b, check_finite=False)
 
-    def sample_normal(
-        self, rng: np.random.Generator, size: int | None = None
-    ) -> np.ndarray:
-        """Draw from N(0, V^-1) as L^-T z with z ~ N(0, I).
-
-        Cov(L^-T z) = L^-T L^-1 = (L L^T)^-1 = V^-1.
-
-        Args:
-            rng: Source of randomness; the only one used.
-            size: Number of draws, >= 0, or None for a single draw.
-
-        Returns:
-            Shape (d,) if size is None, else (size, d).
-        """
-        z = check_rng(rng).standard_normal(sample_shape(size, self._d))
+    def _unwhiten(self, z: np.ndarray) -> np.ndarray:
+        """L^-T z, a draw from N(0, V^-1): Cov(L^-T z) = L^-T L^-1 = (L L^T)^-1 = V^-1."""
         return np.asarray(_solve_lower_transposed(self._factor(), z.T).T)
 
     def copy(self) -> Gram:

@@ -36,23 +36,17 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import sla  # imported at first use
 from banditkit.core.validation import check_int, check_scalar
 
 from ._base import FullGramBase
-from ._common import check_rhs, check_rng, check_rows, check_weights, sample_shape
+from ._common import check_rhs
 from .rank1 import cholesky_update
 from .spans import SPARSE_FRACTION, diagonal_blocks, row_spans, span, subtract_outer
-
-if TYPE_CHECKING:
-    import scipy.linalg as sla
-else:
-    from banditkit.core.lazy import lazy_import
-
-    sla = lazy_import("scipy.linalg")  # slow to import: at first use
 
 __all__ = ["InPlaceGram"]
 
@@ -153,19 +147,9 @@ class InPlaceGram(FullGramBase):
             self._refactor()
         return u, q
 
-    def update_batch(self, X: Any, weights: Any = None) -> None:
-        """Add sum_i w_i x_i x_i^T to V for the n rows of X, one rank-1 update each.
-
-        Raises:
-            ValueError: On a wrong shape, NaN or inf, or a weight <= 0.
-        """
-        X = check_rows("X", X, self._d)
+    def update_rows(self, X: np.ndarray, w: np.ndarray) -> None:
+        """Add sum_i w_i x_i x_i^T to V for the n checked rows of X, one rank-1 update each."""
         n = X.shape[0]
-        w = (
-            np.ones(n)
-            if weights is None
-            else check_weights("weights", weights, n, strict=True)
-        )
         for i in range(n):
             self.rank1_update(np.ascontiguousarray(X[i]), float(w[i]))
 
@@ -267,15 +251,8 @@ class InPlaceGram(FullGramBase):
         """Return V^-1 b for b (d,) or (d, n), as the product with the kept inverse."""
         return self._inverse @ check_rhs("b", b, self._d)
 
-    def sample_normal(
-        self, rng: np.random.Generator, size: int | None = None
-    ) -> np.ndarray:
-        """Draw from N(0, V^-1) as L^-T z with z ~ N(0, I) (as ``Gram.sample_normal``).
-
-        Returns:
-            Shape (d,) if size is None, else (size, d).
-        """
-        z = check_rng(rng).standard_normal(sample_shape(size, self._d))
+    def _unwhiten(self, z: np.ndarray) -> np.ndarray:
+        """L^-T z (as ``Gram._unwhiten``)."""
         draws = sla.solve_triangular(
             self._factor(), z.T, lower=True, trans="T", check_finite=False
         )

@@ -9,20 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import sla  # imported at first use
 from banditkit.core.validation import check_finite_array
 
 from ._common import check_vector
-
-if TYPE_CHECKING:
-    import scipy.linalg as sla
-else:
-    from banditkit.core.lazy import lazy_import
-
-    sla = lazy_import("scipy.linalg")  # slow to import: at first use
 
 __all__ = ["cholesky_rank1_update", "weighted_norms"]
 

@@ -32,19 +32,13 @@ References:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import special  # imported at first use
 from banditkit.core.validation import check_finite_array, check_scalar
 from banditkit.ope.reward_model import cross_fit
-
-if TYPE_CHECKING:
-    import scipy.special as special
-else:
-    from banditkit.core.lazy import lazy_import
-
-    special = lazy_import("scipy.special")  # slow to import: at first use
 
 __all__ = [
     "Estimate",

@@ -10,31 +10,8 @@ Importing this package registers every policy. The layout:
     dueling/ ensemble/ mnl/ rare/    the other paper families
 """
 
-from banditkit.policies.baselines import (
-    GLMTS,
-    GLMUCB,
-    KLUCB,
-    UCB1,
-    AssortmentOracle,
-    BernoulliTS,
-    DuelingOracle,
-    EpsGreedy,
-    HybridLinUCB,
-    LinTS,
-    LinUCB,
-    NeuralTS,
-    NeuralUCB,
-    Oracle,
-    PerArmEpsGreedy,
-    PerArmGLMTS,
-    PerArmGLMUCB,
-    PerArmLinTS,
-    PerArmLinUCB,
-    RandomAssortment,
-    RandomDuel,
-    RandomPolicy,
-    SklearnArms,
-)
+from banditkit.policies import baselines, logistic, mnl
+from banditkit.policies.baselines import *  # noqa: F403 (the family's policies)
 from banditkit.policies.dueling import (
     NDBTS,
     NDBUCB,
@@ -46,16 +23,8 @@ from banditkit.policies.dueling import (
     CoLSTIM,
 )
 from banditkit.policies.ensemble import EVILL, GLMES, GLMFPL, LinES, NeuralES, NeuralPHE
-from banditkit.policies.logistic import (
-    NCBFUCB,
-    AdaOFUECOLog,
-    LogisticUCB1,
-    NeuralLogTS1,
-    NeuralLogTS2,
-    NeuralLogUCB1,
-    NeuralLogUCB2,
-)
-from banditkit.policies.mnl import ONLMNL, TSMNL, UCBMNL, EpsGreedyMNL, OFUMNLPlus
+from banditkit.policies.logistic import *  # noqa: F403 (the family's policies)
+from banditkit.policies.mnl import *  # noqa: F403 (the family's policies)
 from banditkit.policies.rare import (
     BGLE,
     BLCE,
@@ -67,6 +36,7 @@ from banditkit.policies.rare import (
     SoftBatch,
 )
 
+#: Every registered policy class: the families' own lists plus the other families' policies.
 __all__ = [
     "BGLE",
     "BLCE",
@@ -74,55 +44,23 @@ __all__ = [
     "EVILL",
     "GLMES",
     "GLMFPL",
-    "GLMTS",
-    "GLMUCB",
-    "KLUCB",
-    "NCBFUCB",
     "NDBTS",
     "NDBUCB",
     "NLDBTS",
     "NLDBUCB",
     "NVLDBTS",
     "NVLDBUCB",
-    "ONLMNL",
     "RSOFUL",
-    "TSMNL",
-    "UCB1",
-    "UCBMNL",
     "VACDB",
-    "AdaOFUECOLog",
-    "AssortmentOracle",
     "BGLinCB",
     "BatchLearning",
     "BatchLinUCBDG",
-    "BernoulliTS",
     "CoLSTIM",
-    "DuelingOracle",
-    "EpsGreedy",
-    "EpsGreedyMNL",
-    "HybridLinUCB",
     "LinES",
-    "LinTS",
-    "LinUCB",
-    "LogisticUCB1",
     "NeuralES",
-    "NeuralLogTS1",
-    "NeuralLogTS2",
-    "NeuralLogUCB1",
-    "NeuralLogUCB2",
     "NeuralPHE",
-    "NeuralTS",
-    "NeuralUCB",
-    "OFUMNLPlus",
-    "Oracle",
-    "PerArmEpsGreedy",
-    "PerArmGLMTS",
-    "PerArmGLMUCB",
-    "PerArmLinTS",
-    "PerArmLinUCB",
-    "RandomAssortment",
-    "RandomDuel",
-    "RandomPolicy",
-    "SklearnArms",
     "SoftBatch",
 ]
+__all__ += baselines.__all__
+__all__ += logistic.__all__
+__all__ += mnl.__all__

@@ -12,11 +12,13 @@ cells and runs, run ids) is defined in ``config.resolved``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from banditkit.core import ENVIRONMENTS, POLICIES, make_env, make_policy
+from banditkit.core.registry import Registry
 from banditkit.datasets import list_datasets, require_datasets
 from banditkit.experiments.config import checks
 from banditkit.experiments.config.errors import ConfigError
@@ -97,21 +99,28 @@ def _with_paths(
     return out
 
 
+@contextmanager
+def _building(
+    registry: Registry[Any], name: str, field: str, source: str
+) -> Iterator[None]:
+    """Build the entry ``field`` (``envs[i]``, ``policies[i]``) named ``name`` of ``registry``.
+
+    An unknown name, or a ``ValueError``/``TypeError`` raised by the block (the constructor's
+    check of a parameter), becomes a ``ConfigError`` pointing at the field.
+    """
+    if name not in registry:
+        raise ConfigError(registry.unknown(name), source=source, field=f"{field}.name")
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(str(exc), source=source, field=f"{field} ({name})") from None
+
+
 def _build_env(spec: EnvSpec, i: int, source: str, base: Path | None) -> EnvEntry:
     field_name = f"envs[{i}]"
-    if spec.name not in ENVIRONMENTS:
-        raise ConfigError(
-            ENVIRONMENTS.unknown(spec.name),
-            source=source,
-            field=f"{field_name}.name",
-        )
-    try:
+    with _building(ENVIRONMENTS, spec.name, field_name, source):
         env = make_env(spec.name, **_with_paths(spec.name, spec.params, base))
         params = plain(env.get_params())
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(
-            str(exc), source=source, field=f"{field_name} ({spec.name})"
-        ) from None
     return EnvEntry(
         spec.name, spec.label or env.label, params, env.family, env.declared_records()
     )
@@ -125,19 +134,8 @@ def _policy_params(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _build_policy(spec: PolicySpec, i: int, source: str) -> PolicyEntry:
-    field_name = f"policies[{i}]"
-    if spec.name not in POLICIES:
-        raise ConfigError(
-            POLICIES.unknown(spec.name),
-            source=source,
-            field=f"{field_name}.name",
-        )
-    try:
+    with _building(POLICIES, spec.name, f"policies[{i}]", source):
         params = _policy_params(spec.name, spec.params)
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(
-            str(exc), source=source, field=f"{field_name} ({spec.name})"
-        ) from None
     family = POLICIES.get(spec.name).family
     return PolicyEntry(spec.name, spec.label or spec.name, params, family)
 

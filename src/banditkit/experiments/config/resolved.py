@@ -31,6 +31,7 @@ from banditkit.experiments.config.schema import ExperimentConfig
 __all__ = [
     "RUN_ID_FORMAT",
     "Cell",
+    "Entry",
     "EnvEntry",
     "PolicyEntry",
     "ResolvedExperiment",
@@ -156,29 +157,30 @@ class RunSpec:
 
 
 @dataclass(frozen=True)
-class EnvEntry:
-    """A resolved environment, with the records its runs store (its class's declaration)."""
+class Entry:
+    """A resolved environment or policy: registry name, label, full parameters, family."""
 
     name: str
     label: str
     params: dict[str, Any]
     family: str
+
+
+@dataclass(frozen=True)
+class PolicyEntry(Entry):
+    """A resolved policy (base parameters, before per-environment tuned values)."""
+
+
+@dataclass(frozen=True)
+class EnvEntry(Entry):
+    """A resolved environment, with the records its runs store (its class's declaration)."""
+
     records: tuple[Record, ...] = field(default=(), compare=False)
 
     @property
     def metrics(self) -> dict[str, Record]:
         """Metric name -> record, for every declared metric (``core.records``)."""
         return metric_names(self.records)
-
-
-@dataclass(frozen=True)
-class PolicyEntry:
-    """A resolved policy (base parameters, before per-environment tuned values)."""
-
-    name: str
-    label: str
-    params: dict[str, Any]
-    family: str
 
 
 @dataclass(frozen=True)

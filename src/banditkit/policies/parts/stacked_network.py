@@ -23,18 +23,12 @@ relu network of depth 2, not linearised, trained by GD on the BCE loss with
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
+from banditkit.core.lazy import torch  # imported at first use
 from banditkit.policies.parts.models import NeuralModel
-
-if TYPE_CHECKING:
-    import torch
-else:
-    from banditkit.core.lazy import lazy_import
-
-    torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
 
 __all__ = ["StackedNetwork", "StackedRows", "fit_stacked"]
 
