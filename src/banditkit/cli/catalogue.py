@@ -17,8 +17,14 @@ from typing import Annotated, Any
 
 import typer
 
+import banditkit
 from banditkit.cli.common import EXIT_INVALID, _error, app
+from banditkit.core import ENVIRONMENTS, POLICIES
 from banditkit.core.registry import REQUIRED, Description, Registry
+from banditkit.core.validation import suggest
+from banditkit.experiments import METRICS
+from banditkit.experiments.config.papers import list_papers
+from banditkit.experiments.examples import list_examples, run_command, write_example
 
 
 def _width() -> int:
@@ -76,11 +82,6 @@ def list_(
     ] = None,
 ) -> None:
     """List registered policies (family, papers, summary), envs, datasets, papers, metrics."""
-    import banditkit
-    from banditkit.core import ENVIRONMENTS, POLICIES
-    from banditkit.experiments import METRICS
-    from banditkit.experiments.config.papers import list_papers
-
     sections = {
         "policies": lambda: _catalogue(POLICIES),
         "envs": lambda: _catalogue(ENVIRONMENTS),
@@ -100,8 +101,6 @@ def list_(
     if what is not None:
         what = what.casefold()
     if what is not None and what not in sections:
-        from banditkit.core.validation import suggest
-
         _error(
             f"unknown list {what!r}.{suggest(what, list(sections))} Choose: "
             f"{', '.join(sections)}."
@@ -162,8 +161,6 @@ def describe(
     ],
 ) -> None:
     """Describe a policy (or environment): papers, parameters, defaults and ranges."""
-    from banditkit.core import ENVIRONMENTS, POLICIES
-
     for registry in (POLICIES, ENVIRONMENTS):
         if name in registry:
             entry = registry.describe(name, resolve=True)
@@ -171,8 +168,6 @@ def describe(
                 typer.echo(line)
             return
     known = POLICIES.names() + ENVIRONMENTS.names()
-    from banditkit.core.validation import suggest
-
     _error(
         f"unknown policy or environment {name!r}.{suggest(name, known, n=5)} "
         "`banditkit list policies` and `banditkit list envs` list them all."
@@ -201,8 +196,6 @@ def examples(
     ] = False,
 ) -> None:
     """List the shipped examples, or write one out as a starting point."""
-    from banditkit.experiments.examples import list_examples, run_command, write_example
-
     if name is None:
         for line in _examples_lines(list_examples()):
             typer.echo(line)

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from banditkit import datasets as ds
 from banditkit.cli.common import (
     EXIT_FAILED,
     EXIT_INVALID,
@@ -14,6 +15,10 @@ from banditkit.cli.common import (
     _invalid,
     app,
 )
+from banditkit.cli.serve import evaluate_db
+from banditkit.core.validation import suggest
+from banditkit.experiments.config.load import load_config
+from banditkit.ope import evaluate_command
 
 
 @app.command()
@@ -43,8 +48,6 @@ def datasets(
     ] = None,
 ) -> None:
     """List datasets, verify their checksums, print their paths, or fetch (download) them."""
-    from banditkit import datasets as ds
-
     known = ds.list_datasets()
     if action not in ("list", "verify", "path", "fetch"):
         _error(f"unknown action {action!r}; choose list, verify, path or fetch.")
@@ -54,8 +57,6 @@ def datasets(
     name = [folded.get(n.casefold(), n) for n in name or []]
     for n in name:
         if n not in known:
-            from banditkit.core.validation import suggest
-
             _error(
                 f"unknown dataset {n!r}.{suggest(n, known)} Known: {', '.join(known)}."
             )
@@ -155,8 +156,6 @@ def _targets(targets: list[str] | None) -> list[Any]:
         if Path(target).suffix not in (".yaml", ".yml"):
             out.append(target)
             continue
-        from banditkit.experiments.config.load import load_config
-
         config = load_config(target)
         out += [{"name": p.name, "label": p.label, **p.params} for p in config.policies]
     return out
@@ -226,12 +225,8 @@ def evaluate(
 ) -> None:
     """Off-policy evaluation of target policies on a logged bandit dataset (docs/ope.md)."""
     if db is not None:  # a decision service's own log
-        from banditkit.cli.serve import evaluate_db
-
         evaluate_db(db, policy, candidates, methods, level, seed, out, log)
         return
-    from banditkit.ope import evaluate_command
-
     try:
         table = evaluate_command(
             log=log,

@@ -15,6 +15,7 @@ import typer
 from typer.core import TyperGroup
 
 from banditkit.cli.common import ImportOption, _load_imports, app
+from banditkit.errors import BanditkitError
 
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -51,8 +52,6 @@ def _need_extra() -> None:
         import sqlalchemy  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        from banditkit.errors import BanditkitError
-
         raise BanditkitError(
             f"the service needs the serve extra ({exc.name} is missing): "
             "pip install 'banditkit[serve]'."
@@ -76,6 +75,8 @@ def run(
     """Serve the configured policies over HTTP until SIGINT or SIGTERM."""
     _need_extra()
     _load_imports(imports)
+    # here, not at the top: the service (asyncio, FastAPI, uvicorn) stays out of the
+    # start-up of every other command
     import uvicorn
 
     from banditkit.serve import Service, load_config
@@ -120,7 +121,7 @@ def export(
     """Write a served policy's current state (snapshot + log) as a .bk file."""
     _need_extra()
     _load_imports(imports)
-    from banditkit.serve import export_policy
+    from banditkit.serve import export_policy  # the service stays out of start-up (run)
 
     status = export_policy(db, policy, out)
     typer.echo(
@@ -141,15 +142,13 @@ def evaluate_db(
     log: Path | None,
 ) -> None:
     """``banditkit evaluate --db``: estimates on a decision service's log, with a report."""
-    from banditkit.errors import BanditkitError
-
     if policy is None or log is not None:
         raise BanditkitError(
             "evaluate --db needs --policy ID (and takes no log file): "
             "banditkit evaluate --db URL --policy ID --candidate NAME[:k=v,...]."
         )
     _need_extra()
-    from banditkit.serve.evaluate import evaluate_service_log
+    from banditkit.serve.evaluate import evaluate_service_log  # as in run: start-up
 
     folder = out or Path(f"evaluate-{policy}")
     try:

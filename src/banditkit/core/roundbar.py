@@ -9,6 +9,7 @@ output goes to a file, tests and the experiment runner's workers stay quiet;
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from typing import Any
@@ -99,6 +100,4 @@ class RoundBar:
 
 
 def _width(stream: Any) -> int:
-    import shutil
-
     return shutil.get_terminal_size((100, 24)).columns if stream is sys.stderr else 100

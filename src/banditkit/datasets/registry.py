@@ -19,6 +19,7 @@ The reference layout is ``<data home>/<directory>/<file>`` (docs/datasets.md sec
 
 from __future__ import annotations
 
+from banditkit.core.validation import check_choice
 from banditkit.datasets.entries import DataFile, DatasetInfo
 
 __all__ = ["DATASETS", "DataFile", "DatasetInfo", "dataset_info"]
@@ -486,7 +487,5 @@ def dataset_info(name: str) -> DatasetInfo:
         >>> dataset_info("magic").classes
         2
     """
-    from banditkit.core.validation import check_choice
-
     check_choice("dataset", name, list(DATASETS))
     return DATASETS[name]

@@ -20,12 +20,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from banditkit.core.validation import check_choice
+from banditkit.datasets.dataset import Dataset
 from banditkit.datasets.preprocess import SCALINGS, scale_features
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from banditkit.datasets import Dataset
 
 __all__ = [
     "SUFFIXES",

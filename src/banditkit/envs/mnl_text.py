@@ -41,6 +41,7 @@ import numpy as np
 
 from banditkit.core import ENVIRONMENTS
 from banditkit.core.validation import check_int, check_scalar
+from banditkit.datasets.storage import data_home
 from banditkit.envs.mnl import MNLChoiceEnv
 
 __all__ = ["TextMNLEnv", "load_corpus", "text_utilities"]
@@ -49,8 +50,6 @@ TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".parquet")
 
 
 def _default_corpus() -> Path:
-    from banditkit.datasets.storage import data_home
-
     return data_home() / "imdb"
 
 
@@ -153,14 +152,10 @@ def text_utilities(
             f"among {len(texts)}."
         )
     train, held = order[:n_train], order[n_train:]
-    net = MLP(
+    net = MLP.plain(
         k,
         width=hidden,
-        depth=2,
         activation="sigmoid",
-        init="standard",
-        scale_output=False,
-        bias=True,
         generator=torch.Generator().manual_seed(0),
     )
     rows = Rows(torch.tensor(X[train]), torch.tensor(y[train]))

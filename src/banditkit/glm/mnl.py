@@ -71,8 +71,8 @@ def _softmax(masked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Probabilities (n, S) and log(1 + sum e^u) (n,) of utilities (n, S), -inf on padding.
 
     The reductions run over the slot axis of a slot-major copy (S, n): NumPy reduces a
-    short last axis row by row, about 20 times slower at S = 5 than the element-wise
-    passes over S rows of n; the sums add the slots in the same order either way.
+    short last axis row by row, much slower than the element-wise passes over S rows of
+    n (docs/performance.md); the sums add the slots in the same order either way.
     """
     uT = masked.T.copy()
     m = uT.max(axis=0, initial=0.0)  # the outside option's utility is 0
@@ -288,7 +288,7 @@ def _one_set(sets: MNLSets, w: np.ndarray) -> tuple[float, np.ndarray, np.ndarra
 def _solve(H: np.ndarray, g: np.ndarray) -> np.ndarray:
     """H^-1 g by Cholesky, LU if H is not positive definite, g itself if H is singular.
 
-    LAPACK's dposv directly: a tenth of ``np.linalg.solve``'s overhead at p = 3.
+    LAPACK's dposv directly, without ``np.linalg.solve``'s overhead (docs/performance.md).
     """
     _, x, info = dposv(H, g)
     if info == 0:

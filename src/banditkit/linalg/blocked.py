@@ -2,7 +2,7 @@
 
 ``LogdetGram`` adds each row to V and V^-1 by rank-1 BLAS-2 updates: reading and writing
 both p x p triangles per row (p = 420 for NeuralLog-UCB-2 on h1: 2.8 MB, which does not
-stay in the cache between rounds), about 45 us per row. ``BlockedLogdet`` keeps V_0^-1,
+stay in the cache between rounds). ``BlockedLogdet`` keeps V_0^-1,
 the inverse at the start of the current block, and the block's weighted rows
 r_i = sqrt(w_i) x_i (R, k x p); by the matrix determinant lemma,
 

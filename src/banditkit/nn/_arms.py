@@ -12,10 +12,10 @@ closed form of ``nn.grads``, depth 2, no biases), per arm k:
 
 with u = (U_1 (m, d) row-major, u_2 (m,)) the weights of a diagonal Gram (u = 1 / diag A
 gives q_k = ||g_k||^2_{A^-1}). On (K, m) blocks these are about a dozen products of a
-few hundred numbers each: through PyTorch every operation costs 1-3 us of dispatch, and
-the torch pass takes about 130 us per round at K = 5, d = m = 20; NumPy does the same
-arithmetic in about 15 us, and the played arm's gradient comes from the hidden layer
-kept from the scoring pass instead of a second forward.
+few hundred numbers each, where PyTorch's per-operation dispatch costs more than the
+arithmetic; NumPy does the same arithmetic with far less overhead (docs/performance.md),
+and the played arm's gradient comes from the hidden layer kept from the scoring pass
+instead of a second forward.
 
 Same formulas as the torch closed form of ``nn.grads`` (which serves biases, other
 depths and other devices) up to the order of floating-point operations: NumPy's BLAS

@@ -61,9 +61,8 @@ __all__ = [
 MAX_BLOCKS = 64
 #: Least work saved for which ``choose_blocks`` trains on the blocks: N m (D - D / B)
 #: multiply-adds per product of the first layer (N rows, width m, D inputs in B blocks).
-#: Below, the per-block products' fixed cost (a few microseconds each per GD step)
-#: outweighs the flops saved. Measured crossovers (CPU, float64): about 100-200 rows at
-#: width 100 (K = 2 and 7), 300-500 rows at width 20, K = 7, 250-300 at width 20, K = 2.
+#: Below, the per-block products' fixed cost per GD step outweighs the flops saved (the
+#: measured crossovers are in docs/performance.md).
 BLOCK_MIN_WORK = 400_000
 
 
@@ -220,8 +219,8 @@ def fused_gd_blocks(
 
     so s W_2[0] leaves the N-row products (as in the blocked layout of ``nn._kernels``),
     relu's dW_2 is O(m D) instead of a pass over h, and the slope times v is one pass
-    (``threshold_backward``). G_a is computed as X_a^T C_a with X_a^T stored contiguous:
-    on the CPU measured, 1.5x to 4x faster than (C_a^T X_a) for these shapes. A block
+    (``threshold_backward``). G_a is computed as X_a^T C_a with X_a^T stored contiguous,
+    faster than (C_a^T X_a) for these shapes (docs/performance.md). A block
     without rows has G_a = 0 (its penalty term only). The sums are in another order
     than the dense loop's: equal up to rounding.
 

@@ -12,9 +12,9 @@ as (m, N) instead of (N, m) (``units_steps``):
 with v broadcast along the units in one pass (contiguous rows), sw = s W_2[0]
 multiplying the (m, d) product instead of the (N, m) block, and dw_2 = s v^T h from G:
 relu's h = z 1[z > 0] gives v^T h = sum_k C_k z_k = sum_k C_k W_1 x_k, an O(m d)
-product instead of a pass over the (m, N) block. On the CPU measured,
-h^T = W_1 X^T runs faster than X W_1^T for these shapes: about 1.3x per step at
-N >= 500 rows in float64. The same gradient; the products and the place of sw round
+product instead of a pass over the (m, N) block. h^T = W_1 X^T runs faster than
+X W_1^T for these shapes (docs/performance.md). The same gradient; the products and the
+place of sw round
 differently, so the iterates agree with the plain pass's up to rounding (tests: 1e-12).
 
 ``blocks_apply`` and ``units_apply`` say where the block loop of ``nn._blocks`` and these

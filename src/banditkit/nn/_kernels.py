@@ -55,8 +55,7 @@ __all__ = [
 ]
 
 #: Entries of one (rows, M m) block of the blocked depth-2 pass: 2^17 doubles = 1 MiB,
-#: the L2 cache of the CPU measured (``benchmarks/stacked_trainer.py``); 130 to 1000
-#: rows at M m = 500 measured alike.
+#: the size of a typical L2 cache (the measurement behind it: docs/performance.md).
 ROW_BLOCK_ELEMENTS = 2**17
 
 Grads = dict[str, torch.Tensor]

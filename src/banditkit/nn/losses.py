@@ -43,6 +43,7 @@ import numpy as np
 import torch
 
 from banditkit.core.validation import check_scalar
+from banditkit.glm.links import get_link
 from banditkit.nn.observations import Pairs, Rows, Sets
 
 __all__ = [
@@ -315,8 +316,6 @@ class PairwiseGLM(Loss):
     observations = Pairs
 
     def __init__(self, link: Any = "logistic") -> None:
-        from banditkit.glm.links import get_link
-
         self.link = get_link(link)
 
     def value_and_dloss_df(

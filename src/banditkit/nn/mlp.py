@@ -192,6 +192,31 @@ class MLP(torch.nn.Module):
         self._initialise(generator)
         self.register_buffer("theta0", flat_params(self))
 
+    @classmethod
+    def plain(
+        cls,
+        d: int,
+        *,
+        width: int,
+        activation: str = "relu",
+        generator: torch.Generator | None = None,
+    ) -> MLP:
+        """A conventional one-hidden-layer network: biases, He init, no sqrt(width) factor.
+
+        The defaults of a plain network (as ``NeuralLinear``'s) rather than the NTK
+        parametrisation of the bandit papers; the MNL utility networks are of this kind.
+        """
+        return cls(
+            d,
+            width=width,
+            depth=2,
+            activation=activation,
+            init="standard",
+            scale_output=False,
+            bias=True,
+            generator=generator,
+        )
+
     @property
     def n_params(self) -> int:
         """Number p of trainable parameters."""

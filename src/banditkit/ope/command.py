@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from banditkit.core.validation import check_choice
-from banditkit.ope.estimators import Estimate
+from banditkit.ope.estimators import Estimate, on_policy
 from banditkit.ope.logs import (
     METHODS,
     BanditLog,
@@ -111,8 +111,6 @@ def evaluate_command(
     if log is None:
         data = obd_log("bts", campaign)
         if [str(t) for t in targets] == ["uniform"]:
-            from banditkit.ope.estimators import on_policy
-
             reference = on_policy(
                 rewards=obd_log("random", campaign).rewards, level=level
             )

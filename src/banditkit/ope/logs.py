@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.core.validation import check_choice, check_int
+from banditkit.datasets.obd import load_obd
 from banditkit.ope.estimators import (
     Estimate,
     direct_method,
@@ -116,8 +117,6 @@ def obd_log(
     Raises:
         banditkit.datasets.DatasetNotFoundError: The files are absent and not downloadable.
     """
-    from banditkit.datasets.obd import load_obd
-
     log = load_obd(
         behavior_policy, campaign, variant=variant, root=root, download=download
     )

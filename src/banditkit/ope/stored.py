@@ -18,6 +18,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from banditkit.core.validation import check_int
+from banditkit.experiments.config.load import load_config
+from banditkit.experiments.store.tidy import load_runs
 from banditkit.ope.logs import BanditLog
 
 __all__ = ["log_from_runs"]
@@ -92,8 +94,6 @@ def log_from_runs(
         >>> log.n, log.n_actions, float(log.propensities[0])
         (100, 4, 0.25)
     """
-    from banditkit.experiments.store.tidy import load_runs
-
     frame = load_runs(directory, columns=["reward", "action", "propensity"])
     if frame.empty:
         raise ValueError(f"directory: {str(directory)!r} holds no finished runs.")
@@ -148,7 +148,5 @@ def log_from_runs(
 
 def _env_params(directory: str | os.PathLike[str], label: str) -> dict[str, object]:
     """The resolved parameters of the environment labelled ``label`` in ``config.yaml``."""
-    from banditkit.experiments.config.load import load_config
-
     cfg = load_config(os.path.join(directory, "config.yaml"))
     return next((dict(e.params) for e in cfg.envs if e.label == label), {})

@@ -33,6 +33,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from banditkit import __version__
 from banditkit.serve.config import ID_PATTERN, Limits
 from banditkit.serve.metrics import Metrics
 from banditkit.serve.service import Service
@@ -430,8 +431,6 @@ def create_app(service: Service, tokens: Mapping[str, str | None] | None = None)
         tokens: Each policy's bearer token (None: no token); default
             ``service.config.tokens()`` (read from the environment).
     """
-    from banditkit import __version__
-
     tokens = dict(service.config.tokens() if tokens is None else tokens)
     metrics = Metrics(service.states)
     service.on_commit = metrics.committed

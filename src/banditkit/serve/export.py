@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import banditkit as bk
 from banditkit.serve.config import PolicySpec
 from banditkit.serve.state import PolicyState
 from banditkit.serve.store import DatabaseError, EventLog
@@ -52,8 +53,6 @@ def export_policy(
     Raises:
         DatabaseError: The database cannot be opened or never served ``policy_id``.
     """
-    import banditkit as bk
-
     log = EventLog(url, create=False)
     try:
         state = replayed_state(log, policy_id)

@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from banditkit.policies.rare import GRIDS, update_grid
+
 __all__ = ["Schedule", "make_schedule"]
 
 
@@ -62,8 +64,6 @@ def _grid(spec: Mapping[str, Any]) -> tuple[int, ...]:
         )
     grid = spec.get("grid")
     if isinstance(grid, str):
-        from banditkit.policies.rare import GRIDS, update_grid
-
         if grid not in GRIDS:
             raise ValueError(
                 f"update_every.grid must be a list of counts or one of {list(GRIDS)}; "

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+import banditkit as bk
 from banditkit.core import Context, Policy
 from banditkit.serve.config import PolicySpec, build_policy
 from banditkit.serve.schedule import make_schedule
@@ -181,8 +182,6 @@ def decode_context(payload: dict[str, Any], data: bytes) -> Context:
 
 def policy_bytes(policy: Policy) -> bytes:
     """The policy's ``.bk`` file (``banditkit.save_policy``) as bytes."""
-    import banditkit as bk
-
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "policy.bk"
         bk.save_policy(policy, path)
@@ -191,8 +190,6 @@ def policy_bytes(policy: Policy) -> bytes:
 
 def policy_from_bytes(data: bytes) -> Policy:
     """The policy of a ``.bk`` file's bytes (``banditkit.load_policy``)."""
-    import banditkit as bk
-
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "policy.bk"
         path.write_bytes(data)

@@ -26,26 +26,9 @@ hypothesis; the ``fuzz`` contract imports hypothesis when it runs
 ``unittest.SkipTest``), with a warning from ``check_policy`` naming that command.
 """
 
-from banditkit.testing.contracts import (
-    CONTRACTS,
-    SKIPPED_WITH_DEFAULTS,
-    PolicyContract,
-    check_actions,
-    check_bad_input,
-    check_horizon,
-    check_inputs,
-    check_params,
-    check_policy,
-    check_reproducible,
-    check_save_restore,
-)
-from banditkit.testing.doubles import (
-    ScriptedAssortmentEnv,
-    ScriptedContextualEnv,
-    ScriptedDuelingEnv,
-    ScriptedEnvironment,
-    scripted_env,
-)
+from banditkit.testing import contracts, doubles
+from banditkit.testing.contracts import *  # noqa: F403 (the contract clauses)
+from banditkit.testing.doubles import *  # noqa: F403 (the scripted environments)
 from banditkit.testing.fuzz import check_fuzz
 from banditkit.testing.harness import (
     FAMILY_BASES,
@@ -59,29 +42,15 @@ from banditkit.testing.harness import (
 )
 
 __all__ = [
-    "CONTRACTS",
     "FAMILY_BASES",
-    "SKIPPED_WITH_DEFAULTS",
     "ContractSkipped",
     "PolicyCase",
-    "PolicyContract",
-    "ScriptedAssortmentEnv",
-    "ScriptedContextualEnv",
-    "ScriptedDuelingEnv",
-    "ScriptedEnvironment",
     "assert_finite_state",
     "assert_same_state",
-    "check_actions",
-    "check_bad_input",
     "check_fuzz",
-    "check_horizon",
-    "check_inputs",
-    "check_params",
-    "check_policy",
-    "check_reproducible",
-    "check_save_restore",
     "play",
     "policy_cases",
-    "scripted_env",
     "start",
 ]
+__all__ += contracts.__all__
+__all__ += doubles.__all__

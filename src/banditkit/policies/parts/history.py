@@ -13,7 +13,7 @@ is given (importance weights, variance weights, ...).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -114,6 +114,31 @@ class _Buffers:
         self.n = n
 
 
+class _View:
+    """A read-only attribute: the first n entries of one named array of a ``_Buffers``.
+
+    ``X = _View("X", "The (n, d) features so far.")`` on a class whose ``_buf`` holds "X"
+    reads ``self._buf.view("X")`` (a view, no copy); ``source`` names another buffers
+    attribute.
+    """
+
+    def __init__(self, name: str, doc: str, source: str = "_buf") -> None:
+        self._name, self._source = name, source
+        self.__doc__ = f"{doc} (a view)"
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _View: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> np.ndarray: ...
+    def __get__(self, obj: object | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return getattr(obj, self._source).view(self._name)
+
+    def __set__(self, obj: object, value: object) -> None:
+        raise AttributeError(f"{self._name} is read-only (a view of the history)")
+
+
 class _Entries:
     """One buffer of entries with a weight each: ``n``, ``w`` and the state."""
 
@@ -124,10 +149,7 @@ class _Entries:
         """Number of entries so far."""
         return self._buf.n
 
-    @property
-    def w(self) -> np.ndarray:
-        """The (n,) weights so far (a view)."""
-        return self._buf.view("w")
+    w = _View("w", "The (n,) weights so far")
 
     def state_dict(self) -> dict[str, Any]:
         """Arrays only."""
@@ -159,15 +181,8 @@ class History(_Entries):
         """Add one row (x, y, weight)."""
         self._buf.push(X=x, y=y, w=weight)
 
-    @property
-    def X(self) -> np.ndarray:
-        """The (n, d) features so far (a view)."""
-        return self._buf.view("X")
-
-    @property
-    def y(self) -> np.ndarray:
-        """The (n,) targets so far (a view)."""
-        return self._buf.view("y")
+    X = _View("X", "The (n, d) features so far")
+    y = _View("y", "The (n,) targets so far")
 
 
 class PairHistory(_Entries):
@@ -207,30 +222,15 @@ class PairHistory(_Entries):
         """Add one duel of x1 against x2 (arm indices ``arms``, -1 when unknown)."""
         self._buf.push(X1=x1, X2=x2, arms=arms, outcome=outcome, w=weight)
 
-    @property
-    def X1(self) -> np.ndarray:
-        """The (n, d) features of the first arms (a view)."""
-        return self._buf.view("X1")
-
-    @property
-    def X2(self) -> np.ndarray:
-        """The (n, d) features of the second arms (a view)."""
-        return self._buf.view("X2")
+    X1 = _View("X1", "The (n, d) features of the first arms")
+    X2 = _View("X2", "The (n, d) features of the second arms")
+    arms = _View("arms", "The (n, 2) arm indices of each duel within its round")
+    outcome = _View("outcome", "The (n,) outcomes, 1 if the first arm won")
 
     @property
     def diff(self) -> np.ndarray:
         """x_i1 - x_i2, (n, d) (a new array)."""
         return self.X1 - self.X2
-
-    @property
-    def arms(self) -> np.ndarray:
-        """The (n, 2) arm indices of each duel within its round (a view)."""
-        return self._buf.view("arms")
-
-    @property
-    def outcome(self) -> np.ndarray:
-        """The (n,) outcomes, 1 if the first arm won (a view)."""
-        return self._buf.view("outcome")
 
 
 class SetHistory:
@@ -276,10 +276,7 @@ class SetHistory:
         self._items.extend(items=items)
         self._sets.push(end=self._items.n, choice=choice, w=weight)
 
-    @property
-    def items(self) -> np.ndarray:
-        """All offered items, (N, d) (a view)."""
-        return self._items.view("items")
+    items = _View("items", "All offered items, (N, d)", source="_items")
 
     @property
     def offsets(self) -> np.ndarray:
@@ -291,15 +288,10 @@ class SetHistory:
         """(n,) sizes of the offered sets."""
         return np.diff(self.offsets)
 
-    @property
-    def choice(self) -> np.ndarray:
-        """(n,) chosen slot of each set, -1 for the outside option (a view)."""
-        return self._sets.view("choice")
-
-    @property
-    def w(self) -> np.ndarray:
-        """(n,) weights (a view)."""
-        return self._sets.view("w")
+    choice = _View(
+        "choice", "(n,) chosen slot of each set, -1 for the outside option", "_sets"
+    )
+    w = _View("w", "(n,) weights", source="_sets")
 
     def padded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return X (n, S, d) zero-padded, mask (n, S) of offered slots, choice (n,).

@@ -66,7 +66,7 @@ def fit_stacked(
     (private to ``nn``). Batched products round differently from one member's steps, so
     the iterates agree with the separate runs' up to rounding.
     """
-    from banditkit import nn
+    from banditkit import nn  # PyTorch: imported at first use, not with the registry
 
     net = nn.StackedMLP(X.shape[-1], width=w1.shape[1], scale_output=out_scale != 1.0)
     assert net.out_scale == out_scale
@@ -117,7 +117,7 @@ class StackedNetwork:
             raise ValueError(
                 "models must be bias-free relu networks of depth 2 trained by GD on BCE."
             )
-        from banditkit import nn
+        from banditkit import nn  # PyTorch, as in fit_stacked
 
         first = models[0]
         mlp = first.mlp

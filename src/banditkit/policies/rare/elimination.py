@@ -98,9 +98,8 @@ __all__ = [
 _QUIET_ROUNDS = 8
 
 #: Up to this many entries K d, :meth:`EliminationLevels.forms_first` takes the forms
-#: and the means from one product with a contiguous copy of X^T; beyond it (at
-#: (5000, 10), where the copy of X^T alone costs 15-30 us) from X A and a product for
-#: the means.
+#: and the means from one product with a contiguous copy of X^T; beyond it (where the
+#: copy of X^T costs more than it saves) from X A and a product for the means.
 _ONE_PRODUCT_UP_TO = 20_000
 
 
@@ -530,7 +529,7 @@ class EliminationLevels:
     ) -> np.ndarray:
         """x^T M x of every arm for the matrices whose rows M x are ``rows``, (blocks, K).
 
-        einsum is three times faster on a contiguous X^T than on a strided one.
+        einsum is faster on a contiguous X^T than on a strided one (docs/performance.md).
         """
         K, d = arms.shape
         if self._arms_t is None:

@@ -32,6 +32,7 @@ References:
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from collections.abc import Iterable, Sequence
@@ -203,6 +204,4 @@ def interval_of(grid: Sequence[int], t: int) -> int:
         >>> [interval_of((2, 5), t) for t in range(1, 7)]
         [1, 1, 2, 2, 2, 3]
     """
-    import bisect
-
     return bisect.bisect_left(grid, t) + 1

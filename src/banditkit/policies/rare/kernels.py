@@ -115,7 +115,8 @@ def build_plan(
 def row_tops(forms: np.ndarray, small: bool) -> tuple[list[float], list[int]]:
     """Per row of ``forms``: its maximum and the first arm reaching it (-1: later).
 
-    ``small``: through the arg-maxima (cheaper than the maxima up to about 2000 arms).
+    ``small``: through the arg-maxima (cheaper than the maxima for a few arms; where the
+    crossover was measured: docs/performance.md).
     """
     if not small:
         return forms.max(axis=1).tolist(), [-1] * forms.shape[0]

@@ -166,7 +166,7 @@ class IntervalRows:
     A grid policy appends one row per round and reads the rows once, at the interval's
     end. The same arrays as ``History``'s (``X`` and ``y`` are views of the first n rows
     of buffers grown by doubling; the state is ``History``'s, weights 1), with an append
-    of two stores instead of ``History``'s general one (about 1 us less per round).
+    of two stores instead of ``History``'s general one.
 
     Args:
         d: Dimension, >= 1.
