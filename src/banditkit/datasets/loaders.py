@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import pd  # imported at first use
 from banditkit.datasets.preprocess import downsample_images, encode_categorical
 from banditkit.datasets.readers import read_idx, read_keel, read_table, to_float
 from banditkit.datasets.registry import DatasetInfo, dataset_info
@@ -208,8 +209,6 @@ def _adult(src: Source, *, categorical: str, split: str, **_: Any) -> Raw:
 
 
 def _frame(values: np.ndarray) -> Any:
-    import pandas as pd
-
     return pd.DataFrame(values)
 
 

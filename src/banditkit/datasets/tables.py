@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import pd  # imported at first use
 from banditkit.core.validation import check_choice
 from banditkit.datasets.dataset import Dataset
 from banditkit.datasets.preprocess import SCALINGS, scale_features
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = [
     "SUFFIXES",
@@ -66,8 +64,6 @@ def read_frame(data: Any) -> pd.DataFrame:
     Raises:
         ValueError: Another type or suffix, a missing file, or a table without rows.
     """
-    import pandas as pd
-
     if isinstance(data, pd.DataFrame):
         frame = data
     elif isinstance(data, str | os.PathLike):
@@ -115,8 +111,6 @@ def numeric_columns(
             missing values (the message gives their count and the first row's index) or an
             infinite value.
     """
-    import pandas as pd
-
     _check_present(frame, columns, role, source)
     for c in columns:
         col = frame[c]
@@ -176,8 +170,6 @@ def table_dataset(
         >>> ds.features.ravel().tolist(), ds.labels.tolist(), ds.meta["classes"]
         ([-1.0, 0.0, 1.0], [1, 0, 1], {'a': 0, 'b': 1})
     """
-    from banditkit.datasets import Dataset
-
     if scale != "auto":
         check_choice("scale", scale, SCALINGS)
     resolved = "minmax" if scale == "auto" else scale

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.core import ENVIRONMENTS
+from banditkit.core.lazy import pd  # imported at first use
 from banditkit.core.validation import check_int, check_scalar
 from banditkit.datasets.storage import data_home
 from banditkit.envs.mnl import MNLChoiceEnv
@@ -83,8 +84,6 @@ def load_corpus(
         raise ValueError(
             f"corpus must be a directory or a {', '.join(TABLE_SUFFIXES)} file; got {str(path)!r}."
         )
-    import pandas as pd
-
     if path.suffix == ".parquet":
         table = pd.read_parquet(path)
     elif path.suffix == ".jsonl":

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import pd  # imported at first use
 from banditkit.core.validation import check_choice, check_int
 from banditkit.datasets.obd import load_obd
 from banditkit.ope.estimators import (
@@ -159,8 +160,6 @@ def read_log(
     Raises:
         ValueError: A missing column or bad values; the message names it.
     """
-    import pandas as pd
-
     file = Path(path)
     frame = pd.read_parquet(file) if file.suffix == ".parquet" else pd.read_csv(file)
     columns = [reward, action, propensity, *(feature_columns or [])]

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import pd  # imported at first use
 from banditkit.core.records import aggregate
 from banditkit.experiments.config.resolved import Cell, ResolvedExperiment
 from banditkit.experiments.store.store import CorruptFileError, RunStore
@@ -158,8 +159,6 @@ def load_runs(
         >>> len(bk.load_runs(out, summaries=True))
         2
     """
-    import pandas as pd
-
     if not isinstance(summaries, bool):
         raise ValueError(f"summaries must be True or False; got {summaries!r}.")
     if summaries and columns is not None:
