@@ -50,6 +50,11 @@ class GramBase(ABC):
     _lam: float
     _n_updates: int
 
+    def __init__(self, d: int, lam: float) -> None:
+        self._d = check_int("d", d, low=1)
+        self._lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self._n_updates = 0
+
     @property
     def d(self) -> int:
         """Dimension of the feature vectors."""
@@ -200,7 +205,7 @@ class GramBase(ABC):
             shape = np.shape(state[name])
             if shape and any(n != size for n in shape):
                 raise ValueError(f"{name} has shape {shape}; the state has d={size}.")
-        gram = cls(size, state["lam"], **cls._init_kwargs(state))  # type: ignore[call-arg]
+        gram = cls(size, state["lam"], **cls._init_kwargs(state))
         gram.load_state_dict(state)
         return gram
 
@@ -238,6 +243,11 @@ class FullGramBase(GramBase):
     _inverse: np.ndarray
     _logdet: float
     _pending: list[np.ndarray]
+
+    def __init__(self, d: int, lam: float, *, refactor_every: int = 512) -> None:
+        super().__init__(d, lam)
+        self._refactor_every = check_int("refactor_every", refactor_every, low=1)
+        self._since_refactor = 0
 
     @property
     def refactor_every(self) -> int:

@@ -66,9 +66,7 @@ class DiagonalGram(GramBase):
     _STATE_KEYS = ("kind", "d", "lam", "n_updates", "diagonal")
 
     def __init__(self, d: int, lam: float) -> None:
-        self._d = check_int("d", d, low=1)
-        self._lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self._n_updates = 0
+        super().__init__(d, lam)
         self._diagonal = frozen(np.full(self._d, self._lam))
 
     @property

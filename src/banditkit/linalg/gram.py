@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.core.lazy import sla  # imported at first use
-from banditkit.core.validation import check_int, check_scalar
+from banditkit.core.validation import check_scalar
 
 from ._base import FullGramBase
 from ._common import (
@@ -83,11 +83,7 @@ class Gram(FullGramBase):
     _KIND = "Gram"
 
     def __init__(self, d: int, lam: float, *, refactor_every: int = 512) -> None:
-        self._d = check_int("d", d, low=1)
-        self._lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self._refactor_every = check_int("refactor_every", refactor_every, low=1)
-        self._n_updates = 0
-        self._since_refactor = 0
+        super().__init__(d, lam, refactor_every=refactor_every)
         eye = np.eye(self._d)
         self._matrix = frozen(self._lam * eye)
         self._inverse = frozen(eye / self._lam)

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.core.lazy import sla  # imported at first use
-from banditkit.core.validation import check_int, check_scalar
+from banditkit.core.validation import check_scalar
 
 from ._base import FullGramBase
 from ._common import check_rhs
@@ -78,11 +78,7 @@ class InPlaceGram(FullGramBase):
     _LOADS = ("Gram",)  # restores a Gram's state too
 
     def __init__(self, d: int, lam: float, *, refactor_every: int = 512) -> None:
-        self._d = check_int("d", d, low=1)
-        self._lam = check_scalar("lam", lam, low=0.0, low_open=True)
-        self._refactor_every = check_int("refactor_every", refactor_every, low=1)
-        self._n_updates = 0
-        self._since_refactor = 0
+        super().__init__(d, lam, refactor_every=refactor_every)
         self._matrix = self._lam * np.eye(self._d)
         self._inverse = np.eye(self._d) / self._lam
         self._cholesky = math.sqrt(self._lam) * np.eye(self._d)
