@@ -41,7 +41,7 @@ from banditkit.datasets.fetching import (
     missing_datasets,
     require_datasets,
 )
-from banditkit.datasets.loaders import LOADERS, OPTIONS, Source
+from banditkit.datasets.loaders import LOADERS, OPTIONS, Source, given_options
 from banditkit.datasets.obd import OBDFeatures, OBDLog, load_obd, obd_features
 from banditkit.datasets.preprocess import (
     CATEGORICAL,
@@ -236,14 +236,11 @@ def load_dataset(
     resolved_scale = default_scale(name) if scale == "auto" else scale
     seed = check_int("seed", seed, low=0)
     if name == "obd":
-        for option, value in (
-            ("categorical", categorical),
-            ("image_size", image_size),
-            ("subset", subset),
-            ("split", split),
-        ):
-            if value is not None:
-                raise ValueError(f"dataset 'obd' has no option {option!r}.")
+        given = given_options(
+            categorical=categorical, image_size=image_size, subset=subset, split=split
+        )
+        if given:
+            raise ValueError(f"dataset 'obd' has no option {given[0]!r}.")
         return _obd_as_dataset(resolved_scale, root, download, verify)
     options = _resolve_options(
         name,

@@ -24,7 +24,7 @@ from banditkit.datasets.readers import read_idx, read_keel, read_table, to_float
 from banditkit.datasets.registry import DatasetInfo, dataset_info
 from banditkit.datasets.storage import DatasetNotFoundError, data_home, require_files
 
-__all__ = ["LOADERS", "OPTIONS", "Raw", "Source"]
+__all__ = ["LOADERS", "OPTIONS", "Raw", "Source", "given_options"]
 
 
 @dataclass(frozen=True)
@@ -363,3 +363,15 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "phoneme": {},
 }
 """Dataset-specific options and their defaults (MNIST 14 x 14: [Bae2025, App. A]'s 196 features)."""
+
+
+def given_options(**options: Any) -> list[str]:
+    """The names of the dataset-specific options (``OPTIONS``) given a value, not None.
+
+    For the sources that take none of them (the OBD logs, the user's tables).
+
+    Example:
+        >>> given_options(categorical=None, split="train")
+        ['split']
+    """
+    return [name for name, value in options.items() if value is not None]
