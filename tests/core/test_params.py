@@ -97,7 +97,12 @@ def test_pin_fixes_several_inherited_parameters() -> None:
     class Greedy(Base):
         pass
 
-    assert Greedy.param_names() == ["gram", "explore_floor", "propensity_samples", "seed"]
+    assert Greedy.param_names() == [
+        "gram",
+        "explore_floor",
+        "propensity_samples",
+        "seed",
+    ]
     policy = Greedy()
     assert (policy.nu, policy.lam) == (0.0, 2.0)
     with pytest.raises(TypeError, match="unexpected keyword argument 'nu'"):

@@ -23,8 +23,8 @@ from banditkit.core.params import POSITIVE, Real, param
 from banditkit.core.types import Action, Feedback
 from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models import RidgeModel
-from banditkit.policies.parts.scorer import Scorer
 from banditkit.policies.parts.propensity import monte_carlo
+from banditkit.policies.parts.scorer import Scorer
 from banditkit.policies.parts.selection import (
     TIE_RTOL,
     Optimistic,

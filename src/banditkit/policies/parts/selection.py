@@ -599,7 +599,9 @@ class Optimistic(ArmRule):
         d_eff is: d_eff is not read.
         """
         if radius.pending:
-            arm = int(argmax_on_bounds(mean, radius.nu * norms, radius.low, radius.high))
+            arm = int(
+                argmax_on_bounds(mean, radius.nu * norms, radius.low, radius.high)
+            )
             if arm >= 0:
                 return PointLaw(arm)
         return self.law(mean, (radius.nu * radius.exact()) * norms, chosen, mc)
