@@ -32,6 +32,7 @@ from banditkit.policies.parts.selection import (
     epsilon_greedy,
     epsilon_greedy_law,
     gaussian_argmax_law,
+    play,
 )
 
 __all__ = ["EpsGreedy", "LinTS", "LinUCB", "RidgePolicy"]
@@ -107,9 +108,7 @@ class LinUCB(RidgePolicy):
             scorer = self._scorer = Scorer(self.model, self.model.gram, nu=self.nu)
         scorer.design = self.model.gram  # a restored model holds a new Gram
         mean, width = scorer.score(ctx.arms)
-        action = self._rule.select(mean, width, self.rng)
-        self.propose(self._rule.law(mean, width, action))
-        return action
+        return play(self, self._rule, mean, width)
 
 
 @POLICIES.register("lints")

@@ -50,6 +50,7 @@ __all__ = [
     "monte_carlo",
     "tie_law",
     "tie_shares",
+    "uniform_law",
 ]
 
 #: The probability of each action of a round (module docstring).
@@ -107,6 +108,16 @@ class PointLaw:
     def __call__(self, action: Any) -> float:
         """1 for the chosen action, else 0."""
         return 1.0 if action == self.chosen else 0.0
+
+
+def uniform_law(n_arms: int) -> ArrayLaw:
+    """The law of a uniform arm: 1 / K each.
+
+    Example:
+        >>> uniform_law(4)(2)
+        0.25
+    """
+    return ArrayLaw(np.full(n_arms, 1.0 / n_arms))
 
 
 def tie_shares(scores: np.ndarray, rtol: float = 0.0) -> np.ndarray:

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from banditkit.core.policy import Policy
 from banditkit.core.types import Action
 from banditkit.core.validation import check_int
 from banditkit.policies.parts.propensity import (
@@ -37,6 +38,7 @@ from banditkit.policies.parts.propensity import (
     PointLaw,
     SampledLaw,
     SetLaw,
+    monte_carlo,
     tie_law,
     tie_shares,
 )
@@ -62,6 +64,7 @@ __all__ = [
     "gaussian_sample",
     "optimistic_argmax",
     "pair_argmax",
+    "play",
     "sampled_arm_law",
     "tied",
     "top_k",
@@ -412,6 +415,17 @@ class Rule(Protocol):
         ``mc.samples`` further draws from ``mc.rng()`` (None without ``mc``).
         """
         ...
+
+
+def play(policy: Policy, rule: Rule, mean: np.ndarray, width: np.ndarray) -> Any:
+    """``rule.select`` with the policy's stream, its law proposed to the policy.
+
+    The law is the rule's ``law`` at its choice, with the policy's Monte Carlo budget
+    (``propensity.monte_carlo``) for a sampler.
+    """
+    action = rule.select(mean, width, policy.rng)
+    policy.propose(rule.law(mean, width, action, monte_carlo(policy)))
+    return action
 
 
 @dataclass(frozen=True)
