@@ -28,6 +28,7 @@ The frequency among N + 1 draws is never 0 for the action the rule drew, and it 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -197,27 +198,27 @@ class SetLaw:
     """A set rule's law estimated from N further draws of its set (``SampledLaw`` for sets).
 
     Args:
-        draws: (N, k) the sorted items of each drawn set.
+        draws: The N drawn sets, each a sorted tuple of items.
         chosen: The rule's own set (sorted).
 
     Example:
-        >>> law = SetLaw(np.array([[0, 1], [0, 2], [0, 1]]), chosen=(0, 1))
+        >>> law = SetLaw([(0, 1), (0, 2), (0, 1)], chosen=(0, 1))
         >>> law((0, 1)), law((1, 2))
         (0.75, 0.0)
     """
 
-    def __init__(self, draws: np.ndarray, chosen: tuple[int, ...]) -> None:
-        self.draws = draws
-        self.chosen = chosen
+    def __init__(
+        self, draws: Sequence[tuple[int, ...]], chosen: tuple[int, ...]
+    ) -> None:
+        self.counts = Counter(tuple(int(i) for i in s) for s in draws)
+        self.samples = len(draws)
+        self.chosen = tuple(int(i) for i in chosen)
 
     def __call__(self, action: Any) -> float:
         """The estimated probability of the set ``action`` (a sorted tuple)."""
-        n = self.draws.shape[0]
-        own = 1.0 if tuple(action) == tuple(self.chosen) else 0.0
-        if len(action) != self.draws.shape[1]:
-            return own / (n + 1)
-        same = np.all(self.draws == np.asarray(action), axis=1)
-        return (float(np.count_nonzero(same)) + own) / (n + 1)
+        key = tuple(int(i) for i in action)
+        own = 1.0 if key == self.chosen else 0.0
+        return (self.counts[key] + own) / (self.samples + 1)
 
 
 class Mixture:

@@ -761,7 +761,7 @@ class TopK:
         draws = mean + width * mc.rng().standard_normal((mc.samples, mean.shape[0]))
         sets = np.sort(np.argsort(-draws, axis=1, kind="stable")[:, :k], axis=1)
         assert isinstance(chosen, tuple)
-        return SetLaw(sets, chosen)
+        return SetLaw([tuple(row) for row in sets.tolist()], chosen)
 
 
 class OptimisticPair:
