@@ -7,7 +7,7 @@ z(x) are the model's features (x, g(x; theta), g(x; theta_0)); B(d_eff) is a rad
 policy states (1 by default) and d_eff = logdet(I + a sum z z^T) the optional
 ``linalg.EffectiveDimension`` of the played features. With a diagonal A the squared
 widths come straight from the model (``Model.evaluate_sq_norms``, no (K, p) block).
-A selection rule (``policies.selection``) turns the two arrays into an action.
+A selection rule (``policies.parts.selection``) turns the two arrays into an action.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Scorer:
     z(x_t) of the arm played at the parameter in force when it was selected.
 
     Args:
-        model: A ``policies.models.Model``.
+        model: A ``policies.parts.models.Model``.
         design: The Gram A of the features (``linalg.Gram``, ``DiagonalGram`` or
             ``ShiftedGram``), p = ``model.n_params``.
         nu: Exploration scale, >= 0.
