@@ -618,7 +618,7 @@ class Optimistic(ArmRule):
             )
             if arm >= 0:
                 return PointLaw(arm)
-        return self.law(mean, (radius.nu * radius.exact()) * norms, chosen, mc)
+        return super().law_bracketed(mean, norms, radius, chosen, mc)
 
 
 class Sampled(ArmRule):
