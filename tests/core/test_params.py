@@ -47,9 +47,10 @@ class Child(Base):
 
 
 def test_the_constructor_is_the_declarations_new_ones_first_and_seed_last() -> None:
-    assert list(inspect.signature(Base).parameters) == ["nu", "lam", "gram", "seed"]
-    assert list(inspect.signature(Child).parameters) == ["width", "nu", "lam", "seed"]
-    assert Child.param_names() == ["width", "nu", "lam", "seed"]
+    base = ["explore_floor", "propensity_samples", "seed"]  # Policy's own, seed last
+    assert list(inspect.signature(Base).parameters) == ["nu", "lam", "gram", *base]
+    assert list(inspect.signature(Child).parameters) == ["width", "nu", "lam", *base]
+    assert Child.param_names() == ["width", "nu", "lam", *base]
     assert inspect.signature(Child).parameters["lam"].default == 0.5
 
 
@@ -96,7 +97,12 @@ def test_pin_fixes_several_inherited_parameters() -> None:
     class Greedy(Base):
         pass
 
-    assert Greedy.param_names() == ["gram", "seed"]
+    assert Greedy.param_names() == [
+        "gram",
+        "explore_floor",
+        "propensity_samples",
+        "seed",
+    ]
     policy = Greedy()
     assert (policy.nu, policy.lam) == (0.0, 2.0)
     with pytest.raises(TypeError, match="unexpected keyword argument 'nu'"):

@@ -73,13 +73,13 @@ def test_contextual_tables_store_action_and_propensity(tmp_path):
     assert summary["checkpoints"] == [10, 30]  # 1000 is past the horizon of 40
     rows = {(r["env"], r["label"]): r for r in summary["results"]}
     random = rows[("linear", "Random")]
-    # uniform play knows its propensity (1/K); LinUCB does not
+    # every policy reports its propensity: uniform play 1/K, the others in (0, 1]
     propensities = [
         np.asarray(pq.read_table(p).column("propensity"))
         for p in (tmp_path / "runs").glob("*.parquet")
     ]
     assert any(np.allclose(p, 1 / 4) for p in propensities)
-    assert any(np.isnan(p).all() for p in propensities)
+    assert all(np.all((p > 0) & (p <= 1)) for p in propensities)
     regret = random["metrics"]["regret"]
     assert regret["final"]["mean"] == pytest.approx(random["final_regret_mean"])
     at30 = regret["checkpoints"]["30"]

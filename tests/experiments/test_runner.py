@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -139,3 +140,32 @@ def test_invalid_config_or_output_leaves_out_untouched(tmp_path):
     blocker.write_text("x")
     with pytest.raises(OutputDirError):
         _run(tiny(), blocker / "out")
+
+
+@pytest.mark.parametrize(
+    ("env", "policies"),
+    [
+        (
+            {"name": "linear", "d": 3, "n_arms": 4},
+            [{"name": "linucb"}, {"name": "lints", "explore_floor": 0.2}],
+        ),
+        ({"name": "dueling", "d": 3, "n_arms": 4}, [{"name": "colstim"}]),
+        ({"name": "mnl", "d": 3, "n_items": 6}, [{"name": "ts-mnl"}]),
+    ],
+    ids=["contextual", "dueling", "assortment"],
+)
+def test_runs_store_the_propensities_of_the_actions(tmp_path, env, policies):
+    """Each round's propensity is stored: in (0, 1], the one ``bk.simulate`` reports."""
+    cfg = {"name": "p", "horizon": 30, "seeds": [2], "env": env, "policies": policies}
+    _run(cfg, tmp_path, figures=False)
+    frame = bk.load_runs(tmp_path, columns=["propensity"])
+    params = {k: v for k, v in env.items() if k != "name"}
+    for entry in policies:
+        name = entry["name"]
+        stored = frame.loc[frame["policy_name"] == name, "propensity"].to_numpy()
+        assert stored.shape == (30,)
+        assert np.all((stored > 0.0) & (stored <= 1.0)), stored
+        direct = bk.simulate(
+            bk.make_policy(**entry, seed=2), bk.make_env(env["name"], **params), 30, 2
+        )
+        np.testing.assert_array_equal(stored, direct.propensities)

@@ -51,3 +51,11 @@ def test_the_obd_numbers_on_the_page_are_the_ones_computed(monkeypatch):
                 campaign,
                 name,
             )
+
+
+def test_the_propensity_example_prints_what_the_page_shows():
+    text = DOC.read_text()
+    block = next(b for b in _python_blocks() if "explore_floor" in b)
+    printed = _run(block)
+    assert printed.count("\n") == 2
+    assert printed in text

@@ -24,6 +24,7 @@ def out(tmp_path_factory):
             {"name": "random"},
             {"name": "eps-greedy", "epsilon": 0.3},
             {"name": "linucb"},
+            {"name": "lints", "propensity_samples": 0},
         ],
     }
     bk.run_experiment(cfg, directory, backend="serial", progress="none", figures=False)
@@ -62,10 +63,17 @@ def test_eps_greedy_runs_are_a_log(out):
 
 
 def test_policy_without_propensities_is_named(out):
+    # a sampler estimates its propensities; with propensity_samples = 0 it records NaN
     with pytest.raises(
-        ValueError, match=r"policy 'linucb' \(linucb\) records no propensities"
+        ValueError, match=r"policy 'lints' \(lints\) records no propensities"
     ):
-        ope.log_from_runs(out, policy="linucb")
+        ope.log_from_runs(out, policy="lints")
+
+
+def test_linucb_runs_are_a_log(out):
+    log = ope.log_from_runs(out, policy="linucb")
+    # an arg-max rule: 1 over the number of tied best arms
+    assert set(np.unique(1.0 / log.propensities)) <= set(range(1, K + 1))
 
 
 def test_a_policy_must_be_chosen(out):

@@ -31,6 +31,7 @@ PUBLIC = (
     "banditkit.policies.parts.models",
     "banditkit.policies.parts.scorer",
     "banditkit.policies.parts.selection",
+    "banditkit.policies.parts.propensity",
     "banditkit.policies.parts.schedules",
     "banditkit.policies.parts.weights",
     "banditkit.policies.parts.warmup",

@@ -75,11 +75,12 @@ def test_decide_feedback_and_status(live):
         "duplicates",
         "version",
     }
+    # linucb's first round: the arm of largest norm, untied, so played with probability 1
     deterministic = post(
         live, "/v1/policies/open/decide", {"context": {"arms": ARMS}}, {}
     )
     assert (
-        deterministic.status_code == 200 and deterministic.json()["propensity"] is None
+        deterministic.status_code == 200 and deterministic.json()["propensity"] == 1.0
     )
 
 

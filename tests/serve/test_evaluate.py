@@ -132,6 +132,7 @@ def test_the_command(tmp_path):
 
 def test_logs_without_propensities_say_so(tmp_path):
     url = f"sqlite:///{tmp_path / 'e.db'}"
-    logged_service(url, name="linucb", params={}, n=50)
+    # a sampler told to estimate no propensity (propensity_samples = 0) logs none
+    logged_service(url, name="lints", params={"propensity_samples": 0}, n=50)
     with pytest.raises(ValueError, match="no propensity"):
         evaluate_service_log(url, "rec", [])

@@ -21,18 +21,26 @@ dimension ``d`` or the number of arms run in ``_setup``, called once at the firs
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import math
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
 from banditkit.core.caller import HorizonWarning, warn
-from banditkit.core.params import DeclaredMeta, Int, param, set_params, takes_declared
-from banditkit.core.seeding import make_rng
+from banditkit.core.params import (
+    UNIT,
+    DeclaredMeta,
+    Int,
+    param,
+    set_params,
+    takes_declared,
+)
+from banditkit.core.seeding import RoundStreams, make_rng
 from banditkit.core.types import FAMILIES, Action, Context, Feedback, check_action
 from banditkit.core.validation import ArgumentTypeError, check_int
 
@@ -41,6 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_ABS_REWARD",
+    "PROPENSITY_SAMPLES",
     "REWARD_KINDS",
     "Actions",
     "AssortmentPolicy",
@@ -61,6 +70,12 @@ Feedbacks = Sequence[Feedback]
 #: Default bound on |reward| for real-valued rewards: larger values are refused because one
 #: of them would swamp a learner's state for good (a squared loss of 1e300 overflows).
 MAX_ABS_REWARD = 1e6
+
+#: Default Monte Carlo draws of a sampler's propensity (``Policy.propensity_samples``).
+PROPENSITY_SAMPLES = 128
+
+#: The law of a round's action: the probability of each action (``policies.parts.propensity``).
+_Law = Callable[[Any], float]
 
 #: Reward kinds a contextual policy can declare, with the rewards they accept.
 REWARD_KINDS: dict[str, str] = {
@@ -179,6 +194,23 @@ class Members(Protocol):
         ...
 
 
+class _Floored:
+    """The law of the explore floor: epsilon U(a) + (1 - epsilon) q(a)."""
+
+    def __init__(self, epsilon: float, uniform: _Law, rule: _Law) -> None:
+        self.epsilon, self.uniform, self.rule = epsilon, uniform, rule
+
+    def __call__(self, action: Any) -> float:
+        eps = self.epsilon
+        return eps * self.uniform(action) + (1.0 - eps) * self.rule(action)
+
+
+#: Base parameters left out of ``get_params`` at their defaults (run ids unchanged).
+_QUIET_DEFAULTS: dict[str, Any] = {
+    "explore_floor": 0.0,
+    "propensity_samples": PROPENSITY_SAMPLES,
+}
+
 #: The entries of every state dict (:meth:`Policy.state_dict`).
 _STATE_KEYS = ("policy", "params", "d", "t", "horizon", "n_updates", "rng", "state")
 
@@ -193,6 +225,15 @@ class Policy(metaclass=DeclaredMeta):
 
     Args:
         seed: Seed of the policy's own random stream (``core.seeding`` stream "policy").
+        explore_floor: Probability epsilon in [0, 1] of playing a uniform action instead of
+            the policy's own choice, drawn after it (default 0: never). Every action then
+            has a propensity of at least epsilon over the number of actions, which off-policy
+            evaluation of other policies on the log needs; it changes the actions, so it
+            enters ``get_params`` (and run ids) when > 0.
+        propensity_samples: Monte Carlo draws N >= 0 of a sampling rule's propensity
+            (Thompson sampling, perturbed scores), from a generator of the round apart from
+            the policy's stream (so it changes no action); 0: samplers report none. In
+            ``get_params`` only when not the default.
 
     Attributes:
         family: "contextual", "dueling" or "assortment" (class attribute, required).
@@ -211,9 +252,12 @@ class Policy(metaclass=DeclaredMeta):
         d: Feature dimension, inferred at the first ``act`` (None before).
         t: Number of updates received so far.
         horizon: T given to :meth:`begin` (None: unknown).
-        last_propensity: Probability with which the last ``act`` chose its action, for
-            policies that know it (uniform play, epsilon-greedy); None otherwise. Stored with
-            each round so logged runs can be evaluated off-policy.
+        last_propensity: Probability with which the last ``act`` chose its action, over
+            that act's random draws given the policy's state (docs/ope.md, "Propensities
+            of banditkit's policies"): exact for deterministic and explicitly randomised
+            rules, a Monte Carlo estimate from ``propensity_samples`` draws for samplers;
+            None where unknown. Stored with each round so logged runs can be evaluated
+            off-policy.
     """
 
     family: ClassVar[str]
@@ -254,6 +298,8 @@ class Policy(metaclass=DeclaredMeta):
             cls.counts_updates = True
 
     seed: int = param(Int(low=0), default=0)
+    explore_floor: float = param(UNIT, default=0.0)
+    propensity_samples: int = param(Int(low=0), default=PROPENSITY_SAMPLES)
 
     @takes_declared
     def __init__(self, **params: Any) -> None:
@@ -275,6 +321,9 @@ class Policy(metaclass=DeclaredMeta):
         self._n_updates = 0
         self.horizon: int | None = None
         self.last_propensity: float | None = None
+        self._law: _Law | None = None  # set by ``_act`` for the round (``propose``)
+        self._last_law: _Law | None = None
+        self._rounds: RoundStreams | None = None  # the propensity estimates' generators
         self._resolve()
 
     def _resolve(self) -> None:
@@ -286,9 +335,79 @@ class Policy(metaclass=DeclaredMeta):
 
     # ------------------------------------------------------------------ public loop
     def act(self, ctx: Context) -> Action:
-        """Choose an action for the round described by ``ctx``."""
+        """Choose an action for the round described by ``ctx``.
+
+        With ``explore_floor`` = epsilon > 0, the policy's choice is replaced, with
+        probability epsilon, by a uniform action (one draw from the policy's stream after
+        its choice). ``last_propensity`` is then the probability of the action played:
+        epsilon U(a) + (1 - epsilon) q(a), q the law the policy proposed for its choice.
+        """
         self._check_context(ctx)
-        return self._check_action(self._act(ctx), ctx)
+        self.last_propensity = None
+        self._law = None
+        action = self._check_action(self._act(ctx), ctx)
+        law, self._law = self._law, None
+        if self.explore_floor > 0.0:
+            action, law = self._explore(ctx, action, law)
+        self._last_law = law
+        if law is not None:
+            self.last_propensity = float(law(action))
+        return action
+
+    def propose(self, law: _Law | None) -> None:
+        """Called by ``_act``: the law of this round's choice (None: unknown).
+
+        ``law(action)`` is the probability with which this ``_act`` would choose
+        ``action``, over its own random draws, given the policy's state
+        (``policies.parts.propensity``); ``act`` reads it at the action played.
+        """
+        self._law = law
+
+    def propensity_of(self, action: Action) -> float | None:
+        """The probability with which the last ``act`` would have played ``action``.
+
+        The law behind ``last_propensity``, at any action of that round (a target's
+        probabilities for off-policy evaluation); None where unknown or before any act.
+
+        Example:
+            >>> import banditkit as bk
+            >>> from banditkit.core import Context
+            >>> policy = bk.make_policy("linucb", explore_floor=0.2)
+            >>> arm = policy.act(Context(arms=np.eye(4)))
+            >>> [policy.propensity_of(k) for k in range(4)]  # four tied arms
+            [0.25, 0.25, 0.25, 0.25]
+        """
+        law = self._last_law
+        return None if law is None else float(law(action))
+
+    def propensity_rng(self) -> np.random.Generator:
+        """The generator of this round's propensity estimate, apart from ``self.rng``.
+
+        Derived from the seed and the round ``t`` (``core.seeding.RoundStreams``, stream
+        "propensity"): drawing from it changes no action of the policy.
+        """
+        if self._rounds is None:
+            self._rounds = RoundStreams(self.seed, "propensity")
+        return self._rounds(self.t)
+
+    def _explore(
+        self, ctx: Context, chosen: Action, law: _Law | None
+    ) -> tuple[Action, _Law | None]:
+        """The explore floor: a uniform action with probability epsilon, and its law."""
+        epsilon = self.explore_floor
+        action = self._uniform_action(ctx) if self.rng.random() < epsilon else chosen
+        if law is None:
+            return action, None
+        uniform = functools.partial(self._uniform_probability, ctx)
+        return action, _Floored(epsilon, uniform, law)
+
+    def _uniform_action(self, ctx: Context) -> Action:
+        """A uniform action of the family (the explore floor's), from ``self.rng``."""
+        raise NotImplementedError
+
+    def _uniform_probability(self, ctx: Context, action: Action) -> float:
+        """The probability of ``action`` under ``_uniform_action``."""
+        raise NotImplementedError
 
     def update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         """Learn from the feedback to ``action`` in the round described by ``ctx``.
@@ -426,8 +545,16 @@ class Policy(metaclass=DeclaredMeta):
         ]
 
     def get_params(self) -> dict[str, Any]:
-        """The hyper-parameters this policy was built with (JSON-able)."""
-        return {name: getattr(self, name) for name in self.param_names()}
+        """The hyper-parameters this policy was built with (JSON-able).
+
+        ``explore_floor`` and ``propensity_samples`` only when not at their defaults: a
+        run made before they existed ran them so, and keeps its id.
+        """
+        params = {name: getattr(self, name) for name in self.param_names()}
+        for name, default in _QUIET_DEFAULTS.items():
+            if params.get(name, default) == default:
+                params.pop(name, None)
+        return params
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to resume: arrays and JSON-able scalars, no pickle.
@@ -557,6 +684,14 @@ class ContextualPolicy(Policy):
             max_abs=self.max_abs_reward,
         )
 
+    def _uniform_action(self, ctx: Context) -> Action:
+        """A uniform arm (``random``'s draw)."""
+        return int(self.rng.integers(ctx.n_arms))
+
+    def _uniform_probability(self, ctx: Context, action: Action) -> float:
+        """1 / K."""
+        return 1.0 / ctx.n_arms
+
 
 class DuelingPolicy(Policy):
     """Base of dueling policies: the action is an ordered pair (i, j), the feedback 1 or 0.
@@ -567,6 +702,15 @@ class DuelingPolicy(Policy):
 
     family: ClassVar[str] = "dueling"
     counts_updates: ClassVar[bool] = False  # a user's subclass: every update
+
+    def _uniform_action(self, ctx: Context) -> Action:
+        """A uniform ordered pair of the K^2, (k, k) included."""
+        first, second = self.rng.integers(ctx.n_arms, size=2)
+        return (int(first), int(second))
+
+    def _uniform_probability(self, ctx: Context, action: Action) -> float:
+        """1 / K^2."""
+        return 1.0 / ctx.n_arms**2
 
 
 class AssortmentPolicy(Policy):
@@ -579,6 +723,26 @@ class AssortmentPolicy(Policy):
 
     family: ClassVar[str] = "assortment"
     counts_updates: ClassVar[bool] = False  # a user's subclass: every update
+
+    def _uniform_action(self, ctx: Context) -> Action:
+        """A uniform non-empty set of at most ``ctx.max_size`` items (``random-assortment``'s).
+
+        The size s with probability C(K, s) / N, then s distinct items: every one of the N
+        sets has probability 1 / N.
+        """
+        k = ctx.n_arms
+        m = k if ctx.max_size is None else min(ctx.max_size, k)
+        counts = [math.comb(k, s) for s in range(1, m + 1)]
+        total = sum(counts)
+        size = 1 + int(self.rng.choice(m, p=[c / total for c in counts]))
+        items = self.rng.choice(k, size=size, replace=False)
+        return tuple(sorted(int(i) for i in items))
+
+    def _uniform_probability(self, ctx: Context, action: Action) -> float:
+        """1 / N, N the number of non-empty sets of at most ``ctx.max_size`` items."""
+        k = ctx.n_arms
+        m = k if ctx.max_size is None else min(ctx.max_size, k)
+        return 1.0 / sum(math.comb(k, s) for s in range(1, m + 1))
 
     def _check_action(self, action: Any, ctx: Context) -> Action:
         """``check_action``, with a fast accept for an already normalised assortment.

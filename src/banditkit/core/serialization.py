@@ -195,7 +195,7 @@ def _restore(cls: Callable[..., Policy], state: dict[str, Any]) -> Policy:
 
 
 #: Attributes describing the last round only (not needed to continue).
-_TRANSIENT = frozenset({"last_propensity"})
+_TRANSIENT = frozenset({"last_propensity", "_law", "_last_law", "_rounds"})
 
 
 def _check_savable(

@@ -2,9 +2,11 @@
 
 Every stored run records, per round, the action the policy played and its ``propensity``,
 the probability with which it played it (``core.records``; NaN when the policy does not know
-it). The runs of a policy that gives propensities, such as ``random`` (1/K) or ``eps-greedy``
-(epsilon/K + (1 - epsilon) / ties for its greedy arms), are therefore logs of bandit feedback
-that IPS and SNIPS can re-weight to estimate another policy's value (docs/ope.md).
+it). Every registered policy gives them (docs/ope.md, "Propensities of banditkit's policies"):
+exact for arg-max and explicitly randomised rules, a Monte Carlo estimate for samplers. Its
+runs are therefore logs of bandit feedback that IPS and SNIPS can re-weight to estimate
+another policy's value, the more reliably the larger its smallest propensities (an
+``explore_floor`` bounds them below).
 
 Contexts are not stored, so a log from stored runs has no features: the direct method and
 doubly robust estimator, which fit a reward model on features, cannot be used on it as is.
@@ -121,8 +123,9 @@ def log_from_runs(
     if np.isnan(propensities).any():
         raise ValueError(
             f"policy {label!r} ({name}) records no propensities for its actions (NaN in "
-            "its stored runs), so its runs are not usable as an off-policy log; log with a "
-            "policy that gives them, such as random or eps-greedy."
+            "its stored runs), so its runs are not usable as an off-policy log; a sampler "
+            "needs propensity_samples > 0, a policy of your own must propose the law of "
+            "its action (Policy.propose)."
         )
     actions = frame["action"].to_numpy(dtype=np.int64)
     if n_actions is None:

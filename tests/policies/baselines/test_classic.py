@@ -103,7 +103,16 @@ def test_bernoulli_ts_posterior_and_the_bernoulli_trick():
     alpha, beta = policy.posterior()
     np.testing.assert_array_equal(alpha, [3.0, 1.0, 1.0])
     np.testing.assert_array_equal(beta, [1.0, 2.0, 1.0])
-    assert policy.last_propensity is None
+    # the propensity: a Monte Carlo estimate of P(arm wins the posterior draw)
+    n = 4000
+    policy = _feed(
+        BernoulliTS(seed=0, propensity_samples=n), [(0, 1.0), (0, 1.0), (1, 0.0)]
+    )
+    arm = policy.act(ARMS)
+    draws = np.random.default_rng(7).beta(alpha, beta, size=(200_000, 3))
+    exact = np.mean(draws.argmax(axis=1) == arm)
+    se = math.sqrt(exact * (1 - exact) / n)
+    assert abs(policy.last_propensity - exact) < 4 * se + 1 / (n + 1)
     # A reward of 0.3 becomes a Bernoulli(0.3) success: about 30 % of many such updates.
     many = BernoulliTS(seed=1)
     for _ in range(2000):

@@ -33,7 +33,8 @@ from banditkit.core import POLICIES, Context, ContextualPolicy
 from banditkit.core.params import Real, param
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_int, check_state_array
-from banditkit.policies.parts.selection import argmax_random_tie
+from banditkit.policies.parts.propensity import monte_carlo, tie_law
+from banditkit.policies.parts.selection import argmax_random_tie, sampled_arm_law
 
 if TYPE_CHECKING:
     import scipy.special as special
@@ -115,7 +116,7 @@ class _PerArmPolicy(ContextualPolicy):
 
     def _argmax(self, scores: np.ndarray) -> int:
         """Argmax with random tie-breaking; the propensity is 1 / (number of tied arms)."""
-        self.last_propensity = 1.0 / np.count_nonzero(scores == scores.max())
+        self.propose(tie_law(scores))
         return argmax_random_tie(scores, self.rng)
 
     def _state(self) -> dict[str, Any]:
@@ -205,6 +206,7 @@ class BernoulliTS(_PerArmPolicy):
     S_a and F_a count the successes and failures of arm a. A reward r in [0, 1] that is not 0
     or 1 is turned into a Bernoulli(r) success drawn with the policy's generator
     [Agrawal2012, Alg. 2], which keeps the Beta posterior conjugate and the regret bound.
+    The propensity is a Monte Carlo estimate from ``propensity_samples`` further draws.
 
     Args:
         seed: Seed of the policy's own stream (posterior draws and the Bernoulli trick).
@@ -228,5 +230,10 @@ class BernoulliTS(_PerArmPolicy):
 
     def _act(self, ctx: Context) -> Action:
         alpha, beta = self.posterior()
-        self.last_propensity = None
-        return argmax_random_tie(self.rng.beta(alpha, beta), self.rng)
+        action = argmax_random_tie(self.rng.beta(alpha, beta), self.rng)
+
+        def draw(rng: np.random.Generator, n: int) -> np.ndarray:
+            return rng.beta(alpha, beta, size=(n, alpha.shape[0]))
+
+        self.propose(sampled_arm_law(draw, action, monte_carlo(self)))
+        return action

@@ -24,10 +24,17 @@ from banditkit.glm import LINKS
 from banditkit.linalg import Gram
 from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models import GLMModel
+from banditkit.policies.parts.propensity import PointLaw, monte_carlo, uniform_law
 from banditkit.policies.parts.schedules import Periodic
 from banditkit.policies.parts.scorer import Scorer
-from banditkit.policies.parts.selection import TIE_RTOL, Optimistic, argmax_random_tie
-from banditkit.policies.parts.warmup import WARMUPS, design_plan
+from banditkit.policies.parts.selection import (
+    TIE_RTOL,
+    Optimistic,
+    argmax_random_tie,
+    gaussian_argmax_law,
+    play,
+)
+from banditkit.policies.parts.warmup import WARMUPS, design_plan, plan_law
 
 __all__ = ["GLMTS", "GLMUCB", "GLMPolicy"]
 
@@ -80,13 +87,15 @@ class GLMPolicy(ContextualPolicy):
         self.plan_arms: np.ndarray | None = None
 
     def _warmup_arm(self, ctx: Context) -> int | None:
-        """The warm-up pull of this round, or None once the warm-up is over (or absent)."""
-        i = self.history.n
+        """The warm-up pull of this round (its law proposed), or None after the warm-up."""
+        i, K = self.history.n, ctx.n_arms
         if i >= self.warmup:
             return None
         if self.warmup_strategy == "round-robin":
-            return i % ctx.n_arms
+            self.propose(PointLaw(i % K))
+            return i % K
         if self.warmup_strategy == "design":
+            drawn_now = self.plan is None
             if self.plan is None:
                 self.plan = design_plan(ctx.arms, self.warmup, self.rng)
                 self.plan_arms = ctx.arms.copy()
@@ -94,8 +103,10 @@ class GLMPolicy(ContextualPolicy):
                 self.plan_arms, ctx.arms
             )
             if same and i < self.plan.size:
+                self.propose(plan_law(self.plan, i, K, drawn_now=drawn_now))
                 return int(self.plan[i])
-        return int(self.rng.integers(ctx.n_arms))
+        self.propose(uniform_law(K))
+        return int(self.rng.integers(K))
 
     def _act(self, ctx: Context) -> Action:
         warm = self._warmup_arm(ctx)
@@ -160,7 +171,7 @@ class GLMUCB(GLMPolicy):
     def _choose(self, ctx: Context) -> Action:
         # x^T theta + nu ||x||_{V^-1}
         mean, width = Scorer(self.model, self.design, nu=self.nu).score(ctx.arms)
-        return Optimistic(TIE_RTOL).select(mean, width, self.rng)
+        return play(self, Optimistic(TIE_RTOL), mean, width)
 
 
 @POLICIES.register("glm-ts")
@@ -170,7 +181,9 @@ class GLMTS(GLMPolicy):
         theta_tilde ~ N(theta, nu^2 H^-1),  H = sum_s mu'(x_s^T theta) x_s x_s^T + lam I
         a = argmax_k x_k^T theta_tilde
 
-    Symbols: nu = a (the posterior inflation), lam = the ridge weight.
+    Symbols: nu = a (the posterior inflation), lam = the ridge weight. The propensity is a
+    Monte Carlo estimate from ``propensity_samples`` further draws of the scores
+    x_k^T theta_tilde, jointly N(X theta, nu^2 X H^-1 X^T) (docs/ope.md).
 
     Example:
         >>> GLMTS(nu=0.5).act(Context(arms=np.eye(3))) in range(3)
@@ -178,5 +191,12 @@ class GLMTS(GLMPolicy):
     """
 
     def _choose(self, ctx: Context) -> Action:
+        X = ctx.arms
         theta = self.model.sample_theta(self.rng, self.nu, self.history)
-        return argmax_random_tie(ctx.arms @ theta, self.rng, TIE_RTOL)
+        action = argmax_random_tie(X @ theta, self.rng, TIE_RTOL)
+        mc = monte_carlo(self)
+        if mc is not None:  # X theta~ ~ N(X theta, nu^2 X H^-1 X^T)
+            cov = self.nu**2 * self.model.score_covariance(X, self.history)
+            mean = self.model.predict(X)
+            self.propose(gaussian_argmax_law(mean, cov, action, mc, TIE_RTOL))
+        return action

@@ -46,7 +46,7 @@ from banditkit.core.params import POSITIVE, Int, Real, learned, param
 from banditkit.core.types import Action
 from banditkit.core.validation import check_spd, check_state_array
 from banditkit.policies.baselines.catalogue import PerArmPolicy
-from banditkit.policies.parts.selection import TIE_RTOL, Optimistic
+from banditkit.policies.parts.selection import TIE_RTOL, Optimistic, play
 
 __all__ = ["HybridLinUCB"]
 
@@ -205,7 +205,7 @@ class HybridLinUCB(PerArmPolicy):
 
     def _act(self, ctx: Context) -> Action:
         mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
-        return Optimistic(TIE_RTOL).select(mean, self.nu * np.sqrt(width2), self.rng)
+        return play(self, Optimistic(TIE_RTOL), mean, self.nu * np.sqrt(width2))
 
 
 def _sym_inverse(A: np.ndarray) -> np.ndarray:

@@ -23,12 +23,16 @@ from banditkit.core.params import POSITIVE, Real, param
 from banditkit.core.types import Action, Feedback
 from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models import RidgeModel
+from banditkit.policies.parts.propensity import monte_carlo
 from banditkit.policies.parts.scorer import Scorer
 from banditkit.policies.parts.selection import (
     TIE_RTOL,
     Optimistic,
     argmax_random_tie,
     epsilon_greedy,
+    epsilon_greedy_law,
+    gaussian_argmax_law,
+    play,
 )
 
 __all__ = ["EpsGreedy", "LinTS", "LinUCB", "RidgePolicy"]
@@ -74,7 +78,8 @@ class LinUCB(RidgePolicy):
 
         score(k) = x_k^T theta + nu * ||x_k||_{V^-1},   theta = V^-1 b
 
-    Symbols: nu = alpha (LinUCB) or sqrt(beta_t) (OFUL), lam = lambda.
+    Symbols: nu = alpha (LinUCB) or sqrt(beta_t) (OFUL), lam = lambda. The propensity
+    (``last_propensity``) is 1 / (number of tied scores) for each tied arm.
 
     Args:
         nu: Exploration scale, >= 0; 0 is greedy.
@@ -103,7 +108,7 @@ class LinUCB(RidgePolicy):
             scorer = self._scorer = Scorer(self.model, self.model.gram, nu=self.nu)
         scorer.design = self.model.gram  # a restored model holds a new Gram
         mean, width = scorer.score(ctx.arms)
-        return self._rule.select(mean, width, self.rng)
+        return play(self, self._rule, mean, width)
 
 
 @POLICIES.register("lints")
@@ -112,7 +117,9 @@ class LinTS(RidgePolicy):
 
         theta_tilde ~ N(theta, nu^2 V^-1),   a = argmax_k x_k^T theta_tilde
 
-    Symbols: nu = v (the posterior scale), lam = the prior precision.
+    Symbols: nu = v (the posterior scale), lam = the prior precision. The propensity is a
+    Monte Carlo estimate from ``propensity_samples`` further draws of the scores
+    x_k^T theta_tilde, jointly N(X theta, nu^2 X V^-1 X^T) (docs/ope.md).
 
     Args:
         nu: Posterior scale, >= 0; 0 is greedy.
@@ -127,8 +134,16 @@ class LinTS(RidgePolicy):
     nu: float = param(Real(low=0.0), default=1.0)
 
     def _act(self, ctx: Context) -> Action:
+        X = ctx.arms
         theta = self.model.sample_theta(self.rng, self.nu)
-        return argmax_random_tie(ctx.arms @ theta, self.rng, TIE_RTOL)
+        action = argmax_random_tie(X @ theta, self.rng, TIE_RTOL)
+        mc = monte_carlo(self)
+        if mc is not None:  # the scores X theta~ ~ N(X theta, nu^2 X V^-1 X^T)
+            cov = self.nu**2 * self.model.score_covariance(X)
+            self.propose(
+                gaussian_argmax_law(self.model.predict(X), cov, action, mc, TIE_RTOL)
+            )
+        return action
 
 
 @POLICIES.register("eps-greedy")
@@ -155,5 +170,6 @@ class EpsGreedy(RidgePolicy):
 
     def _act(self, ctx: Context) -> Action:
         scores = self.model.predict(ctx.arms)
-        action, self.last_propensity = epsilon_greedy(scores, self.epsilon, self.rng)
+        action, _ = epsilon_greedy(scores, self.epsilon, self.rng)
+        self.propose(epsilon_greedy_law(scores, self.epsilon))
         return action

@@ -45,6 +45,8 @@ from banditkit.policies.parts.selection import (
     Rule,
     Sampled,
     epsilon_greedy,
+    epsilon_greedy_law,
+    play,
 )
 
 __all__ = [
@@ -150,7 +152,7 @@ class PerArmRidgePolicy(PerArmPolicy):
 
     def _act(self, ctx: Context) -> Action:
         mean, width2 = self._means_widths2(ctx.arms, ctx.is_shared)
-        return self.rule.select(mean, self.nu * np.sqrt(width2), self.rng)
+        return play(self, self.rule, mean, self.nu * np.sqrt(width2))
 
 
 @POLICIES.register("linucb-per-arm")
@@ -232,5 +234,6 @@ class PerArmEpsGreedy(PerArmRidgePolicy):
         scores = (
             self.theta @ X[0] if ctx.is_shared else np.einsum("kj,kj->k", self.theta, X)
         )
-        action, self.last_propensity = epsilon_greedy(scores, self.epsilon, self.rng)
+        action, _ = epsilon_greedy(scores, self.epsilon, self.rng)
+        self.propose(epsilon_greedy_law(scores, self.epsilon))
         return action

@@ -32,7 +32,7 @@ from banditkit.core.validation import check_state_array
 from banditkit.glm import LINKS, fit_glm, glm_hessian
 from banditkit.policies.baselines.catalogue import PerArmPolicy
 from banditkit.policies.baselines.perarm import linear_scores
-from banditkit.policies.parts.selection import TIE_RTOL, Optimistic, Sampled
+from banditkit.policies.parts.selection import TIE_RTOL, Optimistic, Sampled, play
 
 __all__ = ["PerArmGLMPolicy", "PerArmGLMTS", "PerArmGLMUCB"]
 
@@ -184,7 +184,7 @@ class PerArmGLMUCB(PerArmGLMPolicy):
     def _act(self, ctx: Context) -> Action:
         # the design Gram A_a = lam I + sum x x^T
         mean, width2 = linear_scores(self.theta, self.A_inv, ctx.arms, ctx.is_shared)
-        return Optimistic(TIE_RTOL).select(mean, self.nu * np.sqrt(width2), self.rng)
+        return play(self, Optimistic(TIE_RTOL), mean, self.nu * np.sqrt(width2))
 
 
 @POLICIES.register("glm-ts-per-arm")
@@ -204,4 +204,4 @@ class PerArmGLMTS(PerArmGLMPolicy):
     def _act(self, ctx: Context) -> Action:
         # the Laplace precision H_a at the arm's last fit
         mean, var = linear_scores(self.theta, self.H_inv, ctx.arms, ctx.is_shared)
-        return Sampled(TIE_RTOL).select(mean, self.nu * np.sqrt(var), self.rng)
+        return play(self, Sampled(TIE_RTOL), mean, self.nu * np.sqrt(var))

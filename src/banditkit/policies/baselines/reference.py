@@ -11,7 +11,7 @@ its own oracle name; the three oracles share one rule: play ``env.best_action()`
 
 from __future__ import annotations
 
-import math
+from functools import partial
 from typing import Any, ClassVar
 
 from banditkit.core import (
@@ -23,6 +23,7 @@ from banditkit.core import (
     Environment,
 )
 from banditkit.core.types import Action, Feedback
+from banditkit.policies.parts.propensity import PointLaw
 
 __all__ = [
     "AssortmentOracle",
@@ -61,13 +62,24 @@ class _PlaysBestAction:
             raise RuntimeError(
                 "the oracle needs attach(env) before act(); simulate() does it."
             )
-        return self._env.best_action()
+        action = self._check_action(self._env.best_action(), ctx)  # type: ignore[attr-defined]
+        self.propose(PointLaw(action))  # type: ignore[attr-defined]  # probability 1
+        return action
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         pass
 
     def _state(self) -> dict[str, Any]:
         return {}
+
+
+def _distinct_pair_probability(k: int, action: Action) -> float:
+    """``random-duel``'s law: 1 / (K (K - 1)) for a pair of distinct arms ((0, 0) if K = 1)."""
+    assert isinstance(action, tuple)
+    i, j = action
+    if k == 1:
+        return 1.0
+    return 0.0 if i == j else 1.0 / (k * (k - 1))
 
 
 @POLICIES.register("random")
@@ -82,8 +94,8 @@ class RandomPolicy(ContextualPolicy):
     """
 
     def _act(self, ctx: Context) -> Action:
-        self.last_propensity = 1.0 / ctx.n_arms
-        return int(self.rng.integers(ctx.n_arms))
+        self.propose(partial(self._uniform_probability, ctx))
+        return self._uniform_action(ctx)
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         pass
@@ -110,10 +122,9 @@ class RandomDuel(DuelingPolicy):
 
     def _act(self, ctx: Context) -> Action:
         k = ctx.n_arms
+        self.propose(partial(_distinct_pair_probability, k))
         if k == 1:
-            self.last_propensity = 1.0
             return (0, 0)
-        self.last_propensity = 1.0 / (k * (k - 1))
         first, second = self.rng.choice(k, size=2, replace=False)
         return (int(first), int(second))
 
@@ -146,14 +157,8 @@ class RandomAssortment(AssortmentPolicy):
     """
 
     def _act(self, ctx: Context) -> Action:
-        k = ctx.n_arms
-        m = k if ctx.max_size is None else min(ctx.max_size, k)
-        counts = [math.comb(k, s) for s in range(1, m + 1)]
-        total = sum(counts)
-        size = 1 + int(self.rng.choice(m, p=[c / total for c in counts]))
-        self.last_propensity = 1 / total
-        items = self.rng.choice(k, size=size, replace=False)
-        return tuple(sorted(int(i) for i in items))
+        self.propose(partial(self._uniform_probability, ctx))
+        return self._uniform_action(ctx)
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         pass

@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from banditkit.core import POLICIES, Context
+from banditkit.core.policy import PROPENSITY_SAMPLES
 from banditkit.core.types import Action
 from banditkit.core.validation import (
     check_choice,
@@ -51,10 +52,13 @@ from banditkit.core.validation import (
     check_state_array,
 )
 from banditkit.policies.baselines.catalogue import PerArmPolicy
+from banditkit.policies.parts.propensity import ArrayLaw, monte_carlo, tie_law
 from banditkit.policies.parts.selection import (
     TIE_RTOL,
     argmax_random_tie,
     epsilon_greedy,
+    epsilon_greedy_law,
+    sampled_arm_law,
 )
 
 __all__ = ["ALLOWED_ESTIMATORS", "ESTIMATOR_ENTRY_POINTS", "EXPLORERS", "SklearnArms"]
@@ -240,6 +244,8 @@ class SklearnArms(PerArmPolicy):
         ucb_quantile: Quantile of the members' predictions for "bootstrap-ucb", in (0, 1).
         refit_every: Observations between refits of estimators without ``partial_fit``, >= 1.
         use_partial_fit: Learn through ``partial_fit`` when the estimator has it.
+        explore_floor: Probability of a uniform arm instead of the policy's (``Policy``).
+        propensity_samples: Monte Carlo draws of "bootstrap-ts"'s propensity (``Policy``).
         seed: Seed of the policy's stream (bootstrap weights, members, exploration).
 
     Raises:
@@ -271,9 +277,15 @@ class SklearnArms(PerArmPolicy):
         ucb_quantile: float = 0.8,
         refit_every: int = 10,
         use_partial_fit: bool = True,
+        explore_floor: float = 0.0,
+        propensity_samples: int = PROPENSITY_SAMPLES,
         seed: int = 0,
     ) -> None:
-        super().__init__(seed=seed)
+        super().__init__(
+            seed=seed,
+            explore_floor=explore_floor,
+            propensity_samples=propensity_samples,
+        )
         path, params = _resolve_estimator(estimator, estimator_params)
         if (
             estimator == "sklearn.linear_model.SGDClassifier"
@@ -551,22 +563,29 @@ class SklearnArms(PerArmPolicy):
         preds = self._predictions(ctx.arms)
         fresh = np.isnan(preds[:, 0])
         if fresh.any():  # play every arm once first
-            self.last_propensity = None
+            self.propose(tie_law(fresh.astype(float), TIE_RTOL))
             return argmax_random_tie(fresh.astype(float), self.rng, TIE_RTOL)
         K = ctx.n_arms
         if self.explorer == "bootstrap-ts":
             pick = self.rng.integers(self.n_bootstrap, size=K)
-            return argmax_random_tie(preds[np.arange(K), pick], self.rng, TIE_RTOL)
+            action = argmax_random_tie(preds[np.arange(K), pick], self.rng, TIE_RTOL)
+
+            def draw(rng: np.random.Generator, n: int) -> np.ndarray:
+                # each arm's score: one of its members' predictions, uniformly
+                return preds[np.arange(K), rng.integers(self.n_bootstrap, size=(n, K))]
+
+            self.propose(sampled_arm_law(draw, action, monte_carlo(self), TIE_RTOL))
+            return action
         if self.explorer == "bootstrap-ucb":
-            return argmax_random_tie(
-                np.quantile(preds, self.ucb_quantile, axis=1), self.rng, TIE_RTOL
-            )
+            scores = np.quantile(preds, self.ucb_quantile, axis=1)
+            self.propose(tie_law(scores, TIE_RTOL))
+            return argmax_random_tie(scores, self.rng, TIE_RTOL)
         mean = preds.mean(axis=1)
         if self.explorer == "softmax":
             z = (mean - mean.max()) / self.temperature
             p = np.exp(z) / np.exp(z).sum()
-            action = int(self.rng.choice(K, p=p))
-            self.last_propensity = float(p[action])
-            return action
-        action, self.last_propensity = epsilon_greedy(mean, self.epsilon, self.rng)
+            self.propose(ArrayLaw(p))
+            return int(self.rng.choice(K, p=p))
+        action, _ = epsilon_greedy(mean, self.epsilon, self.rng)
+        self.propose(epsilon_greedy_law(mean, self.epsilon))
         return action

@@ -49,11 +49,41 @@ from banditkit.glm.duel_links import get_duel_link
 from banditkit.linalg import Gram
 from banditkit.policies.dueling.network import DUEL_LINK
 from banditkit.policies.parts.history import PairHistory
+from banditkit.policies.parts.propensity import (
+    MonteCarlo,
+    PointLaw,
+    SampledLaw,
+    monte_carlo,
+)
 
 if TYPE_CHECKING:
     from banditkit.policies.parts.models import GLMModel
 
 __all__ = ["VACDB", "CoLSTIM"]
+
+
+def _colstim_law(
+    f: np.ndarray,
+    norms: np.ndarray,
+    seconds: np.ndarray,
+    p_t: float,
+    c: float,
+    chosen: tuple[int, int],
+    mc: MonteCarlo,
+) -> SampledLaw:
+    """CoLSTIM's law over pairs from ``mc.samples`` further draws of its coin and Gumbels.
+
+    The first arm is argmax_k f_k + eps_k ||x_k||, eps the clipped Gumbel perturbation
+    (shared by the arms with probability p_t); the second is ``seconds[k1]``.
+    """
+    K, n, rng = f.shape[0], mc.samples, mc.rng()
+    shared = rng.random(n) < p_t
+    gumbel = -np.log(-np.log(rng.uniform(1e-12, 1.0 - 1e-12, size=(n, K))))
+    eps = np.clip(np.where(shared[:, None], gumbel[:, :1], gumbel), -c, c)
+    firsts = np.argmax(f + eps * norms, axis=1)
+    flat = firsts * K + seconds[firsts]
+    counts = np.bincount(flat, minlength=K * K).reshape(K, K).astype(float)
+    return SampledLaw(counts, n, chosen)
 
 
 def _first_pair(scores: np.ndarray) -> tuple[int, int]:
@@ -113,10 +143,16 @@ class CoLSTIM(DuelingPolicy):
         gumbel = -np.log(-np.log(self.rng.uniform(1e-12, 1.0 - 1e-12, size=K)))
         eps = np.clip(np.full(K, gumbel[0]) if shared else gumbel, -c, c)
         f = X @ self.model.theta
-        k1 = int(np.argmax(f + eps * self.design.norms_unchecked(np.array(X))))
+        norms = self.design.norms_unchecked(np.array(X))
+        k1 = int(np.argmax(f + eps * norms))
         beta = 2.0 * math.sqrt(self.d * log_T) if self.beta is None else self.beta
-        widths = self.design.pair_norms_unchecked(np.array(X))[:, k1]
-        k2 = int(np.argmax(f - f[k1] + beta * widths))
+        pair_norms = self.design.pair_norms_unchecked(np.array(X))
+        k2 = int(np.argmax(f - f[k1] + beta * pair_norms[:, k1]))
+        mc = monte_carlo(self)
+        if mc is not None:
+            # k2 is a function of k1: the second arm of every first one, (K,)
+            seconds = np.argmax(f[:, None] - f[None, :] + beta * pair_norms, axis=0)
+            self.propose(_colstim_law(f, norms, seconds, p_t, c, (k1, k2), mc))
         return (k1, k2)
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
@@ -195,14 +231,19 @@ class VACDB(DuelingPolicy):
             width = 2.0 ** (-(ell + 1))
             if N.max() <= self.alpha or (ell == self.n_layers - 1 and N.max() <= width):
                 i, j = _first_pair(r[:, None] + r[None, :] + self.beta * N)
-                return (int(active[i]), int(active[j]))
+                return self._certain((int(active[i]), int(active[j])))
             if N.max() <= width:
                 active = active[r >= r.max() - width * self.beta]
                 continue
             i, j = _first_pair(N)
             self._pending = (ell, int(active[i]), int(active[j]), width / N[i, j])
-            return (int(active[i]), int(active[j]))
+            return self._certain((int(active[i]), int(active[j])))
         raise AssertionError("unreachable: the last layer always returns")
+
+    def _certain(self, pair: tuple[int, int]) -> tuple[int, int]:
+        """A pair chosen without a draw (ties to the first pair): propensity 1."""
+        self.propose(PointLaw(pair))
+        return pair
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, tuple)

@@ -40,6 +40,7 @@ from banditkit.linalg import DiagonalGram, Gram
 from banditkit.policies.dueling.network import NeuralDuelingBase
 from banditkit.policies.dueling.rules import PairRule
 from banditkit.policies.parts.history import PairHistory
+from banditkit.policies.parts.propensity import monte_carlo
 from banditkit.policies.parts.schedules import Periodic
 
 __all__ = ["NDBTS", "NDBUCB", "NeuralDuelingPolicy"]
@@ -114,7 +115,9 @@ class NeuralDuelingPolicy(NeuralDuelingBase):
 
     def _act(self, ctx: Context) -> Action:
         f, b = self._scores(ctx.arms)
-        return self.selector.select(f, b, self.t + 1, self.rng)
+        pair = self.selector.select(f, b, self.t + 1, self.rng)
+        self.propose(self.selector.law(f, b, self.t + 1, pair, monte_carlo(self)))
+        return pair
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, tuple)

@@ -51,6 +51,7 @@ from banditkit.policies.dueling.network import (
 )
 from banditkit.policies.dueling.rules import RULES, TSCSYM_FORMS, PairRule
 from banditkit.policies.parts.history import PairHistory
+from banditkit.policies.parts.propensity import monte_carlo
 from banditkit.policies.parts.schedules import Periodic
 
 if TYPE_CHECKING:
@@ -191,6 +192,7 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
     def _act(self, ctx: Context) -> Action:
         f, b = self._scores(ctx.arms)
         pair = self.selector.select(f, b, self.t + 1, self.rng)
+        self.propose(self.selector.law(f, b, self.t + 1, pair, monte_carlo(self)))
         if self.variance_mode == "oracle":
             if self._env is None:
                 raise ValueError(

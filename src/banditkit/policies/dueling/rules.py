@@ -36,6 +36,7 @@ import math
 import numpy as np
 
 from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.policies.parts.propensity import Law, MonteCarlo, PointLaw, SampledLaw
 
 __all__ = [
     "EXPLORATIONS",
@@ -116,8 +117,15 @@ def ts_asym(
     Draws K standard normals.
     """
     k1 = _first_argmax(f)
-    z = rng.standard_normal(f.shape[0])
-    return k1, _first_argmax(f - f[k1] + a * b[:, k1] * z)
+    z = np.asarray(rng.standard_normal(f.shape[0]))
+    return k1, _first_argmax(_asym_scores(f, b, a, k1, z))
+
+
+def _asym_scores(
+    f: np.ndarray, b: np.ndarray, a: float, k1: int, z: np.ndarray
+) -> np.ndarray:
+    """TS-ASYM's samples of the second arm for standard normals z (..., K)."""
+    return f - f[k1] + a * b[:, k1] * z
 
 
 def ts_osym(
@@ -128,7 +136,12 @@ def ts_osym(
     Draws K x K standard normals; s[k, k'] and s[k', k] are independent.
     """
     z = rng.standard_normal(b.shape)
-    return _pair(f[:, None] + f[None, :] + a * b * z)
+    return _pair(_osym_scores(f, b, a, z))
+
+
+def _osym_scores(f: np.ndarray, b: np.ndarray, a: float, z: np.ndarray) -> np.ndarray:
+    """TS-OSYM's samples of every pair for standard normals z (..., K, K)."""
+    return f[:, None] + f[None, :] + a * b * z
 
 
 def ts_csym(
@@ -153,6 +166,13 @@ def ts_csym(
     """
     c = candidate_mask(f, b, a)
     z = rng.standard_normal(b.shape)
+    return _pair(_csym_scores(c, b, a, t, form, z))
+
+
+def _csym_scores(
+    c: np.ndarray, b: np.ndarray, a: float, t: int, form: str, z: np.ndarray
+) -> np.ndarray:
+    """TS-CSYM's samples over C x C (-inf outside) for standard normals z (..., K, K)."""
     if form == "listing":
         mean = a * b
         std = mean * mean / 4.0 + _STD_FLOOR
@@ -160,7 +180,7 @@ def ts_csym(
         mean = b * b
         log_term = math.log(max(b.shape[0] * t * t, 2))
         std = mean / (2.0 * math.sqrt(log_term))
-    return _pair(np.where(c[:, None] & c[None, :], mean + std * z, -np.inf))
+    return np.where(c[:, None] & c[None, :], mean + std * z, -np.inf)
 
 
 class PairRule:
@@ -220,3 +240,38 @@ class PairRule:
         if self.rule == "osym":
             return ts_osym(f, b, a, rng)
         return ts_csym(f, b, a, check_int("t", t, low=1), rng, form=self.tscsym_form)
+
+    def law(
+        self,
+        f: np.ndarray,
+        b: np.ndarray,
+        t: int,
+        chosen: tuple[int, int],
+        mc: MonteCarlo | None = None,
+    ) -> Law | None:
+        """The law of ``select``'s pair: 1 for a UCB rule (ties go to the first pair).
+
+        A TS rule's is a Monte Carlo estimate from ``mc.samples`` further draws of its
+        standard normals (None without ``mc``), over the (K, K) pairs.
+        """
+        if self.exploration == "ucb":
+            return PointLaw(chosen)
+        if mc is None:
+            return None
+        f = np.asarray(f, dtype=float)
+        b = np.asarray(b, dtype=float)
+        K, n, a, rng = f.shape[0], mc.samples, self.a, mc.rng()
+        if self.rule == "asym":
+            k1 = _first_argmax(f)
+            z = rng.standard_normal((n, K))
+            flat = k1 * K + _asym_scores(f, b, a, k1, z).argmax(axis=1)
+        else:
+            z = rng.standard_normal((n, K, K))
+            if self.rule == "osym":
+                scores = _osym_scores(f, b, a, z)
+            else:
+                c = candidate_mask(f, b, a)
+                scores = _csym_scores(c, b, a, t, self.tscsym_form, z)
+            flat = scores.reshape(n, K * K).argmax(axis=1)
+        counts = np.bincount(flat, minlength=K * K).reshape(K, K).astype(float)
+        return SampledLaw(counts, n, chosen)

@@ -41,9 +41,15 @@ from banditkit.policies.ensemble.anytime import (
     phase_parameters,
 )
 from banditkit.policies.ensemble.history import PerturbedHistory
+from banditkit.policies.parts.propensity import (
+    ArrayLaw,
+    PointLaw,
+    tie_shares,
+    uniform_law,
+)
 from banditkit.policies.parts.schedules import Periodic
 from banditkit.policies.parts.selection import argmax_random_tie
-from banditkit.policies.parts.warmup import WARMUPS, design_plan
+from banditkit.policies.parts.warmup import WARMUPS, design_plan, plan_law
 
 __all__ = [
     "ANYTIME",
@@ -205,10 +211,13 @@ class EnsemblePolicy(ContextualPolicy):
         return not self.warmup_done
 
     def _warmup_action(self, ctx: Context) -> int:
+        """The warm-up pull of this round, its law proposed."""
         K, i = ctx.n_arms, self.history.n
         if self.warmup_strategy == "round-robin":
+            self.propose(PointLaw(i % K))
             return i % K
         if self.warmup_strategy == "design":
+            drawn_now = self.plan is None
             if self.plan is None:
                 self.plan = design_plan(
                     ctx.arms,
@@ -227,15 +236,21 @@ class EnsemblePolicy(ContextualPolicy):
                 self.plan_arms, ctx.arms
             )
             if same and i < self.plan.size:
+                self.propose(plan_law(self.plan, i, K, drawn_now=drawn_now))
                 return int(self.plan[i])
-        return int(
-            self.rng.integers(K)
-        )  # "random", or an arm set the plan was not made on
+        self.propose(uniform_law(K))  # "random", or an arm set the plan was not made on
+        return int(self.rng.integers(K))
 
     def _greedy_action(self, ctx: Context) -> int:
-        # j_t ~ Uniform{1..m}; X_t = argmax_x f(x; theta^{j_t}) [Sun2025, Alg. 1, lines 4-5]
+        """j_t ~ U{1..m}; X_t = argmax_x f(x; theta^{j_t}) [Sun2025, Alg. 1, lines 4-5].
+
+        Its law is exact: (1/m) sum_j 1[x tied best for member j] / (ties of member j),
+        from every member's predictions (the perturbations are the policy's state).
+        """
         j = int(self.rng.integers(self.members))
-        return argmax_random_tie(self.model.predict_member(ctx.arms, j), self.rng)
+        scores = self.model.predict_member(ctx.arms, j)
+        self.propose(_member_law(self.model.predict(ctx.arms), j, scores))
+        return argmax_random_tie(scores, self.rng)
 
     def _act(self, ctx: Context) -> Action:
         if self._in_warmup():
@@ -280,3 +295,14 @@ class EnsemblePolicy(ContextualPolicy):
         self.history.load_state_dict(state["history"])
         self.model.load_state_dict(state["model"])
         self.perturbations.load_state_dict(state)
+
+
+def _member_law(predictions: np.ndarray, j: int, scores: np.ndarray) -> ArrayLaw:
+    """The law of "a uniform member, then its arg-max (ties at random)": exact.
+
+    ``predictions`` (M, K) are every member's scores; member j's row is replaced by the
+    ``scores`` it was played on, so that its ties are exactly those of the selection.
+    """
+    rows = np.array(predictions, dtype=float)
+    rows[j] = scores
+    return ArrayLaw(tie_shares(rows).mean(axis=0))

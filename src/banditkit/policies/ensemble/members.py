@@ -102,8 +102,13 @@ class RidgeEnsemble:
         return self._theta
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """x^T theta^j for every member and arm, (M, K)."""
-        return np.asarray((X @ self.theta).T)
+        """x^T theta^j for every member and arm, (M, K).
+
+        It leaves the cache of ``theta`` as it was: ``predict_member`` then solves for its
+        member alone, as it does without a call to ``predict`` (the same last bits).
+        """
+        theta = self.gram.solve(self.B) if self._theta is None else self._theta
+        return np.asarray((X @ theta).T)
 
     def predict_member(self, X: np.ndarray, j: int) -> np.ndarray:
         """x^T theta^j of member j, (K,)."""

@@ -31,10 +31,12 @@ else:
 
 __all__ = [
     "PHASE1_SAMPLERS",
+    "UniformAssortmentLaw",
     "UtilityNet",
     "capacity_of",
     "default_kappa",
     "offered_set",
+    "offered_sets",
     "revenues_of",
     "uniform_assortment",
 ]
@@ -81,21 +83,50 @@ def uniform_assortment(
     check_choice("sampler", sampler, PHASE1_SAMPLERS)
     k = min(capacity, n_items)
     if sampler == "uniform" and k > 1:
-        # log C(N, s) for s = 1..k, normalised without overflow
-        logc = np.array(
-            [
-                math.lgamma(n_items + 1)
-                - math.lgamma(s + 1)
-                - math.lgamma(n_items - s + 1)
-                for s in range(1, k + 1)
-            ]
-        )
-        p = np.exp(logc - logc.max())
-        size = 1 + int(rng.choice(k, p=p / p.sum()))
+        size = 1 + int(rng.choice(k, p=_size_weights(n_items, k)))
     else:
         size = k
     items = rng.choice(n_items, size=size, replace=False)
     return tuple(sorted(int(i) for i in items))
+
+
+def _size_weights(n_items: int, k: int) -> np.ndarray:
+    """P(size = s), s = 1..k, of the "uniform" sampler: C(N, s) / sum_j C(N, j)."""
+    # log C(N, s) for s = 1..k, normalised without overflow
+    logc = np.array(
+        [
+            math.lgamma(n_items + 1) - math.lgamma(s + 1) - math.lgamma(n_items - s + 1)
+            for s in range(1, k + 1)
+        ]
+    )
+    p = np.exp(logc - logc.max())
+    return p / p.sum()
+
+
+class UniformAssortmentLaw:
+    """The law of :func:`uniform_assortment`: P(size = s) / C(N, s) for a set of s items.
+
+    Example:
+        >>> law = UniformAssortmentLaw(4, 2, "exactly-k")
+        >>> round(law((0, 3)), 6), law((1,))
+        (0.166667, 0.0)
+    """
+
+    def __init__(self, n_items: int, capacity: int, sampler: str = "uniform") -> None:
+        self.n_items = n_items
+        self.k = min(capacity, n_items)
+        self.sizes = (
+            _size_weights(n_items, self.k)
+            if sampler == "uniform" and self.k > 1
+            else np.eye(self.k)[-1]
+        )
+
+    def __call__(self, action: Any) -> float:
+        """The probability of the set ``action`` (distinct items)."""
+        s = len(action)
+        if not 1 <= s <= self.k:
+            return 0.0
+        return float(self.sizes[s - 1]) / math.comb(self.n_items, s)
 
 
 def offered_set(z: np.ndarray, ctx: Context) -> tuple[int, ...]:
@@ -110,6 +141,21 @@ def offered_set(z: np.ndarray, ctx: Context) -> tuple[int, ...]:
         return tuple(int(i) for i in top_k(z, capacity_of(ctx), positive=False))
     items = optimal_assortment(z, revenues, capacity=capacity_of(ctx)).items
     return items if items else (int(np.argmax(z)),)
+
+
+def offered_sets(z: np.ndarray, ctx: Context) -> list[tuple[int, ...]]:
+    """:func:`offered_set` of each row of utilities z (n, N), vectorised on equal revenues.
+
+    Example:
+        >>> ctx = Context(arms=np.eye(3), max_size=2)
+        >>> offered_sets(np.array([[0.0, 1.0, 1.0], [2.0, 0.0, 2.0]]), ctx)
+        [(1, 2), (0, 2)]
+    """
+    if revenues_of(ctx) is not None:
+        return [offered_set(row, ctx) for row in z]
+    # top_k's sets: a stable sort puts the lower index first among ties
+    best = np.argsort(-z, axis=1, kind="stable")[:, : capacity_of(ctx)]
+    return [tuple(row) for row in np.sort(best, axis=1).tolist()]
 
 
 def slot_of(action: tuple[int, ...], chosen: int) -> int:

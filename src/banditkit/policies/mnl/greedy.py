@@ -25,6 +25,7 @@ from banditkit.core.policy import AssortmentPolicy
 from banditkit.core.types import Action, Context, Feedback
 from banditkit.policies.mnl.common import (
     PHASE1_SAMPLERS,
+    UniformAssortmentLaw,
     UtilityNet,
     capacity_of,
     offered_set,
@@ -32,6 +33,7 @@ from banditkit.policies.mnl.common import (
     uniform_assortment,
 )
 from banditkit.policies.parts.history import SetHistory
+from banditkit.policies.parts.propensity import Mixture, PointLaw
 
 __all__ = ["EpsGreedyMNL"]
 
@@ -78,11 +80,17 @@ class EpsGreedyMNL(AssortmentPolicy):
         return max(self.eps_min, self.eps * self.decay ** (t - 1))
 
     def _act(self, ctx: Context) -> Action:
-        if self.rng.random() < self.epsilon(self.t + 1):
+        eps = self.epsilon(self.t + 1)
+        explore = self.rng.random() < eps
+        # the greedy set enters the law of exploring rounds too
+        greedy = offered_set(self.net.predict(ctx.arms), ctx)
+        uniform = UniformAssortmentLaw(ctx.n_arms, capacity_of(ctx), self.sampler)
+        self.propose(Mixture([(eps, uniform), (1.0 - eps, PointLaw(greedy))]))
+        if explore:
             return uniform_assortment(
                 self.rng, ctx.n_arms, capacity_of(ctx), self.sampler
             )
-        return offered_set(self.net.predict(ctx.arms), ctx)
+        return greedy
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, tuple) and isinstance(feedback, int)

@@ -55,12 +55,15 @@ from banditkit.core.validation import (
 from banditkit.glm.mnl import MNLSetBuffer, refit_mnl
 from banditkit.linalg import Gram
 from banditkit.policies.mnl.common import (
+    UniformAssortmentLaw,
     capacity_of,
     default_kappa,
     offered_set,
+    offered_sets,
     slot_of,
     uniform_assortment,
 )
+from banditkit.policies.parts.propensity import Law, PointLaw, SetLaw, monte_carlo
 
 __all__ = [
     "TSMNL",
@@ -122,9 +125,15 @@ class SampledUtilities:
         self, X: Array, theta: Array, gram: Gram, alpha: float, rng: Rng
     ) -> Array:
         """The (N,) utilities of the items X (N, d), one draw of M parameters."""
-        draws = theta + alpha * gram.sample_normal(rng, self.samples)
-        scores = X @ draws.T  # (N, M)
-        return scores[:, 0] if self.samples == 1 else scores.max(axis=1)
+        return self.sample(X, theta, gram, alpha, rng, 1)[0]
+
+    def sample(
+        self, X: Array, theta: Array, gram: Gram, alpha: float, rng: Rng, n: int
+    ) -> Array:
+        """Draws of the utilities, (n, N): n independent sets of M parameters from ``rng``."""
+        draws = theta + alpha * gram.sample_normal(rng, n * self.samples)
+        scores = X @ draws.T  # (N, n M), draw i's M parameters in columns i M ..
+        return scores.reshape(X.shape[0], n, self.samples).max(axis=2).T
 
 
 class _LinearMLE(AssortmentPolicy):
@@ -171,12 +180,29 @@ class _LinearMLE(AssortmentPolicy):
 
     def _act(self, ctx: Context) -> Action:
         if self.t < self.warmup:  # [Oh2021, Oh2019]: T0 rounds of random K-sets first
-            return uniform_assortment(
-                self.rng, ctx.n_arms, capacity_of(ctx), "exactly-k"
-            )
+            k = capacity_of(ctx)
+            self.propose(UniformAssortmentLaw(ctx.n_arms, k, "exactly-k"))
+            return uniform_assortment(self.rng, ctx.n_arms, k, "exactly-k")
         alpha = self.alpha(self.t + 1, capacity_of(ctx))
         z = self.utilities(ctx.arms, self.theta, self.gram, alpha, self.rng)
-        return offered_set(z, ctx)
+        offer = offered_set(z, ctx)
+        self.propose(self._offer_law(ctx, alpha, offer))
+        return offer
+
+    def _offer_law(
+        self, ctx: Context, alpha: float, offer: tuple[int, ...]
+    ) -> Law | None:
+        """UCB-MNL's offer is certain; TS-MNL's law, from N further draws of theta~."""
+        utilities = self.utilities
+        if not isinstance(utilities, SampledUtilities):
+            return PointLaw(offer)
+        mc = monte_carlo(self)
+        if mc is None:
+            return None
+        z = utilities.sample(
+            ctx.arms, self.theta, self.gram, alpha, mc.rng(), mc.samples
+        )
+        return SetLaw(offered_sets(z, ctx), offer)
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, tuple) and isinstance(feedback, int)
@@ -348,7 +374,9 @@ class OFUMNLPlus(AssortmentPolicy):
             np.maximum(np.einsum("ij,jk,ik->i", X, np.linalg.inv(H), X), 0.0)
         )
         z = X @ self.theta + self.beta(self.t + 1, self.capacity) * width
-        return offered_set(z, ctx)
+        offer = offered_set(z, ctx)
+        self.propose(PointLaw(offer))  # the exact assortment: no draw
+        return offer
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, tuple) and isinstance(feedback, int)

@@ -52,6 +52,7 @@ from banditkit.glm.mnl import MNLSetBuffer, fit_mnl, refit_mnl
 from banditkit.linalg import Gram
 from banditkit.policies.mnl.common import (
     PHASE1_SAMPLERS,
+    UniformAssortmentLaw,
     UtilityNet,
     capacity_of,
     offered_set,
@@ -59,6 +60,7 @@ from banditkit.policies.mnl.common import (
     uniform_assortment,
 )
 from banditkit.policies.parts.history import SetHistory
+from banditkit.policies.parts.propensity import PointLaw
 
 __all__ = ["ONLMNL"]
 
@@ -162,6 +164,9 @@ class ONLMNL(AssortmentPolicy):
     # ------------------------------------------------------------------ loop
     def _act(self, ctx: Context) -> Action:
         if self.t < self.t0:
+            self.propose(
+                UniformAssortmentLaw(ctx.n_arms, capacity_of(ctx), self.phase1)
+            )
             return uniform_assortment(
                 self.rng, ctx.n_arms, capacity_of(ctx), self.phase1
             )
@@ -172,7 +177,9 @@ class ONLMNL(AssortmentPolicy):
             + math.sqrt(beta) * self.gram.norms_unchecked(G)
             + beta * self.ch / self.lam
         )
-        return offered_set(z, ctx)
+        offer = offered_set(z, ctx)
+        self.propose(PointLaw(offer))  # the exact assortment: no draw
+        return offer
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, tuple) and isinstance(feedback, int)

@@ -27,6 +27,7 @@ References:
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -34,10 +35,13 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from banditkit.core import Context, ContextualPolicy, Policy
+from banditkit.core.params import learned
 from banditkit.core.policy import Actions, Contexts, Feedbacks
+from banditkit.core.seeding import RoundStreams
 from banditkit.core.types import Action, Feedback
 from banditkit.linalg import EffectiveDimension, GramLike
 from banditkit.policies.parts.models import Model
+from banditkit.policies.parts.propensity import MonteCarlo, monte_carlo
 from banditkit.policies.parts.schedules import Schedule
 from banditkit.policies.parts.selection import ArmRule
 from banditkit.policies.parts.stacked import (
@@ -96,6 +100,9 @@ class ScoredPolicy(ContextualPolicy):
     #: False when ``_compose`` builds no network (a GLM): its ``generator`` is then None
     #: and PyTorch is never imported; the seed's one draw from ``rng`` is made either way.
     needs_torch = True
+    #: A stack's members' propensity streams and last propensities (``stack``).
+    _member_rounds: list[RoundStreams] = learned()
+    _member_propensities: list[float | None] = learned()
 
     # ------------------------------------------------------------------ composition
     def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
@@ -158,13 +165,24 @@ class ScoredPolicy(ContextualPolicy):
         return cast("tuple[np.ndarray, np.ndarray]", self.scorer.score(ctx.arms))
 
     def _act(self, ctx: Context) -> Action:
-        return cast(int, self._choose(ctx.arms))
+        mean, norms, radius, action = self._choose(ctx.arms)
+        mc = monte_carlo(self)
+        self.propose(self.rule.law_bracketed(mean, norms, radius, int(action), mc))
+        return int(action)
 
-    def _choose(self, arms: np.ndarray) -> Any:
-        """The rule's choice on the scorer's means and widths (one member or a stack)."""
+    def _choose(self, arms: np.ndarray) -> tuple[Any, Any, Any, Any]:
+        """The rule's choice on the scorer's means and widths (one member or a stack).
+
+        Returns:
+            The means, the norms, the radius range and the action(s).
+        """
         mean, norms = self.scorer.score_parts(arms)
-        return self.rule.select_bracketed(
-            mean, norms, self.scorer.radius_range(), self.rng
+        radius = self.scorer.radius_range()
+        return (
+            mean,
+            norms,
+            radius,
+            self.rule.select_bracketed(mean, norms, radius, self.rng),
         )
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
@@ -198,10 +216,12 @@ class ScoredPolicy(ContextualPolicy):
         configuration.
         """
         first = members[0]
-        if not isinstance(first, cls) or not first._stackable():
+        if not isinstance(first, cls) or not first._stackable() or first.explore_floor:
             return None
         stacked = copy.copy(first)
         stacked.rng = cast("np.random.Generator", Streams(m.rng for m in members))
+        stacked._member_rounds = [RoundStreams(m.seed, "propensity") for m in members]
+        stacked._member_propensities = [None] * len(members)
         return stacked
 
     def _stackable(self) -> bool:
@@ -216,10 +236,30 @@ class ScoredPolicy(ContextualPolicy):
         """A stack's actions for its members' contexts (``core.members.Members``)."""
         for ctx in ctxs:
             self._check_context(ctx)
-        actions = self._choose(np.stack([ctx.arms for ctx in ctxs]))
-        return [
+        mean, norms, radius, actions = self._choose(
+            np.stack([ctx.arms for ctx in ctxs])
+        )
+        checked = [
             self._check_action(int(a), ctx)
             for a, ctx in zip(actions, ctxs, strict=True)
+        ]
+        self._member_propensities = self._member_laws(mean, norms, radius, checked)
+        return checked
+
+    def _member_laws(
+        self, mean: np.ndarray, norms: np.ndarray, radius: Any, actions: list[Action]
+    ) -> list[float | None]:
+        """Each member's propensity, as its separate run estimates it (its own seed)."""
+        n, t = self.propensity_samples, self.t
+        mcs = [
+            MonteCarlo(n, functools.partial(streams, t)) if n > 0 else None
+            for streams in self._member_rounds
+        ]
+        arms = cast("list[int]", actions)
+        laws = cast("StackedRule", self.rule).laws(mean, norms, radius, arms, mcs)
+        return [
+            None if law is None else float(law(a))
+            for law, a in zip(laws, actions, strict=True)
         ]
 
     def update_all(
@@ -241,8 +281,8 @@ class ScoredPolicy(ContextualPolicy):
         return [self._n_updates] * len(cast("Streams", self.rng))
 
     def propensities_all(self) -> list[float | None]:
-        """Unknown for scored policies."""
-        return [None] * len(cast("Streams", self.rng))
+        """Each member's propensity of its last action (``_member_laws``)."""
+        return list(self._member_propensities)
 
     # ------------------------------------------------------------------ state
     def _state(self) -> dict[str, Any]:

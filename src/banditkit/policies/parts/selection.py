@@ -12,6 +12,10 @@ hand-written numbers and reused by every family of policies.
                 Optimistic and Sampled also ``select_bracketed(mean, norms, radius,
                 rng)``, the same choice when the radius B is known only within bounds
                 (``RadiusRange``)
+    laws        each part's ``law(mean, width, chosen, mc)`` (and ``law_bracketed``):
+                the probability of every action of the round under the rule
+                (``propensity``): exact for the arg-max rules, a Monte Carlo estimate
+                from ``mc`` for the samplers (None when ``mc`` is None)
 """
 
 from __future__ import annotations
@@ -23,8 +27,21 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from banditkit.core.policy import Policy
 from banditkit.core.types import Action
 from banditkit.core.validation import check_int
+from banditkit.policies.parts.propensity import (
+    ArrayLaw,
+    Law,
+    Mixture,
+    MonteCarlo,
+    PointLaw,
+    SampledLaw,
+    SetLaw,
+    monte_carlo,
+    tie_law,
+    tie_shares,
+)
 
 __all__ = [
     "BOUND_MARGIN",
@@ -41,11 +58,17 @@ __all__ = [
     "argmax_on_bounds",
     "argmax_random_tie",
     "bracketed_argmax",
+    "epsilon_greedy",
+    "epsilon_greedy_law",
+    "gaussian_argmax_law",
     "gaussian_sample",
     "optimistic_argmax",
     "pair_argmax",
+    "play",
+    "sampled_arm_law",
     "tied",
     "top_k",
+    "top_k_law",
 ]
 
 
@@ -239,9 +262,83 @@ def epsilon_greedy(
     K = scores.shape[0]
     explore = rng.random() < epsilon
     action = int(rng.integers(K)) if explore else argmax_random_tie(scores, rng, rtol)
-    ties = tied(scores, rtol=rtol)
-    greedy = (1.0 - epsilon) / np.count_nonzero(ties) if ties[action] else 0.0
-    return action, float(epsilon / K + greedy)
+    return action, epsilon_greedy_law(scores, epsilon, rtol)(action)
+
+
+def epsilon_greedy_law(
+    scores: np.ndarray, epsilon: float, rtol: float = TIE_RTOL
+) -> Mixture:
+    """The law of :func:`epsilon_greedy`: epsilon / K + (1 - epsilon) / (tied best arms).
+
+    Example:
+        >>> law = epsilon_greedy_law(np.array([0.1, 0.9]), 0.5)
+        >>> law(1), law(0)
+        (0.75, 0.25)
+    """
+    K = scores.shape[0]
+    uniform = ArrayLaw(np.full(K, 1.0 / K))
+    return Mixture([(epsilon, uniform), (1.0 - epsilon, tie_law(scores, rtol))])
+
+
+def sampled_arm_law(
+    draw: Callable[[np.random.Generator, int], np.ndarray],
+    chosen: int,
+    mc: MonteCarlo | None,
+    rtol: float = 0.0,
+) -> SampledLaw | None:
+    """The law of "argmax of a random score vector", estimated from ``mc.samples`` draws.
+
+    Args:
+        draw: ``draw(rng, n)`` -> (n, K) independent draws of the rule's scores.
+        chosen: The arm of the rule's own draw.
+        mc: The round's Monte Carlo budget (None: no estimate).
+        rtol: The rule's relative tie tolerance (ties share a draw).
+
+    Returns:
+        A ``propensity.SampledLaw``, or None without ``mc``.
+
+    Example:
+        >>> mc = MonteCarlo(99, lambda: np.random.default_rng(0))
+        >>> law = sampled_arm_law(lambda rng, n: rng.normal(size=(n, 2)) + [0.0, 9.0], 1, mc)
+        >>> law(1)
+        1.0
+    """
+    if mc is None:
+        return None
+    draws = draw(mc.rng(), mc.samples)
+    if np.isnan(draws).any():
+        return None
+    return SampledLaw(tie_shares(draws, rtol).sum(axis=0), mc.samples, chosen)
+
+
+def gaussian_argmax_law(
+    mean: np.ndarray,
+    cov: np.ndarray,
+    chosen: int,
+    mc: MonteCarlo | None,
+    rtol: float = 0.0,
+) -> SampledLaw | None:
+    """The law of argmax_k s_k, s ~ N(mean, cov) (K correlated scores), by Monte Carlo.
+
+    The scores of Thompson sampling in parameter space: x_k^T theta~ with theta~ ~
+    N(theta, Sigma) are N(X theta, X Sigma X^T). The draws are mean + F xi, F F^T = cov
+    (from its eigen-decomposition: a singular cov is allowed), xi ~ N(0, I_K).
+
+    Example:
+        >>> mc = MonteCarlo(999, lambda: np.random.default_rng(0))
+        >>> law = gaussian_argmax_law(np.zeros(2), np.eye(2), 0, mc)
+        >>> round(law(0), 1)
+        0.5
+    """
+    if mc is None or not np.isfinite(cov).all():
+        return None
+    values, vectors = np.linalg.eigh(cov)
+    factor = vectors * np.sqrt(np.maximum(values, 0.0))
+
+    def draw(rng: np.random.Generator, n: int) -> np.ndarray:
+        return mean + rng.standard_normal((n, mean.shape[0])) @ factor.T
+
+    return sampled_arm_law(draw, chosen, mc, rtol)
 
 
 def top_k(
@@ -305,6 +402,31 @@ class Rule(Protocol):
         """The action for these beliefs; ``rng`` breaks ties and draws samples."""
         ...
 
+    def law(
+        self,
+        mean: np.ndarray,
+        width: np.ndarray,
+        chosen: Action,
+        mc: MonteCarlo | None = None,
+    ) -> Law | None:
+        """The probability of each action under ``select`` on these beliefs.
+
+        ``chosen`` is what ``select`` returned; a sampler estimates its law from
+        ``mc.samples`` further draws from ``mc.rng()`` (None without ``mc``).
+        """
+        ...
+
+
+def play(policy: Policy, rule: Rule, mean: np.ndarray, width: np.ndarray) -> Any:
+    """``rule.select`` with the policy's stream, its law proposed to the policy.
+
+    The law is the rule's ``law`` at its choice, with the policy's Monte Carlo budget
+    (``propensity.monte_carlo``) for a sampler.
+    """
+    action = rule.select(mean, width, policy.rng)
+    policy.propose(rule.law(mean, width, action, monte_carlo(policy)))
+    return action
+
 
 @dataclass(frozen=True)
 class RadiusRange:
@@ -346,6 +468,16 @@ class Greedy:
     ) -> int:
         """The arm of largest mean."""
         return argmax_random_tie(mean, rng)
+
+    def law(
+        self,
+        mean: np.ndarray,
+        width: np.ndarray,
+        chosen: Action,
+        mc: MonteCarlo | None = None,
+    ) -> Law:
+        """1 / (number of arms tied at the largest mean) for each of them."""
+        return tie_law(np.asarray(mean))
 
 
 def bracketed_argmax(
@@ -415,6 +547,27 @@ class ArmRule:
         draws = self._draws(mean.shape, rng)
         return bracketed_argmax(mean, norms, radius, draws, rng, self.rtol)
 
+    def law(
+        self,
+        mean: np.ndarray,
+        width: np.ndarray,
+        chosen: Action,
+        mc: MonteCarlo | None = None,
+    ) -> Law | None:
+        """The law of ``select`` on these means and widths (class docstring)."""
+        raise NotImplementedError
+
+    def law_bracketed(
+        self,
+        mean: np.ndarray,
+        norms: np.ndarray,
+        radius: RadiusRange,
+        chosen: int,
+        mc: MonteCarlo | None = None,
+    ) -> Law | None:
+        """The law of ``select_bracketed``: ``law`` at the widths nu * B(d_eff) * norms."""
+        return self.law(mean, (radius.nu * radius.exact()) * norms, chosen, mc)
+
 
 class Optimistic(ArmRule):
     """argmax_k mean_k + width_k (the widths carry nu).
@@ -436,6 +589,37 @@ class Optimistic(ArmRule):
         """The arm of largest upper confidence bound."""
         return optimistic_argmax(mean, width, 1.0, rng, self.rtol)
 
+    def law(
+        self,
+        mean: np.ndarray,
+        width: np.ndarray,
+        chosen: Action,
+        mc: MonteCarlo | None = None,
+    ) -> Law:
+        """Exact: 1 / (number of tied upper confidence bounds) for each tied arm."""
+        return tie_law(np.asarray(mean) + 1.0 * np.asarray(width), self.rtol)
+
+    def law_bracketed(
+        self,
+        mean: np.ndarray,
+        norms: np.ndarray,
+        radius: RadiusRange,
+        chosen: int,
+        mc: MonteCarlo | None = None,
+    ) -> Law | None:
+        """Exact; where the bounds of B decide (``select_bracketed``), 1 for that arm.
+
+        The arm that is the unique best at every B of the interval is played whatever
+        d_eff is: d_eff is not read.
+        """
+        if radius.pending:
+            arm = int(
+                argmax_on_bounds(mean, radius.nu * norms, radius.low, radius.high)
+            )
+            if arm >= 0:
+                return PointLaw(arm)
+        return super().law_bracketed(mean, norms, radius, chosen, mc)
+
 
 class Sampled(ArmRule):
     """argmax_k of r_k ~ N(mean_k, width_k^2) (per-arm Thompson sampling).
@@ -453,6 +637,82 @@ class Sampled(ArmRule):
     ) -> int:
         """The arm of largest sample."""
         return gaussian_sample(mean, width, 1.0, rng, self.rtol)
+
+    def law(
+        self,
+        mean: np.ndarray,
+        width: np.ndarray,
+        chosen: Action,
+        mc: MonteCarlo | None = None,
+    ) -> Law | None:
+        """Monte Carlo: ``mc.samples`` further draws of N(mean, width^2) (None without)."""
+        mean, width = np.asarray(mean), np.asarray(width)
+
+        def draw(rng: np.random.Generator, n: int) -> np.ndarray:
+            return mean + width * rng.standard_normal((n, mean.shape[0]))
+
+        assert isinstance(chosen, int)
+        return sampled_arm_law(draw, chosen, mc, self.rtol)
+
+    def law_bracketed(
+        self,
+        mean: np.ndarray,
+        norms: np.ndarray,
+        radius: RadiusRange,
+        chosen: int,
+        mc: MonteCarlo | None = None,
+    ) -> Law | None:
+        """The Monte Carlo law of ``select_bracketed``, each draw decided on the bounds.
+
+        A draw xi is decided where one arm is the unique best of mean + nu B norms xi at
+        both ends of the interval of B (:func:`argmax_on_bounds`); B(d_eff) is read only
+        when a draw is not.
+        """
+        if mc is None:
+            return None
+        xi = mc.rng().standard_normal((mc.samples, mean.shape[0]))
+        if radius.pending:
+            slope = (radius.nu * norms) * xi
+            arms = argmax_on_bounds(
+                np.broadcast_to(mean, xi.shape), slope, radius.low, radius.high
+            )
+            if (arms >= 0).all():
+                counts = np.bincount(arms, minlength=mean.shape[0]).astype(float)
+                return SampledLaw(counts, mc.samples, chosen)
+        draws = mean + ((radius.nu * radius.exact()) * norms) * xi
+        return SampledLaw(tie_shares(draws, self.rtol).sum(axis=0), mc.samples, chosen)
+
+
+class _TopKLaw:
+    """The law of :func:`top_k` with random tie-breaks (``top_k_law``)."""
+
+    def __init__(self, sure: frozenset[int], tied: frozenset[int], draws: int) -> None:
+        self.sure, self.tied, self.draws = sure, tied, draws
+        self.p = 1.0 / math.comb(len(tied), draws)
+
+    def __call__(self, action: Any) -> float:
+        items = frozenset(int(i) for i in action)
+        rest = items - self.sure
+        if len(items) != len(action) or not self.sure <= items:
+            return 0.0
+        return self.p if len(rest) == self.draws and rest <= self.tied else 0.0
+
+
+def top_k_law(scores: np.ndarray, k: int) -> Law:
+    """The law of the set :func:`top_k` (random tie-breaks) chooses: exact.
+
+    Every arm above the k-th largest score is in the set; the r places left go to r of the
+    n arms tied at that score, each r-subset with probability 1 / C(n, r).
+
+    Example:
+        >>> law = top_k_law(np.array([3.0, 1.0, 1.0, 0.0]), 2)
+        >>> law((0, 1)), law((0, 2)), law((1, 2))
+        (0.5, 0.5, 0.0)
+    """
+    kth = np.sort(scores)[::-1][k - 1]
+    sure = frozenset(int(i) for i in np.flatnonzero(scores > kth))
+    tied = frozenset(int(i) for i in np.flatnonzero(scores == kth))
+    return _TopKLaw(sure, tied, k - len(sure))
 
 
 class TopK:
@@ -484,6 +744,25 @@ class TopK:
             scores = mean + width
         return tuple(sorted(top_k(scores, min(self.k, len(scores)), rng)))
 
+    def law(
+        self,
+        mean: np.ndarray,
+        width: np.ndarray,
+        chosen: Action,
+        mc: MonteCarlo | None = None,
+    ) -> Law | None:
+        """Exact for mean + width (``top_k_law``); Monte Carlo over the samples' sets."""
+        mean, width = np.asarray(mean, dtype=float), np.asarray(width, dtype=float)
+        k = min(self.k, mean.shape[0])
+        if not self.sampled:
+            return top_k_law(mean + width, k)
+        if mc is None:
+            return None
+        draws = mean + width * mc.rng().standard_normal((mc.samples, mean.shape[0]))
+        sets = np.sort(np.argsort(-draws, axis=1, kind="stable")[:, :k], axis=1)
+        assert isinstance(chosen, tuple)
+        return SetLaw([tuple(row) for row in sets.tolist()], chosen)
+
 
 class OptimisticPair:
     """Dueling rule: argmax over (k, k') of mean_k + mean_k' + width[k, k'].
@@ -512,6 +791,18 @@ class OptimisticPair:
             mean[:, None] + mean[None, :] + width, rng, diagonal=self.diagonal
         )
 
+    def law(
+        self,
+        mean: np.ndarray,
+        width: np.ndarray,
+        chosen: Action,
+        mc: MonteCarlo | None = None,
+    ) -> Law:
+        """Exact: 1 / (number of tied pairs) for each tied pair (a (K, K) law)."""
+        mean = np.asarray(mean, dtype=float)
+        scores = mean[:, None] + mean[None, :] + np.asarray(width, dtype=float)
+        return tie_law(_off_diagonal(scores, self.diagonal))
+
 
 class SampledPair:
     """Dueling Thompson rule: argmax over (k, k') of s ~ N(mean_k + mean_k', width[k, k']^2).
@@ -533,3 +824,29 @@ class SampledPair:
         width = np.asarray(width)
         draws = mean[:, None] + mean[None, :] + width * rng.standard_normal(width.shape)
         return pair_argmax(draws, rng, diagonal=self.diagonal)
+
+    def law(
+        self,
+        mean: np.ndarray,
+        width: np.ndarray,
+        chosen: Action,
+        mc: MonteCarlo | None = None,
+    ) -> Law | None:
+        """Monte Carlo: ``mc.samples`` further draws of the K x K scores (None without)."""
+        if mc is None:
+            return None
+        mean = np.asarray(mean, dtype=float)
+        width = np.asarray(width, dtype=float)
+        K = mean.shape[0]
+        z = mc.rng().standard_normal((mc.samples, K, K))
+        draws = _off_diagonal(mean[:, None] + mean[None, :] + width * z, self.diagonal)
+        shares = tie_shares(draws.reshape(mc.samples, K * K)).sum(axis=0)
+        return SampledLaw(shares.reshape(K, K), mc.samples, chosen)
+
+
+def _off_diagonal(scores: np.ndarray, diagonal: bool) -> np.ndarray:
+    """(..., K, K) scores with -inf on the diagonal unless ``diagonal`` (as ``pair_argmax``)."""
+    if diagonal:
+        return scores
+    K = scores.shape[-1]
+    return np.where(np.eye(K, dtype=bool), -np.inf, scores)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from banditkit.linalg import EffectiveDimension
+from banditkit.policies.parts.propensity import Law, MonteCarlo
 from banditkit.policies.parts.scorer import Scorer
 from banditkit.policies.parts.selection import ArmRule, RadiusRange
 from banditkit.policies.parts.stacked_network import StackedNetwork
@@ -74,6 +75,20 @@ class StackedRule:
             ],
             dtype=np.int64,
         )
+
+    def laws(
+        self,
+        mean: np.ndarray,
+        norms: np.ndarray,
+        radius: Sequence[RadiusRange],
+        chosen: Sequence[int],
+        mcs: Sequence[MonteCarlo | None],
+    ) -> list[Law | None]:
+        """Each member's ``rule.law_bracketed`` at its choice, with its Monte Carlo budget."""
+        return [
+            self.rule.law_bracketed(mean[s], norms[s], radius[s], int(a), mcs[s])
+            for s, a in enumerate(chosen)
+        ]
 
 
 class StackedHistory:

@@ -36,8 +36,9 @@ import numpy as np
 
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.linalg import g_optimal_design
+from banditkit.policies.parts.propensity import ArrayLaw, Law, PointLaw
 
-__all__ = ["ROUNDINGS", "WARMUPS", "design_plan", "round_design"]
+__all__ = ["ROUNDINGS", "WARMUPS", "design_plan", "plan_law", "round_design"]
 
 ROUNDINGS = ("paper", "pukelsheim")
 #: Warm-up strategies: G-optimal design (Algorithm 2), one pull per arm in turn, uniform.
@@ -129,3 +130,19 @@ def design_plan(
         enforce_min_pulls=enforce_min_pulls,
     )
     return rng.permutation(np.repeat(np.arange(arms.shape[0]), counts))
+
+
+def plan_law(plan: np.ndarray, i: int, n_arms: int, *, drawn_now: bool) -> Law:
+    """The law of pull ``i`` of a warm-up plan (``design_plan``: a random order).
+
+    Drawn in this round, the plan is a uniform permutation of its multiset of pulls, so
+    its i-th entry is arm a with probability N_a / tau; drawn in an earlier round, it is
+    part of the policy's state and the pull is certain.
+
+    Example:
+        >>> plan_law(np.array([0, 1, 1, 1]), 0, 3, drawn_now=True)(1)
+        0.75
+    """
+    if drawn_now:
+        return ArrayLaw(np.bincount(plan, minlength=n_arms) / plan.size)
+    return PointLaw(int(plan[i]))

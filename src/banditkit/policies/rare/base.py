@@ -34,11 +34,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from banditkit.core import Context, ContextualPolicy
+from banditkit.core import Context, ContextualPolicy, Policy
 from banditkit.core.params import Check, Maybe, Real, param
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_spd, check_state_array
 from banditkit.linalg import g_optimal_design
+from banditkit.policies.parts.propensity import ArrayLaw, PointLaw
 from banditkit.policies.parts.schedules import Grid
 from banditkit.policies.rare.elimination import (
     EliminationLevels,
@@ -55,6 +56,10 @@ __all__ = [
     "GridPolicy",
     "blce_widths",
     "cascade",
+    "cdf_probabilities",
+    "design_pick",
+    "draw_index",
+    "near_g_cdf",
     "near_g_draw",
     "never_removes",
     "quad_norms",
@@ -120,17 +125,58 @@ def near_g_draw(arms: np.ndarray, rng: np.random.Generator) -> int:
     / Khachiyan from uniform weights, rank-deficient sets on their span) is recomputed on
     every call, since the arm set changes every round. One uniform draw per call.
     """
+    return draw_index(near_g_cdf(arms), rng)
+
+
+def near_g_cdf(arms: np.ndarray) -> np.ndarray:
+    """The cumulative weights (n,) of the near-G-optimal design of the n rows (1 row: [1])."""
     if arms.shape[0] == 1:
-        rng.random()  # one draw per call, whatever the set size
-        return 0
-    pi = g_optimal_design(arms, factor=2.0)
-    cdf = np.cumsum(pi)
-    return int(
-        min(
-            np.searchsorted(cdf, rng.random() * cdf[-1], side="right"),
-            arms.shape[0] - 1,
-        )
-    )
+        return np.ones(1)
+    return np.cumsum(g_optimal_design(arms, factor=2.0))
+
+
+def draw_index(cdf: np.ndarray, rng: np.random.Generator) -> int:
+    """Index i with u cdf_n in [cdf_{i-1}, cdf_i), u ~ U[0, 1): one draw from ``rng``.
+
+    Its probability is (cdf_i - cdf_{i-1}) / cdf_n (:func:`cdf_probabilities`).
+    """
+    u = rng.random()
+    return int(min(np.searchsorted(cdf, u * cdf[-1], side="right"), cdf.shape[0] - 1))
+
+
+def cdf_probabilities(cdf: np.ndarray) -> np.ndarray:
+    """The probability of each index under :func:`draw_index`.
+
+    Example:
+        >>> cdf_probabilities(np.array([0.5, 1.5, 2.0])).tolist()
+        [0.25, 0.5, 0.25]
+    """
+    return np.diff(cdf, prepend=0.0) / cdf[-1]
+
+
+def design_pick(
+    policy: Policy,
+    rows: np.ndarray,
+    n_arms: int,
+    alive: np.ndarray | None = None,
+) -> int:
+    """A :func:`near_g_draw` over ``rows`` (the arms ``alive``, or all), its law proposed.
+
+    Args:
+        policy: The policy whose stream draws and to which the law is proposed.
+        rows: The rows of the design (the surviving arms, possibly rescaled).
+        n_arms: K, all the arms of the round.
+        alive: The arm of each row (None: row k is arm k).
+
+    Returns:
+        The arm drawn, in [0, K).
+    """
+    cdf = near_g_cdf(rows)
+    i = draw_index(cdf, policy.rng)
+    law = np.zeros(n_arms)
+    law[slice(None) if alive is None else alive] = cdf_probabilities(cdf)
+    policy.propose(ArrayLaw(law))
+    return i if alive is None else int(alive[i])
 
 
 def blce_widths(
@@ -280,18 +326,26 @@ class GridPolicy(ContextualPolicy):
         t = self.t + 1
         if t > self.update_times[-1] and self.thetas:
             # Past the horizon: greedy with the last estimate, no more updates.
-            return int(np.argmax(ctx.arms @ self.thetas[-1]))
-        start, end, ell = self._window
-        if not start < t <= end:  # a new interval (the grid is fixed)
-            ell = interval_of(self.update_times, t)
-            start = 0 if ell == 1 else self.update_times[ell - 2]
-            end = self.update_times[ell - 1]
-            self._window = (start, end, ell)
-        return self._choose(ctx, ell, t - start)
+            action = int(np.argmax(ctx.arms @ self.thetas[-1]))
+        else:
+            start, end, ell = self._window
+            if not start < t <= end:  # a new interval (the grid is fixed)
+                ell = interval_of(self.update_times, t)
+                start = 0 if ell == 1 else self.update_times[ell - 2]
+                end = self.update_times[ell - 1]
+                self._window = (start, end, ell)
+            action = self._choose(ctx, ell, t - start)
+        if self._law is None:  # no draw: an arg-max rule, ties to the first index
+            self.propose(PointLaw(action))
+        return action
 
     @abstractmethod
     def _choose(self, ctx: Context, ell: int, offset: int) -> int:
-        """The arm of round ``offset`` (1-based) of interval ``ell``."""
+        """The arm of round ``offset`` (1-based) of interval ``ell``.
+
+        A rule that draws proposes its law (``design_pick``); a round that proposed none
+        is deterministic (propensity 1).
+        """
 
     def _gram_weight(self, x: np.ndarray) -> float:
         """Weight of a pull in the within-interval Gram H (1 for the linear algorithms)."""

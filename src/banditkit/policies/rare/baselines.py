@@ -40,10 +40,14 @@ from banditkit.core.params import POSITIVE, UNIT, Maybe, Real, fixed, param
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_scalar, check_spd, check_state_array
 from banditkit.linalg import Gram
+from banditkit.policies.parts.propensity import ArrayLaw, Mixture, PointLaw
 from banditkit.policies.parts.schedules import DeterminantDoubling
 from banditkit.policies.rare.base import (
     GridPolicy,
-    near_g_draw,
+    cdf_probabilities,
+    design_pick,
+    draw_index,
+    near_g_cdf,
     quad_norms,
     ucb_cascade,
 )
@@ -115,7 +119,9 @@ class RSOFUL(ContextualPolicy):
     def _act(self, ctx: Context) -> Action:
         X = ctx.arms
         width = np.sqrt(np.maximum(quad_norms(X, self.V_tau_inv), 0.0))
-        return int(np.argmax(X @ self.theta + self.beta * width))
+        action = int(np.argmax(X @ self.theta + self.beta * width))
+        self.propose(PointLaw(action))  # ties to the first index: deterministic
+        return action
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)
@@ -210,7 +216,7 @@ class BatchLinUCBDG(_BatchedRidge):
 
     def _choose(self, ctx: Context, ell: int, offset: int) -> int:
         alive = self._survivors(ctx.arms)
-        return int(alive[near_g_draw(ctx.arms[alive], self.rng)])
+        return design_pick(self, ctx.arms[alive], ctx.n_arms, alive)
 
 
 @POLICIES.register("batch-learning")
@@ -243,7 +249,7 @@ class BatchLearning(_BatchedRidge):
 
     def _choose(self, ctx: Context, ell: int, offset: int) -> int:
         if ell == 1:
-            return near_g_draw(ctx.arms, self.rng)
+            return design_pick(self, ctx.arms, ctx.n_arms)
         alive = self._survivors(ctx.arms)
         S = ctx.arms[alive]
         return int(alive[int(np.argmax(quad_norms(S, self.inverses[-1])))])
@@ -281,16 +287,21 @@ class SoftBatch(_BatchedRidge):
     def _choose(self, ctx: Context, ell: int, offset: int) -> int:
         arms = ctx.arms
         if ell == 1:
-            return near_g_draw(arms, self.rng)
+            return design_pick(self, arms, ctx.n_arms)
         assert self.d is not None
         theta = self.thetas[-1]
         scores = arms @ theta
-        if self.rng.random() >= self.explore:
-            return int(np.argmax(scores))
+        exploit = self.rng.random() >= self.explore
         previous = self.update_times[ell - 2] - (
             self.update_times[ell - 3] if ell > 2 else 0
         )
         q = self.q if self.q is not None else 1.0 / (8.0 * math.sqrt(self.d))
         eps = max(q, math.sqrt(self.d / previous))
         scaled = arms / (1.0 + (scores.max() - scores) / eps)[:, None]
-        return near_g_draw(scaled, self.rng)
+        # the law of both branches: the design is computed in greedy rounds too
+        cdf, greedy = near_g_cdf(scaled), int(np.argmax(scores))
+        design = ArrayLaw(cdf_probabilities(cdf))
+        self.propose(
+            Mixture([(1 - self.explore, PointLaw(greedy)), (self.explore, design)])
+        )
+        return greedy if exploit else draw_index(cdf, self.rng)

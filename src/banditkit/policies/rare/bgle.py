@@ -39,7 +39,7 @@ from banditkit.glm import fit_glm_constrained
 from banditkit.policies.rare.base import (
     RATE,
     GridPolicy,
-    near_g_draw,
+    design_pick,
     quad_norms,
     ucb_cascade,
 )
@@ -250,10 +250,10 @@ class BGLinCB(_LogisticGrid):
     def _choose(self, ctx: Context, ell: int, offset: int) -> int:
         arms = ctx.arms
         if ell == 1:
-            return near_g_draw(arms, self.rng)
+            return design_pick(self, arms, ctx.n_arms)
         alive = ucb_cascade(arms, self.thetas[1:], self.inverses[1:], self._width)
         scale = np.sqrt(_mu_dot(arms[alive] @ self.thetas[0]))
-        return int(alive[near_g_draw(arms[alive] * scale[:, None], self.rng)])
+        return design_pick(self, arms[alive] * scale[:, None], ctx.n_arms, alive)
 
     def _gram_weight(self, x: np.ndarray) -> float:
         if not self.thetas:

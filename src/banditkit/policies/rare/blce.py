@@ -49,7 +49,7 @@ from banditkit.policies.rare.base import (
     RATE,
     GridPolicy,
     blce_widths,
-    near_g_draw,
+    design_pick,
     never_removes,
     quad_norms,
 )
@@ -112,9 +112,9 @@ class _Eliminating(GridPolicy):
             levels.evaluate(arms, self._beta)
             self.last_survivors = levels.n_alive
             if levels.alive is None:
-                return near_g_draw(arms, self.rng)
+                return design_pick(self, arms, ctx.n_arms)
             alive = np.flatnonzero(levels.alive)
-            return int(alive[near_g_draw(arms[alive], self.rng)])
+            return design_pick(self, arms[alive], ctx.n_arms, alive)
         if offset <= n_design + n_uncertain:
             self.last_phase = "uncertainty"
             if levels.m == 0:  # interval 1: no estimate yet, every arm survives

@@ -47,6 +47,7 @@ from banditkit.glm import (
 )
 from banditkit.linalg import Gram, InPlaceGram
 from banditkit.linalg._common import check_vector, check_weight
+from banditkit.linalg.spans import cross_forms
 from banditkit.policies.parts.history import History, PairHistory
 
 if TYPE_CHECKING:
@@ -194,6 +195,14 @@ class RidgeModel:
     def sample_theta(self, rng: np.random.Generator, scale: float) -> np.ndarray:
         """Theta + scale * N(0, V^-1) [Agrawal2013, Alg. 1]."""
         return self.theta + scale * self.gram.sample_normal(rng)
+
+    def score_covariance(self, X: np.ndarray) -> np.ndarray:
+        """X V^-1 X^T (K, K): the covariance of X theta~ under ``sample_theta``, / scale^2.
+
+        Each row is read on its span (``linalg.spans.cross_forms``): K m d on arms
+        block-encoded in blocks of m.
+        """
+        return cross_forms(X, self.gram.inverse)
 
     def state_dict(self) -> dict[str, Any]:
         """Arrays and scalars only (with ``in_place``, theta too: it is kept by recursion)."""
@@ -389,6 +398,19 @@ class GLMModel:
         first: H = lam I), so a policy refitted every k rounds, or restored between two
         refits, draws from the same posterior.
         """
+        z = rng.standard_normal(self.theta.shape[0])
+        chol = self._hessian_factor(history)
+        return self.theta + scale * sla.solve_triangular(chol.T, z, lower=False)
+
+    def score_covariance(
+        self, X: np.ndarray, history: History | PairHistory
+    ) -> np.ndarray:
+        """X H^-1 X^T (K, K): the covariance of X theta~ under ``sample_theta``, / scale^2."""
+        W = sla.solve_triangular(self._hessian_factor(history), X.T, lower=True)
+        return np.asarray(W.T @ W)
+
+    def _hessian_factor(self, history: History | PairHistory) -> np.ndarray:
+        """The Cholesky factor of the Laplace precision H (cached until the next fit)."""
         if self._chol is None:
             X, _, w = rows_of(
                 history
@@ -398,8 +420,7 @@ class GLMModel:
                 X[:n], self.theta, link=self.link, lam=self.lam, weights=w[:n]
             )
             self._chol = np.linalg.cholesky(h)
-        z = rng.standard_normal(self.theta.shape[0])
-        return self.theta + scale * sla.solve_triangular(self._chol.T, z, lower=False)
+        return self._chol
 
     def state_dict(self) -> dict[str, Any]:
         """Arrays only (the history belongs to the policy): theta and the rows it fitted."""
