@@ -33,7 +33,7 @@ from banditkit.core import (
     Step,
 )
 from banditkit.core.types import Action
-from banditkit.core.validation import check_choice, check_int
+from banditkit.core.validation import check_choice, check_int, check_state_array
 from banditkit.datasets import (
     SCALINGS,
     Dataset,
@@ -274,6 +274,20 @@ class DatasetEnv(Environment):
             self._queue = self.context_rng.permutation(self._rows)
         row, self._queue = int(self._queue[0]), self._queue[1:]
         return row
+
+    def _state(self) -> dict[str, Any]:
+        return {"queue": self._queue}
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        n = self._data.features.shape[0]
+        self._queue = check_state_array(
+            "state['queue']",
+            state.get("queue"),
+            (None,),
+            dtype=np.int64,
+            low=0,
+            below=n,
+        )
 
     def _next_row_arms(self) -> np.ndarray:
         self._row = self._draw_row()
