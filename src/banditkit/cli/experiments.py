@@ -210,7 +210,9 @@ def _print_plan(
     from banditkit.experiments.plan.costs import paper_costs, plan_table
     from banditkit.experiments.runner import default_jobs
 
-    typer.echo(f"probing each kind of run of {paper} on this machine (about 10 s) ...")
+    typer.echo(
+        f"probing each kind of run of {paper} on this machine (about ten seconds of probes) ..."
+    )
     costs = _guarded(
         Path.cwd(),
         paper_costs,

@@ -31,7 +31,7 @@ import numpy as np
 from banditkit.core.records import LOOP_RECORDS, Record, merge_records
 from banditkit.core.seeding import make_rng
 from banditkit.core.types import FAMILIES, Action, Context, Step, check_action
-from banditkit.core.validation import ArgumentTypeError, check_int
+from banditkit.core.validation import ArgumentTypeError, check_int, check_state_array
 
 #: The streams an environment's state dict holds, by their ``core.seeding`` names.
 _STREAMS = {"instance": "instance_rng", "contexts": "context_rng", "noise": "noise_rng"}
@@ -41,6 +41,7 @@ __all__ = [
     "ContextualEnvironment",
     "DuelingEnvironment",
     "Environment",
+    "saved_queue",
 ]
 
 
@@ -318,4 +319,22 @@ class AssortmentEnvironment(Environment):
             aggregation="none",
             description="item chosen by the customer, -1 for no purchase",
         ),
+    )
+
+
+def saved_queue(state: dict[str, Any], size: int) -> np.ndarray:
+    """The queue of a saved environment state: indices of rows not shown yet, < ``size``.
+
+    For the environments that walk through permutations of a pool (``_load_state``).
+
+    Raises:
+        ValueError: If ``state['queue']`` is not a 1-d integer array of such indices.
+    """
+    return check_state_array(
+        "state['queue']",
+        state.get("queue"),
+        (None,),
+        dtype=np.int64,
+        low=0,
+        below=size,
     )

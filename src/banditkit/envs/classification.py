@@ -32,8 +32,9 @@ from banditkit.core import (
     Environment,
     Step,
 )
+from banditkit.core.environment import saved_queue
 from banditkit.core.types import Action
-from banditkit.core.validation import check_choice, check_int, check_state_array
+from banditkit.core.validation import check_choice, check_int
 from banditkit.datasets import (
     SCALINGS,
     Dataset,
@@ -279,15 +280,7 @@ class DatasetEnv(Environment):
         return {"queue": self._queue}
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        n = self._data.features.shape[0]
-        self._queue = check_state_array(
-            "state['queue']",
-            state.get("queue"),
-            (None,),
-            dtype=np.int64,
-            low=0,
-            below=n,
-        )
+        self._queue = saved_queue(state, self._data.features.shape[0])
 
     def _next_row_arms(self) -> np.ndarray:
         self._row = self._draw_row()

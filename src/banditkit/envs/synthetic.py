@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from banditkit.core import ENVIRONMENTS, Context, ContextualEnvironment, Step
+from banditkit.core.environment import saved_queue
 from banditkit.core.types import Action
 from banditkit.core.validation import (
     check_choice,
     check_int,
     check_scalar,
-    check_state_array,
 )
 from banditkit.envs.latent import LATENT_FUNCTIONS, LatentFn, check_theta, make_latent
 from banditkit.envs.laws import LAWS, sample_contexts
@@ -181,14 +181,7 @@ class SyntheticEnv(MeanRewardEnv):
 
     def _load_state(self, state: dict[str, Any]) -> None:
         pool = 0 if self._pool_x is None else self._pool_x.shape[0]
-        self._queue = check_state_array(
-            "state['queue']",
-            state.get("queue"),
-            (None,),
-            dtype=np.int64,
-            low=0,
-            below=pool,
-        )
+        self._queue = saved_queue(state, pool)
 
 
 @ENVIRONMENTS.register("linear")
