@@ -2,8 +2,9 @@
 
 Each kind of run (everything but the seed) is probed on this machine: the environment is
 built and reset (its set-up, paid once per run), then the policy plays the first rounds, up
-to a time budget (:data:`PROBE_SECONDS`; at least :data:`MIN_ROUNDS`, and two updates of a
-policy that re-trains every ``update_every`` rounds). A policy's per-round cost often grows
+to a time budget (:data:`PROBE_SECONDS`; at least :data:`MIN_ROUNDS`, :data:`TORCH_ROUNDS`
+for a PyTorch policy, and two updates of a policy that re-trains every ``update_every``
+rounds). A policy's per-round cost often grows
 with the history it keeps (a network trained on every stored duel: c(t) = a + b t), so the
 probe's per-round times are fitted with a line (b >= 0) and a run of T rounds is priced at
 
@@ -55,6 +56,9 @@ PROBE_SECONDS = 0.05
 BUDGET_SECONDS = 10.0
 #: Fewest rounds a probe plays (fewer when the horizon is shorter).
 MIN_ROUNDS = 12
+#: Fewest rounds of a PyTorch policy's probe: enough to see its cost grow with the history
+#: through the noise (a network trained on every stored round).
+TORCH_ROUNDS = 40
 #: Rounds whose FLOPs are counted (PyTorch policies; more for one re-training every k).
 FLOP_ROUNDS = 5
 #: Sustained FLOP/s assumed for a GPU on the papers' small networks: about 15 % of a
@@ -119,9 +123,10 @@ def _retrainings(spec: RunSpec) -> int:
     return 2 * every + 1 if isinstance(every, int) and every > 1 else 0
 
 
-def _least(spec: RunSpec) -> int:
-    """Fewest rounds of a probe: :data:`MIN_ROUNDS`, or two re-trainings of the policy."""
-    return min(spec.horizon, max(MIN_ROUNDS, _retrainings(spec)))
+def _least(spec: RunSpec, torch: bool) -> int:
+    """Fewest rounds of a probe: the minimum, or two re-trainings of the policy."""
+    least = TORCH_ROUNDS if torch else MIN_ROUNDS
+    return min(spec.horizon, max(least, _retrainings(spec)))
 
 
 def _play(
@@ -129,7 +134,7 @@ def _play(
 ) -> tuple[float, list[float], bool]:
     """Set-up seconds and the per-round ``tick`` differences of a probe (and torch?).
 
-    ``rounds`` None: until :data:`PROBE_SECONDS` have passed (at least :data:`MIN_ROUNDS`).
+    ``rounds`` None: until :data:`PROBE_SECONDS` have passed (at least :func:`_least`).
     """
     policy = core.make_policy(spec.policy_name, **spec.policy_params, seed=spec.seed)
     if policy.needs_torch:  # the one-time import, outside the clock
@@ -140,7 +145,7 @@ def _play(
     policy.begin(spec.horizon)
     policy.attach(env)
     setup = time.perf_counter() - t0
-    least = _least(spec)
+    least = _least(spec, policy.needs_torch)
     per_round: list[float] = []
     start = time.perf_counter()
     last = tick()
@@ -242,6 +247,28 @@ def figure_cost(
     )
 
 
+#: Parameters that set a run's size, and so its cost (a kind is priced as one alike in them).
+SIZES = (
+    "width",
+    "depth",
+    "hidden",
+    "m",
+    "d",
+    "n_arms",
+    "n_items",
+    "capacity",
+    "pool",
+    "dataset",
+    "steps",
+    "update_every",
+    "ensemble_size",
+)
+
+
+def _sizes(params: dict[str, Any]) -> str:
+    return repr(sorted((k, params[k]) for k in SIZES if k in params))
+
+
 def price(
     specs: Sequence[RunSpec],
     budget: float = BUDGET_SECONDS,
@@ -250,8 +277,9 @@ def price(
     """The cost of each kind of ``specs``, probing for at most about ``budget`` seconds.
 
     The kinds with the most rounds in all are probed first; once the budget is spent, a
-    kind is priced as a probed kind of the same environment and policy (other parameters),
-    else of the same policy, and probed only when there is none.
+    kind is priced as a probed kind of the same environment and policy of the same sizes
+    (:data:`SIZES`: widths, dimensions, steps; other parameters may differ), else of the
+    same policy of the same sizes, and probed only when there is none.
     """
     rounds: dict[str, int] = {}
     first: dict[str, RunSpec] = {}
@@ -259,11 +287,15 @@ def price(
         rounds[spec.kind] = rounds.get(spec.kind, 0) + spec.horizon
         first.setdefault(spec.kind, spec)
     prices: dict[str, KindCost] = {}
-    alike: dict[tuple[str, ...], KindCost] = {}
+    alike: dict[tuple[Any, ...], KindCost] = {}
     start = time.perf_counter()
     for kind in sorted(rounds, key=lambda k: -rounds[k]):
         spec = first[kind]
-        keys = ((spec.env_name, spec.policy_name), (spec.policy_name,))
+        env, policy = _sizes(spec.env_params), _sizes(spec.policy_params)
+        keys = (
+            (spec.env_name, env, spec.policy_name, policy),
+            (spec.policy_name, policy),
+        )
         found = [alike[k] for k in keys if k in alike]
         if found and time.perf_counter() - start > budget:
             prices[kind] = found[0]
