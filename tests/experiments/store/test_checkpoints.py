@@ -73,9 +73,12 @@ def test_a_damaged_checkpoint_is_ignored(tmp_path, caplog):
     assert "the run starts from round 1" in caplog.text
 
 
-def test_the_runner_checkpoints_and_clears(tmp_path):
+@pytest.mark.parametrize("backend", ["serial", "process"])
+def test_the_runner_checkpoints_and_clears(tmp_path, backend):
     config = tiny(seeds=1, checkpoint_every=10)
-    result = run_experiment(config, tmp_path, progress="none", figures=False)
+    result = run_experiment(
+        config, tmp_path, backend=backend, jobs=2, progress="none", figures=False
+    )
     assert result.ok
     assert (tmp_path / "checkpoints").is_dir()
     assert not list((tmp_path / "checkpoints").iterdir())  # stored runs drop theirs
