@@ -28,7 +28,7 @@ pytest.importorskip(
     "ray", reason="the cluster test needs Ray (pip install 'banditkit[ray]')"
 )
 
-from tests.experiments.compute.raycluster import LocalCluster
+from tests.experiments.compute.raycluster import RAY, LocalCluster
 
 BANDITKIT = [sys.executable, "-c", "from banditkit.cli import main; main()"]
 EVERY = 100
@@ -43,6 +43,10 @@ CONFIG = tiny(
 
 @pytest.fixture(scope="module")
 def cluster():
+    if not Path(RAY).is_file():
+        pytest.skip(
+            f"the cluster test starts nodes with Ray's command, not found at {RAY}"
+        )
     nodes = LocalCluster.start(workers=2)
     try:
         yield nodes
