@@ -21,8 +21,7 @@ import pytest
 
 from banditkit.experiments import run_experiment
 from banditkit.experiments.store.store import RunStore
-from banditkit.experiments.store.tables import TIMING_COLUMNS
-from tests.experiments.helpers import tiny, write_yaml
+from tests.experiments.helpers import tiny, untimed_tables, write_yaml
 
 pytest.importorskip(
     "ray", reason="the cluster test needs Ray (pip install 'banditkit[ray]')"
@@ -66,13 +65,6 @@ def _kill_when_checkpointed(cluster: LocalCluster, out: Path, killed: list[float
         time.sleep(0.005)
 
 
-def _tables(out: Path) -> dict[str, pd.DataFrame]:
-    return {
-        p.stem: pd.read_parquet(p).drop(columns=list(TIMING_COLUMNS))
-        for p in sorted((out / "runs").glob("*.parquet"))
-    }
-
-
 def test_a_killed_worker_node_costs_a_few_rounds_not_the_results(cluster, tmp_path):
     config = write_yaml(tmp_path / "exp.yaml", CONFIG)
     out = tmp_path / "cluster"
@@ -106,14 +98,14 @@ def test_a_killed_worker_node_costs_a_few_rounds_not_the_results(cluster, tmp_pa
     assert killed, "no worker was killed: the runs ended before both had a checkpoint"
     assert driver.returncode == 0, driver.stderr[-3000:]
     store = RunStore(out)
-    metas = [store.read_meta(run_id) for run_id in _tables(out)]
+    metas = [store.read_meta(run_id) for run_id in untimed_tables(out)]
     resumed = [m["resumed_at"] for m in metas if "resumed_at" in m]
     assert len(resumed) == 1 and resumed[0] % EVERY == 0 and resumed[0] >= EVERY
     assert not list((out / "checkpoints").iterdir())
 
     reference = tmp_path / "serial"
     run_experiment(CONFIG, reference, backend="serial", progress="none", figures=False)
-    ours, ref = _tables(out), _tables(reference)
+    ours, ref = untimed_tables(out), untimed_tables(reference)
     assert ours.keys() == ref.keys() and len(ref) == 2
     for key, table in ref.items():
         pd.testing.assert_frame_equal(ours[key], table, check_exact=True)

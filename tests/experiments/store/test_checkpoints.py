@@ -24,7 +24,7 @@ from banditkit.experiments.compute.execute import compute_run
 from banditkit.experiments.config.resolved import RunSpec
 from banditkit.experiments.store.checkpoints import CheckpointFiles, RunCheckpoints
 from banditkit.experiments.store.tables import TIMING_COLUMNS
-from tests.experiments.helpers import tiny, write_yaml
+from tests.experiments.helpers import tiny, untimed_tables, write_yaml
 
 SPEC = RunSpec("linear", {"d": 3, "n_arms": 4}, "lints", {}, seed=2, horizon=60)
 BANDITKIT = [sys.executable, "-c", "from banditkit.cli import main; main()"]
@@ -85,13 +85,6 @@ def test_the_runner_checkpoints_and_clears(tmp_path, backend):
     assert "checkpoint_every: 10" in (tmp_path / "config.yaml").read_text()
 
 
-def _tables(out: Path) -> dict[str, pd.DataFrame]:
-    return {
-        p.stem: pd.read_parquet(p).drop(columns=list(TIMING_COLUMNS))
-        for p in sorted((out / "runs").glob("*.parquet"))
-    }
-
-
 def test_sigkill_mid_run_then_resume_from_the_checkpoint(tmp_path):
     """``banditkit run`` killed mid-run: the re-run resumes the run where it was saved."""
     config = tiny(
@@ -131,7 +124,7 @@ def test_sigkill_mid_run_then_resume_from_the_checkpoint(tmp_path):
     assert not list((out / "checkpoints").iterdir())
     reference = tmp_path / "reference"
     assert run_experiment(path, reference, progress="none", figures=False).ok
-    killed, ref = _tables(out), _tables(reference)
+    killed, ref = untimed_tables(out), untimed_tables(reference)
     assert killed.keys() == ref.keys()
     for key, table in ref.items():
         pd.testing.assert_frame_equal(killed[key], table, check_exact=True)
