@@ -351,7 +351,7 @@ def duration(seconds: float) -> str:
 
     Example:
         >>> duration(42), duration(420), duration(42_000), duration(4_200_000)
-        ('42 s', '7.0 min', '12 h', '49 d')
+        ('42 s', '7 min', '12 h', '49 d')
     """
     unit, size = next(
         (u, z) for u, z, below in _UNITS if below is None or seconds < below
