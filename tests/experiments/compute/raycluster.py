@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -120,7 +121,8 @@ class LocalCluster:
         node.wait(timeout=30)
 
     def stop(self) -> None:
-        """Kill every node (workers first), then wait for their processes to be gone."""
+        """Kill every node (workers first), wait for them, remove the temporary folder."""
         for index in reversed(range(len(self.nodes))):
             self.kill_node(index)
         self.nodes.clear()
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
