@@ -4,7 +4,10 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
+
+from banditkit.experiments.store.tables import TIMING_COLUMNS
 
 
 def tiny(**overrides: Any) -> dict[str, Any]:
@@ -77,3 +80,11 @@ def brute_force_makespan(seconds: list[float], workers: int) -> float:
             loads[w] += sec
         best = min(best, max(loads))
     return best
+
+
+def untimed_tables(out: Path) -> dict[str, Any]:
+    """Every stored run's table of ``out`` without its wall-time columns, by run id."""
+    return {
+        p.stem: pd.read_parquet(p).drop(columns=list(TIMING_COLUMNS))
+        for p in sorted((out / "runs").glob("*.parquet"))
+    }

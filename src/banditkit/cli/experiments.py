@@ -87,7 +87,15 @@ def reproduce(
         str,
         typer.Argument(help="Paper name (see `banditkit list papers`) or a folder."),
     ],
-    out: OutOption,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Output directory; reusing it resumes (finished runs are kept). "
+            "Required unless --plan.",
+        ),
+    ] = None,
     figure: Annotated[
         str | None,
         typer.Option("--figure", "-f", help="Only the figure/table with this id."),
@@ -120,13 +128,40 @@ def reproduce(
             help="Horizon of every figure (after --quick, which it overrides).",
         ),
     ] = None,
+    plan: Annotated[
+        bool,
+        typer.Option(
+            "--plan",
+            help="Run nothing: print each figure's cost in CPU-hours and (estimated) "
+            "GPU-hours, from a few seconds of probes on this machine, and its wall time "
+            "with --jobs, a GPU and a cluster of --nodes.",
+        ),
+    ] = False,
+    nodes: Annotated[
+        int,
+        typer.Option("--nodes", min=1, help="Nodes of the cluster that --plan prices."),
+    ] = 8,
+    node_cpus: Annotated[
+        int | None,
+        typer.Option(
+            "--node-cpus",
+            min=1,
+            help="CPUs per node for --plan [default: this machine's].",
+        ),
+    ] = None,
 ) -> None:
     """Reproduce a paper's figures and tables; writes DIR/report.md with its claims.
 
     --quick takes each figure's quick seeds and horizon; --seeds and --horizon, given
-    with or without it, replace those.
+    with or without it, replace those. --plan prices the protocol instead of running it.
     """
     _load_imports(imports)
+    if plan:
+        _print_plan(paper, figure, quick, seeds, horizon, jobs, nodes, node_cpus)
+        return
+    if out is None:
+        _error("reproduce needs --out DIR (or --plan, which writes nothing).")
+        raise typer.Exit(EXIT_INVALID)
     from banditkit.experiments.report.console import claims_lines
     from banditkit.experiments.reproduce import reproduce as run_paper
 
@@ -159,6 +194,44 @@ def reproduce(
         raise typer.Exit(EXIT_FAILED)
     if strict and not result.claims_passed:
         raise typer.Exit(EXIT_CLAIMS)
+
+
+def _print_plan(
+    paper: str,
+    figure: str | None,
+    quick: bool,
+    seeds: int | None,
+    horizon: int | None,
+    jobs: int | None,
+    nodes: int,
+    node_cpus: int | None,
+) -> None:
+    """``reproduce --plan``: the cost table of the paper's figures (nothing is written)."""
+    from banditkit.experiments.plan.costs import paper_costs, plan_table
+    from banditkit.experiments.runner import default_jobs
+
+    typer.echo(
+        f"probing each kind of run of {paper} on this machine (about ten seconds of probes) ..."
+    )
+    costs = _guarded(
+        Path.cwd(),
+        paper_costs,
+        paper,
+        figure,
+        quick=quick,
+        seeds=seeds,
+        horizon=horizon,
+    )
+    cpus = default_jobs()
+    typer.echo(plan_table(costs, jobs or cpus, nodes, node_cpus or cpus))
+    typer.echo(
+        "\nCPU-hours: one thread per run, priced from the first rounds of each kind "
+        "(per-round cost a + b t, fitted). GPU-hours are an estimate from FLOPs (PyTorch "
+        "policies only; see docs/performance.md, 'What a paper costs')."
+    )
+    for cost in costs:
+        for error in sorted(set(cost.errors.values()))[:3]:
+            typer.echo(f"{cost.figure}: some runs not priced: {error}")
 
 
 def _report_tuning(result: Any) -> None:

@@ -11,6 +11,13 @@ Each family has its base class (:class:`ContextualEnvironment`, :class:`DuelingE
 records (``core.records``); a concrete environment inherits them and declares its own in
 ``records``. ``simulate``, the result store, summaries, claims and figures all read
 :meth:`Environment.declared_records`.
+
+Between two rounds an environment is its seed, its round count, the states of its three
+streams and whatever a class carries from one round to the next (a queue of rows not shown
+yet, a position in a log): :meth:`Environment.state_dict` returns them and
+:meth:`Environment.load_state_dict` puts them back, so that a run checkpointed after round r
+continues with the same contexts and noise (``core.simulate``; docs/experiments.md,
+"Checkpoints"). A class that carries such state overrides ``_state`` / ``_load_state``.
 """
 
 from __future__ import annotations
@@ -24,12 +31,17 @@ import numpy as np
 from banditkit.core.records import LOOP_RECORDS, Record, merge_records
 from banditkit.core.seeding import make_rng
 from banditkit.core.types import FAMILIES, Action, Context, Step, check_action
+from banditkit.core.validation import ArgumentTypeError, check_int, check_state_array
+
+#: The streams an environment's state dict holds, by their ``core.seeding`` names.
+_STREAMS = {"instance": "instance_rng", "contexts": "context_rng", "noise": "noise_rng"}
 
 __all__ = [
     "AssortmentEnvironment",
     "ContextualEnvironment",
     "DuelingEnvironment",
     "Environment",
+    "saved_queue",
 ]
 
 
@@ -92,6 +104,81 @@ class Environment(ABC):
         self.current = None
         self.round += 1
         return result
+
+    def state_dict(self) -> dict[str, Any]:
+        """The environment between two rounds: seed, round, streams and carried state.
+
+        JSON-able values and NumPy arrays (``core.serialization`` writes them without
+        pickle). The instance is not in it: :meth:`load_state_dict` draws it again from
+        the seed.
+
+        Raises:
+            RuntimeError: Before :meth:`reset`, or in the middle of a round (after
+                ``context()``, before ``step()``).
+        """
+        if self.seed is None or self.current is not None:
+            raise RuntimeError(
+                "state_dict() is taken between two rounds of a run: after reset(seed) "
+                "or step(), not after context()."
+            )
+        return {
+            "seed": self.seed,
+            "round": self.round,
+            "rng": {
+                name: getattr(self, attr).bit_generator.state
+                for name, attr in _STREAMS.items()
+            },
+            "state": self._state(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from :meth:`state_dict`: reset with its seed, then take its state.
+
+        Raises:
+            ValueError: If an entry is missing or invalid; the message names it.
+        """
+        if not isinstance(state, dict):
+            raise ArgumentTypeError(
+                f"state must be a dict; got {type(state).__name__}."
+            )
+        missing = sorted({"seed", "round", "rng", "state"} - set(state))
+        if missing:
+            raise ValueError(f"state is missing the entries {missing}.")
+        seed = check_int("state['seed']", state["seed"], low=0)
+        round_ = check_int("state['round']", state["round"], low=0)
+        rngs = state["rng"]
+        if not isinstance(rngs, dict) or set(rngs) != set(_STREAMS):
+            raise ValueError(
+                f"state['rng'] must hold the streams {sorted(_STREAMS)}; got "
+                f"{sorted(rngs) if isinstance(rngs, dict) else type(rngs).__name__}."
+            )
+        carried = state["state"]
+        if not isinstance(carried, dict):
+            raise ValueError(
+                f"state['state'] must be a dict; got {type(carried).__name__}."
+            )
+        streams = {}
+        for name in _STREAMS:
+            streams[name] = make_rng(0, name)
+            try:
+                streams[name].bit_generator.state = rngs[name]
+            except (TypeError, ValueError, KeyError, OverflowError) as exc:
+                raise ValueError(
+                    f"state['rng'][{name!r}] is not a state of this stream ({exc})."
+                ) from None
+        self.reset(seed)
+        for name, attr in _STREAMS.items():  # the same generators, moved on
+            getattr(self, attr).bit_generator.state = streams[name].bit_generator.state
+        self.round = round_
+        self._load_state(carried)
+
+    def _state(self) -> dict[str, Any]:
+        """What this class carries from one round to the next, besides its streams (override)."""
+        return {}
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`_state` (override); the instance is drawn and the streams set."""
+        del state  # nothing is carried by default
 
     def best_action(self) -> Action:
         """The action with the largest expected reward in the current round (for the oracle)."""
@@ -232,4 +319,22 @@ class AssortmentEnvironment(Environment):
             aggregation="none",
             description="item chosen by the customer, -1 for no purchase",
         ),
+    )
+
+
+def saved_queue(state: dict[str, Any], size: int) -> np.ndarray:
+    """The queue of a saved environment state: indices of rows not shown yet, < ``size``.
+
+    For the environments that walk through permutations of a pool (``_load_state``).
+
+    Raises:
+        ValueError: If ``state['queue']`` is not a 1-d integer array of such indices.
+    """
+    return check_state_array(
+        "state['queue']",
+        state.get("queue"),
+        (None,),
+        dtype=np.int64,
+        low=0,
+        below=size,
     )

@@ -69,6 +69,31 @@ class Separate:
         """Each policy's ``last_propensity``."""
         return [p.last_propensity for p in self.policies]
 
+    def state_dicts(self) -> list[dict[str, Any]]:
+        """Each policy's ``state_dict()`` (``core.resume``)."""
+        return [p.state_dict() for p in self.policies]
+
+    def resume(
+        self,
+        horizon: int,
+        envs: Sequence[Environment],
+        states: Sequence[dict[str, Any]],
+    ) -> None:
+        """Instead of :meth:`start`: each policy begins, takes its state, then its environment.
+
+        Raises:
+            ValueError: If a state is invalid, or was saved under another horizon.
+        """
+        for policy, env, state in zip(self.policies, envs, states, strict=True):
+            policy.begin(horizon)
+            policy.load_state_dict(state)
+            if policy.horizon != horizon:
+                raise ValueError(
+                    f"the saved policy state has horizon {policy.horizon!r}; this run "
+                    f"has {horizon}."
+                )
+            policy.attach(env)
+
 
 def stack(policies: Sequence[Policy]) -> Members | None:
     """The stacked play of ``policies`` that their class offers, or None.

@@ -1,15 +1,11 @@
 """Saving and loading policies in a safe format: one ``.npz`` file, no pickle.
 
-A state dict (nested dicts and lists of NumPy arrays and JSON scalars) is split into its arrays,
-stored as named ``.npz`` members, and a JSON skeleton in which each array is replaced by
-``{"__array__": "<member name>"}``. Loading never unpickles.
-
-A header member, ``__banditkit__``, holds the format name and version, the policy's registry
-name and a SHA-256 digest of the content (the skeleton, then each array's name, dtype, shape
-and bytes in name order). Loading checks all of them, so a truncated file, a file that is not
-a banditkit policy, a newer format or a file whose content was edited (for example its
-``policy`` label changed from ``linucb`` to ``lints``) raises :class:`PolicyFileError` naming
-the file and the problem.
+The file is a state file (``core.statefile``): the state dict's arrays as named ``.npz``
+members and a JSON skeleton, under a header holding the format name and version, the
+policy's registry name and a SHA-256 digest of the content. Loading never unpickles and
+checks all of them, so a truncated file, a file that is not a banditkit policy, a newer
+format or a file whose content was edited (for example its ``policy`` label changed from
+``linucb`` to ``lints``) raises :class:`PolicyFileError` naming the file and the problem.
 
 The digest guards against damage and edits, not against a deliberate forgery: anyone can
 recompute it. What makes a forged file harmless is checked after it (docs/reliability.md):
@@ -31,16 +27,11 @@ rename) with the mode a plain ``open()`` would give (``0o666`` less the umask).
 
 from __future__ import annotations
 
-import hashlib
-import io
-import json
-import math
 import os
-import zipfile
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +39,7 @@ from banditkit.core.errors import BanditkitError, DamagedFileError
 from banditkit.core.files import atomic_write
 from banditkit.core.policy import Policy
 from banditkit.core.registry import Registry
+from banditkit.core.statefile import StateFormat, pack_state, read_state
 
 __all__ = [
     "MAX_POLICY_BYTES",
@@ -62,9 +54,6 @@ POLICY_FORMAT = "banditkit-policy"
 POLICY_FORMAT_VERSION = 1
 """Version of the policy file layout; files of a newer version are refused."""
 
-_SKELETON = "__skeleton__"
-_HEADER = "__banditkit__"
-
 
 class PolicyFileError(DamagedFileError):
     """A policy file cannot be loaded (truncated, foreign, newer or edited)."""
@@ -72,6 +61,11 @@ class PolicyFileError(DamagedFileError):
 
 class UnsavablePolicyError(BanditkitError, ValueError):
     """A policy that a file could not bring back as it is (not saved; the message says why)."""
+
+
+POLICY_FILE = StateFormat(
+    POLICY_FORMAT, POLICY_FORMAT_VERSION, "policy file", PolicyFileError
+)
 
 
 def _difference(a: Any, b: Any, where: str = "value") -> str | None:
@@ -248,30 +242,6 @@ def _check_savable(
         )
 
 
-def _split(obj: Any, arrays: dict[str, np.ndarray]) -> Any:
-    if isinstance(obj, np.ndarray):
-        name = f"a{len(arrays)}"
-        arrays[name] = obj
-        return {"__array__": name}
-    if isinstance(obj, dict):
-        return {str(k): _split(v, arrays) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_split(v, arrays) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return obj
-
-
-def _digest(skeleton: str, arrays: dict[str, np.ndarray]) -> str:
-    """SHA-256 of the skeleton and of each array (name, dtype, shape, C-order bytes)."""
-    h = hashlib.sha256(skeleton.encode("utf-8"))
-    for name in sorted(arrays):
-        a = np.ascontiguousarray(arrays[name])
-        h.update(json.dumps([name, a.dtype.str, list(a.shape)]).encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
-
-
 def save_policy(
     policy: Policy,
     path: str | os.PathLike[str],
@@ -304,32 +274,13 @@ def save_policy(
         registry = POLICIES
     state = policy.state_dict()
     _check_savable(policy, state, registry)
-    arrays: dict[str, np.ndarray] = {}
     try:
-        skeleton = json.dumps(_split(state, arrays), allow_nan=False)
+        members = pack_state(state, POLICY_FILE, policy=state.get("policy"))
     except ValueError:
-        skeleton = ""
-    odd = [
-        n
-        for n, a in arrays.items()
-        if a.dtype.kind not in _ARRAY_KINDS or not np.isfinite(a).all()
-    ]
-    if odd or not skeleton:
         raise UnsavablePolicyError(
             f"cannot save {state['policy']!r}: its state holds NaN, inf or non-real "
             "values, which load_policy refuses."
-        )
-    header = {
-        "format": POLICY_FORMAT,
-        "version": POLICY_FORMAT_VERSION,
-        "policy": state.get("policy"),
-        "sha256": _digest(skeleton, arrays),
-    }
-    members: dict[str, Any] = {
-        **arrays,
-        _SKELETON: np.array(skeleton),
-        _HEADER: np.array(json.dumps(header)),
-    }
+        ) from None
     target = Path(path)
     atomic_write(target, lambda fh: np.savez(fh, **members))
 
@@ -337,166 +288,9 @@ def save_policy(
 #: Largest total size, in bytes, of the arrays a policy file may declare (4 GiB); checked
 #: against the file's zip directory and each array's header before anything is allocated.
 MAX_POLICY_BYTES = 4 * 2**30
-#: Largest size of the JSON skeleton and header members, in bytes.
-_MAX_JSON_BYTES = 2**24
-#: Most members a policy file may hold.
-_MAX_MEMBERS = 100_000
 #: A feature dimension any policy file may have, whatever its arrays: a d x d float64
 #: matrix of this d is 32 MiB.
 _FREE_D = 2048
-#: Array dtypes a policy file may hold: booleans, integers and real floats (no complex,
-#: no strings, no objects, no records); the JSON members are Unicode strings.
-_ARRAY_KINDS = "biuf"
-_HEADER_READERS = {
-    (1, 0): np.lib.format.read_array_header_1_0,
-    (2, 0): np.lib.format.read_array_header_2_0,
-}
-
-
-def _refuse_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a finite number")
-
-
-def _json(text: str) -> Any:
-    """Parse JSON, refusing NaN and infinities (``json`` accepts them by default)."""
-    return json.loads(text, parse_constant=_refuse_constant)
-
-
-def _read_member(
-    archive: zipfile.ZipFile, info: zipfile.ZipInfo, text: bool
-) -> np.ndarray:
-    """One ``.npy`` member, its header checked against its size before it is read."""
-    if info.compress_type != zipfile.ZIP_STORED:
-        raise ValueError(
-            f"member {info.filename} is compressed; policy files are written uncompressed "
-            "and a compressed member could expand to any size"
-        )
-    with archive.open(info) as fh:
-        version = np.lib.format.read_magic(fh)
-        if version not in _HEADER_READERS:
-            raise ValueError(f"member {info.filename} has .npy version {version}")
-        shape, fortran, dtype = _HEADER_READERS[version](fh)
-        kinds = "U" if text else _ARRAY_KINDS
-        if dtype.kind not in kinds or dtype.fields is not None or dtype.subdtype:
-            raise ValueError(
-                f"member {info.filename} holds dtype {dtype}; a policy file holds only "
-                "booleans, integers and real floats"
-            )
-        count = math.prod(shape)
-        size = count * dtype.itemsize
-        if size != info.file_size - fh.tell():
-            raise ValueError(
-                f"member {info.filename} declares shape {shape} of {dtype}, which does "
-                f"not match its {info.file_size} bytes"
-            )
-        data = bytearray(size)
-        if cast(io.BufferedIOBase, fh).readinto(data) != size:
-            raise ValueError(f"member {info.filename} is truncated")
-    flat = np.frombuffer(data, dtype=dtype, count=count)
-    return flat.reshape(shape, order="F" if fortran else "C")
-
-
-def _read_members(path: Path, max_bytes: int) -> dict[str, np.ndarray]:
-    """Every member of the policy file, sizes and dtypes checked before reading."""
-    with zipfile.ZipFile(path) as archive:
-        infos = archive.infolist()
-        if len(infos) > _MAX_MEMBERS:
-            raise ValueError(f"it has {len(infos)} members (at most {_MAX_MEMBERS})")
-        total = sum(info.file_size for info in infos)
-        if total > max_bytes:
-            raise ValueError(
-                f"it declares {total} bytes of arrays, more than max_bytes={max_bytes}"
-            )
-        members = {}
-        for info in infos:
-            name = info.filename.removesuffix(".npy")
-            text = name in (_HEADER, _SKELETON)
-            if text and info.file_size > _MAX_JSON_BYTES:
-                raise ValueError(
-                    f"member {info.filename} is larger than {_MAX_JSON_BYTES}"
-                )
-            members[name] = _read_member(archive, info, text)
-    return members
-
-
-def _read(
-    path: Path, max_bytes: int
-) -> tuple[dict[str, Any], str, dict[str, np.ndarray]]:
-    """(header, skeleton text, arrays) of a policy file, checked against its digest."""
-    if not path.is_file():
-        problem = "is a directory" if path.is_dir() else "no such file"
-        raise PolicyFileError(path, f"{problem}; expected a policy file")
-    try:
-        members = _read_members(path, max_bytes)
-        if _HEADER not in members or _SKELETON not in members:
-            raise PolicyFileError(
-                path,
-                "not a banditkit policy file (no format header; files saved before "
-                f"format version {POLICY_FORMAT_VERSION} must be saved again)",
-            )
-        header = _json(str(members.pop(_HEADER)))
-        skeleton = str(members.pop(_SKELETON))
-    except PolicyFileError:
-        raise
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError) as exc:
-        raise PolicyFileError(
-            path, f"not a readable policy file, truncated or damaged ({exc})"
-        ) from None
-    if not isinstance(header, dict) or header.get("format") != POLICY_FORMAT:
-        raise PolicyFileError(path, "not a banditkit policy file (unknown header)")
-    version = header.get("version")
-    if not isinstance(version, int) or version > POLICY_FORMAT_VERSION:
-        raise PolicyFileError(
-            path,
-            f"format version {version!r} is newer than this banditkit reads "
-            f"({POLICY_FORMAT_VERSION}); upgrade banditkit",
-        )
-    if _digest(skeleton, members) != header.get("sha256"):
-        raise PolicyFileError(
-            path,
-            "its content does not match its digest (the file was edited or damaged)",
-        )
-    return header, skeleton, members
-
-
-def _state_of(path: Path, skeleton: str, arrays: dict[str, np.ndarray]) -> Any:
-    """The state tree: the skeleton with its arrays put back, every leaf checked.
-
-    Each array member is used exactly once; floats (arrays and scalars) must be finite.
-    """
-    try:
-        tree = _json(skeleton)
-    except (ValueError, RecursionError) as exc:
-        raise PolicyFileError(path, f"its state is not valid JSON ({exc})") from None
-    used: set[str] = set()
-
-    def join(obj: Any, where: str) -> Any:
-        if isinstance(obj, dict):
-            if set(obj) == {"__array__"}:
-                name = obj["__array__"]
-                if name not in arrays or name in used:
-                    raise PolicyFileError(path, f"{where} names no array of the file")
-                used.add(name)
-                value = arrays[name]
-                if value.dtype.kind == "f" and not np.isfinite(value).all():
-                    raise PolicyFileError(path, f"{where} holds NaN or inf")
-                return value
-            return {k: join(v, f"{where}[{k!r}]") for k, v in obj.items()}
-        if isinstance(obj, list):
-            return [join(v, f"{where}[{i}]") for i, v in enumerate(obj)]
-        if isinstance(obj, float) and not math.isfinite(obj):
-            raise PolicyFileError(path, f"{where} is {obj!r}; expected a finite number")
-        return obj
-
-    try:
-        state = join(tree, "state")
-    except RecursionError:
-        raise PolicyFileError(path, "its state is nested too deeply") from None
-    if used != set(arrays):
-        raise PolicyFileError(
-            path, f"arrays {sorted(set(arrays) - used)} are not part of its state"
-        )
-    return state
 
 
 def load_policy(
@@ -541,17 +335,21 @@ def load_policy(
 
         registry = POLICIES
     path = Path(path)
-    header, skeleton, arrays = _read(path, max_bytes)
-    name = header.get("policy")
-    if expect is not None and name != expect:
-        raise PolicyFileError(
-            path, f"it holds policy {name!r}, not the expected {expect!r}"
-        )
-    if not isinstance(name, str) or name not in registry:
-        raise PolicyFileError(
-            path, f"it holds policy {name!r}, which is not registered"
-        )
-    state = _state_of(path, skeleton, arrays)
+    known = registry
+
+    def check(header: dict[str, Any]) -> None:
+        name = header.get("policy")
+        if expect is not None and name != expect:
+            raise PolicyFileError(
+                path, f"it holds policy {name!r}, not the expected {expect!r}"
+            )
+        if not isinstance(name, str) or name not in known:
+            raise PolicyFileError(
+                path, f"it holds policy {name!r}, which is not registered"
+            )
+
+    header, state = read_state(path, POLICY_FILE, max_bytes=max_bytes, check=check)
+    name = header["policy"]
     if not isinstance(state, dict) or state.get("policy") != name:
         raise PolicyFileError(path, "the header and the state name different policies")
     params = state.get("params")

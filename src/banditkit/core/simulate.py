@@ -19,12 +19,21 @@ from banditkit.core.environment import Environment
 from banditkit.core.members import Members, Separate, stack
 from banditkit.core.policy import Policy
 from banditkit.core.records import Record
+from banditkit.core.resume import Checkpoints, Resumable, Snapshot
 from banditkit.core.roundbar import RoundBar
 from banditkit.core.threads import limit_threads
 from banditkit.core.types import Step
 from banditkit.core.validation import check_int
 
-__all__ = ["RunResult", "simulate", "simulate_seeds"]
+__all__ = ["RunResult", "row_width", "simulate", "simulate_seeds"]
+
+#: The loop's own columns of a round's record (``_row``), before the step values.
+_LOOP_COLUMNS = 7
+
+
+def row_width(env: Environment) -> int:
+    """Columns of the loop's per-round records on ``env`` (a snapshot's ``rows``)."""
+    return _LOOP_COLUMNS + len(env.step_values())
 
 
 @dataclass
@@ -140,6 +149,7 @@ def simulate(
     callback: Callable[[int], None] | None = None,
     progress: bool | None = None,
     threads: int = 1,
+    checkpoints: Checkpoints | None = None,
 ) -> RunResult:
     """Run ``policy`` on ``env`` for ``horizon`` rounds and record every round.
 
@@ -162,13 +172,17 @@ def simulate(
             caller's settings are restored afterwards. One (default) is what
             ``banditkit run`` uses, so a seed gives the same numbers from both; more
             threads can change the last digits (docs/performance.md, "Threads").
+        checkpoints: Every ``checkpoints.every`` rounds, a snapshot of the run handed to
+            ``checkpoints.save``; with ``checkpoints.resume``, the run goes on from that
+            snapshot, and its result is the uninterrupted run's (``core.resume``).
 
     Returns:
         A :class:`RunResult`.
 
     Raises:
-        ValueError: If the families differ, or a step's ``values`` do not match the
-            environment's declared records.
+        ValueError: If the families differ, a step's ``values`` do not match the
+            environment's declared records, or the snapshot to resume from does not fit
+            the run.
 
     Example:
         >>> import banditkit as bk
@@ -185,6 +199,7 @@ def simulate(
             [seed],
             callback=callback,
             progress=progress,
+            checkpoints=checkpoints,
         )[0]
 
 
@@ -195,6 +210,7 @@ def simulate_seeds(
     seeds: Sequence[int],
     *,
     members: Members | None = None,
+    checkpoints: Checkpoints | None = None,
 ) -> list[RunResult]:
     """Run policy s on environment s reset with ``seeds[s]``, the S runs in lockstep.
 
@@ -212,6 +228,8 @@ def simulate_seeds(
         seeds: The S seeds of the environments.
         members: How the S policies play (``core.members``); None: stacked if their
             class offers it, else each on its own.
+        checkpoints: As in :func:`simulate`, the S runs in one snapshot; only for
+            members that can be resumed (``core.resume.Resumable``: ``Separate``).
 
     Returns:
         One ``RunResult`` per seed, in order.
@@ -238,7 +256,16 @@ def simulate_seeds(
         )
     if members is None:
         members = stack(policies) or Separate(policies)
-    return _play(members, policies, envs, horizon, seeds, callback=None, progress=False)
+    return _play(
+        members,
+        policies,
+        envs,
+        horizon,
+        seeds,
+        callback=None,
+        progress=False,
+        checkpoints=checkpoints,
+    )
 
 
 def _play(
@@ -250,18 +277,16 @@ def _play(
     *,
     callback: Callable[[int], None] | None,
     progress: bool | None,
+    checkpoints: Checkpoints | None = None,
 ) -> list[RunResult]:
     """The loop: S members on S environments, round by round (S = 1: ``simulate``)."""
     horizon = check_int("horizon", horizon, low=1)
     records, names = _declared(policies, envs)
     size = len(envs)
-    for env, seed in zip(envs, seeds, strict=True):
-        env.reset(seed)
-    members.start(horizon, envs)
-    rows: list[list[tuple[float, ...]]] = [[] for _ in envs]  # arrays at the end
-    actions_of: list[list[Any]] = [[] for _ in envs]
+    rows, actions_of, n, events = _begin(
+        members, envs, seeds, horizon, checkpoints, _LOOP_COLUMNS + len(names)
+    )
     clock = time.perf_counter
-    n, events = 0, 0
     bar = RoundBar(horizon, progress, label=_label(policies[0]))
     try:
         while n < horizon:
@@ -288,6 +313,8 @@ def _play(
                 )
                 actions_of[s].append(actions[s])
             n += 1
+            if checkpoints is not None and checkpoints.due(n, horizon):
+                _save(checkpoints, members, envs, rows, actions_of, events)
             if callback is not None:
                 callback(n)
             bar.tick(n)
@@ -304,6 +331,72 @@ def _play(
         )
         for s, (policy, env, seed) in enumerate(zip(policies, envs, seeds, strict=True))
     ]
+
+
+Rows = list[list[tuple[float, ...]]]
+"""Per run, the records of the loop's rounds (``_row``); arrays at the end."""
+
+
+def _begin(
+    members: Members,
+    envs: Sequence[Environment],
+    seeds: Sequence[int],
+    horizon: int,
+    checkpoints: Checkpoints | None,
+    width: int,
+) -> tuple[Rows, list[list[Any]], int, int]:
+    """Before the first round: fresh runs, or the snapshot to resume from put back.
+
+    Returns the rows and actions so far, the rounds recorded and the events read.
+    """
+    snapshot = None if checkpoints is None else checkpoints.resume
+    if checkpoints is not None and not isinstance(members, Resumable):
+        raise ValueError(
+            f"checkpoints need members that can be resumed (core.resume.Resumable); "
+            f"{type(members).__name__} cannot."
+        )
+    if snapshot is None:
+        for env, seed in zip(envs, seeds, strict=True):
+            env.reset(seed)
+        members.start(horizon, envs)
+        return [[] for _ in envs], [[] for _ in envs], 0, 0
+    assert isinstance(members, Resumable)
+    if len(snapshot.rows) != len(envs) or any(
+        table.shape != (snapshot.rounds, width) for table in snapshot.rows
+    ):
+        raise ValueError("the snapshot to resume from holds other runs than this one.")
+    for env, state, seed in zip(envs, snapshot.envs, seeds, strict=True):
+        env.load_state_dict(state)
+        if env.seed != seed:
+            raise ValueError(
+                f"the snapshot to resume from is of seed {env.seed}; this run's is {seed}."
+            )
+    members.resume(horizon, envs, snapshot.policies)
+    rows = [[tuple(row) for row in table.tolist()] for table in snapshot.rows]
+    return rows, [list(a) for a in snapshot.actions], snapshot.rounds, snapshot.events
+
+
+def _save(
+    checkpoints: Checkpoints,
+    members: Members,
+    envs: Sequence[Environment],
+    rows: Rows,
+    actions_of: list[list[Any]],
+    events: int,
+) -> None:
+    """Hand ``checkpoints.save`` the snapshot of the loop after its last round."""
+    assert isinstance(members, Resumable)
+    width = len(rows[0][0])
+    checkpoints.save(
+        Snapshot(
+            rounds=len(rows[0]),
+            events=events,
+            rows=[np.array(r, dtype=np.float64).reshape(-1, width) for r in rows],
+            actions=actions_of,
+            policies=members.state_dicts(),
+            envs=[env.state_dict() for env in envs],
+        )
+    )
 
 
 def _declared(
@@ -382,7 +475,9 @@ def result_from_rows(
     (``env.step_values()``); the loop of ``simulate`` gathers them so (one list per
     run).
     """
-    table = np.array(rows, dtype=np.float64).reshape(len(rows), 7 + len(names))
+    table = np.array(rows, dtype=np.float64).reshape(
+        len(rows), _LOOP_COLUMNS + len(names)
+    )
     dtypes = {r.name: r.numpy_dtype for r in records}
     return RunResult(
         regret=table[:, 0].copy(),

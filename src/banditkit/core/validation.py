@@ -261,6 +261,7 @@ def check_state_array(
     *,
     dtype: Any = np.float64,
     low: float | None = None,
+    below: float | None = None,
 ) -> np.ndarray:
     """Return an owned copy of a saved array if it has ``shape`` and real, finite entries.
 
@@ -273,10 +274,13 @@ def check_state_array(
         shape: The expected shape; ``None`` for an axis of any length (a history's n).
         dtype: The dtype of the copy; an integer dtype also requires integer entries.
         low: Smallest value allowed (0 for counts and weights), or None.
+        below: A bound every entry must stay under (the length of what an array of
+            indices indexes), or None.
 
     Raises:
         ValueError: On another shape, a non-real dtype, NaN, inf, fractional entries of
-            an integer array or an entry below ``low``; the message names ``name``.
+            an integer array, an entry below ``low`` or not below ``below``; the message
+            names ``name``.
 
     Example:
         >>> check_state_array("theta", np.zeros(4), (3,))
@@ -295,6 +299,8 @@ def check_state_array(
         raise ValueError(f"{name} must hold integers; got fractions.")
     if low is not None and arr.size and float(arr.min()) < low:
         raise ValueError(f"{name} must be >= {low:g}; got {float(arr.min())!r}.")
+    if below is not None and arr.size and float(arr.max()) >= below:
+        raise ValueError(f"{name} must be < {below:g}; got {float(arr.max())!r}.")
     return np.array(value, dtype=dtype, copy=True)
 
 

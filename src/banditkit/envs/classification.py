@@ -32,6 +32,7 @@ from banditkit.core import (
     Environment,
     Step,
 )
+from banditkit.core.environment import saved_queue
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int
 from banditkit.datasets import (
@@ -274,6 +275,12 @@ class DatasetEnv(Environment):
             self._queue = self.context_rng.permutation(self._rows)
         row, self._queue = int(self._queue[0]), self._queue[1:]
         return row
+
+    def _state(self) -> dict[str, Any]:
+        return {"queue": self._queue}
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        self._queue = saved_queue(state, self._data.features.shape[0])
 
     def _next_row_arms(self) -> np.ndarray:
         self._row = self._draw_row()

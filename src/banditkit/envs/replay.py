@@ -145,6 +145,16 @@ class ReplayEnv(ContextualEnvironment):
         self._next += 1
         return Context(arms=self._event_arms(self._event))
 
+    def _state(self) -> dict[str, Any]:
+        return {"next": self._next, "event": self._event}
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        n = self._order.shape[0]
+        self._next = check_int("state['next']", state.get("next"), low=0, high=n)
+        self._event = check_int(
+            "state['event']", state.get("event"), low=-1, high=n - 1
+        )
+
     @property
     def event(self) -> int:
         """Row of the log shown in the current round (-1 before the first)."""

@@ -18,13 +18,18 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from banditkit.core import ENVIRONMENTS, Context, ContextualEnvironment, Step
+from banditkit.core.environment import saved_queue
 from banditkit.core.types import Action
-from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.core.validation import (
+    check_choice,
+    check_int,
+    check_scalar,
+)
 from banditkit.envs.latent import LATENT_FUNCTIONS, LatentFn, check_theta, make_latent
 from banditkit.envs.laws import LAWS, sample_contexts
 
@@ -170,6 +175,13 @@ class SyntheticEnv(MeanRewardEnv):
                 self._queue = self.context_rng.permutation(self._pool_x.shape[0])
             idx, self._queue = self._queue[:k], self._queue[k:]
         return self._pool_x[idx]  # a row selection is a copy
+
+    def _state(self) -> dict[str, Any]:
+        return {"queue": self._queue}
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        pool = 0 if self._pool_x is None else self._pool_x.shape[0]
+        self._queue = saved_queue(state, pool)
 
 
 @ENVIRONMENTS.register("linear")

@@ -37,10 +37,12 @@ from banditkit.core.errors import RunsFailedError
 from banditkit.experiments.compute.backends import (
     BACKENDS,
     ProcessBackend,
+    RayBackend,
     fork_is_safe,
     make_backend,
 )
 from banditkit.experiments.compute.progress import Progress, make_progress, run_kind
+from banditkit.experiments.compute.resources import TaskSettings
 from banditkit.experiments.config.resolve import prepare_experiment
 from banditkit.experiments.config.resolved import ResolvedExperiment
 from banditkit.experiments.config.schema import ExperimentConfig
@@ -222,14 +224,36 @@ def _execute(
     store.prepare()
     with store.lock():
         write_experiment(store, resolved)
+        config = resolved.config
+        settings = TaskSettings(
+            resources=config.resources,
+            checkpoint_every=config.checkpoint_every,
+            checkpoint_dir=store.checkpoints.folder,
+        )
+        ray = None
+        jobs = options.jobs
+        if options.backend == "ray":  # seeds are grouped for the cluster's CPUs
+            ray = RayBackend(options.jobs, options.address, settings)
+            jobs = ray.connect()
         plan = make_plan(
             resolved,
             store.is_finished,
             backend=options.backend,
-            jobs=options.jobs,
+            jobs=jobs,
             batch_seeds=options.batch_seeds,
         )
-        failed = _compute(plan, store, options, pool)
+        if pool is not None:
+            pool.settings = settings
+        try:
+            backend = ray or (
+                pool
+                if pool is not None and plan.backend == "process"
+                else make_backend(plan.backend, options.jobs, settings=settings)
+            )
+            failed = _compute(plan, store, options, backend)
+        finally:
+            if ray is not None:
+                ray.close()
         cells = collect(resolved, store)
         summary = summarise(resolved, cells)
         store.write_json("summary.json", summary)
@@ -250,14 +274,9 @@ def _execute(
 
 
 def _compute(
-    plan: Plan, store: RunStore, options: RunOptions, pool: ProcessBackend | None
+    plan: Plan, store: RunStore, options: RunOptions, backend: Any
 ) -> dict[str, str]:
     """Compute the plan's tasks, writing each run as it arrives; run id -> error of each failed."""
-    backend: Any = (
-        pool
-        if pool is not None and plan.backend == "process"
-        else make_backend(plan.backend, options.jobs, options.address)
-    )
     reporter = make_progress(options.progress)
     reporter.start(
         options.title or plan.resolved.config.name, len(plan.todo), plan.skipped

@@ -16,8 +16,7 @@ import pytest
 
 from banditkit.experiments import run_experiment
 from banditkit.experiments.store.store import RunStore
-from banditkit.experiments.store.tables import TIMING_COLUMNS
-from tests.experiments.helpers import tiny, without_timing, write_yaml
+from tests.experiments.helpers import tiny, untimed_tables, without_timing, write_yaml
 
 CONFIG = tiny(
     envs=[{"name": "linear", "d": 5, "n_arms": 5}],
@@ -47,13 +46,6 @@ def _check_no_partial_files(out: Path) -> int:
         except FileNotFoundError:  # renamed over between listing and reading
             continue
     return finished
-
-
-def _tables(out: Path) -> dict[str, pd.DataFrame]:
-    return {
-        p.stem: pd.read_parquet(p).drop(columns=list(TIMING_COLUMNS))
-        for p in sorted((out / "runs").glob("*.parquet"))
-    }
 
 
 def _children(pid: int) -> list[int]:
@@ -133,7 +125,7 @@ def test_sigkill_then_resume_gives_identical_results(tmp_path, backend):
 
     reference = tmp_path / "reference"
     assert run_experiment(config, reference, backend="serial", progress="none").ok
-    killed, ref = _tables(out), _tables(reference)
+    killed, ref = untimed_tables(out), untimed_tables(reference)
     assert killed.keys() == ref.keys() and len(ref) == 60
     for key, table in ref.items():
         pd.testing.assert_frame_equal(killed[key], table, check_exact=True)

@@ -5,14 +5,16 @@
               where ``fork_is_safe``; each worker limits BLAS and PyTorch to one thread,
               and exits if the driver dies); runs are handed out longest expected first
               (``schedule``)
-    ray       Ray tasks (one CPU each) on a local Ray started here with ``jobs`` CPUs, on an
-              already initialised Ray, or on a cluster given by ``address`` ("auto" or
-              "ray://head:10001"); results travel back to the driver, which writes them, so
-              workers need banditkit installed but no shared file system
+    ray       Ray tasks on a local Ray started here with ``jobs`` CPUs, on an already
+              initialised Ray, or on a cluster given by ``address`` ("auto" or
+              "ray://head:10001"), each with its resources, retried when its node dies
+              (``compute.ray``)
 
 Every backend computes each task (``plan.tasks``: a run, or the seeds of one configuration
 as one batch) with :func:`~banditkit.experiments.compute.execute.compute_item`, so the same run
-gives the same numbers on all of them; it yields one record per run.
+gives the same numbers on all of them; it yields one record per run. Each takes the tasks'
+settings (``compute.resources.TaskSettings``): their threads, and their checkpoints, which
+a run that finds one resumes from.
 """
 
 from __future__ import annotations
@@ -33,15 +35,16 @@ from banditkit.experiments.compute.execute import (
     compute_item,
     failed_record,
 )
+from banditkit.experiments.compute.ray import RayBackend
+from banditkit.experiments.compute.resources import TaskSettings
 from banditkit.experiments.compute.schedule import RunScheduler
 from banditkit.experiments.compute.threads import (
     init_worker,
-    limit_threads_in_process,
     warm_up,
 )
 from banditkit.experiments.plan.tasks import Task, specs_of
 
-__all__ = ["BACKENDS", "ProcessBackend", "fork_is_safe", "make_backend"]
+__all__ = ["BACKENDS", "ProcessBackend", "RayBackend", "fork_is_safe", "make_backend"]
 
 BACKENDS = ("serial", "process", "ray")
 
@@ -57,10 +60,15 @@ class SerialBackend:
 
     name = "serial"
 
+    def __init__(self, settings: TaskSettings | None = None) -> None:
+        self.settings = settings or TaskSettings()
+
     def map(self, specs: Sequence[Task]) -> Iterator[RunRecord]:
         """Yield the record of each run in order."""
+        checkpoints = self.settings.checkpoints()
         for spec in specs:
-            yield from compute_item(spec)
+            threads = self.settings.resources_of(spec).cpus
+            yield from compute_item(spec, checkpoints, threads)
 
 
 class ProcessBackend:
@@ -84,12 +92,19 @@ class ProcessBackend:
     Args:
         jobs: Worker processes, >= 1.
         start_method: "spawn" (default) or "fork".
+        settings: The tasks' threads and checkpoints (default: one thread, none).
     """
 
     name = "process"
 
-    def __init__(self, jobs: int, start_method: str = "spawn") -> None:
+    def __init__(
+        self,
+        jobs: int,
+        start_method: str = "spawn",
+        settings: TaskSettings | None = None,
+    ) -> None:
         self.jobs = max(1, int(jobs))
+        self.settings = settings or TaskSettings()
         if start_method not in ("spawn", "fork"):
             raise ValueError(
                 f"start_method must be 'spawn' or 'fork'; got {start_method!r}."
@@ -139,6 +154,8 @@ class ProcessBackend:
         scheduler = RunScheduler([task.kind for task in specs])
         futures: dict[Future[list[RunRecord]], int] = {}
         clock = time.perf_counter
+        settings = self.settings
+        checkpoints = settings.checkpoints()
 
         def submit() -> list[RunRecord]:
             """Fill the free workers; the runs a broken pool cannot take, as failed."""
@@ -147,7 +164,11 @@ class ProcessBackend:
                 if index is None:
                     return []
                 try:
-                    futures[pool.submit(compute_item, specs[index])] = index
+                    task = specs[index]
+                    threads = settings.resources_of(task).cpus
+                    futures[pool.submit(compute_item, task, checkpoints, threads)] = (
+                        index
+                    )
                 except BrokenProcessPool:  # e.g. the workers died starting
                     message = (
                         "worker process failed:\n"
@@ -214,76 +235,17 @@ def _result(future: Future[list[RunRecord]], item: Task) -> list[RunRecord]:
     return [failed_record(spec, message) for spec in specs_of(item)]
 
 
-def _ray_task(spec: Task) -> list[RunRecord]:
-    limit_threads_in_process()
-    return compute_item(spec)
-
-
-class RayBackend:
-    """Compute runs as Ray tasks (one CPU each).
-
-    Args:
-        jobs: CPUs of a local Ray started here (ignored when connecting to ``address``
-            or when Ray is already initialised).
-        address: Ray cluster address ("auto", "ray://host:10001", "host:6379"), or None for
-            a local Ray (or the one already initialised in this process).
-    """
-
-    name = "ray"
-
-    def __init__(self, jobs: int, address: str | None = None) -> None:
-        self.jobs = max(1, int(jobs))
-        self.address = address
-
-    def map(self, specs: Sequence[Task]) -> Iterator[RunRecord]:
-        """Yield records as runs finish (completion order)."""
-        try:
-            import ray
-        except ImportError:
-            raise RuntimeError(
-                "the ray backend needs Ray: pip install 'banditkit[ray]'"
-            ) from None
-        if not specs:
-            return
-        started_here = False
-        if not ray.is_initialized():
-            kwargs: dict[str, Any] = {
-                "include_dashboard": False,
-                "log_to_driver": False,
-            }
-            if self.address:
-                kwargs["address"] = self.address
-            else:
-                kwargs["num_cpus"] = self.jobs
-            ray.init(**kwargs)
-            started_here = True
-        task = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
-        pending: dict[Any, Task] = {}
-        try:
-            pending = {task.remote(spec): spec for spec in specs}
-            while pending:
-                done, _ = ray.wait(list(pending), num_returns=1)
-                for ref in done:
-                    item = pending.pop(ref)
-                    try:
-                        yield from ray.get(ref)
-                    except Exception:
-                        message = "ray task failed:\n" + traceback.format_exc()
-                        for spec in specs_of(item):
-                            yield failed_record(spec, message)
-        finally:
-            for ref in pending:
-                ray.cancel(ref, force=True)
-            if started_here:
-                ray.shutdown()
-
-
-def make_backend(name: str, jobs: int, address: str | None = None) -> Any:
+def make_backend(
+    name: str,
+    jobs: int,
+    address: str | None = None,
+    settings: TaskSettings | None = None,
+) -> Any:
     """Build a backend by name ("serial", "process" or "ray")."""
     if name == "serial":
-        return SerialBackend()
+        return SerialBackend(settings)
     if name == "process":
-        return ProcessBackend(jobs)
+        return ProcessBackend(jobs, settings=settings)
     if name == "ray":
-        return RayBackend(jobs, address)
+        return RayBackend(jobs, address, settings)
     raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {name!r}.")

@@ -2,12 +2,13 @@
 
 :func:`compute_run` is the only function backends call. It never raises for a failing run:
 the exception is caught and returned with its traceback, so that one bad run cannot stop an
-experiment. It also never touches the output directory; the driver writes what it returns,
-which lets the Ray backend run on machines that do not share a file system with the driver.
+experiment. It writes nothing to the output directory but its checkpoints, through the
+sink it is given (``store.checkpoints``); the driver writes the results it returns, which
+lets the Ray backend run on machines that do not share a file system with the driver.
 
 Every run executes with one BLAS thread and one PyTorch thread
-(:func:`~banditkit.experiments.compute.threads.single_threaded`), on every backend, so results
-are bit-identical across backends.
+(``core.threads.limit_threads``), so results are bit-identical across backends, unless
+the config's ``resources`` give its tasks more CPUs (``compute.resources``).
 """
 
 from __future__ import annotations
@@ -27,12 +28,19 @@ from typing import Any
 import numpy as np
 
 from banditkit import core
+from banditkit.core.environment import Environment
 from banditkit.core.members import stack
 from banditkit.core.records import Record
-from banditkit.core.simulate import RunResult, simulate_seeds
-from banditkit.experiments.compute.threads import single_threaded
+from banditkit.core.resume import Checkpoints, Snapshot
+from banditkit.core.simulate import RunResult, row_width, simulate_seeds
+from banditkit.core.threads import limit_threads
 from banditkit.experiments.config.resolved import RunSpec
 from banditkit.experiments.plan.tasks import SeedGroup, Task
+from banditkit.experiments.store.checkpoints import (
+    RunCheckpoints,
+    encode_snapshot,
+    read_checkpoint,
+)
 
 __all__ = [
     "RunRecord",
@@ -116,21 +124,30 @@ def failed_record(spec: RunSpec, message: str) -> RunRecord:
     return RunRecord(spec, spec.id, None, meta, error=message)
 
 
-def compute_item(item: Task) -> list[RunRecord]:
-    """The records of a task (``plan.tasks``): one run or a group of seeds."""
+def compute_item(
+    item: Task, checkpoints: RunCheckpoints | None = None, threads: int = 1
+) -> list[RunRecord]:
+    """The records of a task (``plan.tasks``): one run or a group of seeds.
+
+    ``checkpoints`` and ``threads`` as in :func:`compute_run`; a group computed as one
+    batch is not checkpointed (``compute_seed_group``).
+    """
     if isinstance(item, SeedGroup):
-        return compute_seed_group(item)
-    return [compute_run(item)]
+        return compute_seed_group(item, checkpoints, threads)
+    return [compute_run(item, checkpoints, threads)]
 
 
-def compute_seed_group(group: SeedGroup) -> list[RunRecord]:
+def compute_seed_group(
+    group: SeedGroup, checkpoints: RunCheckpoints | None = None, threads: int = 1
+) -> list[RunRecord]:
     """Compute the runs of ``group`` as one batch (``core.simulate.simulate_seeds``).
 
     Each record is that of ``compute_run`` for its spec up to the order of floating-point
     operations in the policy; its ``meta`` adds ``batched_seeds`` (the group's size), and
     ``wall_seconds`` is the group's divided by its size. A group whose configuration has
-    no batched policy is computed run by run. When the batch raises, every run of the
-    group is returned failed with the traceback.
+    no batched policy is computed run by run (with ``checkpoints``); a batch is not
+    checkpointed (stacked members cannot be resumed yet). When the batch raises, every
+    run of the group is returned failed with the traceback.
     """
     specs = list(group.specs)
     size = len(specs)
@@ -141,14 +158,14 @@ def compute_seed_group(group: SeedGroup) -> list[RunRecord]:
     started = time.time()
     clock = time.perf_counter()
     try:
-        with single_threaded():
+        with limit_threads(threads):
             policies = [
                 core.make_policy(s.policy_name, **s.policy_params, seed=s.seed)
                 for s in specs
             ]
             batch = stack(policies)
             if batch is None:
-                return [compute_run(spec) for spec in specs]
+                return [compute_run(spec, checkpoints, threads) for spec in specs]
             envs = [core.make_env(s.env_name, **s.env_params) for s in specs]
             if policies[0].needs_torch:  # the one-time import, outside the clock
                 import_module("torch")
@@ -200,11 +217,22 @@ def _result_meta(result: RunResult) -> dict[str, Any]:
     }
 
 
-def compute_run(spec: RunSpec) -> RunRecord:
+def compute_run(
+    spec: RunSpec, checkpoints: RunCheckpoints | None = None, threads: int = 1
+) -> RunRecord:
     """Build the environment and the policy of ``spec``, simulate, and package the result.
 
     The policy is built with ``seed=spec.seed`` and the environment is reset with the same
     seed; ``core.seeding`` derives the policy's stream independently of the environment's.
+
+    Args:
+        spec: The run.
+        checkpoints: Every ``checkpoints.every`` rounds the run's snapshot goes to
+            ``checkpoints.sink``; a run that finds one there resumes from it (its
+            ``meta["resumed_at"]`` is the round it resumed after), with the results of
+            the uninterrupted run (``store.checkpoints``).
+        threads: BLAS and PyTorch threads of the run (1, the default, gives the same
+            numbers on every backend; more can change the last digits).
 
     Returns:
         A :class:`RunRecord`; for a run that raised, ``error`` holds the traceback.
@@ -216,15 +244,23 @@ def compute_run(spec: RunSpec) -> RunRecord:
     cpu = time.process_time()
     meta["started"] = datetime.fromtimestamp(started, timezone.utc).isoformat()
     try:
-        with single_threaded():
+        with limit_threads(threads):
             env = core.make_env(spec.env_name, **spec.env_params)
             policy = core.make_policy(
                 spec.policy_name, **spec.policy_params, seed=spec.seed
             )
             if policy.needs_torch:  # the one-time import, outside the run's clock
                 import_module("torch")
+            saving = _checkpoints(spec, env, checkpoints)
+            if saving is not None and saving.resume is not None:
+                meta["resumed_at"] = saving.resume.rounds
             result = core.simulate(
-                policy, env, spec.horizon, seed=spec.seed, progress=False
+                policy,
+                env,
+                spec.horizon,
+                seed=spec.seed,
+                progress=False,
+                checkpoints=saving,
             )
     except Exception as exc:
         meta["wall_seconds"] = time.perf_counter() - clock
@@ -239,4 +275,26 @@ def compute_run(spec: RunSpec) -> RunRecord:
             "finished": datetime.now(timezone.utc).isoformat(),
         }
     )
+    meta["threads"] = threads
     return RunRecord(spec, run_id, _columns(result), meta, records=result.records)
+
+
+def _checkpoints(
+    spec: RunSpec, env: Environment, checkpoints: RunCheckpoints | None
+) -> Checkpoints | None:
+    """The run's checkpointing: saves into the sink, from the snapshot found there."""
+    if checkpoints is None:
+        return None
+    sink, family = checkpoints.sink, env.family
+
+    def save(snapshot: Snapshot) -> None:
+        sink.save(spec.id, encode_snapshot(snapshot, spec.id, family))
+
+    resume = read_checkpoint(
+        checkpoints,
+        spec.id,
+        width=row_width(env),
+        horizon=spec.horizon,
+        family=family,
+    )
+    return Checkpoints(checkpoints.every, save, resume)

@@ -6,7 +6,8 @@ while the others idle. :class:`RunScheduler` hands out runs longest-expected-fir
 (longest-processing-time-first, LPT), with the cost of a run learned while the grid runs:
 
     1. probe: while some kind of run (everything but the seed: a task's ``kind``) has
-       not started, the next run is the first run of the first such kind (config order);
+       not started, the next run is the first run of the first such kind (config order;
+       given a priori ``costs``, such as the rounds of each run, the dearest kind first);
     2. then the kind with the largest expected cost goes next: the mean CPU (or wall)
        seconds of its finished runs, or, while none has finished, the time its running
        probe has taken so far (a lower bound, which grows);
@@ -33,6 +34,8 @@ class RunScheduler:
     Args:
         kinds: The kind of each run (hashable; runs of one kind cost about the same),
             in the config's order.
+        costs: An a priori cost of each run (its rounds), which orders the probes:
+            the dearest kind's first. None: the config's order.
 
     Example:
         >>> s = RunScheduler(["a", "a", "b", "b"])
@@ -43,7 +46,9 @@ class RunScheduler:
         [1, 3, None]
     """
 
-    def __init__(self, kinds: Sequence[Hashable]) -> None:
+    def __init__(
+        self, kinds: Sequence[Hashable], costs: Sequence[float] | None = None
+    ) -> None:
         self._order: list[Hashable] = []
         self._left: dict[Hashable, deque[int]] = {}
         for index, kind in enumerate(kinds):
@@ -51,6 +56,9 @@ class RunScheduler:
                 self._order.append(kind)
                 self._left[kind] = deque()
             self._left[kind].append(index)
+        if costs is not None:  # stable: equal costs keep the config's order
+            first = {kind: self._left[kind][0] for kind in self._order}
+            self._order.sort(key=lambda kind: -costs[first[kind]])
         self._kind = list(kinds)
         self._rank = {kind: i for i, kind in enumerate(self._order)}
         self._done: dict[Hashable, list[float]] = {k: [] for k in self._order}

@@ -23,6 +23,8 @@ metric plots and claims::
     checkpoints: [1000, 2000]  # rounds at which every declared metric is summarised too
     metrics: [average_regret]  # extra figures (declared metrics, registered figure metrics)
     quick: {seeds: 2, horizon: 300}      # what `--quick` runs
+    resources: {cpus: 1, gpus: 0}        # each run's CPUs (threads) and GPU fraction (ray)
+    checkpoint_every: 500      # a run's checkpoint every 500 rounds (resumed after a crash)
     layout:                    # multi-panel figures (config.layout; default: a grid)
       - {name: fig1, ncols: 3, panels: [{env: logistic-h1, title: "(a) h1"}]}
     claims:
@@ -55,6 +57,7 @@ __all__ = [
     "ExperimentConfig",
     "PolicySpec",
     "QuickSpec",
+    "ResourcesSpec",
     "TuningSpec",
     "check_seeds",
 ]
@@ -151,6 +154,23 @@ class QuickSpec(BaseModel):
         return None if value is None else check_seeds(value)
 
 
+class ResourcesSpec(BaseModel):
+    """What each run of the experiment takes: CPUs (its threads) and a fraction of a GPU.
+
+    The Ray backend reserves them for each task; every backend runs a task with ``cpus``
+    BLAS and PyTorch threads (more than one can change the last digits of results).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    cpus: int = Field(
+        default=1, ge=1, le=1024, strict=True, description="CPUs per run."
+    )
+    gpus: float = Field(
+        default=0.0, ge=0, le=64, description="GPUs per run (a fraction shares one)."
+    )
+
+
 class TuningSpec(BaseModel):
     """Seeds and horizon of ``banditkit tune``: seeds ``seed_offset + i`` for i < ``seeds``."""
 
@@ -236,6 +256,18 @@ class ExperimentConfig(BaseModel):
         description="Extra figures: declared metrics or registered figure metrics.",
     )
     quick: QuickSpec | None = Field(default=None, description="Settings of `--quick`.")
+    resources: ResourcesSpec | None = Field(
+        default=None,
+        description="CPUs and GPU fraction of each run (default: per policy family, "
+        "compute.resources).",
+    )
+    checkpoint_every: int | None = Field(
+        default=None,
+        gt=0,
+        strict=True,
+        description="Rounds between a run's checkpoints in the result store (a crashed "
+        "or lost run resumes from its last one); default: none.",
+    )
     claims: list[Claim] = Field(default_factory=list, description="Checks for reports.")
     layout: list[LayoutSpec] | None = Field(
         default=None,
@@ -300,4 +332,7 @@ class ExperimentConfig(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """A plain, YAML-able mapping (``env`` folded into ``envs``)."""
         data = self.model_dump(mode="json", exclude={"env"})
+        for key in ("resources", "checkpoint_every"):  # how runs are computed, if set
+            if data[key] is None:
+                del data[key]
         return data

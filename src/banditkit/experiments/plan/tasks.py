@@ -16,7 +16,7 @@ from banditkit.core.members import stack
 from banditkit.envs.replay import ReplayEnv
 from banditkit.experiments.config.resolved import RunSpec
 
-__all__ = ["BATCH_SEEDS", "SeedGroup", "Task", "group_seeds", "specs_of"]
+__all__ = ["BATCH_SEEDS", "SeedGroup", "Task", "group_seeds", "specs_of", "task_cost"]
 
 #: Values of the ``batch_seeds`` option (docs/experiments.md, "Seed batching").
 BATCH_SEEDS = ("auto", "on", "off")
@@ -109,3 +109,8 @@ Task = RunSpec | SeedGroup
 def specs_of(task: Task) -> tuple[RunSpec, ...]:
     """The runs of a task."""
     return task.specs if isinstance(task, SeedGroup) else (task,)
+
+
+def task_cost(task: Task) -> int:
+    """A task's cost before any is measured: the rounds of its runs (for the order)."""
+    return sum(spec.horizon for spec in specs_of(task))

@@ -6,6 +6,8 @@
                                the environment's declared records, ``cumulative_regret``)
     DIR/runs/<id>.json         its metadata; written last, so it marks the run finished
     DIR/runs/<id>.error.json   a run that raised: its traceback (removed once it succeeds)
+    DIR/checkpoints/<id>.npz   a run's last checkpoint (``store.checkpoints``; removed once
+                               the run is stored)
     DIR/summary.json, DIR/figures/, DIR/report.md
 
 Every file is written to a temporary name in the same directory (``.<name>.<random>.tmp``),
@@ -48,6 +50,7 @@ import numpy as np
 from banditkit.core.errors import BanditkitError, DamagedFileError
 from banditkit.core.files import atomic_write_bytes, atomic_write_text
 from banditkit.core.records import Record
+from banditkit.experiments.store.checkpoints import CHECKPOINTS_DIR, CheckpointFiles
 from banditkit.experiments.store.tables import (
     COLUMNS,
     CONTEXTUAL_RECORDS,
@@ -142,6 +145,7 @@ class RunStore:
         self.root = Path(root)
         self.runs_dir = self.root / "runs"
         self.figures_dir = self.root / "figures"
+        self.checkpoints = CheckpointFiles(self.root / CHECKPOINTS_DIR)
         self._warned: set[str] = set()
 
     # ------------------------------------------------------------------ directory
@@ -172,7 +176,12 @@ class RunStore:
             ) from None
 
     def _remove_stale_temporaries(self) -> None:
-        for folder in (self.root, self.runs_dir, self.figures_dir):
+        for folder in (
+            self.root,
+            self.runs_dir,
+            self.figures_dir,
+            self.checkpoints.folder,
+        ):
             for tmp in folder.glob(".*.tmp") if folder.is_dir() else ():
                 tmp.unlink(missing_ok=True)
 
@@ -369,6 +378,7 @@ class RunStore:
         }
         _write_json(self.meta_path(run_id), meta)
         self.error_path(run_id).unlink(missing_ok=True)
+        self.checkpoints.drop(run_id)
 
     def write_error(self, run_id: str, info: dict[str, Any]) -> None:
         """Record a failed run (its traceback and settings)."""

@@ -1,0 +1,111 @@
+"""A worker node of a real Ray cluster dies mid-run: the experiment finishes, unchanged.
+
+A head and two worker nodes are started with ``ray start`` (``raycluster``); the runs
+checkpoint every few rounds into the result store (through the keeper on the driver's
+node). Once every run has a checkpoint, one worker node is killed with everything it runs.
+Ray starts its task again on the other node, the run resumes from its checkpoint, and the
+stored results are those of an uninterrupted serial run. The cluster is killed in the
+fixture's teardown, whatever happens.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from banditkit.experiments import run_experiment
+from banditkit.experiments.store.store import RunStore
+from tests.experiments.helpers import tiny, untimed_tables, write_yaml
+
+pytest.importorskip(
+    "ray", reason="the cluster test needs Ray (pip install 'banditkit[ray]')"
+)
+
+from tests.experiments.compute.raycluster import RAY, LocalCluster
+
+BANDITKIT = [sys.executable, "-c", "from banditkit.cli import main; main()"]
+EVERY = 100
+CONFIG = tiny(
+    envs=[{"name": "linear", "d": 8, "n_arms": 8}],
+    policies=[{"name": "lints", "label": "LinTS"}],
+    seeds=2,
+    horizon=4000,
+    checkpoint_every=EVERY,
+)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    if not Path(RAY).is_file():
+        pytest.skip(
+            f"the cluster test starts nodes with Ray's command, not found at {RAY}"
+        )
+    nodes = LocalCluster.start(workers=2)
+    try:
+        yield nodes
+    finally:
+        nodes.stop()
+
+
+def _kill_when_checkpointed(cluster: LocalCluster, out: Path, killed: list[float]):
+    """Kill worker node 1 once both runs have a checkpoint (or give up after 120 s)."""
+    deadline = time.monotonic() + 120
+    folder = out / "checkpoints"
+    while time.monotonic() < deadline:
+        if len(list(folder.glob("*.npz"))) >= 2:
+            cluster.kill_node(1)
+            killed.append(time.monotonic())
+            return
+        time.sleep(0.005)
+
+
+def test_a_killed_worker_node_costs_a_few_rounds_not_the_results(cluster, tmp_path):
+    config = write_yaml(tmp_path / "exp.yaml", CONFIG)
+    out = tmp_path / "cluster"
+    killed: list[float] = []
+    killer = threading.Thread(
+        target=_kill_when_checkpointed, args=(cluster, out, killed), daemon=True
+    )
+    killer.start()
+    driver = subprocess.run(  # the driver gets the cluster's token from its environment
+        [
+            *BANDITKIT,
+            "run",
+            str(config),
+            "--out",
+            str(out),
+            "--backend",
+            "ray",
+            "--address",
+            cluster.address,
+            "--batch-seeds",
+            "off",
+            "--progress",
+            "log",
+        ],
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    killer.join(timeout=5)
+    assert killed, "no worker was killed: the runs ended before both had a checkpoint"
+    assert driver.returncode == 0, driver.stderr[-3000:]
+    store = RunStore(out)
+    metas = [store.read_meta(run_id) for run_id in untimed_tables(out)]
+    resumed = [m["resumed_at"] for m in metas if "resumed_at" in m]
+    assert len(resumed) == 1 and resumed[0] % EVERY == 0 and resumed[0] >= EVERY
+    assert not list((out / "checkpoints").iterdir())
+
+    reference = tmp_path / "serial"
+    run_experiment(CONFIG, reference, backend="serial", progress="none", figures=False)
+    ours, ref = untimed_tables(out), untimed_tables(reference)
+    assert ours.keys() == ref.keys() and len(ref) == 2
+    for key, table in ref.items():
+        pd.testing.assert_frame_equal(ours[key], table, check_exact=True)

@@ -1,0 +1,138 @@
+"""Run checkpoints in the result store: a crashed run resumes from its last one.
+
+A run that dies after its k-th checkpoint is computed again from that checkpoint (its
+metadata says after which round), and its stored table is the uninterrupted run's; a
+finished run leaves no checkpoint behind; a damaged checkpoint is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from banditkit.experiments import run_experiment
+from banditkit.experiments.compute.execute import compute_run
+from banditkit.experiments.config.resolved import RunSpec
+from banditkit.experiments.store.checkpoints import CheckpointFiles, RunCheckpoints
+from banditkit.experiments.store.tables import TIMING_COLUMNS
+from tests.experiments.helpers import tiny, untimed_tables, write_yaml
+
+SPEC = RunSpec("linear", {"d": 3, "n_arms": 4}, "lints", {}, seed=2, horizon=60)
+BANDITKIT = [sys.executable, "-c", "from banditkit.cli import main; main()"]
+
+
+class _DiesAt:
+    """A sink that keeps checkpoints as files and raises at its n-th save (a crash)."""
+
+    def __init__(self, folder: Path, n: int) -> None:
+        self.files = CheckpointFiles(folder)
+        self.left = n
+
+    def save(self, run_id: str, data: bytes) -> None:
+        self.left -= 1
+        if self.left == 0:
+            raise RuntimeError("the node died")
+        self.files.save(run_id, data)
+
+    def load(self, run_id: str) -> bytes | None:
+        return self.files.load(run_id)
+
+
+def _untimed(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {k: v for k, v in columns.items() if k not in TIMING_COLUMNS}
+
+
+def test_a_run_resumes_from_its_last_checkpoint(tmp_path):
+    whole = compute_run(SPEC)
+    crashed = compute_run(SPEC, RunCheckpoints(7, _DiesAt(tmp_path, 4)))
+    assert not crashed.ok and "the node died" in crashed.meta["error"]
+    files = CheckpointFiles(tmp_path)
+    resumed = compute_run(SPEC, RunCheckpoints(7, files))
+    assert resumed.ok and resumed.meta["resumed_at"] == 21  # the third checkpoint
+    assert whole.columns is not None and resumed.columns is not None
+    a, b = _untimed(whole.columns), _untimed(resumed.columns)
+    assert a.keys() == b.keys()
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+def test_a_damaged_checkpoint_is_ignored(tmp_path, caplog):
+    files = CheckpointFiles(tmp_path)
+    files.save(SPEC.id, b"not a checkpoint")
+    record = compute_run(SPEC, RunCheckpoints(7, files))
+    assert record.ok and "resumed_at" not in record.meta
+    assert "the run starts from round 1" in caplog.text
+
+
+@pytest.mark.parametrize("backend", ["serial", "process"])
+def test_the_runner_checkpoints_and_clears(tmp_path, backend):
+    config = tiny(seeds=1, checkpoint_every=10)
+    result = run_experiment(
+        config, tmp_path, backend=backend, jobs=2, progress="none", figures=False
+    )
+    assert result.ok
+    assert (tmp_path / "checkpoints").is_dir()
+    assert not list((tmp_path / "checkpoints").iterdir())  # stored runs drop theirs
+    assert "checkpoint_every: 10" in (tmp_path / "config.yaml").read_text()
+
+
+def test_sigkill_mid_run_then_resume_from_the_checkpoint(tmp_path):
+    """``banditkit run`` killed mid-run: the re-run resumes the run where it was saved."""
+    config = tiny(
+        envs=[{"name": "linear", "d": 8, "n_arms": 8}],
+        policies=[{"name": "lints", "label": "LinTS"}],
+        seeds=1,
+        horizon=4000,
+        checkpoint_every=100,
+    )
+    path = write_yaml(tmp_path / "exp.yaml", config)
+    out = tmp_path / "killed"
+    command = [*BANDITKIT, "run", str(path), "--out", str(out), "--jobs", "1"]
+    command += ["--progress", "none"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not list((out / "checkpoints").glob("*.npz")):
+            assert proc.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not list((out / "runs").glob("*.json"))
+    resumed = subprocess.run(
+        command, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    (meta,) = [json.loads(p.read_text()) for p in (out / "runs").glob("*.json")]
+    assert meta["resumed_at"] >= 100 and meta["resumed_at"] % 100 == 0
+    assert not list((out / "checkpoints").iterdir())
+    reference = tmp_path / "reference"
+    assert run_experiment(path, reference, progress="none", figures=False).ok
+    killed, ref = untimed_tables(out), untimed_tables(reference)
+    assert killed.keys() == ref.keys()
+    for key, table in ref.items():
+        pd.testing.assert_frame_equal(killed[key], table, check_exact=True)
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, "x"])
+def test_checkpoint_every_must_be_a_positive_int(tmp_path, value):
+    from banditkit.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="checkpoint_every"):
+        run_experiment(tiny(checkpoint_every=value), tmp_path, progress="none")
