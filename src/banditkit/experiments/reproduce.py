@@ -38,6 +38,7 @@ from banditkit.experiments.config.papers import (
 )
 from banditkit.experiments.config.resolve import config_datasets, prepare_experiment
 from banditkit.experiments.config.resolved import ResolvedExperiment
+from banditkit.experiments.config.yaml_io import read_yaml
 from banditkit.experiments.report.drawing import palette
 from banditkit.experiments.report.layouts import Layout, config_layouts, draw_layout
 from banditkit.experiments.report.markdown import FigureSection, render_report
@@ -118,7 +119,7 @@ def build_report(
     for fid in figure_ids:
         sub = out / fid
         summary = _figure_summary(sub)
-        config = yaml.safe_load((sub / "config.yaml").read_text())
+        config = read_yaml(sub / "config.yaml")
         layouts = stored.layouts(fid)
         # the run's own drawings of its layouts are replaced by the paper-level ones
         own = {layout.name for layout in layouts} | {
@@ -217,8 +218,8 @@ def paper_colours(
         labels += [p.label or p.name for p in cfg.policies]
     if out is not None and (out / "config.yaml").is_file():
         try:
-            doc = yaml.safe_load((out / "config.yaml").read_text()) or {}
-        except yaml.YAMLError:
+            doc = read_yaml(out / "config.yaml") or {}
+        except ConfigError:
             doc = {}
         figures = doc.get("figures") if isinstance(doc, dict) else None
         for config in (figures or {}).values():
@@ -240,8 +241,8 @@ def _write_paper_config(
     previous = top.root / "config.yaml"
     if previous.is_file():
         try:
-            earlier = yaml.safe_load(previous.read_text()) or {}
-        except yaml.YAMLError:
+            earlier = read_yaml(previous) or {}
+        except ConfigError:
             earlier = {}
         if isinstance(earlier, dict) and isinstance(earlier.get("figures"), dict):
             figures_doc = {**earlier["figures"], **figures_doc}
