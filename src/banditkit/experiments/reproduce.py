@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +48,7 @@ from banditkit.experiments.store.store import (
     RunStore,
     read_json_object,
 )
-from banditkit.experiments.store.stored import stored_experiment
+from banditkit.experiments.store.stored import check_owner, stored_experiment
 
 __all__ = ["ReproduceResult", "build_report", "paper_colours", "reproduce"]
 
@@ -123,15 +122,14 @@ def build_report(
         layouts = stored.layouts(fid)
         # the run's own drawings of its layouts are replaced by the paper-level ones
         own = {layout.name for layout in layouts} | {
-            layout.name
-            for layout in stored.layouts(fid, config.get("figure") or config["name"])
+            layout.name for layout in stored.layouts(fid, stored.figure_id(fid))
         }
         figures = []
         for fig in sorted((sub / "figures").glob("*.*")):
             if fig.suffix in {".png", ".svg"} and fig.stem not in own:
                 target = store.figures_dir / f"{fid}--{fig.name}"
-                shutil.copyfile(fig, target)
-                figures.append(target)
+                if store.copy_file(fig, target):
+                    figures.append(target)
         panels: list[Path] = []
         for layout in layouts:
             cfg = stored.get(fid)[0].config  # type: ignore[index]
@@ -186,6 +184,11 @@ class _StoredFigures:
                     collect(resolved, RunStore(self.out / fid)),
                 )
         return self._cache[fid]
+
+    def figure_id(self, fid: str) -> str | None:
+        """The figure id the run of ``fid`` named its own layouts after."""
+        found = self.get(fid)
+        return None if found is None else found[0].config.figure_id
 
     def get_or(
         self, fid: str, figure: str | None
@@ -312,6 +315,7 @@ def reproduce(
     results: dict[str, ExperimentResult] = {}
     failed: dict[str, str] = {}
     with top.lock():
+        check_owner(top, ("paper", None))
         _write_paper_config(top, paper, quick, resolved)
         for fid, exp in resolved.items():
             res = execute_experiment(

@@ -40,7 +40,6 @@ from typing import Any
 
 import yaml
 
-from banditkit.core.files import atomic_write_text
 from banditkit.experiments.compute.progress import Progress
 from banditkit.experiments.config.checks import (
     check_grid_overrides,
@@ -53,6 +52,7 @@ from banditkit.experiments.config.resolve import resolve
 from banditkit.experiments.config.resolved import ResolvedExperiment, plain
 from banditkit.experiments.config.schema import ExperimentConfig, PolicySpec
 from banditkit.experiments.runner import ExperimentResult, execute_experiment
+from banditkit.experiments.store.store import RunStore
 
 __all__ = ["TuneResult", "candidate_label", "grid_edges", "tune"]
 
@@ -301,8 +301,6 @@ def _write_tuned(
         "# Written by `banditkit tune`; use it from a config with `tuned: <this file>`.\n"
         "# Tuning seeds are disjoint from evaluation seeds (docs/experiments.md, Tuning).\n"
     )
-    path = out / "tuned.yaml"
-    atomic_write_text(
-        path, header + yaml.safe_dump(document, sort_keys=False, width=100)
+    return RunStore(out).write_text(
+        "tuned.yaml", header + yaml.safe_dump(document, sort_keys=False, width=100)
     )
-    return path
