@@ -103,7 +103,7 @@ def build_report(
     figure_ids = [f for f in order if f in found] + [f for f in found if f not in order]
     meta = paper_meta(folder) if folder else {}
     store = RunStore(out)
-    store.figures_dir.mkdir(parents=True, exist_ok=True)
+    store.subfolder("figures")
     sections = []
     joined: dict[str, Any] = {
         "name": paper,
@@ -320,7 +320,7 @@ def reproduce(
         for fid, exp in resolved.items():
             res = execute_experiment(
                 exp,
-                out / fid,
+                top.subfolder(fid),
                 backend=backend,
                 jobs=jobs,
                 address=address,

@@ -61,6 +61,7 @@ import numpy as np
 from banditkit.core.errors import BanditkitError, DamagedFileError
 from banditkit.core.files import atomic_write_bytes, atomic_write_text
 from banditkit.core.records import Record
+from banditkit.experiments.config.names import check_file_id
 from banditkit.experiments.config.resolved import run_id as run_id_of
 from banditkit.experiments.store.tables import (
     COLUMNS,
@@ -115,8 +116,19 @@ def _json_text(data: Any) -> str:
     return json.dumps(json_safe(data), indent=2, allow_nan=False) + "\n"
 
 
-def _write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically; any failure is an :class:`OutputDirError`."""
+def _write(root: Path, path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically, inside ``root``.
+
+    Raises:
+        OutputDirError: If ``path``'s folder resolves outside ``root`` (a linked folder),
+            or on any failure to write.
+    """
+    base, folder = root.resolve(), path.parent.resolve()
+    if not folder.is_relative_to(base):
+        raise OutputDirError(
+            f"{str(path)!r} would be written to {str(folder)!r}, outside the output "
+            f"directory {str(base)!r} (a symbolic link?); banditkit writes only inside it"
+        )
     try:
         atomic_write_bytes(path, data)
     except OSError as exc:
@@ -264,9 +276,8 @@ class RunStore:
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             if subdirs:
-                for folder in (self.runs_dir, self.figures_dir):
-                    self._check_folder(folder)
-                    folder.mkdir(exist_ok=True)
+                self.subfolder("runs")
+                self.subfolder("figures")
             fd, probe = tempfile.mkstemp(dir=self.root, prefix=".probe.", suffix=".tmp")
             os.close(fd)
             Path(probe).unlink(missing_ok=True)
@@ -278,15 +289,35 @@ class RunStore:
                 f"cannot write to the output directory {str(self.root)!r}: {reason}"
             ) from None
 
-    @staticmethod
-    def _check_folder(folder: Path) -> None:
-        """Refuse a sub-folder of the directory that is a link or not a directory."""
+    def subfolder(self, name: str) -> Path:
+        """``DIR/<name>``, created if missing: a real folder of the directory.
+
+        ``name`` is one id (``config.names.ID_PATTERN``): no separator, no ``..``.
+
+        Raises:
+            OutputDirError: If ``name`` is no id, or ``DIR/<name>`` is a symbolic link or
+                not a directory (what is written there would land elsewhere).
+        """
+        try:
+            check_file_id(name)
+        except ValueError as exc:
+            raise OutputDirError(
+                f"cannot make a folder of {str(self.root)!r}: {exc}"
+            ) from None
+        folder = self.root / name
         if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
             what = "a symbolic link" if folder.is_symlink() else "not a directory"
             raise OutputDirError(
                 f"{str(folder)!r} is {what}; banditkit writes only into real folders "
                 "of the output directory (remove it, or use another --out)"
             )
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputDirError(
+                f"cannot create {str(folder)!r}: {exc.strerror or exc}"
+            ) from None
+        return folder
 
     def _check_run_files(self) -> None:
         """Refuse a run file in ``runs/`` that is a directory or another non-file.
@@ -534,18 +565,18 @@ class RunStore:
         buffer = io.BytesIO()
         pq.write_table(table, buffer, compression="zstd")
         data = buffer.getvalue()
-        _write(self.table_path(run_id), data)
+        _write(self.root, self.table_path(run_id), data)
         meta = {
             **meta,
             "columns": list(table.column_names),
             "table_sha256": hashlib.sha256(data).hexdigest(),
         }
-        _write(self.meta_path(run_id), _json_text(meta).encode())
+        _write(self.root, self.meta_path(run_id), _json_text(meta).encode())
         self.error_path(run_id).unlink(missing_ok=True)
 
     def write_error(self, run_id: str, info: dict[str, Any]) -> None:
         """Record a failed run (its traceback and settings)."""
-        _write(self.error_path(run_id), _json_text(info).encode())
+        _write(self.root, self.error_path(run_id), _json_text(info).encode())
 
     def read_table(self, run_id: str) -> Any:
         """The run's table as a pandas DataFrame.
@@ -586,13 +617,13 @@ class RunStore:
     def write_json(self, name: str, data: Any) -> Path:
         """Write ``DIR/<name>`` as JSON atomically."""
         path = self.root / name
-        _write(path, _json_text(data).encode())
+        _write(self.root, path, _json_text(data).encode())
         return path
 
     def write_text(self, name: str, text: str) -> Path:
         """Write ``DIR/<name>`` atomically."""
         path = self.root / name
-        _write(path, text.encode("utf-8"))
+        _write(self.root, path, text.encode("utf-8"))
         return path
 
     def copy_file(self, source: Path, target: Path) -> bool:
@@ -604,5 +635,5 @@ class RunStore:
             data = read_stored_file(source)
         except (FileNotFoundError, CorruptFileError):
             return False
-        _write(target, data)
+        _write(self.root, target, data)
         return True
