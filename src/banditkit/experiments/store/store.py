@@ -158,10 +158,13 @@ def read_stored_file(path: str | os.PathLike[str]) -> bytes:
                 "is a symbolic link (links are not followed in an output directory)",
             ) from None
         raise CorruptFileError(path, f"cannot be read: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as fh:
+    try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise CorruptFileError(path, "is not a regular file")
-        return fh.read()
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
 
 
 def read_json_object(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -177,6 +180,8 @@ def read_json_object(path: str | os.PathLike[str]) -> dict[str, Any]:
     path = Path(path)
     try:
         data = json.loads(read_stored_file(path))
+    except CorruptFileError:
+        raise
     except (ValueError, UnicodeDecodeError) as exc:
         raise CorruptFileError(path, f"not valid JSON ({exc})") from None
     except RecursionError:
