@@ -144,7 +144,7 @@ def test_a_history_of_a_long_horizon_counts_in_the_size_check(tmp_path):
     ("change", "field"),
     [
         ({"name": "a\nb"}, "name"),
-        ({"name": "x" * 201}, "name"),
+        ({"name": "x" * 501}, "name"),
         ({"figure": "../../escape"}, "figure"),
         ({"figure": "/tmp/escape"}, "figure"),
         ({"figure": ".."}, "figure"),

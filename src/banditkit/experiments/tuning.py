@@ -48,6 +48,7 @@ from banditkit.experiments.config.checks import (
 )
 from banditkit.experiments.config.errors import ConfigError
 from banditkit.experiments.config.load import apply_overrides, load_config
+from banditkit.experiments.config.names import MAX_LINE
 from banditkit.experiments.config.resolve import resolve
 from banditkit.experiments.config.resolved import ResolvedExperiment, plain
 from banditkit.experiments.config.schema import ExperimentConfig, PolicySpec
@@ -168,7 +169,7 @@ def tune(
     candidates, owners = _candidates(base)
     tuning_config = cfg.model_copy(
         update={
-            "name": f"{cfg.name}-tuning",
+            "name": f"{cfg.name[: MAX_LINE - 7]}-tuning",  # still a name
             "seeds": seed_list,
             "policies": candidates,
             "env_overrides": _candidate_overrides(base, owners),

@@ -7,7 +7,7 @@ starting with a dot or a dash, at most 100 characters (:data:`ID_PATTERN`). That
 (``figures/<name>.png``); ``../../x``, ``/tmp/x``, ``..`` or a name with a newline is
 refused with the field named. The experiment's ``name`` and the labels are free text shown
 in reports, so they need only be one line (:data:`LINE_PATTERN`: no control characters, at
-most 200 characters); where one names a file (the default figure id is the experiment's
+most 500 characters); where one names a file (the default figure id is the experiment's
 name) it is made an id by :func:`file_stem`.
 """
 
@@ -21,6 +21,7 @@ from pydantic import AfterValidator
 __all__ = [
     "ID_PATTERN",
     "LINE_PATTERN",
+    "MAX_LINE",
     "FileId",
     "OneLine",
     "check_file_id",
@@ -31,8 +32,11 @@ __all__ = [
 ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$"
 """An id that names a file or folder under the output directory."""
 
-LINE_PATTERN = r"^[^\x00-\x1f\x7f]{1,200}$"
-"""One line of text: no control characters (newlines, tabs, escapes), 1 to 200 characters."""
+MAX_LINE = 500
+"""Longest name or label."""
+
+LINE_PATTERN = rf"^[^\x00-\x1f\x7f]{{1,{MAX_LINE}}}$"
+"""One line of text: no control characters (newlines, tabs, escapes), 1 to 500 characters."""
 
 
 def file_stem(text: str) -> str:
@@ -55,7 +59,7 @@ def check_line(text: str) -> str:
     """
     if not re.fullmatch(LINE_PATTERN, text):
         raise ValueError(
-            "expected one line of text, 1 to 200 characters without control characters "
+            f"expected one line of text, 1 to {MAX_LINE} characters without control characters "
             f"(newlines, tabs); got {text[:80]!r}"
         )
     return text
