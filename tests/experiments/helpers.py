@@ -5,6 +5,16 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from hypothesis import HealthCheck, settings
+
+HOSTILE = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+"""Hypothesis settings of the hostile-input modules: few examples, reproducible, fast."""
 
 
 def tiny(**overrides: Any) -> dict[str, Any]:

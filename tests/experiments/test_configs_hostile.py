@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -18,17 +18,9 @@ from banditkit.cli import app
 from banditkit.experiments.config.errors import ConfigError
 from banditkit.experiments.config.load import load_config
 from banditkit.experiments.config.names import ID_PATTERN, file_stem
-from tests.experiments.helpers import tiny
+from tests.experiments.helpers import HOSTILE, tiny
 
 runner = CliRunner()
-
-FEW = settings(
-    max_examples=40,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
 
 
 def small(**overrides: Any) -> dict[str, Any]:
@@ -186,7 +178,7 @@ def test_a_free_text_name_writes_only_under_out(tmp_path, name):
 _text = st.text(st.characters(codec="utf-8"), min_size=0, max_size=120)
 
 
-@FEW
+@HOSTILE
 @given(name=_text, figure=st.none() | _text, label=_text)
 def test_any_name_loads_as_an_id_or_is_a_config_error(name, figure, label):
     cfg = small(name=name, policies=[{"name": "random", "label": label}])
@@ -215,7 +207,7 @@ _numbers = st.one_of(
 )
 
 
-@FEW
+@HOSTILE
 @given(horizon=_numbers, seeds=_numbers, d=_numbers)
 def test_any_number_loads_in_range_or_is_a_config_error_quickly(
     tmp_path, horizon, seeds, d

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -27,17 +27,10 @@ from banditkit.experiments.store.store import (
     read_json_object,
 )
 from banditkit.experiments.store.tables import COLUMNS
-from tests.experiments.helpers import tiny
+from tests.experiments.helpers import HOSTILE, tiny
 
 runner = CliRunner()
 
-FEW = settings(
-    max_examples=40,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
 
 SMALL = tiny(
     horizon=10,
@@ -218,7 +211,7 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 _shapes = st.sampled_from(["file", "missing", "directory", "link-in", "link-out"])
 
 
-@FEW
+@HOSTILE
 @given(
     meta_bytes=st.binary(max_size=300) | st.just(b'{"id": 1}'),
     table_cut=st.integers(0, 2000),
