@@ -6,6 +6,16 @@ from typing import Any
 
 import pandas as pd
 import yaml
+from hypothesis import HealthCheck, settings
+
+HOSTILE = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+"""Hypothesis settings of the hostile-input modules: few examples, reproducible, fast."""
 
 from banditkit.experiments.store.tables import TIMING_COLUMNS
 

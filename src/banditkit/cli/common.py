@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 from enum import Enum
@@ -14,6 +15,22 @@ from typer.core import TyperGroup
 from banditkit.core.errors import BanditkitError
 
 T = TypeVar("T")
+
+STORAGE_ERRNOS = frozenset(
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EFBIG,
+        errno.EROFS,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EISDIR,
+        errno.ENOTDIR,
+        errno.ENAMETOOLONG,
+        errno.ELOOP,
+    }
+)
+"""Errors of a file the user can fix (space, permissions, what is in its place): exit 2."""
 
 DEBUG_VARIABLE = "BANDITKIT_DEBUG"
 """Environment variable: ``1`` shows the traceback of a user's error (as ``--debug``)."""
@@ -32,7 +49,9 @@ class _Guarded(TyperGroup):
 
     A ``banditkit.errors.BanditkitError`` raised by any command ends as its message on
     stderr and the error's exit code (2, or 1 for failed runs), without a traceback unless
-    debugging; Ctrl-C exits 130. Bugs keep their traceback.
+    debugging; so does a file that cannot be written for a reason the user fixes (a full
+    disk, a read-only or forbidden folder, a directory in a file's place: exit 2,
+    :data:`STORAGE_ERRNOS`). Ctrl-C exits 130. Bugs keep their traceback.
     """
 
     def invoke(self, ctx: Any) -> Any:
@@ -42,6 +61,14 @@ class _Guarded(TyperGroup):
             if debugging():
                 raise
             raise _invalid(exc) from None
+        except OSError as exc:
+            if debugging() or exc.errno not in STORAGE_ERRNOS:
+                raise
+            files = " -> ".join(
+                repr(str(f)) for f in (exc.filename, exc.filename2) if f is not None
+            )
+            _error(f"{exc.strerror or exc}" + (f": {files}" if files else ""))
+            raise typer.Exit(EXIT_INVALID) from None
         except KeyboardInterrupt:
             if debugging():
                 raise

@@ -317,8 +317,7 @@ def plot(
 ) -> None:
     """(Re)draw figures, summary.json (and report.md) from the stored runs of DIR."""
     _load_imports(imports)
-    import yaml
-
+    from banditkit.experiments.config.yaml_io import read_yaml
     from banditkit.experiments.reproduce import build_report
     from banditkit.experiments.runner import redraw
 
@@ -329,7 +328,7 @@ def plot(
         )
         raise typer.Exit(EXIT_INVALID)
     try:
-        doc = yaml.safe_load(config_path.read_text())
+        doc = read_yaml(config_path)
         if isinstance(doc, dict) and isinstance(doc.get("figures"), dict):
             from banditkit.experiments.config.errors import ConfigError
             from banditkit.experiments.config.papers import paper_dir

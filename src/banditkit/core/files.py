@@ -27,7 +27,8 @@ def atomic_write(
 
     ``check``, when given, is called with the complete temporary file before the rename; an
     exception it raises discards the file and leaves ``path`` untouched (downloads are
-    verified against their checksums this way).
+    verified against their checksums this way). An ``OSError`` that names no file (a full
+    disk) is given ``path`` as its file name.
 
     Example:
         >>> import tempfile
@@ -46,8 +47,10 @@ def atomic_write(
         if check is not None:
             check(tmp)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno is not None and exc.filename is None:
+            exc.filename = str(target)  # a full disk names the file it stopped
         raise
 
 

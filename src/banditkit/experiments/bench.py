@@ -155,8 +155,7 @@ def run_benchmarks(
                 main_fn = getattr(_load(item), "main", None)
                 if main_fn is None:
                     continue
-                target = out / name
-                target.mkdir(parents=True, exist_ok=True)
+                target = store.subfolder(name)
                 entry: dict[str, Any] = {
                     "status": "ok",
                     "result": main_fn(quick=quick, out=target),

@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from banditkit.core.errors import BanditkitError, UnknownNameError
+from banditkit.core.safe_yaml import read_yaml_file
 from banditkit.core.validation import suggest
 
 __all__ = ["Example", "example_path", "list_examples", "run_command", "write_example"]
@@ -43,9 +44,7 @@ def _is_paper(path: Path) -> bool:
 
 def _describe(path: Path) -> str:
     if _is_paper(path):
-        import yaml
-
-        return str(yaml.safe_load((path / "_paper.yaml").read_text()).get("title", ""))
+        return str(read_yaml_file(path / "_paper.yaml").get("title", ""))
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".py":
         doc = ast.get_docstring(ast.parse(text)) or ""

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from banditkit.experiments.config.papers import (
 )
 from banditkit.experiments.config.resolve import config_datasets, prepare_experiment
 from banditkit.experiments.config.resolved import ResolvedExperiment
+from banditkit.experiments.config.yaml_io import read_yaml
 from banditkit.experiments.report.drawing import palette
 from banditkit.experiments.report.layouts import Layout, config_layouts, draw_layout
 from banditkit.experiments.report.markdown import FigureSection, render_report
@@ -48,7 +48,7 @@ from banditkit.experiments.store.store import (
     RunStore,
     read_json_object,
 )
-from banditkit.experiments.store.stored import stored_experiment
+from banditkit.experiments.store.stored import check_owner, stored_experiment
 
 __all__ = ["ReproduceResult", "build_report", "paper_colours", "reproduce"]
 
@@ -103,7 +103,7 @@ def build_report(
     figure_ids = [f for f in order if f in found] + [f for f in found if f not in order]
     meta = paper_meta(folder) if folder else {}
     store = RunStore(out)
-    store.figures_dir.mkdir(parents=True, exist_ok=True)
+    store.subfolder("figures")
     sections = []
     joined: dict[str, Any] = {
         "name": paper,
@@ -118,19 +118,18 @@ def build_report(
     for fid in figure_ids:
         sub = out / fid
         summary = _figure_summary(sub)
-        config = yaml.safe_load((sub / "config.yaml").read_text())
+        config = read_yaml(sub / "config.yaml")
         layouts = stored.layouts(fid)
         # the run's own drawings of its layouts are replaced by the paper-level ones
         own = {layout.name for layout in layouts} | {
-            layout.name
-            for layout in stored.layouts(fid, config.get("figure") or config["name"])
+            layout.name for layout in stored.layouts(fid, stored.figure_id(fid))
         }
         figures = []
         for fig in sorted((sub / "figures").glob("*.*")):
             if fig.suffix in {".png", ".svg"} and fig.stem not in own:
                 target = store.figures_dir / f"{fid}--{fig.name}"
-                shutil.copyfile(fig, target)
-                figures.append(target)
+                if store.copy_file(fig, target):
+                    figures.append(target)
         panels: list[Path] = []
         for layout in layouts:
             cfg = stored.get(fid)[0].config  # type: ignore[index]
@@ -186,6 +185,11 @@ class _StoredFigures:
                 )
         return self._cache[fid]
 
+    def figure_id(self, fid: str) -> str | None:
+        """The figure id the run of ``fid`` named its own layouts after."""
+        found = self.get(fid)
+        return None if found is None else found[0].config.figure_id
+
     def get_or(
         self, fid: str, figure: str | None
     ) -> tuple[ResolvedExperiment, list[CellRuns]] | None:
@@ -217,8 +221,8 @@ def paper_colours(
         labels += [p.label or p.name for p in cfg.policies]
     if out is not None and (out / "config.yaml").is_file():
         try:
-            doc = yaml.safe_load((out / "config.yaml").read_text()) or {}
-        except yaml.YAMLError:
+            doc = read_yaml(out / "config.yaml") or {}
+        except ConfigError:
             doc = {}
         figures = doc.get("figures") if isinstance(doc, dict) else None
         for config in (figures or {}).values():
@@ -240,8 +244,8 @@ def _write_paper_config(
     previous = top.root / "config.yaml"
     if previous.is_file():
         try:
-            earlier = yaml.safe_load(previous.read_text()) or {}
-        except yaml.YAMLError:
+            earlier = read_yaml(previous) or {}
+        except ConfigError:
             earlier = {}
         if isinstance(earlier, dict) and isinstance(earlier.get("figures"), dict):
             figures_doc = {**earlier["figures"], **figures_doc}
@@ -311,11 +315,12 @@ def reproduce(
     results: dict[str, ExperimentResult] = {}
     failed: dict[str, str] = {}
     with top.lock():
+        check_owner(top, ("paper", None))
         _write_paper_config(top, paper, quick, resolved)
         for fid, exp in resolved.items():
             res = execute_experiment(
                 exp,
-                out / fid,
+                top.subfolder(fid),
                 backend=backend,
                 jobs=jobs,
                 address=address,

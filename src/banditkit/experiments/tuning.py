@@ -40,7 +40,6 @@ from typing import Any
 
 import yaml
 
-from banditkit.core.files import atomic_write_text
 from banditkit.experiments.compute.progress import Progress
 from banditkit.experiments.config.checks import (
     check_grid_overrides,
@@ -49,10 +48,12 @@ from banditkit.experiments.config.checks import (
 )
 from banditkit.experiments.config.errors import ConfigError
 from banditkit.experiments.config.load import apply_overrides, load_config
+from banditkit.experiments.config.names import MAX_LINE
 from banditkit.experiments.config.resolve import resolve
 from banditkit.experiments.config.resolved import ResolvedExperiment, plain
 from banditkit.experiments.config.schema import ExperimentConfig, PolicySpec
 from banditkit.experiments.runner import ExperimentResult, execute_experiment
+from banditkit.experiments.store.store import RunStore
 
 __all__ = ["TuneResult", "candidate_label", "grid_edges", "tune"]
 
@@ -168,7 +169,7 @@ def tune(
     candidates, owners = _candidates(base)
     tuning_config = cfg.model_copy(
         update={
-            "name": f"{cfg.name}-tuning",
+            "name": f"{cfg.name[: MAX_LINE - 7]}-tuning",  # still a name
             "seeds": seed_list,
             "policies": candidates,
             "env_overrides": _candidate_overrides(base, owners),
@@ -301,8 +302,6 @@ def _write_tuned(
         "# Written by `banditkit tune`; use it from a config with `tuned: <this file>`.\n"
         "# Tuning seeds are disjoint from evaluation seeds (docs/experiments.md, Tuning).\n"
     )
-    path = out / "tuned.yaml"
-    atomic_write_text(
-        path, header + yaml.safe_dump(document, sort_keys=False, width=100)
+    return RunStore(out).write_text(
+        "tuned.yaml", header + yaml.safe_dump(document, sort_keys=False, width=100)
     )
-    return path

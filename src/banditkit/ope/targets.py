@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from banditkit.core import POLICIES, Context, Policy, make_policy
 from banditkit.core.errors import UnknownNameError
+from banditkit.core.safe_yaml import yaml_value
 from banditkit.core.threads import limit_threads
 from banditkit.core.validation import check_choice
 from banditkit.datasets.preprocess import scale_features
@@ -73,7 +73,7 @@ def parse_policy(text: str) -> tuple[str, dict[str, Any]]:
                 f"policy parameters must read k=v, separated by commas; got {item!r} "
                 f"in {text!r}."
             )
-        params[key.strip()] = yaml.safe_load(value) if value.strip() else None
+        params[key.strip()] = yaml_value(value, repr(text)) if value.strip() else None
     return name, params
 
 

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from banditkit.core.errors import BanditkitError
+from banditkit.core.safe_yaml import YamlFileError, read_yaml_file
 
 __all__ = [
     "ID_PATTERN",
@@ -178,11 +177,9 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> ServeConf
     else:
         where = str(source)
         try:
-            raw = yaml.safe_load(Path(source).read_text())
-        except FileNotFoundError:
-            raise ServeConfigError(f"{where}: no such file") from None
-        except (OSError, yaml.YAMLError) as exc:
-            raise ServeConfigError(f"{where}: cannot read it ({exc})") from None
+            raw = read_yaml_file(source)  # bounded: size, nesting, aliases, numbers
+        except YamlFileError as exc:
+            raise ServeConfigError(str(exc)) from None
     if not isinstance(raw, dict):
         raise ServeConfigError(f"{where}: must be a mapping with a 'policies' list")
     try:

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from banditkit.core.safe_yaml import yaml_value
 from banditkit.serve.state import decode_context, reseed
 from banditkit.serve.store import DatabaseError, EventLog
 
@@ -92,8 +93,6 @@ def parse_candidate(spec: str) -> tuple[str, dict[str, Any]]:
         >>> parse_candidate("linucb:nu=0.5,lam=2")
         ('linucb', {'nu': 0.5, 'lam': 2})
     """
-    import yaml
-
     name, _, rest = spec.partition(":")
     params: dict[str, Any] = {}
     for item in filter(None, rest.split(",")):
@@ -102,7 +101,7 @@ def parse_candidate(spec: str) -> tuple[str, dict[str, Any]]:
             raise ValueError(
                 f"--candidate must be NAME[:k=v,...]; {item!r} in {spec!r} is not k=v."
             )
-        params[key.strip()] = yaml.safe_load(value)
+        params[key.strip()] = yaml_value(value, f"--candidate {spec}")
     if not name.strip():
         raise ValueError(f"--candidate must start with a policy name; got {spec!r}.")
     return name.strip(), params

@@ -1,6 +1,6 @@
 """The config stage: a config read, checked and resolved (``prepare_experiment``).
 
-yaml_io    strict YAML (duplicate keys are errors, ``1e5`` is a number)
+yaml_io    strict, bounded YAML (duplicate keys are errors, ``1e5`` is a number)
 errors     ConfigError; pydantic's errors in words, one line per field
 schema     the config's shape and types (claims: ``claims``, layouts: ``layout``)
 load       load_config, apply_overrides (--quick, --seeds, --horizon)

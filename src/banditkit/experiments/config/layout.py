@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from banditkit.experiments.config.names import FileId
+
 __all__ = ["LayoutSpec", "PanelSpec"]
 
 
@@ -64,11 +66,10 @@ class LayoutSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str | None = Field(
+    name: FileId | None = Field(
         default=None,
-        min_length=1,
-        pattern=r"^[A-Za-z0-9_.-]+$",
-        description="File name (letters, digits, '_', '.', '-'); default: the figure id.",
+        description="File name (letters, digits, '_', '.', '-', not starting with '.' "
+        "or '-'); default: the figure id.",
     )
     title: str | None = Field(default=None, description="Figure title.")
     panels: list[PanelSpec] | None = Field(

@@ -4,10 +4,11 @@ A config can ask for more than any machine holds (``seeds: 1e9``, ``n_arms: 1e9`
 bound such an experiment is killed for lack of memory part-way, or takes the machine down.
 :func:`estimate_memory` gives a lower-bound estimate from the config alone (nothing is built):
 the per-round result columns of every run, which the summary holds at once, and the largest
-run's arrays from the environments' declared sizes. :func:`check_size`, called by
-``config.load.load_config`` before anything is built or written, refuses an experiment above
-:func:`memory_limit` with a :class:`~banditkit.experiments.config.errors.ConfigError` that states the
-estimate and the limit (80% of physical memory, or ``BANDITKIT_MAX_MEMORY``).
+run's arrays from the environments' declared sizes and the policies' (their histories and
+networks: ``width: 1e9`` is refused here, not deep in an allocator). :func:`check_size`,
+called by ``config.load.load_config`` before anything is built or written, refuses an
+experiment above :func:`memory_limit` with a
+:class:`~banditkit.experiments.config.errors.ConfigError` that states the estimate and the limit (80% of physical memory, or ``BANDITKIT_MAX_MEMORY``).
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import os
 import re
 from typing import Any
 
-from banditkit.core import ENVIRONMENTS
+from banditkit.core import ENVIRONMENTS, POLICIES
 from banditkit.core.environment import ContextualEnvironment
 from banditkit.experiments.config.errors import ConfigError
-from banditkit.experiments.config.schema import EnvSpec, ExperimentConfig
+from banditkit.experiments.config.schema import EnvSpec, ExperimentConfig, PolicySpec
 
 __all__ = [
     "MEMORY_FRACTION",
@@ -28,6 +29,7 @@ __all__ = [
     "check_size",
     "estimate_memory",
     "memory_limit",
+    "policy_memory",
 ]
 
 MEMORY_LIMIT_ENV = "BANDITKIT_MAX_MEMORY"
@@ -76,12 +78,14 @@ def _size(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _env_sizes(spec: EnvSpec) -> dict[str, int]:
-    """Declared ``n_arms``, ``d`` and ``pool`` of an environment (its defaults included)."""
+def _declared(
+    registry: Any, spec: EnvSpec | PolicySpec, keys: tuple[str, ...]
+) -> dict[str, int]:
+    """The integer ``keys`` of an entry's parameters, its class's defaults included."""
     defaults: dict[str, Any] = {}
-    if spec.name in ENVIRONMENTS:
+    if spec.name in registry:
         try:
-            signature = inspect.signature(ENVIRONMENTS.get(spec.name))
+            signature = inspect.signature(registry.get(spec.name))
             defaults = {
                 k: p.default
                 for k, p in signature.parameters.items()
@@ -90,11 +94,47 @@ def _env_sizes(spec: EnvSpec) -> dict[str, int]:
         except (TypeError, ValueError):  # pragma: no cover - not introspectable
             defaults = {}
     sizes = {}
-    for key in ("n_arms", "d", "pool"):
+    for key in keys:
         value = _size(spec.params.get(key, defaults.get(key)))
         if value is not None:
             sizes[key] = value
     return sizes
+
+
+def _env_sizes(spec: EnvSpec) -> dict[str, int]:
+    """Declared ``n_arms``, ``d`` and ``pool`` of an environment (its defaults included)."""
+    return _declared(ENVIRONMENTS, spec, ("n_arms", "d", "pool"))
+
+
+def policy_memory(spec: PolicySpec, d: int, horizon: int) -> tuple[int, str]:
+    """A lower bound on the memory (bytes) one policy keeps in a run, and what counts.
+
+    Counted: the history of ``horizon`` rounds (one d-vector, an action and a reward per
+    round; policies keep what they learn from), and, for a policy with a ``width``, its
+    network's weights and their gradients, ``2 (d m + (L - 1) m^2 + m)`` numbers for
+    width m and depth L (1 when not declared), once per member (``m``, the ensemble
+    size of the perturbed-ensemble policies), and a p x p matrix over those p weights
+    when ``gram: full``.
+
+    Example:
+        >>> from banditkit.experiments.config.schema import PolicySpec
+        >>> needed, how = policy_memory(PolicySpec(name="neural-ucb", width=10**6), 10, 1)
+        >>> needed > 8 * 10**12, "width" in how
+        (True, True)
+    """
+    sizes = _declared(POLICIES, spec, ("width", "depth", "m"))
+    history = 8 * horizon * (d + 2)
+    width = sizes.get("width", 0)
+    weights = (d * width + max(sizes.get("depth", 1) - 1, 0) * width**2 + width) * max(
+        sizes.get("m", 1), 1
+    )
+    network = 8 * 2 * weights
+    if spec.params.get("gram") == "full":
+        network += 8 * weights**2
+    dims = ", ".join(f"{key}={value:,}" for key, value in sizes.items())
+    return history + network, f"policy {spec.label or spec.name}" + (
+        f" ({dims})" if dims else ""
+    )
 
 
 def estimate_memory(config: ExperimentConfig) -> tuple[int, str]:
@@ -102,9 +142,10 @@ def estimate_memory(config: ExperimentConfig) -> tuple[int, str]:
 
     Counted: the per-round result columns of every run, which the summary holds at once
     (runs x horizon x columns x 8 bytes, plus a few KiB per run), and the largest run's own
-    arrays from the environment's declared sizes: one round's arms (n_arms x d), the pool
-    (pool x d) and a d x d matrix of the policy. Datasets and network weights are not
-    counted, nor parallel workers beyond one.
+    arrays: the environment's from its declared sizes (one round's arms, n_arms x d; the
+    pool, pool x d; a d x d matrix of the policy) and the largest policy's
+    (:func:`policy_memory`: its history and its network). Datasets are not counted, nor
+    parallel workers beyond one.
 
     Example:
         >>> from banditkit.experiments.config.load import load_config
@@ -123,10 +164,15 @@ def estimate_memory(config: ExperimentConfig) -> tuple[int, str]:
     for spec in config.envs:
         sizes = _env_sizes(spec)
         k, d, pool = sizes.get("n_arms", 1), sizes.get("d", 1), sizes.get("pool", 0)
-        run = 8 * (k * d + pool * d + d * d)
-        if run > largest:
+        env = 8 * (k * d + pool * d + d * d)
+        own, whose = max(
+            (policy_memory(p, d, config.horizon) for p in config.policies),
+            default=(0, ""),
+        )
+        if env + own > largest:
             dims = ", ".join(f"{key}={value:,}" for key, value in sizes.items())
-            largest, which = run, f"environment {spec.label or spec.name} ({dims})"
+            largest = env + own
+            which = f"environment {spec.label or spec.name} ({dims}) and {whose}"
     how = (
         f"{n_runs:,} runs x {config.horizon:,} rounds x {RESULT_COLUMNS} result columns"
         + (f"; one run of {which}: {_human(largest)}" if largest else "")
@@ -173,6 +219,6 @@ def check_size(config: ExperimentConfig, *, source: str | None = None) -> None:
         raise ConfigError(
             f"the experiment needs an estimated {_human(needed)} of memory ({how}), more "
             f"than the limit of {_human(limit)} ({origin}). Reduce the seeds, the horizon "
-            "or the environment sizes.",
+            "or the environment and policy sizes.",
             source=source,
         )

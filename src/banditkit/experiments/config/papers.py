@@ -17,6 +17,7 @@ from banditkit.core.validation import suggest
 from banditkit.experiments.config.errors import ConfigError
 from banditkit.experiments.config.layout import LayoutSpec
 from banditkit.experiments.config.load import load_config
+from banditkit.experiments.config.names import check_file_id
 from banditkit.experiments.config.yaml_io import read_yaml
 
 __all__ = [
@@ -71,9 +72,23 @@ def paper_configs(folder: Path) -> list[Path]:
 
 
 def figure_id(path: Path) -> str:
-    """The figure id of a config file: its ``figure:`` field, else the file name."""
+    """The figure id of a config file: its ``figure:`` field, else the file name.
+
+    Raises:
+        ConfigError: If the file name is no id (``config.names.ID_PATTERN``): the id
+            names the folder ``reproduce`` writes the figure into.
+    """
     cfg = load_config(path)
-    return cfg.figure or path.stem
+    if cfg.figure is not None:
+        return cfg.figure
+    try:
+        return check_file_id(path.stem)
+    except ValueError as exc:
+        raise ConfigError(
+            f"{exc} (the file name); give the config a `figure:` id",
+            source=str(path),
+            field="figure",
+        ) from None
 
 
 def paper_meta(folder: Path) -> dict[str, Any]:

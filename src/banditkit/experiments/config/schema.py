@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from banditkit.core import ENVIRONMENTS, POLICIES
 from banditkit.experiments.config.claims import Claim
 from banditkit.experiments.config.layout import LayoutSpec
+from banditkit.experiments.config.names import FileId, OneLine, file_stem
 
 __all__ = [
     "DEFAULT_TUNING_SEED_OFFSET",
@@ -98,8 +99,8 @@ class _Entry(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     name: str = Field(min_length=1, description="Registry name (``banditkit list``).")
-    label: str | None = Field(
-        default=None, min_length=1, description="Name in tables and figures."
+    label: OneLine | None = Field(
+        default=None, description="Name in tables and figures (one line)."
     )
 
     @property
@@ -201,10 +202,11 @@ class ExperimentConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, description="Experiment name.")
-    figure: str | None = Field(
+    name: OneLine = Field(description="Experiment name (one line).")
+    figure: FileId | None = Field(
         default=None,
-        description="Figure or table id for `reproduce --figure` (default: file).",
+        description="Figure or table id for `reproduce --figure` (default: file); "
+        "letters, digits, '_', '.', '-' (it names DIR/<figure>/).",
     )
     title: str | None = Field(default=None, description="Title in reports.")
     description: str | None = Field(
@@ -321,6 +323,11 @@ class ExperimentConfig(BaseModel):
                 "missing environments: expected `envs:` (a non-empty list) or `env:` (a mapping)"
             )
         return self
+
+    @property
+    def figure_id(self) -> str:
+        """``figure``, else the name made a file name (``config.names.file_stem``)."""
+        return self.figure or file_stem(self.name)
 
     @property
     def seed_list(self) -> list[int]:

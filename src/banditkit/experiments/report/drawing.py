@@ -41,13 +41,13 @@ MAX_POINTS = 400
 
 
 def slug(text: str) -> str:
-    """A file-name-safe version of a label.
+    """A file-name-safe version of a label (at most 100 characters, no separator).
 
     Example:
         >>> slug("logistic-h1 (d=20)")
         'logistic-h1-d-20'
     """
-    return re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-") or "x"
+    return re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-")[:100] or "x"
 
 
 def palette(labels: Sequence[str]) -> dict[str, tuple[float, ...]]:

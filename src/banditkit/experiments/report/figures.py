@@ -126,7 +126,7 @@ def plot_experiment(
             )
     if layouts:
         own = (resolved, list(cells))
-        for layout in config_layouts(resolved, cfg.figure or cfg.name):
+        for layout in config_layouts(resolved, cfg.figure_id):
             written += draw_layout(
                 layout,
                 lambda figure: own if figure is None else None,

@@ -24,21 +24,34 @@ flight is ever touched. ``flock`` is POSIX: on other systems, or on network file
 do not support it, the directory is not protected.
 
 Reading back is checked (:meth:`RunStore.check_run`): a run whose metadata is not a JSON
-object for that run, or whose table is not a readable Parquet file with the expected columns
-and row count (and, when the metadata records ``table_sha256``, the same digest), counts as
-not finished; a warning names the file and the run is computed again on the next ``run``.
+object for that run (its ``id`` and the settings it records must give the run's id), or
+whose table is not a readable Parquet file with the expected columns and row count (and the
+digest the metadata records in ``table_sha256``; a run written before the digest existed
+must end at the ``final_regret`` its metadata records), counts as not finished; a warning
+names the file and the run is computed again on the next ``run``. Summaries, figures and
+``load_runs`` read only runs that pass.
+
+Nothing under the directory is followed out of it: the lock file and every stored file are
+opened with ``O_NOFOLLOW`` (a symbolic link planted as ``.banditkit.lock`` or as a run's
+file is refused, or counts as damaged, never written through), ``runs/`` and ``figures/``
+must be real directories, and files are replaced by renaming, which replaces a link
+rather than its target. A file that cannot be written (a directory in its place, a full
+disk, no permission) is an :class:`OutputDirError` naming it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import io
 import json
 import logging
+import math
 import os
 import socket
+import stat
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -50,6 +63,8 @@ import numpy as np
 from banditkit.core.errors import BanditkitError, DamagedFileError
 from banditkit.core.files import atomic_write_bytes, atomic_write_text
 from banditkit.core.records import Record
+from banditkit.experiments.config.names import check_file_id
+from banditkit.experiments.config.resolved import run_id as run_id_of
 from banditkit.experiments.store.checkpoints import CHECKPOINTS_DIR, CheckpointFiles
 from banditkit.experiments.store.tables import (
     COLUMNS,
@@ -64,6 +79,7 @@ __all__ = [
     "atomic_write_text",
     "json_safe",
     "read_json_object",
+    "read_stored_file",
 ]
 
 LOCK_NAME = ".banditkit.lock"
@@ -99,28 +115,131 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def _write_json(path: Path, data: Any) -> None:
-    text = json.dumps(json_safe(data), indent=2, allow_nan=False)
-    atomic_write_text(path, text + "\n")
+def _json_text(data: Any) -> str:
+    return json.dumps(json_safe(data), indent=2, allow_nan=False) + "\n"
+
+
+def _write(root: Path, path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically, inside ``root``.
+
+    Raises:
+        OutputDirError: If ``path``'s folder resolves outside ``root`` (a linked folder),
+            or on any failure to write.
+    """
+    base, folder = root.resolve(), path.parent.resolve()
+    if not folder.is_relative_to(base):
+        raise OutputDirError(
+            f"{str(path)!r} would be written to {str(folder)!r}, outside the output "
+            f"directory {str(base)!r} (a symbolic link?); banditkit writes only inside it"
+        )
+    try:
+        atomic_write_bytes(path, data)
+    except OSError as exc:
+        raise OutputDirError(
+            f"cannot write {str(path)!r}: {exc.strerror or exc}"
+            + (" (remove it, or use another --out)" if path.is_dir() else "")
+        ) from None
+
+
+def read_stored_file(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a stored file, opened without following a symbolic link.
+
+    Raises:
+        FileNotFoundError: If it does not exist.
+        CorruptFileError: If it is a symbolic link, not a regular file, or unreadable.
+    """
+    path = Path(path)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK  # NONBLOCK: a FIFO never waits
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise CorruptFileError(
+                path,
+                "is a symbolic link (links are not followed in an output directory)",
+            ) from None
+        raise CorruptFileError(path, f"cannot be read: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise CorruptFileError(path, "is not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
 
 
 def read_json_object(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a JSON file that must hold an object (a run's metadata, ``summary.json``).
 
+    The file is opened without following a symbolic link (:func:`read_stored_file`).
+
     Raises:
-        CorruptFileError: If it is not valid UTF-8 JSON, or not an object.
+        CorruptFileError: If it is not valid UTF-8 JSON, nested too deep, not an object,
+            a link or not a regular file.
         FileNotFoundError: If it does not exist.
     """
     path = Path(path)
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(read_stored_file(path))
+    except CorruptFileError:
+        raise
     except (ValueError, UnicodeDecodeError) as exc:
         raise CorruptFileError(path, f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise CorruptFileError(path, "not valid JSON (nested too deep)") from None
     if not isinstance(data, dict):
         raise CorruptFileError(
             path, f"expected a JSON object; got {type(data).__name__}"
         )
     return data
+
+
+def _check_final_regret(path: Path, parquet: Any, meta: Mapping[str, Any]) -> None:
+    """A table without a recorded digest ends at the metadata's ``final_regret``."""
+    final = meta.get("final_regret")
+    if isinstance(final, bool) or not isinstance(final, int | float):
+        raise CorruptFileError(
+            path,
+            "its metadata records neither table_sha256 nor final_regret to check it",
+        )
+    column = parquet.read(columns=["cumulative_regret"]).column(0)
+    last = float(column[-1].as_py()) if len(column) else 0.0
+    if not math.isclose(last, float(final), rel_tol=1e-12, abs_tol=1e-12):
+        raise CorruptFileError(
+            path,
+            f"ends at cumulative regret {last!r} where its metadata records {final!r} "
+            "(the table of another run?)",
+        )
+
+
+def _open_lock(path: Path) -> int:
+    """Open (or create) the lock file without following a symbolic link; its descriptor.
+
+    Raises:
+        OutputDirError: If it is a link or not a regular file, or cannot be opened.
+    """
+    try:
+        fd = os.open(
+            path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666
+        )
+    except OSError as exc:
+        why = (
+            "it is a symbolic link (remove it: banditkit does not follow links there)"
+            if exc.errno == errno.ELOOP
+            else (exc.strerror or str(exc))
+        )
+        raise OutputDirError(
+            f"cannot open the lock file {str(path)!r}: {why}"
+        ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OutputDirError(
+            f"cannot open the lock file {str(path)!r}: it is not a regular file "
+            "(remove it)"
+        )
+    return fd
 
 
 _HELD: dict[str, int] = {}
@@ -159,21 +278,72 @@ class RunStore:
             subdirs: Also create ``runs/`` and ``figures/``.
 
         Raises:
-            OutputDirError: If the directory cannot be created or written.
+            OutputDirError: If the directory cannot be created or written, or ``runs/`` or
+                ``figures/`` is a symbolic link or not a directory (what is written there
+                would land elsewhere).
         """
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             if subdirs:
-                self.runs_dir.mkdir(exist_ok=True)
-                self.figures_dir.mkdir(exist_ok=True)
+                self.subfolder("runs")
+                self.subfolder("figures")
             fd, probe = tempfile.mkstemp(dir=self.root, prefix=".probe.", suffix=".tmp")
             os.close(fd)
             Path(probe).unlink(missing_ok=True)
         except OSError as exc:
+            if isinstance(exc, OutputDirError):
+                raise
             reason = exc.strerror or str(exc)
             raise OutputDirError(
                 f"cannot write to the output directory {str(self.root)!r}: {reason}"
             ) from None
+
+    def subfolder(self, name: str) -> Path:
+        """``DIR/<name>``, created if missing: a real folder of the directory.
+
+        ``name`` is one id (``config.names.ID_PATTERN``): no separator, no ``..``.
+
+        Raises:
+            OutputDirError: If ``name`` is no id, or ``DIR/<name>`` is a symbolic link or
+                not a directory (what is written there would land elsewhere).
+        """
+        try:
+            check_file_id(name)
+        except ValueError as exc:
+            raise OutputDirError(
+                f"cannot make a folder of {str(self.root)!r}: {exc}"
+            ) from None
+        folder = self.root / name
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            what = "a symbolic link" if folder.is_symlink() else "not a directory"
+            raise OutputDirError(
+                f"{str(folder)!r} is {what}; banditkit writes only into real folders "
+                "of the output directory (remove it, or use another --out)"
+            )
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputDirError(
+                f"cannot create {str(folder)!r}: {exc.strerror or exc}"
+            ) from None
+        return folder
+
+    def _check_run_files(self) -> None:
+        """Refuse a run file in ``runs/`` that is a directory or another non-file.
+
+        Such an entry can be neither read nor replaced, so its run would be computed and
+        then lost; a symbolic link is only damage (replaced when its run is written).
+        """
+        if not self.runs_dir.is_dir():
+            return
+        for entry in os.scandir(self.runs_dir):
+            if entry.name.endswith((".json", ".parquet")) and not (
+                entry.is_symlink() or entry.is_file(follow_symlinks=False)
+            ):
+                raise OutputDirError(
+                    f"{entry.path!r} is not a file, so its run cannot be stored; remove "
+                    "it, or use another --out"
+                )
 
     def _remove_stale_temporaries(self) -> None:
         for folder in (
@@ -210,18 +380,14 @@ class RunStore:
             finally:
                 _HELD[key] -= 1
             return
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-        except OSError as exc:
-            raise OutputDirError(
-                f"cannot open the lock file {str(path)!r}: {exc.strerror or exc}"
-            ) from None
+        fd = _open_lock(path)
         try:
             self._acquire(fd, path, timeout)
             holder = json.dumps({"pid": os.getpid(), "host": socket.gethostname()})
             os.ftruncate(fd, 0)
             os.pwrite(fd, holder.encode(), 0)
             self._remove_stale_temporaries()
+            self._check_run_files()
             _HELD[key] = 1
             try:
                 yield
@@ -238,8 +404,10 @@ class RunStore:
         except BlockingIOError:
             pass
         try:
-            holder = json.loads(path.read_text() or "{}")
+            holder = json.loads(os.pread(fd, 4096, 0) or b"{}")
         except (OSError, ValueError):
+            holder = {}
+        if not isinstance(holder, dict):
             holder = {}
         who = f"pid {holder.get('pid', '?')} on {holder.get('host', '?')}"
         _log.warning(
@@ -299,13 +467,18 @@ class RunStore:
         return True
 
     def check_run(self, run_id: str) -> None:
-        """Check that the stored files of a run read back as a complete run.
+        """Check that the stored files of a run read back as that complete run.
 
-        The metadata must be a JSON object whose ``id`` (when present) is ``run_id``; the
-        table must be a Parquet file whose footer reads, with every column the metadata's
-        ``columns`` lists (``COLUMNS`` for metadata written before it did) and as many rows
-        as its ``rounds`` (when present); when the metadata records ``table_sha256`` (as
-        :meth:`write_run` does), the table's bytes must have that SHA-256.
+        The metadata must be a JSON object whose ``id`` (when present) is ``run_id`` and
+        whose settings (``env``, ``policy``, ``seed``, ``horizon``, when present) give
+        ``run_id`` (:func:`~banditkit.experiments.config.resolved.run_id`). The table must
+        be a Parquet file whose footer reads, with every column the metadata's ``columns``
+        lists (``COLUMNS`` for metadata written before it did) and as many rows as its
+        ``rounds`` (when present); when the metadata records ``table_sha256`` (as
+        :meth:`write_run` does), the table's bytes must have that SHA-256, and otherwise
+        (a run written before the digest existed) its last ``cumulative_regret`` must be the
+        metadata's ``final_regret``, so another run's table in its place is found out.
+        Both files are read without following symbolic links.
 
         Raises:
             CorruptFileError: Naming the first file that fails and why.
@@ -314,13 +487,11 @@ class RunStore:
         import pyarrow.parquet as pq
 
         meta = self.read_meta(run_id)
-        if meta.get("id", run_id) != run_id:
-            raise CorruptFileError(
-                self.meta_path(run_id), f"holds run {meta.get('id')!r}, not {run_id!r}"
-            )
+        self._check_identity(run_id, meta)
         path = self.table_path(run_id)
+        data = self._read(path)
         try:
-            parquet = pq.ParquetFile(path)
+            parquet = pq.ParquetFile(pa.BufferReader(data))
         except (pa.ArrowException, OSError) as exc:
             raise CorruptFileError(
                 path, f"not a readable Parquet file ({exc})"
@@ -333,18 +504,56 @@ class RunStore:
         missing = [c for c in expected if c not in names]
         if missing:
             raise CorruptFileError(path, f"missing columns {', '.join(missing)}")
-        digest = meta.get("table_sha256")
-        if digest is not None:
-            actual = hashlib.sha256(path.read_bytes()).hexdigest()
-            if actual != digest:
-                raise CorruptFileError(
-                    path, "its SHA-256 differs from the one recorded in its metadata"
-                )
         rounds = meta.get("rounds")
         if isinstance(rounds, int) and info.num_rows != rounds:
             raise CorruptFileError(
                 path, f"{info.num_rows} rows where its metadata says {rounds}"
             )
+        digest = meta.get("table_sha256")
+        if digest is not None:
+            if hashlib.sha256(data).hexdigest() != digest:
+                raise CorruptFileError(
+                    path, "its SHA-256 differs from the one recorded in its metadata"
+                )
+            return
+        _check_final_regret(path, parquet, meta)
+
+    def _check_identity(self, run_id: str, meta: Mapping[str, Any]) -> None:
+        """The metadata is that of ``run_id``: its id, and the id of its settings."""
+        path = self.meta_path(run_id)
+        if meta.get("id", run_id) != run_id:
+            raise CorruptFileError(
+                path, f"holds run {meta.get('id')!r}, not {run_id!r}"
+            )
+        settings = ("env", "policy", "seed", "horizon")
+        if not any(key in meta for key in settings):
+            return
+        try:
+            env, policy = meta["env"], meta["policy"]
+            recorded = run_id_of(
+                env["name"],
+                env["params"],
+                policy["name"],
+                policy["params"],
+                meta["seed"],
+                meta["horizon"],
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptFileError(
+                path, f"its run settings cannot be read ({type(exc).__name__}: {exc})"
+            ) from None
+        if recorded != run_id:
+            raise CorruptFileError(
+                path, f"records the settings of run {recorded!r}, not of {run_id!r}"
+            )
+
+    @staticmethod
+    def _read(path: Path) -> bytes:
+        """A stored file's bytes; a missing one is damage too (:func:`read_stored_file`)."""
+        try:
+            return read_stored_file(path)
+        except FileNotFoundError:
+            raise CorruptFileError(path, "missing") from None
 
     def write_run(
         self,
@@ -370,19 +579,19 @@ class RunStore:
         buffer = io.BytesIO()
         pq.write_table(table, buffer, compression="zstd")
         data = buffer.getvalue()
-        atomic_write_bytes(self.table_path(run_id), data)
+        _write(self.root, self.table_path(run_id), data)
         meta = {
             **meta,
             "columns": list(table.column_names),
             "table_sha256": hashlib.sha256(data).hexdigest(),
         }
-        _write_json(self.meta_path(run_id), meta)
+        _write(self.root, self.meta_path(run_id), _json_text(meta).encode())
         self.error_path(run_id).unlink(missing_ok=True)
         self.checkpoints.drop(run_id)
 
     def write_error(self, run_id: str, info: dict[str, Any]) -> None:
         """Record a failed run (its traceback and settings)."""
-        _write_json(self.error_path(run_id), info)
+        _write(self.root, self.error_path(run_id), _json_text(info).encode())
 
     def read_table(self, run_id: str) -> Any:
         """The run's table as a pandas DataFrame.
@@ -395,7 +604,7 @@ class RunStore:
 
         path = self.table_path(run_id)
         try:
-            return pq.read_table(path).to_pandas()
+            return pq.read_table(pa.BufferReader(self._read(path))).to_pandas()
         except pa.ArrowException as exc:
             raise CorruptFileError(
                 path, f"not a readable Parquet file ({exc})"
@@ -423,11 +632,23 @@ class RunStore:
     def write_json(self, name: str, data: Any) -> Path:
         """Write ``DIR/<name>`` as JSON atomically."""
         path = self.root / name
-        _write_json(path, data)
+        _write(self.root, path, _json_text(data).encode())
         return path
 
     def write_text(self, name: str, text: str) -> Path:
         """Write ``DIR/<name>`` atomically."""
         path = self.root / name
-        atomic_write_text(path, text)
+        _write(self.root, path, text.encode("utf-8"))
         return path
+
+    def copy_file(self, source: Path, target: Path) -> bool:
+        """Copy ``source`` to ``target`` atomically; True when it was copied.
+
+        A ``source`` that is a symbolic link or not a regular file is not copied (False).
+        """
+        try:
+            data = read_stored_file(source)
+        except (FileNotFoundError, CorruptFileError):
+            return False
+        _write(self.root, target, data)
+        return True

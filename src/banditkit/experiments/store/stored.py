@@ -17,6 +17,12 @@ datasets the runs were computed on. A directory written before ``cells.json`` ex
 as before: the environments from ``config.yaml`` and the records ``summary.json`` declares,
 the policies resolved through the registries (or, without a usable ``summary.json``, the
 whole config resolved, which builds the environments).
+
+One directory holds one experiment: :func:`write_experiment` refuses to write into a
+directory whose ``config.yaml`` is another experiment's (another ``name``) or a paper
+reproduction's (:func:`check_owner`), since the second would replace the first's
+``config.yaml`` and ``summary.json``. The same experiment may change (more seeds, another
+horizon, a policy added): its finished runs are found by their ids and kept.
 """
 
 from __future__ import annotations
@@ -26,6 +32,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from banditkit.core.safe_yaml import load_yaml
 from banditkit.experiments.config.errors import ConfigError
 from banditkit.experiments.config.load import load_config
 from banditkit.experiments.config.resolve import resolve
@@ -38,12 +47,20 @@ from banditkit.experiments.config.resolved import (
 from banditkit.experiments.config.schema import ExperimentConfig
 from banditkit.experiments.store.store import (
     CorruptFileError,
+    OutputDirError,
     RunStore,
     read_json_object,
+    read_stored_file,
 )
 from banditkit.experiments.store.tables import record_fields, stored_record
 
-__all__ = ["CELLS_FILE", "CELLS_FORMAT", "stored_experiment", "write_experiment"]
+__all__ = [
+    "CELLS_FILE",
+    "CELLS_FORMAT",
+    "check_owner",
+    "stored_experiment",
+    "write_experiment",
+]
 
 CELLS_FILE = "cells.json"
 """The file of an output directory holding its environments, policies and cells."""
@@ -52,8 +69,57 @@ CELLS_FORMAT = 1
 """Version of :data:`CELLS_FILE`'s layout."""
 
 
+def check_owner(store: RunStore, owner: tuple[str, str | None]) -> None:
+    """Refuse a directory whose ``config.yaml`` belongs to another experiment or paper.
+
+    Args:
+        store: The directory.
+        owner: What is about to be written: ``("experiment", name)``, or ``("paper",
+            None)`` for a reproduction (its figures go to folders of their own, each
+            checked as an experiment).
+
+    Raises:
+        OutputDirError: Naming what the directory holds and the fix (another ``--out``).
+    """
+    path = store.root / "config.yaml"
+    try:
+        doc = load_yaml(read_stored_file(path).decode("utf-8"))
+    except FileNotFoundError:
+        return
+    except (CorruptFileError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise OutputDirError(
+            f"{str(path)!r} cannot be read ({exc}), so {str(store.root)!r} may hold "
+            "another experiment; use another --out, or remove that file"
+        ) from None
+    held = _owner_of(doc)
+    if held is not None and held[0] == owner[0] and owner[1] in (None, held[1]):
+        return
+    what = f"{held[0]} {held[1]!r}" if held else "something that is no experiment"
+    mine = f"{owner[0]} {owner[1]!r}" if owner[1] is not None else f"a {owner[0]}"
+    raise OutputDirError(
+        f"{str(store.root)!r} holds the results of {what} ({path}), not of {mine}: "
+        f"writing here would replace them. Use another --out (or remove "
+        f"{str(store.root)!r} to start over)."
+    )
+
+
+def _owner_of(doc: Any) -> tuple[str, str] | None:
+    """What a stored ``config.yaml`` is of: an experiment's name or a paper's."""
+    if not isinstance(doc, Mapping):
+        return None
+    if isinstance(doc.get("figures"), Mapping):
+        return ("paper", str(doc.get("paper")))
+    name = doc.get("name")
+    return ("experiment", name) if isinstance(name, str) else None
+
+
 def write_experiment(store: RunStore, resolved: ResolvedExperiment) -> None:
-    """Write ``config.yaml`` and ``cells.json`` of ``resolved`` into ``store``."""
+    """Write ``config.yaml`` and ``cells.json`` of ``resolved`` into ``store``.
+
+    Raises:
+        OutputDirError: If the directory holds another experiment (:func:`check_owner`).
+    """
+    check_owner(store, ("experiment", resolved.config.name))
     store.write_text("config.yaml", resolved.to_yaml())
     store.write_json(
         CELLS_FILE,
