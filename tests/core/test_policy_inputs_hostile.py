@@ -56,6 +56,17 @@ def test_shared_features_must_be_real(x):
         bk.Context.from_shared(x, n_arms=2)
 
 
+@pytest.mark.parametrize("value", [1e8 * (1 + 1e-15), -1e9, 1e20, 1.7e308])
+def test_features_beyond_the_bound_are_refused_naming_the_limit(value):
+    arms = np.array([[0.0, value], [1.0, 2.0]])
+    with pytest.raises(ValueError, match=r"ctx\.arms .*MAX_ABS_FEATURE = 1e\+08"):
+        bk.Context(arms=arms)
+    with pytest.raises(ValueError, match=r"x .*MAX_ABS_FEATURE"):
+        bk.Context.from_shared(arms[0], n_arms=2)
+    edge = bk.Context(arms=np.array([[1e8, -1e8]]))  # the bound itself is accepted
+    assert edge.arms.max() == bk.core.MAX_ABS_FEATURE
+
+
 def test_a_context_owns_its_arrays():
     """Changing the caller's array after act cannot put NaN into linucb's history."""
     arms = np.ones((3, 2))
@@ -97,6 +108,7 @@ def test_any_array_is_a_valid_context_or_refused_naming_ctx_arms(arms):
             or arms.ndim != 2
             or 0 in arms.shape
             or not np.isfinite(arms.astype(complex)).all()
+            or np.abs(arms.astype(np.float64)).max() > bk.core.MAX_ABS_FEATURE
         )
         return
     assert arms.dtype.kind != "c" and ctx.arms.dtype == np.float64
