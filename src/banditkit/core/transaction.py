@@ -50,6 +50,9 @@ _ATOMS = (
     Environment,
 )
 
+#: The common atoms, checked by type first (a snapshot is taken at every update).
+_SCALARS = frozenset({type(None), bool, int, float, str, np.float64, np.int64})
+
 
 class Snapshot:
     """What :func:`snapshot` recorded: one undo function per mutable object, in order."""
@@ -65,7 +68,11 @@ class Snapshot:
             undo()
 
     def _record(self, value: Any) -> None:
-        if isinstance(value, _ATOMS) or id(value) in self._seen:
+        if (
+            type(value) in _SCALARS
+            or isinstance(value, _ATOMS)
+            or id(value) in self._seen
+        ):
             return
         self._seen.add(id(value))
         self._keep.append(value)
@@ -90,8 +97,10 @@ class Snapshot:
             self._walk(members)
         elif isinstance(value, tuple | frozenset):
             self._walk(value)
+        elif _is_module(value):
+            self._module(value)
         elif hasattr(value, "__dict__"):
-            self._dict(vars(value))
+            self._dict(vars(value), getattr(type(value), "_append_only", ()))
 
     def _walk(self, values: Any) -> None:
         record, ndarray = self._record, np.ndarray
@@ -101,10 +110,23 @@ class Snapshot:
                 continue
             record(item)
 
-    def _dict(self, mapping: dict[Any, Any]) -> None:
+    def _dict(self, mapping: dict[Any, Any], append_only: tuple[str, ...] = ()) -> None:
         items = dict(mapping)
         self._undo.append(lambda: _refill(mapping, items))
-        self._walk(items.values())
+        walked = dict(items)
+        for name in append_only:  # lists of read-only rows: their length is enough
+            rows = walked.pop(name)
+            self._seen.add(id(rows))
+            self._keep.append(rows)
+            self._undo.append(_truncate(rows))
+        self._walk(walked.values())
+
+    def _module(self, module: Any) -> None:
+        """A PyTorch module: its attributes, and its parameters, buffers and children."""
+        attributes = dict(vars(module))
+        self._undo.append(lambda: _refill(vars(module), attributes))
+        for name in ("_parameters", "_buffers", "_modules"):  # not its hooks
+            self._record(attributes[name])
 
     def _array(self, array: np.ndarray) -> None:
         if not array.flags.writeable:
@@ -138,6 +160,22 @@ def _refill(container: Any, contents: Any) -> None:
     """Put ``contents`` back into a dict or set, in place."""
     container.clear()
     container.update(contents)
+
+
+def _truncate(rows: list[Any]) -> Callable[[], None]:
+    """Undo appends to ``rows``: back to its present length."""
+    n = len(rows)
+
+    def undo() -> None:
+        del rows[n:]
+
+    return undo
+
+
+def _is_module(value: object) -> bool:
+    """Whether ``value`` is a PyTorch module (without importing PyTorch)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.nn.Module)
 
 
 def _is_tensor(value: object) -> bool:
