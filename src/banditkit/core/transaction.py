@@ -14,8 +14,11 @@ records back into the very same objects, so parts that share an object keep shar
 Two kinds of object say themselves what to record, through a ``_transaction()`` method that
 returns the function undoing the update: append-only buffers (``parts.history``: their
 length and arrays, no copy of the rows, so the snapshot costs O(1) in the history's length)
-and caches that can be rebuilt (device mirrors of a history: dropped). The environment a
-privileged policy was attached to is not part of the policy and is not recorded.
+and caches that can be rebuilt (device mirrors of a history: dropped). A class lists in
+``_append_only`` the attributes that are lists only ever appended to (a Gram's queued rank-1
+rows): they are undone by their length. A PyTorch module is recorded by its attributes,
+parameters, buffers and children (not its hooks). The environment a privileged policy was
+attached to is not part of the policy and is not recorded.
 """
 
 from __future__ import annotations
