@@ -18,7 +18,14 @@ from hypothesis.extra import numpy as hnp
 
 import banditkit as bk
 from banditkit.core.validation import ArgumentTypeError
-from banditkit.testing import assert_same_state, policy_cases
+from banditkit.policies.parts.history import _Buffers
+from banditkit.testing import (
+    assert_finite_state,
+    assert_same_state,
+    play,
+    policy_cases,
+    start,
+)
 
 # --- ctx.arms ------------------------------------------------------------------------
 
@@ -54,6 +61,17 @@ def test_non_real_arms_are_refused_naming_ctx_arms(arms):
 def test_shared_features_must_be_real(x):
     with pytest.raises(ArgumentTypeError, match="x must"):
         bk.Context.from_shared(x, n_arms=2)
+
+
+@pytest.mark.parametrize("value", [1e8 * (1 + 1e-15), -1e9, 1e20, 1.7e308])
+def test_features_beyond_the_bound_are_refused_naming_the_limit(value):
+    arms = np.array([[0.0, value], [1.0, 2.0]])
+    with pytest.raises(ValueError, match=r"ctx\.arms .*MAX_ABS_FEATURE = 1e\+08"):
+        bk.Context(arms=arms)
+    with pytest.raises(ValueError, match=r"x .*MAX_ABS_FEATURE"):
+        bk.Context.from_shared(arms[0], n_arms=2)
+    edge = bk.Context(arms=np.array([[1e8, -1e8]]))  # the bound itself is accepted
+    assert edge.arms.max() == bk.core.MAX_ABS_FEATURE
 
 
 def test_a_context_owns_its_arrays():
@@ -97,6 +115,7 @@ def test_any_array_is_a_valid_context_or_refused_naming_ctx_arms(arms):
             or arms.ndim != 2
             or 0 in arms.shape
             or not np.isfinite(arms.astype(complex)).all()
+            or np.abs(arms.astype(np.float64)).max() > bk.core.MAX_ABS_FEATURE
         )
         return
     assert arms.dtype.kind != "c" and ctx.arms.dtype == np.float64
@@ -181,3 +200,118 @@ def test_a_first_update_with_a_bad_action_leaves_the_policy_fresh():
         policy.update(bk.Context(arms=np.eye(3)), 7, 1.0)
     assert policy.d is None
     assert_same_state(policy, twin)
+
+
+# --- a failed update ------------------------------------------------------------------
+
+
+class _Injected(RuntimeError):
+    """The failure a test injects into an update."""
+
+
+def _fail_after(call):
+    """``call`` (a method), then an exception: the update fails with its work done."""
+
+    def failing(self, *args, **kwargs):
+        call(self, *args, **kwargs)
+        raise _Injected("injected")
+
+    return failing
+
+
+_WHERE = {
+    # the policy's own _update ran to its end: every part has learned the round
+    "end": lambda policy: (type(policy), "_update"),
+    # a shared part mid-update: the round's row is in the history, nothing after it
+    "history": lambda policy: (_Buffers, "push"),
+}
+
+
+@pytest.mark.parametrize("where", sorted(_WHERE))
+@pytest.mark.parametrize("case", policy_cases(defaults=False), ids=str)
+def test_a_failed_update_leaves_the_policy_as_it_was(case, where, monkeypatch):
+    """After a failure anywhere in update: the same state, then the same play as a twin."""
+    policy, env = start(case, n_arms=4, d=3, max_size=2, horizon=40)
+    twin, twin_env = start(case, n_arms=4, d=3, max_size=2, horizon=40)
+    play(policy, env, 12)
+    play(twin, twin_env, 12)
+    ctx, twin_ctx = env.context(), twin_env.context()  # an oracle reads its env
+    action = policy.act(ctx)
+    assert twin.act(twin_ctx) == action
+    feedback = env.step(action).feedback
+    twin_env.step(action)
+    with monkeypatch.context() as patch:
+        owner, name = _WHERE[where](policy)
+        patch.setattr(owner, name, _fail_after(getattr(owner, name)))
+        try:
+            policy.update(ctx, action, feedback)
+        except _Injected:
+            failed = True
+        else:
+            failed = False  # this policy keeps no history: nothing was injected
+    if not failed:
+        assert where == "history"
+        return
+    assert_same_state(policy, twin)
+    policy.update(ctx, action, feedback)  # the round again: as the twin learns it
+    twin.update(twin_ctx, action, feedback)
+    assert_same_state(policy, twin)
+    assert policy.act(env.context()) == twin.act(twin_env.context())
+
+
+# --- extreme but finite input -----------------------------------------------------------
+
+_NEURAL = [c for c in policy_cases(defaults=False) if c.policy_class.needs_torch]
+
+
+def _extreme_feedback(policy, family, rng, big):
+    """Feedback at the accepted extremes: rewards of +-max_abs_reward, wins, choices."""
+    if family == "contextual":
+        if getattr(policy, "reward_kind", "real") == "binary":
+            return float(rng.integers(2))
+        return float(rng.choice([-1.0, 1.0])) * (policy.max_abs_reward if big else 1.0)
+    return 1 if family == "dueling" else -1
+
+
+@pytest.mark.parametrize("case", _NEURAL, ids=str)
+def test_neural_policies_train_stably_at_the_extremes(case):
+    """Default training (small width, frequent refits) at feature norm 1e3, reward 1e6."""
+    small = {
+        k: v
+        for k, v in dict(case.params).items()
+        if k in ("width", "m", "update_every", "warmup", "t0")
+    }
+    policy = case.policy_class(seed=0, **small)
+    policy.begin(60)
+    rng = np.random.default_rng(0)
+    for t in range(36):
+        arms = rng.normal(size=(4, 3))
+        arms *= 1e3 / np.linalg.norm(arms, axis=1, keepdims=True)
+        ctx = bk.Context(arms=arms, max_size=2)
+        action = policy.act(ctx)
+        policy.update(
+            ctx, action, _extreme_feedback(policy, case.family, rng, t % 3 == 0)
+        )
+    assert policy.n_updates > 0  # it refit at those scales
+    assert_finite_state(policy)
+    scores = getattr(policy, "scores", None)
+    if callable(scores):
+        assert np.isfinite(np.asarray(scores(ctx), dtype=float)).all()
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, database=None)
+@given(
+    scale=st.sampled_from([1e-8, 1.0, 1e3, 1e6, bk.core.MAX_ABS_FEATURE]),
+    reward=st.sampled_from([0.0, 1.0, -1e6, 1e6]),
+    name=st.sampled_from(["linucb", "lints", "eps-greedy", "ucb1", "linucb-per-arm"]),
+)
+def test_linear_policies_handle_features_up_to_the_bound(scale, reward, name):
+    """Arms up to MAX_ABS_FEATURE and rewards up to 1e6: a valid action, a finite state."""
+    policy = bk.make_policy(name)
+    rng = np.random.default_rng(1)
+    for _ in range(6):
+        ctx = bk.Context(arms=np.clip(rng.normal(size=(3, 2)) * scale, -1e8, 1e8))
+        action = policy.act(ctx)
+        assert 0 <= action < 3
+        policy.update(ctx, action, reward)
+    assert_finite_state(policy)

@@ -28,6 +28,7 @@ from banditkit.core.seeding import STREAMS, make_rng, spawn_seeds
 from banditkit.core.simulate import RunResult, simulate, simulate_seeds
 from banditkit.core.types import (
     FAMILIES,
+    MAX_ABS_FEATURE,
     Action,
     Context,
     Family,
@@ -40,6 +41,7 @@ __all__ = [
     "ENVIRONMENTS",
     "FAMILIES",
     "LOOP_RECORDS",
+    "MAX_ABS_FEATURE",
     "MAX_ABS_REWARD",
     "POLICIES",
     "STREAMS",

@@ -41,6 +41,7 @@ from banditkit.core.params import (
     takes_declared,
 )
 from banditkit.core.seeding import RoundStreams, make_rng
+from banditkit.core.transaction import snapshot
 from banditkit.core.types import FAMILIES, Action, Context, Feedback, check_action
 from banditkit.core.validation import ArgumentTypeError, check_int
 
@@ -415,15 +416,21 @@ class Policy(metaclass=DeclaredMeta):
         Raises:
             ValueError: A bad ``ctx``, an ``action`` out of range for the family, or
                 ``feedback`` the policy's likelihood does not allow; the message names it.
-                The policy is left exactly as it was.
+                The policy is left exactly as it was, as it is after any exception
+                raised while it learns (a failed solve or refit): ``core.transaction``.
         """
         if self.d is None and isinstance(ctx, Context):
             # the first round sets the policy up: check the rest before it does
             self._check_feedback(feedback, self._check_action(action, ctx))
-        self._check_context(ctx)
-        action = self._check_action(action, ctx)
-        feedback = self._check_feedback(feedback, action)
-        self._update(ctx, action, feedback)
+        before = snapshot(self)
+        try:
+            self._check_context(ctx)
+            action = self._check_action(action, ctx)
+            feedback = self._check_feedback(feedback, action)
+            self._update(ctx, action, feedback)
+        except BaseException:  # a failed update leaves no trace (core.transaction)
+            before.restore()
+            raise
         self.t += 1
         if not self.counts_updates:
             self._n_updates += 1

@@ -26,6 +26,7 @@ from banditkit.core.validation import (
 
 __all__ = [
     "FAMILIES",
+    "MAX_ABS_FEATURE",
     "Action",
     "Context",
     "Family",
@@ -42,6 +43,24 @@ Action: TypeAlias = int | tuple[int, ...]
 
 Feedback: TypeAlias = float | int
 """A reward (contextual), 1/0 for 'first arm won' (dueling), a chosen item or -1 (assortment)."""
+
+
+#: Largest |x| accepted for an arm feature: ``Context`` refuses larger entries. A squared
+#: feature of 1e16 still leaves a Gram of a long run (sums of x x^T) far from overflow and
+#: its rank-1 updates well defined, and one round of arms at 1e20 would swamp a learner's
+#: state for good (docs/reliability.md, "Policy inputs").
+MAX_ABS_FEATURE = 1e8
+
+
+def _check_range(name: str, arr: np.ndarray) -> None:
+    """Refuse entries with |x| > :data:`MAX_ABS_FEATURE` (``arr`` is finite, non-empty)."""
+    largest = float(np.max(np.abs(arr)))
+    if largest > MAX_ABS_FEATURE:
+        raise ValueError(
+            f"{name} entries must satisfy |x| <= MAX_ABS_FEATURE = {MAX_ABS_FEATURE:g}; "
+            f"got an entry of magnitude {largest:.4g}. Rescale the features (standardise "
+            "them, or divide by a constant)."
+        )
 
 
 def _owned(checked: np.ndarray, given: object) -> np.ndarray:
@@ -68,8 +87,9 @@ class Context:
         max_size: Largest assortment allowed (the capacity); assortment family only.
 
     Raises:
-        ValueError: If ``arms`` is not a finite 2-d array of real numbers, or ``revenues``
-            does not match it; the message names ``ctx.arms`` (``ctx.revenues``). Strings
+        ValueError: If ``arms`` is not a finite 2-d array of real numbers, has an entry
+            with |x| > :data:`MAX_ABS_FEATURE`, or ``revenues`` does not match it; the
+            message names ``ctx.arms`` (``ctx.revenues``). Strings
             (even numeric ones), complex numbers and objects raise an
             :class:`~banditkit.core.validation.ArgumentTypeError` (also a ``TypeError``).
 
@@ -84,6 +104,7 @@ class Context:
 
     def __post_init__(self) -> None:
         arms = _owned(check_arms(self.arms, name="ctx.arms"), self.arms)
+        _check_range("ctx.arms", arms)
         arms.setflags(write=False)
         object.__setattr__(self, "arms", arms)
         if self.revenues is not None:
@@ -105,7 +126,8 @@ class Context:
         """A contextual Context around ``arms`` without the checks of the constructor.
 
         For environments on their hot path that build ``arms`` themselves as a finite
-        float64 (K, d) array with K, d >= 1 (users go through ``Context(...)``). The
+        float64 (K, d) array with K, d >= 1 and entries within :data:`MAX_ABS_FEATURE`
+        (users go through ``Context(...)``). The
         array is made read-only, as the constructor does, and not copied.
 
         Example:
@@ -133,7 +155,8 @@ class Context:
             n_arms: K >= 1.
 
         Raises:
-            ValueError: If ``x`` is not a finite 1-d array with d >= 1, or ``n_arms`` < 1.
+            ValueError: If ``x`` is not a finite 1-d array with d >= 1 and entries
+                |x| <= :data:`MAX_ABS_FEATURE`, or ``n_arms`` < 1.
 
         Example:
             >>> ctx = Context.from_shared([1.0, 2.0], n_arms=3)
@@ -146,6 +169,7 @@ class Context:
             raise ValueError(
                 f"x must be a 1-d array of d >= 1 features; got shape {row.shape}."
             )
+        _check_range("x", row)
         row = np.ascontiguousarray(row)
         # K rows that are all the same memory (stride 0), read-only; no K copies
         arms = np.ndarray(

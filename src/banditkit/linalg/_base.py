@@ -243,6 +243,9 @@ class FullGramBase(GramBase):
     _inverse: np.ndarray
     _logdet: float
     _pending: list[np.ndarray]
+    #: Lists only ever appended to (or replaced): an update is undone by their length
+    #: (``core.transaction``), not by a walk over their read-only rows.
+    _append_only: ClassVar[tuple[str, ...]] = ("_pending",)
 
     def __init__(self, d: int, lam: float, *, refactor_every: int = 512) -> None:
         super().__init__(d, lam)

@@ -129,7 +129,8 @@ class Gram(FullGramBase):
         self._matrix = frozen(_plus_outer(self._matrix, w, x))
         # [Sherman1950]: (V + w x x^T)^-1 = V^-1 - w u u^T / (1 + w x^T V^-1 x)
         self._inverse = frozen(_plus_outer(self._inverse, -w / (1.0 + wq), u))
-        self._pending.append(math.sqrt(w) * x)  # applied to L when next read
+        # applied to L when next read; read-only, as every array it stores
+        self._pending.append(frozen(math.sqrt(w) * x))
         # Matrix determinant lemma: log det(V + w x x^T) = log det V + log(1 + w q)
         self._logdet += math.log1p(wq)
         self._n_updates += 1
@@ -193,7 +194,7 @@ class Gram(FullGramBase):
         C[np.diag_indices(n)] += 1.0
         self._matrix = frozen(self._matrix + B.T @ B)
         self._inverse = frozen(self._inverse - U.T @ np.linalg.solve(C, U))
-        self._pending.extend(B)  # applied to L when next read
+        self._pending.extend(frozen(np.array(B)))  # copied: X is the caller's
         self._logdet += float(np.linalg.slogdet(C)[1])
         self._n_updates += n
         self._since_refactor += n

@@ -44,7 +44,10 @@ from banditkit.core.lazy import sla  # imported at first use
 from banditkit.core.validation import check_scalar
 
 from ._base import FullGramBase
-from ._common import check_rhs
+from ._common import (
+    check_rhs,
+    frozen,
+)
 from .rank1 import cholesky_update
 from .spans import SPARSE_FRACTION, diagonal_blocks, row_spans, span, subtract_outer
 
@@ -134,7 +137,7 @@ class InPlaceGram(FullGramBase):
             c = w / (1.0 + q)
             subtract_outer(inverse, u, c)  # [Sherman1950]
             subtract_outer(matrix, x, -w)
-            self._pending.append(x.copy() if w == 1.0 else math.sqrt(w) * x)
+            self._pending.append(frozen(x.copy() if w == 1.0 else math.sqrt(w) * x))
             # matrix determinant lemma: log det(V + w x x^T) = log det V + log(1 + q)
             self._logdet += math.log1p(q)
         self._n_updates += 1

@@ -220,15 +220,52 @@ def test_invalid_hyperparameters_raise(name, bad):
         bk.make_policy(name, **bad)
 
 
-def test_diverging_training_raises_a_clear_error():
-
-    policy = bk.make_policy("neural-ucb", lr=1e6, steps=20, update_every=1, seed=0)
+def test_a_diverging_refit_is_retried_at_a_smaller_lr_which_is_kept_and_saved():
+    """lr=1e6 overflows at once: the refit is retried at lr / 10 until it settles."""
+    params = {"lr": 1e6, "steps": 20, "update_every": 1, "backtrack": 0, "width": 8}
+    policy = bk.make_policy("neural-ucb", seed=0, **params)
     arms = np.random.default_rng(0).normal(size=(3, 4))
     ctx = Context(arms=arms)
-    with pytest.raises(FloatingPointError, match=r"training diverged.*smaller lr"):
-        for _ in range(5):
-            action = policy.act(ctx)
-            policy.update(ctx, action, 1.0)
+    for _ in range(5):
+        policy.update(ctx, policy.act(ctx), 1.0)
+    lr = policy.model.trainer.lr
+    assert 0.0 < lr <= 1e6 / 10 and np.isfinite(policy.model.predict(arms)).all()
+    state = policy.state_dict()
+    assert float(state["state"]["model"]["lr"]) == lr
+    twin = bk.make_policy("neural-ucb", seed=0, **params)
+    twin.load_state_dict(state)
+    assert twin.model.trainer.lr == lr
+    for _ in range(3):
+        action = policy.act(ctx)
+        assert twin.act(ctx) == action
+        policy.update(ctx, action, 0.5)
+        twin.update(ctx, action, 0.5)
+    np.testing.assert_array_equal(policy.model.predict(arms), twin.model.predict(arms))
+
+
+def test_a_fit_that_diverges_at_every_lr_raises_and_keeps_the_parameters(monkeypatch):
+    from banditkit.policies.parts.history import History
+    from banditkit.policies.parts.models import NeuralModel
+
+    policy = bk.make_policy("neural-ucb", width=8, steps=5, update_every=1, seed=0)
+    ctx = Context(arms=np.eye(3))
+    policy.update(ctx, policy.act(ctx), 1.0)
+    model = policy.model
+    before, trainer = model.state_dict()["theta"], model.trainer
+
+    def explode(self, history):
+        nn_params = self.mlp.parameters()
+        for p in nn_params:
+            p.data.fill_(float("nan"))
+        return [1.0, float("nan")]
+
+    monkeypatch.setattr(NeuralModel, "_fit_once", explode)
+    history = History(3)
+    history.append(np.ones(3), 1.0)
+    with pytest.raises(FloatingPointError, match=r"training diverged.*rescale"):
+        model.fit(history)
+    np.testing.assert_array_equal(model.state_dict()["theta"], before)
+    assert model.trainer is trainer
 
 
 def test_nan_scores_are_reported():

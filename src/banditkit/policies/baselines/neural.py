@@ -133,7 +133,9 @@ class NeuralUCB(NeuralBandit):
             number n of observations, same minimiser) or "sum" (the paper's objective).
         backtrack: Retries of a refit whose objective ends above where it started
             (or overflows), each from the parameters before it at lr / 10, the smaller
-            lr kept for later refits; >= 0 (3; 0 takes every refit as it ends).
+            lr kept for later refits; >= 0 (3; 0 takes every refit as it ends). A refit
+            that still diverges (non-finite, or 100 times its start) is retried at
+            lr / 10 until it settles (``parts.models.rescue``), whatever ``backtrack``.
         dtype: "float64" (default) or "float32": the dtype of the network, its
             training and its gradients g; the Gram Z and its log-determinant stay
             float64 (docs/performance.md, "Neural training speed").

@@ -34,6 +34,7 @@ from banditkit.core.validation import check_int, check_state_array
 from banditkit.glm import fit_glm_stacked, get_link
 from banditkit.linalg import Gram
 from banditkit.policies.ensemble.history import PerturbedHistory
+from banditkit.policies.parts.models.rescue import finite_fit, rescue, saved_lr
 
 if TYPE_CHECKING:
     import torch
@@ -292,6 +293,7 @@ class NeuralEnsemble:
         }
         self.penalty = nn.L2Penalty(lam * width, self.params0)
         self.steps, self.lr, self.reduction = steps, lr, reduction
+        self._lr0 = lr  # a rescued fit lowers lr, which is then saved
 
     def fit(self, history: PerturbedHistory, *, steps: int | None = None) -> None:
         """J GD steps for every member at once, warm-started."""
@@ -314,18 +316,30 @@ class NeuralEnsemble:
             torch.from_numpy(np.ascontiguousarray((sums / counts[:, None]).T)),
             torch.from_numpy(counts),
         )
-        # GD on J / n with step lr is GD on J with step lr / n (n counts repeats).
-        lr = self.lr / max(n, 1.0) if self.reduction == "mean" else self.lr
-        result = nn.fit(
-            self.net,
-            self.params,
-            rows,
-            nn.MSE(),
-            penalties=[self.penalty],
-            lr=lr,
-            steps=self.steps if steps is None else steps,
-            reduction="sum",
-            record="ends",  # J is not read
+
+        def fit(base: float) -> nn.FitResult:
+            # GD on J / n with step lr is GD on J with step lr / n (n counts repeats).
+            lr = base / max(n, 1.0) if self.reduction == "mean" else base
+            return nn.fit(
+                self.net,
+                self.params,
+                rows,
+                nn.MSE(),
+                penalties=[self.penalty],
+                lr=lr,
+                steps=self.steps if steps is None else steps,
+                reduction="sum",
+                record="ends",  # the divergence check reads the last J
+            )
+
+        # a fit that diverged is retried at lr / 10 (parts.models.rescue); the
+        # parameters change only when one ends finite
+        result, self.lr = rescue(
+            fit(self.lr),
+            self.lr,
+            fit,
+            finite_fit,
+            lambda result, lr: f"the objective ended at {result.history[-1, 0]:.4g}",
         )
         self.params = result.params
 
@@ -349,9 +363,11 @@ class NeuralEnsemble:
             )
 
     def state_dict(self) -> dict[str, Any]:
-        """Arrays only: params.<name> and params0.<name>."""
+        """Arrays only: params.<name> and params0.<name> (and lr once a fit lowered it)."""
         out = {f"params.{k}": v.numpy().copy() for k, v in self.params.items()}
         out.update({f"params0.{k}": v.numpy().copy() for k, v in self.params0.items()})
+        if self.lr != self._lr0:
+            out["lr"] = np.asarray(self.lr)
         return out
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -364,3 +380,4 @@ class NeuralEnsemble:
                 value = check_state_array(name, state[name], tuple(params[k].shape))
                 params[k] = torch.tensor(value, dtype=torch.float64)
         self.penalty = nn.L2Penalty(self.penalty.lam, self.params0)
+        self.lr = saved_lr(state, self._lr0)

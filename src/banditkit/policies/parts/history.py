@@ -13,6 +13,7 @@ is given (importance weights, variance weights, ...).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, overload
 
 import numpy as np
@@ -46,6 +47,15 @@ class _Buffers:
             grown = np.empty((cap, *arr.shape[1:]), dtype=arr.dtype)
             grown[: self.n] = arr[: self.n]
             self._arrays[name] = grown
+
+    def _transaction(self) -> Callable[[], None]:
+        """Undo what comes next (``core.transaction``): appends write past n only."""
+        arrays, n = dict(self._arrays), self.n
+
+        def undo() -> None:
+            self._arrays, self.n = dict(arrays), n
+
+        return undo
 
     @property
     def names(self) -> tuple[str, ...]:

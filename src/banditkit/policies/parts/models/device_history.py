@@ -19,6 +19,7 @@ is mirrored afresh.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -129,6 +130,14 @@ class DeviceObservations:
         self._n = 0  # entries mirrored
         self._last = np.empty(0)  # host copy of the last mirrored row
         self._buffers: dict[str, nn.GrowingBuffer] = {}
+
+    def _transaction(self) -> Callable[[], None]:
+        """Undo what comes next (``core.transaction``): the mirror is built again."""
+
+        def undo() -> None:
+            self._source, self._n, self._buffers = None, 0, {}
+
+        return undo
 
     def __call__(
         self, history: History | PairHistory | SetHistory, *, weighted: bool = True

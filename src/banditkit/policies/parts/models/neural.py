@@ -28,6 +28,7 @@ from banditkit.core.validation import check_bool, check_state_array
 from banditkit.glm.links import LogisticLink, get_link
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
 from banditkit.policies.parts.models.device_history import DeviceObservations
+from banditkit.policies.parts.models.rescue import rescue, saved_lr, settled
 
 if TYPE_CHECKING:
     import torch
@@ -142,6 +143,9 @@ class NeuralModel:
         #: The history's observations on the device (``DeviceObservations``).
         self._observations = DeviceObservations(self._torch_dtype, self.device)
         self.trainer = trainer
+        #: The step size the model was built with (a backtracked or rescued fit lowers
+        #: the trainer's, which is then saved with the state).
+        self._lr0 = trainer.lr
         self.pair_link = get_link(pair_link)
         self.grouped = check_bool("grouped", grouped)
         if isinstance(backtrack, bool) or int(backtrack) != backtrack or backtrack < 0:
@@ -210,8 +214,10 @@ class NeuralModel:
         Raises:
             TypeError: For a history the trainer's loss does not read (pairs need
                 "bce" or "weighted-bce").
-            FloatingPointError: If GD diverged (a non-finite objective or parameter),
-                with the step size to lower, instead of NaN scores later on.
+            FloatingPointError: If GD diverged (a non-finite objective or parameter)
+                at every step size down to lr / 10^20 (``parts.models.rescue``), with
+                what to change, instead of NaN scores later on. A fit that raises
+                leaves the parameters and the trainer as they were.
         """
         loss = self.trainer.loss
         pairs = isinstance(history, PairHistory)
@@ -223,32 +229,62 @@ class NeuralModel:
                 f"PairHistory (duels, loss 'bce' or 'weighted-bce'); got "
                 f"{type(history).__name__} with loss={loss!r}."
             )
-        before = nn.flat_params(self.mlp).clone() if self.backtrack else None
-        objective = self._fit_once(history)
-        for _ in range(self.backtrack):
-            if math.isfinite(objective[-1]) and objective[-1] <= objective[0]:
-                break
-            # GD that ends above its start (or overflows) took too long a step:
-            # restart this fit from the parameters before it with lr / 10, and keep it.
-            assert before is not None
-            nn.set_flat_params(self.mlp, before)
-            self.trainer = dataclasses.replace(self.trainer, lr=self.trainer.lr / 10.0)
+        before, trainer = nn.flat_params(self.mlp).clone(), self.trainer
+        try:
             objective = self._fit_once(history)
-        if not (
-            math.isfinite(objective[-1])
-            and bool(torch.isfinite(nn.flat_params(self.mlp)).all())
-        ):
-            hint = (
-                "; or loss_reduction='mean_scaled'"
-                if self.trainer.reduction == "sum"
-                else ""
+            for _ in range(self.backtrack):
+                if math.isfinite(objective[-1]) and objective[-1] <= objective[0]:
+                    break
+                # GD that ends above its start (or overflows) took too long a step:
+                # restart this fit from the parameters before it with lr / 10, and keep it.
+                objective = self._refit(history, before, self.trainer.lr / 10.0)
+            # still diverged: smaller steps until it is finite (parts.models.rescue)
+            rescue(
+                objective,
+                self.trainer.lr,
+                lambda lr: self._refit(history, before, lr),
+                lambda objective: self._finite(objective),
+                lambda objective, lr: self._divergence(history, objective, lr),
             )
-            raise FloatingPointError(
-                f"training diverged on {history.n} observations: the objective "
-                f"went from {objective[0]:.4g} to {objective[-1]:.4g} in "
-                f"{self.trainer.steps} GD steps at lr={self.trainer.lr:g}; use a "
-                f"smaller lr{hint}."
-            )
+        except BaseException:  # nothing of a failed fit is kept
+            nn.set_flat_params(self.mlp, before)
+            self.trainer = trainer
+            raise
+
+    def _refit(
+        self,
+        history: History | PairHistory | SetHistory,
+        before: torch.Tensor,
+        lr: float,
+    ) -> list[float]:
+        """The fit again from the parameters ``before`` it, at ``lr`` (kept)."""
+        nn.set_flat_params(self.mlp, before)
+        self.trainer = dataclasses.replace(self.trainer, lr=lr)
+        return self._fit_once(history)
+
+    def _finite(self, objective: list[float]) -> bool:
+        """Whether a fit settled (``rescue.settled``) with finite parameters."""
+        return settled(objective[0], objective[-1]) and bool(
+            torch.isfinite(nn.flat_params(self.mlp)).all()
+        )
+
+    def _divergence(
+        self,
+        history: History | PairHistory | SetHistory,
+        objective: list[float],
+        lr: float,
+    ) -> str:
+        """What a diverged fit did, and what to change."""
+        hint = (
+            "; or loss_reduction='mean_scaled'"
+            if self.trainer.reduction == "sum"
+            else ""
+        )
+        return (
+            f"on {history.n} observations the objective went from {objective[0]:.4g} "
+            f"to {objective[-1]:.4g} in {self.trainer.steps} GD steps at lr={lr:g}; "
+            f"rescale the features or rewards, or use a smaller lr{hint}"
+        )
 
     def _fit_once(self, history: History | PairHistory | SetHistory) -> list[float]:
         """One run of the trainer on ``history``; the objective at its ends."""
@@ -316,24 +352,32 @@ class NeuralModel:
         )
 
     def state_dict(self) -> dict[str, Any]:
-        """Arrays only: theta and theta_0 (the history belongs to the policy)."""
-        return {
+        """Arrays only: theta and theta_0 (the history belongs to the policy).
+
+        With ``lr`` too when a backtracked or rescued fit lowered the trainer's step.
+        """
+        state: dict[str, Any] = {
             "theta": nn.flat_params(self.mlp).cpu().numpy().copy(),
             "theta0": self.mlp.theta0.cpu().numpy().copy(),
         }  # in the model's dtype
+        if self.trainer.lr != self._lr0:
+            state["lr"] = np.asarray(self.trainer.lr)
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict`.
 
         Raises:
             ValueError: If theta or theta0 is not a finite real (p,) vector of this
-                network's p parameters.
+                network's p parameters, or lr is not in (0, the lr it was built with].
         """
         p, dtype = (self.n_params,), self.mlp.theta0.numpy().dtype
         theta = check_state_array("theta", state["theta"], p, dtype=dtype)
         theta0 = check_state_array("theta0", state["theta0"], p, dtype=dtype)
+        lr = saved_lr(state, self._lr0)
         nn.set_flat_params(self.mlp, torch.as_tensor(theta))
         self.mlp.theta0.copy_(torch.as_tensor(theta0))
+        self.trainer = dataclasses.replace(self.trainer, lr=lr)
 
 
 class TangentModel(NeuralModel):

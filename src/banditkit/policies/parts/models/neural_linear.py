@@ -26,7 +26,6 @@ References:
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,6 +37,7 @@ from banditkit.policies.parts.models.device_history import (
     DeviceObservations,
     observations_of,
 )
+from banditkit.policies.parts.models.rescue import finite_fit, rescue, saved_lr
 
 if TYPE_CHECKING:
     import torch
@@ -163,6 +163,7 @@ class NeuralLinearModel:
         self.center = check_choice("center", center, CENTERS)
         self.penalised = check_choice("penalised", penalised, PENALISED)
         self.lr = check_scalar("lr", lr, low=0.0, low_open=True)
+        self._lr0 = self.lr  # a rescued fit lowers lr, which is then saved
         self.steps = check_int("steps", steps, low=1)
         self.optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
         self.reduction = check_choice("reduction", reduction, REDUCTIONS)
@@ -230,7 +231,9 @@ class NeuralLinearModel:
 
         Raises:
             TypeError: If the history is not the kind ``loss`` reads.
-            FloatingPointError: If training diverged (non-finite J or parameters).
+            FloatingPointError: If training diverged (non-finite J or parameters) at
+                every step size down to lr / 10^20 (``parts.models.rescue``); the
+                parameters are then left as they were.
         """
         loss_name, kind = LOSSES[self.loss]
         if not isinstance(history, kind):
@@ -240,28 +243,37 @@ class NeuralLinearModel:
             )
         if history.n == 0:
             return []
-        result = nn.fit(
-            self.net,
-            self.params,
-            self._observations(history),
-            self._loss_object(loss_name),
-            penalties=self.penalties(),
-            optimizer=self.optimizer,
-            lr=self.lr,
-            steps=self.steps,
-            reduction=self.reduction,
-            record="ends",  # the divergence check reads the first and last J
-        )
-        objective = result.history[:, 0].tolist()
-        finite = all(bool(torch.isfinite(p).all()) for p in result.params.values())
-        if not (finite and math.isfinite(objective[-1])):
-            raise FloatingPointError(
-                f"training diverged on {history.n} observations: J went from "
-                f"{objective[0]:.4g} to {objective[-1]:.4g} in {self.steps} steps at "
-                f"lr={self.lr}; use a smaller lr."
+        observations = self._observations(history)
+
+        def fit(lr: float) -> nn.FitResult:
+            return nn.fit(
+                self.net,
+                self.params,
+                observations,
+                self._loss_object(loss_name),
+                penalties=self.penalties(),
+                optimizer=self.optimizer,
+                lr=lr,
+                steps=self.steps,
+                reduction=self.reduction,
+                record="ends",  # the divergence check reads the first and last J
             )
+
+        # a fit that diverged is retried at lr / 10 (parts.models.rescue), and the
+        # parameters change only when one ends finite
+        result, self.lr = rescue(
+            fit(self.lr),
+            self.lr,
+            fit,
+            finite_fit,
+            lambda result, lr: (
+                f"on {history.n} observations J went from {result.history[0, 0]:.4g} "
+                f"to {result.history[-1, 0]:.4g} in {self.steps} steps; rescale the "
+                "features, or use a smaller lr"
+            ),
+        )
         self.params = result.params
-        return objective
+        return [float(v) for v in result.history[:, 0].tolist()]
 
     def _loss_object(self, loss_name: str) -> nn.Loss:
         """The ``nn`` loss of ``loss``; a pair loss through ``link`` unless logistic."""
@@ -274,6 +286,8 @@ class NeuralLinearModel:
         """Arrays only: the parameters and the initial draw, by parameter name."""
         state = {f"params.{k}": _host(v).copy() for k, v in self.params.items()}
         state.update({f"params0.{k}": _host(v).copy() for k, v in self.params0.items()})
+        if self.lr != self._lr0:  # a rescued fit lowered it (parts.models.rescue)
+            state["lr"] = np.asarray(self.lr)
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -293,4 +307,5 @@ class NeuralLinearModel:
         }
         self.net.check_params(params, "state params")
         self.net.check_params(params0, "state params0")
-        self.params, self.params0 = params, params0
+        lr = saved_lr(state, self._lr0)
+        self.params, self.params0, self.lr = params, params0, lr
