@@ -102,6 +102,40 @@ def test_glm_es_prior_option_state_round_trip_and_validation():
         LinES(prior_perturbation=1)
 
 
+def test_lin_es_presets_name_sigma_r_and_the_prior_and_keep_the_papers_params():
+    before = {  # what LinES() reported before presets existed (its runs keep their ids)
+        "prior_perturbation": False,
+        "m": 25,
+        "lam": 1.0,
+        "sigma_r": 0.1,
+        "warmup": 0,
+        "warmup_strategy": "round-robin",
+        "anytime": None,
+        "perturb_warmup": True,
+        "update_every": 1,
+        "seed": 0,
+    }
+    assert LinES().get_params() == before == LinES(preset="paper").get_params()
+    robust = LinES(preset="robust", seed=3)
+    assert (robust.sigma_r, robust.prior_perturbation) == (0.5, True)
+    assert LinES(**robust.get_params()).get_params() == robust.get_params()
+    # given values override the preset
+    mixed = LinES(preset="robust", sigma_r=0.2, prior_perturbation=False)
+    assert (mixed.sigma_r, mixed.prior_perturbation) == (0.2, False)
+    # "robust" is sigma_r = 0.5 with the prior perturbation, draw for draw
+    arms = np.random.default_rng(4).standard_normal((6, 3)) / 2
+    ctx = Context(arms=arms)
+    explicit = LinES(sigma_r=0.5, prior_perturbation=True, seed=3)
+    for _ in range(10):
+        a, b = robust.act(ctx), explicit.act(ctx)
+        assert a == b
+        robust.update(ctx, a, 0.3)
+        explicit.update(ctx, b, 0.3)
+    np.testing.assert_array_equal(robust.model.theta, explicit.model.theta)
+    with pytest.raises(ValueError, match="preset"):
+        LinES(preset="fast")
+
+
 def test_grouped_neural_ucb_training_equals_training_on_every_row():
     # The additive ``grouped`` option of NeuralUCB / NeuralTS (fixed-arm speed-up): the
     # same GD iterates as the per-row trainer on a history with repeated rows.
