@@ -137,3 +137,15 @@ def test_every_papers_quick_run_has_seeds_for_paired_verdicts():
         for path in paper_configs(paper_dir(paper)):
             quick = apply_overrides(load_config(path), quick=True)
             assert len(quick.seed_list) >= QUICK_SEEDS, f"{paper}/{path.name}"
+
+
+def test_every_shipped_claim_quotes_the_papers_sentence():
+    """Each claim of a paper's config names the sentence it encodes and where it is."""
+    folders = {p.parent for p in paper_dir("mnl").parent.rglob("_paper.yaml")}
+    checked = 0
+    for folder in sorted(folders - {paper_dir("example")}):
+        for path in paper_configs(folder):
+            for claim in load_config(path).claims:
+                assert claim.quote and claim.where, f"{path.name}: {claim.id}"
+                checked += 1
+    assert checked > 150  # every family, the IMDB figure of the mnl paper included
