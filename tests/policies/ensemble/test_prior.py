@@ -25,6 +25,16 @@ def _history(rng, d=3, n=30, M=4, arms=None):
     return h
 
 
+def play_in_lock_step(first, second, ctx, *, rounds, reward):
+    """Both policies choose the same arm every round and end with the same members."""
+    for _ in range(rounds):
+        a, b = first.act(ctx), second.act(ctx)
+        assert a == b
+        first.update(ctx, a, reward)
+        second.update(ctx, b, reward)
+    np.testing.assert_array_equal(first.model.theta, second.model.theta)
+
+
 def test_ridge_prior_members_equal_direct_solves():
     rng = np.random.default_rng(0)
     h = _history(rng)
@@ -92,12 +102,7 @@ def test_glm_es_prior_option_state_round_trip_and_validation():
     clone = GLMES(m=3, warmup=4, steps=5, prior_perturbation=True, seed=1)
     clone.load_state_dict(policy.state_dict())
     np.testing.assert_array_equal(clone.model.prior, policy.model.prior)
-    for _ in range(3):
-        a, b = policy.act(ctx), clone.act(ctx)
-        assert a == b
-        policy.update(ctx, a, 0.2)
-        clone.update(ctx, b, 0.2)
-    np.testing.assert_array_equal(clone.model.theta, policy.model.theta)
+    play_in_lock_step(policy, clone, ctx, rounds=3, reward=0.2)
     with pytest.raises(ValueError, match="prior_perturbation"):
         LinES(prior_perturbation=1)
 
@@ -126,12 +131,7 @@ def test_lin_es_presets_name_sigma_r_and_the_prior_and_keep_the_papers_params():
     arms = np.random.default_rng(4).standard_normal((6, 3)) / 2
     ctx = Context(arms=arms)
     explicit = LinES(sigma_r=0.5, prior_perturbation=True, seed=3)
-    for _ in range(10):
-        a, b = robust.act(ctx), explicit.act(ctx)
-        assert a == b
-        robust.update(ctx, a, 0.3)
-        explicit.update(ctx, b, 0.3)
-    np.testing.assert_array_equal(robust.model.theta, explicit.model.theta)
+    play_in_lock_step(robust, explicit, ctx, rounds=10, reward=0.3)
     with pytest.raises(ValueError, match="preset"):
         LinES(preset="fast")
 
