@@ -181,7 +181,7 @@ def test_reproduce_strict_exits_3_on_a_false_claim(tmp_path):
     relaxed = invoke(*args)
     assert relaxed.exit_code == 0
     assert "FAIL false-claim:" in relaxed.output
-    assert "claims: 0 of 1 PASS" in relaxed.output
+    assert "0 of 1 claims PASS, 1 FAIL" in relaxed.output
     assert invoke(*args, "--strict").exit_code == 3
     unknown = invoke("reproduce", "no-such-paper", "--out", tmp_path / "o2")
     assert unknown.exit_code == 2 and "unknown paper" in unknown.output

@@ -7,8 +7,10 @@ import json
 import pytest
 
 from banditkit.experiments.config.errors import ConfigError
+from banditkit.experiments.config.load import apply_overrides, load_config
 from banditkit.experiments.config.papers import list_papers, paper_configs, paper_dir
 from banditkit.experiments.config.resolve import resolve
+from banditkit.experiments.config.schema import QUICK_SEEDS
 from banditkit.experiments.reproduce import reproduce
 from tests.datasets._data import require_reference_data, use_reference_data
 from tests.experiments.helpers import tiny, write_yaml
@@ -68,7 +70,7 @@ def test_paper_folder_with_a_false_claim(tmp_path):
     assert not result.claims_passed
     report = (tmp_path / "out" / "report.md").read_text()
     assert "| random-wins |" in report and "**FAIL**" in report
-    assert "Claims: **0 of 1 PASS**" in report
+    assert "Claims: **0 of 1 claims PASS, 1 FAIL**" in report
     # A second figure reproduced later joins the same report.
     reproduce(
         folder, tmp_path / "out", figure="fig2", backend="serial", progress="none"
@@ -126,3 +128,24 @@ def test_logistic_configs_load_and_resolve(monkeypatch):
     assert cells[("obd-S1", "NCBF-UCB")].params["kappa"] == 50
     # The base row appears three times (m=20, kappa=50, S=1) and shares its runs.
     assert len({r.id for r in table2.runs()}) < len(table2.runs())
+
+
+def test_every_papers_quick_run_has_seeds_for_paired_verdicts():
+    """--quick runs at least QUICK_SEEDS seeds of every shipped figure (issue: 1 was usual)."""
+    assert QUICK_SEEDS >= 3
+    for paper in list_papers():
+        for path in paper_configs(paper_dir(paper)):
+            quick = apply_overrides(load_config(path), quick=True)
+            assert len(quick.seed_list) >= QUICK_SEEDS, f"{paper}/{path.name}"
+
+
+def test_every_shipped_claim_quotes_the_papers_sentence():
+    """Each claim of a paper's config names the sentence it encodes and where it is."""
+    folders = {p.parent for p in paper_dir("mnl").parent.rglob("_paper.yaml")}
+    checked = 0
+    for folder in sorted(folders - {paper_dir("example")}):
+        for path in paper_configs(folder):
+            for claim in load_config(path).claims:
+                assert claim.quote and claim.where, f"{path.name}: {claim.id}"
+                checked += 1
+    assert checked > 150  # every family, the IMDB figure of the mnl paper included

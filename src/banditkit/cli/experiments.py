@@ -181,11 +181,9 @@ def reproduce(
     )
     claims = result.summary.get("claims", [])
     if claims:
-        # fits a 100-column terminal; report.md has the statements and evidence in full
+        # wrapped to a 100-column terminal, with a tally; report.md has the evidence
         for line in claims_lines(claims, str(result.report)):
             typer.echo(line)
-        passed = sum(c["passed"] for c in claims)
-        typer.echo(f"\nclaims: {passed} of {len(claims)} PASS")
     typer.echo(f"report: {result.report}")
     typer.echo(f"summary: {out / 'summary.json'}")
     for fid, res in result.figures.items():

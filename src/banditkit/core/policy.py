@@ -496,6 +496,17 @@ class Policy(metaclass=DeclaredMeta):
         """
         return None
 
+    def warmup_rounds(self, horizon: int) -> int:
+        """How many of the first ``horizon`` rounds this policy plays in a warm-up (0: none).
+
+        A warm-up is play its estimates do not choose: design or round-robin pulls before
+        the first fit (GLM-ES's tau), a phase of random offers (ONL-MNL's t0), the warm-up
+        of every restart of an anytime schedule. Claims decided on runs spent mostly in
+        warm-up are reported not decided (``experiments.summarise.claims.standing``).
+        Declared from the hyper-parameters alone, before any round (override).
+        """
+        return 0
+
     @property
     def n_updates(self) -> int:
         """Parameter re-estimations so far (the rare-update papers' count)."""

@@ -53,7 +53,7 @@ def test_valid_config_with_single_env_and_seed_count():
         (
             {"claims": [{"id": "c", "kind": "within-band", "polcy": "x"}]},
             "claims[0].polcy",
-            "Did you mean 'policy'? Known fields: id, text, env, envs, policy, kind",
+            "Did you mean 'policy'? Known fields: id, text, quote, where, stricter, env, envs, policy, kind",
         ),
     ],
 )
@@ -93,7 +93,7 @@ def test_missing_file(tmp_path):
 def test_quick_and_overrides():
     cfg = load_config(tiny(horizon=1000, seeds=5))
     quick = apply_overrides(cfg, quick=True)
-    assert (quick.horizon, quick.seed_list) == (500, [0, 1])
+    assert (quick.horizon, quick.seed_list) == (500, [0, 1, 2])
     cfg = load_config(tiny(quick={"seeds": [7], "horizon": 30}))
     quick = apply_overrides(cfg, quick=True, horizon=20)
     assert (quick.horizon, quick.seed_list) == (20, [7])

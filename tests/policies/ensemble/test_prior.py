@@ -25,6 +25,16 @@ def _history(rng, d=3, n=30, M=4, arms=None):
     return h
 
 
+def play_in_lock_step(first, second, ctx, *, rounds, reward):
+    """Both policies choose the same arm every round and end with the same members."""
+    for _ in range(rounds):
+        a, b = first.act(ctx), second.act(ctx)
+        assert a == b
+        first.update(ctx, a, reward)
+        second.update(ctx, b, reward)
+    np.testing.assert_array_equal(first.model.theta, second.model.theta)
+
+
 def test_ridge_prior_members_equal_direct_solves():
     rng = np.random.default_rng(0)
     h = _history(rng)
@@ -92,14 +102,38 @@ def test_glm_es_prior_option_state_round_trip_and_validation():
     clone = GLMES(m=3, warmup=4, steps=5, prior_perturbation=True, seed=1)
     clone.load_state_dict(policy.state_dict())
     np.testing.assert_array_equal(clone.model.prior, policy.model.prior)
-    for _ in range(3):
-        a, b = policy.act(ctx), clone.act(ctx)
-        assert a == b
-        policy.update(ctx, a, 0.2)
-        clone.update(ctx, b, 0.2)
-    np.testing.assert_array_equal(clone.model.theta, policy.model.theta)
+    play_in_lock_step(policy, clone, ctx, rounds=3, reward=0.2)
     with pytest.raises(ValueError, match="prior_perturbation"):
         LinES(prior_perturbation=1)
+
+
+def test_lin_es_presets_name_sigma_r_and_the_prior_and_keep_the_papers_params():
+    before = {  # what LinES() reported before presets existed (its runs keep their ids)
+        "prior_perturbation": False,
+        "m": 25,
+        "lam": 1.0,
+        "sigma_r": 0.1,
+        "warmup": 0,
+        "warmup_strategy": "round-robin",
+        "anytime": None,
+        "perturb_warmup": True,
+        "update_every": 1,
+        "seed": 0,
+    }
+    assert LinES().get_params() == before == LinES(preset="paper").get_params()
+    robust = LinES(preset="robust", seed=3)
+    assert (robust.sigma_r, robust.prior_perturbation) == (0.5, True)
+    assert LinES(**robust.get_params()).get_params() == robust.get_params()
+    # given values override the preset
+    mixed = LinES(preset="robust", sigma_r=0.2, prior_perturbation=False)
+    assert (mixed.sigma_r, mixed.prior_perturbation) == (0.2, False)
+    # "robust" is sigma_r = 0.5 with the prior perturbation, draw for draw
+    arms = np.random.default_rng(4).standard_normal((6, 3)) / 2
+    ctx = Context(arms=arms)
+    explicit = LinES(sigma_r=0.5, prior_perturbation=True, seed=3)
+    play_in_lock_step(robust, explicit, ctx, rounds=10, reward=0.3)
+    with pytest.raises(ValueError, match="preset"):
+        LinES(preset="fast")
 
 
 def test_grouped_neural_ucb_training_equals_training_on_every_row():

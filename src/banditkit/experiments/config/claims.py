@@ -1,6 +1,9 @@
 """Claim kinds: the checks a config's ``claims:`` list may state (pydantic models).
 
-A claim is one entry of a config's ``claims:`` list. Its ``kind`` picks the check:
+A claim is one entry of a config's ``claims:`` list. Its ``kind`` picks the check; every kind
+also takes ``text`` (the statement in the project's words), ``quote`` and ``where`` (the paper's
+sentence it encodes, verbatim, and its section, figure or table; given together) and
+``stricter`` (why the claim is the project's own check, beyond the quoted sentence):
 
     kind                  passes when (means over seeds, per environment)
     lowest-final-regret   policy has the lowest final regret of all policies (or of ``among``)
@@ -102,7 +105,25 @@ class _ClaimCore(BaseModel):
     )
     text: str | None = Field(
         default=None,
-        description="The statement as the paper makes it (default: generated).",
+        description="The statement in the project's words (default: generated).",
+    )
+    quote: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The paper's sentence this claim encodes, verbatim (with `where`).",
+    )
+    where: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Where the paper says it: section, figure or table (with `quote`).",
+    )
+    stricter: str | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "Set when the claim is the project's own check, stricter than (or beside) the "
+            "quoted sentence: why (needs `quote`)."
+        ),
     )
     env: str | None = Field(
         default=None,
@@ -120,7 +141,22 @@ class _ClaimCore(BaseModel):
             raise ValueError(
                 "give either `env:` (one label) or `envs:` (a list), not both"
             )
+        if (self.quote is None) != (self.where is None):
+            raise ValueError(
+                "give `quote:` (the paper's sentence) and `where:` (its section, figure or "
+                "table) together"
+            )
+        if self.stricter is not None and self.quote is None:
+            raise ValueError(
+                "`stricter:` says how the claim goes beyond a quoted sentence: give "
+                "`quote:` and `where:` too"
+            )
         return self
+
+    def source(self) -> dict[str, str]:
+        """``quote``, ``where`` and ``stricter``, those that are set (for summary.json)."""
+        fields = {"quote": self.quote, "where": self.where, "stricter": self.stricter}
+        return {k: " ".join(v.split()) for k, v in fields.items() if v is not None}
 
     def env_labels(self) -> list[str] | None:
         """The environment labels named by ``env`` / ``envs`` (None: every environment)."""

@@ -99,7 +99,7 @@ def apply_overrides(
         ...                    "env": {"name": "linear"}, "policies": [{"name": "random"}]})
         >>> q = apply_overrides(cfg, quick=True)
         >>> q.horizon, q.seed_list
-        (500, [0, 1])
+        (500, [0, 1, 2])
     """
     update: dict[str, Any] = {}
     if quick:

@@ -22,7 +22,7 @@ metric plots and claims::
     band: t-ci                 # figure bands: t-ci (interval of the mean), std or se
     checkpoints: [1000, 2000]  # rounds at which every declared metric is summarised too
     metrics: [average_regret]  # extra figures (declared metrics, registered figure metrics)
-    quick: {seeds: 2, horizon: 300}      # what `--quick` runs
+    quick: {seeds: 3, horizon: 300}      # what `--quick` runs
     resources: {cpus: 1, gpus: 0}        # each run's CPUs (threads) and GPU fraction (ray)
     checkpoint_every: 500      # a run's checkpoint every 500 rounds (resumed after a crash)
     layout:                    # multi-panel figures (config.layout; default: a grid)
@@ -66,9 +66,15 @@ __all__ = [
 DEFAULT_TUNING_SEED_OFFSET = 10_000
 """Tuning seeds are ``offset + i``; evaluation seeds must stay below the offset."""
 
-QUICK_SEEDS = 2
+QUICK_SEEDS = 3
 QUICK_HORIZON = 500
-"""What ``--quick`` uses when a config has no ``quick:`` section (at most these)."""
+"""What ``--quick`` uses when a config has no ``quick:`` section (at most these).
+
+Three seeds: the fewest on which a paired comparison of two policies has an interval with a
+spread estimate worth the name; every shipped paper's ``quick:`` runs at least this many.
+Verdicts of a quick run remain *indicative* where that evidence is not decisive
+(``summarise.claims.standing``).
+"""
 
 
 def check_seeds(value: Any) -> int | list[int]:

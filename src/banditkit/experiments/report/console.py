@@ -1,17 +1,23 @@
 """What the command line prints: results and claims as aligned lines of at most 100 columns.
 
 ``report.md`` and ``summary.json`` keep everything (``report.markdown``); the
-terminal gets the same numbers cut to fit: parameters shown as differences from the policy's
-defaults, long labels shortened in their middle, statements with an ellipsis.
+terminal gets the same numbers fitted: parameters shown as differences from the policy's
+defaults, long labels shortened in their middle, claim statements wrapped (never cut).
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from banditkit.core import POLICIES
+from banditkit.experiments.summarise.claims.standing import (
+    INDICATIVE,
+    tally,
+    verdict_label,
+)
 from banditkit.experiments.summarise.stats import FEW_SEEDS
 
 __all__ = [
@@ -163,21 +169,36 @@ def _shorten_middle(text: str, width: int) -> str:
 def claims_lines(
     claims: Sequence[Mapping[str, Any]], full: str, width: int = TERMINAL_WIDTH
 ) -> list[str]:
-    """One line per claim, ``PASS``/``FAIL``, its id and statement cut to ``width``.
+    r"""Each claim's verdict, id and statement, wrapped to ``width``, and a tally.
+
+    The statement is never cut: it continues on indented lines. A verdict that rests on
+    too little says ``(indicative)``; a claim a warm-up leaves open reads ``not decided``
+    (``summarise.claims.standing``); the last lines tally the verdicts, say what
+    "indicative" means when a verdict is, and where the evidence is.
 
     Args:
         claims: The ``claims`` of a summary.
-        full: Where the statements and evidence are in full (report.md, summary.json).
+        full: Where the evidence is in full (report.md, summary.json).
         width: Most characters per line.
 
     Example:
-        >>> claims_lines([{"id": "c1", "text": "A beats B " * 20, "passed": True,
-        ...                "evidence": "..."}], "report.md", width=40)[0]
-        'PASS c1: A beats B A beats B A beats B …'
+        >>> lines = claims_lines([{"id": "c1", "text": "A beats B " * 5, "passed": True,
+        ...                        "indicative": True}], "report.md", width=40)
+        >>> print("\n".join(lines[:3]))
+        PASS (indicative) c1: A beats B A beats
+            B A beats B A beats B A beats B
+        1 of 1 claims PASS; 1 verdict indicative
     """
     lines = []
     for claim in claims:
-        verdict = "PASS" if claim["passed"] else "FAIL"
-        lines.append(shorten(f"{verdict} {claim['id']}: {claim['text']}", width))
-    lines.append(shorten(f"(statements and evidence in full: {full})", width))
+        text = " ".join(
+            f"{verdict_label(claim)} {claim['id']}: {claim['text']}".split()
+        )
+        lines += textwrap.wrap(text, width, subsequent_indent="    ")
+    lines += textwrap.wrap(tally(claims), width, subsequent_indent="    ")
+    if any(c.get("indicative") for c in claims):
+        lines += textwrap.wrap(
+            f"(indicative: {INDICATIVE})", width, subsequent_indent="    "
+        )
+    lines += textwrap.wrap(f"(evidence in full: {full})", width)
     return lines

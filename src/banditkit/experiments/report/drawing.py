@@ -28,6 +28,7 @@ from banditkit.experiments.summarise.stats import curve_band
 __all__ = [
     "MAX_POINTS",
     "axis_labels",
+    "fit_to_seeds",
     "new_figure",
     "palette",
     "plot_band",
@@ -104,6 +105,23 @@ def plot_band(
     (line,) = ax.plot(rounds[keep], mean[keep], color=colour, lw=lw, label=label)
     ax.fill_between(rounds[keep], lo[keep], hi[keep], color=colour, alpha=0.2, lw=0)
     return line
+
+
+def fit_to_seeds(ax: Any, matrices: Sequence[np.ndarray]) -> None:
+    """Set ``ax``'s y-range to the seeds' own values (every row of every matrix drawn).
+
+    A band may reach past them (a t-interval of 2 or 3 seeds is wide: 12.7 standard errors
+    at 2), and scaling the axis to it would squash the curves into a sliver of the panel
+    (an average regret in [0, 1] drawn from -6 to 8); the band is then cut at the panel's
+    edge. Nothing is changed when no values are finite.
+    """
+    finite = [m[np.isfinite(m)] for m in matrices if m.size]
+    values = np.concatenate(finite) if finite else np.empty(0)
+    if values.size == 0:
+        return
+    low, high = float(values.min()), float(values.max())
+    pad = 0.05 * (high - low) if high > low else max(abs(high), 1.0) * 0.05
+    ax.set_ylim(low - pad, high + pad)
 
 
 def save(fig: Any, path_stem: Path) -> list[Path]:

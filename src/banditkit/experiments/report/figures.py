@@ -26,6 +26,7 @@ from banditkit.experiments.config.metrics import figures_for
 from banditkit.experiments.config.resolved import ResolvedExperiment
 from banditkit.experiments.report.drawing import (
     axis_labels,
+    fit_to_seeds,
     new_figure,
     palette,
     plot_band,
@@ -49,36 +50,35 @@ def _draw(
     level: float,
     band: str = "t-ci",
 ) -> list[Path]:
-    fig = new_figure(6.4, 4.4)
+    fig = new_figure(6.4, 4.4, layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
-    for label, matrix in series:
-        if matrix.size == 0:
-            continue
-        n = matrix.shape[0]
+    drawn = [(label, m) for label, m in series if m.size]
+    for label, matrix in drawn:
         plot_band(
             ax,
             matrix,
             colour=colours[label],
-            label=f"{label} (n={n})",
+            label=f"{label} (n={matrix.shape[0]})",
             level=level,
             band=band,
             lw=1.8,
         )
-    ax.set_title(title)
+    fit_to_seeds(ax, [m for _, m in drawn])
+    ax.set_title(title, wrap=True)
     ax.set_xlabel("round t")
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
     if ax.lines:
         ax.legend(frameon=False, fontsize="small")
-    fewest = min((m.shape[0] for _, m in series if m.size), default=0)
-    fig.text(
-        0.99,
-        0.01,
+    fewest = min((m.shape[0] for _, m in drawn), default=0)
+    # a footer in the layout (supxlabel), wrapped to the figure's width: never clipped
+    fig.supxlabel(
         band_label(band, level, fewest),
+        x=0.99,
         ha="right",
         fontsize="x-small",
+        wrap=True,
     )
-    fig.tight_layout()
     return save(fig, path_stem)
 
 

@@ -14,6 +14,7 @@ other configs empty, with a note), ``banditkit plot`` redraws them from stored r
 from __future__ import annotations
 
 import string
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from banditkit.experiments.config.metrics import METRICS, figures_for
 from banditkit.experiments.config.resolved import EnvEntry, ResolvedExperiment
 from banditkit.experiments.report.drawing import (
     axis_labels,
+    fit_to_seeds,
     new_figure,
     palette,
     plot_band,
@@ -41,6 +43,9 @@ __all__ = [
     "draw_layout",
     "expand_layouts",
 ]
+
+LEGEND_TITLE_CHAR_PT = 4.0
+"""A generous width of one x-small character in points (for breaking the legend title)."""
 
 MAX_DEFAULT_COLUMNS = 4
 """A default layout puts at most this many panels in a row."""
@@ -176,7 +181,8 @@ def draw_layout(
     is drawn empty with a note saying why.
     """
     colours = dict(colours)
-    width, height = 3.6 * layout.ncols, 2.9 * layout.nrows + 0.9
+    # one column is drawn as wide as two: the legend and its band note need the room
+    width, height = 3.6 * max(layout.ncols, 2), 2.9 * layout.nrows + 0.9
     fig = new_figure(width, height, layout="constrained")
     axes = fig.subplots(layout.nrows, layout.ncols, squeeze=False)
     handles: dict[str, Any] = {}
@@ -186,7 +192,7 @@ def draw_layout(
             ax.set_visible(False)
             continue
         panel = layout.panels[index]
-        ax.set_title(panel.title, fontsize="medium")
+        ax.set_title(panel.title, fontsize="medium", wrap=True)
         for label, line, n in _draw_panel(ax, panel, source, colours, level, band):
             handles.setdefault(label, line)
             seeds.append(n)
@@ -194,7 +200,7 @@ def draw_layout(
             layout.panels
         ):
             ax.set_xlabel("round t", fontsize="small")
-    fig.suptitle(layout.title)
+    fig.suptitle(layout.title, wrap=True)
     if handles:
         order = [label for label in colours if label in handles]
         rows = -(-len(order) // max(2 * layout.ncols, 4))
@@ -205,7 +211,11 @@ def draw_layout(
             ncols=-(-len(order) // rows),
             frameon=False,
             fontsize="small",
-            title=band_label(band, level, min(seeds, default=0)),
+            # a legend title cannot wrap itself (matplotlib): break it to the width
+            title=textwrap.fill(
+                band_label(band, level, min(seeds, default=0)),
+                int(width * 72 / LEGEND_TITLE_CHAR_PT),
+            ),
             title_fontsize="x-small",
         )
     return save(fig, path_stem)
@@ -247,6 +257,7 @@ def _draw_panel(
         _empty(ax, f"{panel.metric!r} not recorded for {env_label!r}")
         return []
     drawn = []
+    fit_to_seeds(ax, [m for _, m in series])
     for label, matrix in series:
         if matrix.size == 0:
             continue

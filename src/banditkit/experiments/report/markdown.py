@@ -23,6 +23,11 @@ from typing import Any
 
 from banditkit.experiments.report.console import non_default, number, param_text
 from banditkit.experiments.summarise.claims.evidence import paired_overview
+from banditkit.experiments.summarise.claims.standing import (
+    INDICATIVE,
+    tally,
+    verdict_word,
+)
 from banditkit.experiments.summarise.stats import FEW_SEEDS
 
 __all__ = [
@@ -177,9 +182,13 @@ def pivot_table(
 
 
 def claims_table(claims: Sequence[Mapping[str, Any]]) -> str:
-    """Claims as a Markdown table: id, statement, PASS/FAIL, evidence, paired evidence.
+    """Claims as a Markdown table: id, statement, verdict, evidence, paired evidence.
 
-    The last column sums up the qualifiers of the claim's paired comparisons
+    The statement is followed by the paper's sentence it encodes and where the paper says
+    it (``quote``, ``where``), and by why the claim is the project's own check when it goes
+    beyond that sentence (``stricter``). The verdict is PASS, FAIL or *not decided*, with
+    "(indicative)" when it rests on too little (``summarise.claims.standing``). The last
+    column sums up the qualifiers of the claim's paired comparisons
     (``claims.evidence.paired_overview``: ``decisive``, ``within noise``, per environment
     when they differ; ``-`` for a claim that compares no policies); their numbers end the
     evidence of each environment.
@@ -195,13 +204,33 @@ def claims_table(claims: Sequence[Mapping[str, Any]]) -> str:
         "|---|---|---|---|---|",
     ]
     for claim in claims:
-        verdict = "**PASS**" if claim["passed"] else "**FAIL**"
+        word = verdict_word(claim.get("passed"))
+        verdict = f"*{word}*" if claim.get("passed") is None else f"**{word}**"
+        if claim.get("indicative"):
+            verdict += " (indicative)"
         lines.append(
-            f"| {_cell(claim['id'])} | {_cell(claim['text'])} | {verdict} "
+            f"| {_cell(claim['id'])} | {_statement(claim)} | {verdict} "
             f"| {_cell(claim['evidence'])} "
             f"| {_cell(paired_overview(claim.get('paired') or []))} |"
         )
     return "\n".join(lines)
+
+
+def _statement(claim: Mapping[str, Any]) -> str:
+    """A claim's statement cell: its text, the paper's sentence, the stricter check's why.
+
+    Example:
+        >>> _statement({"text": "A < B", "quote": "A beats B.", "where": "Fig. 2"})
+        'A < B<br>Paper (Fig. 2): “A beats B.”'
+    """
+    parts = [_cell(claim["text"])]
+    if claim.get("quote"):
+        parts.append(
+            f"Paper ({_cell(claim.get('where', ''))}): “{_cell(claim['quote'])}”"
+        )
+    if claim.get("stricter"):
+        parts.append(f"*The project's own check:* {_cell(claim['stricter'])}")
+    return "<br>".join(parts)
 
 
 class FigureSection:
@@ -348,7 +377,6 @@ def render_report(
 ) -> str:
     """The Markdown text of ``report.md`` (figure paths relative to ``root``)."""
     claims = [c for s in sections for c in s.summary.get("claims", [])]
-    passed = sum(1 for c in claims if c["passed"])
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     version_text = ", ".join(f"{k} {v}" for k, v in versions.items() if v)
     out = [
@@ -361,9 +389,17 @@ def render_report(
         if quick
         else "Mode: **full**.",
         "",
-        f"Claims: **{passed} of {len(claims)} PASS**." if claims else "No claims.",
+        f"Claims: **{tally(claims)}**." if claims else "No claims.",
         "",
     ]
+    if any(c.get("indicative") for c in claims):
+        out += [f"Verdicts marked *indicative* rest on too little: {INDICATIVE}.", ""]
+    if any(c.get("passed") is None for c in claims):
+        out += [
+            "A claim is *not decided* where a policy it compares spends at least half of "
+            "the run in its warm-up: the comparison would measure warm-up costs.",
+            "",
+        ]
     if notes:
         out += [notes.strip(), ""]
     for section in sections:

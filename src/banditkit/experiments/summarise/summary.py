@@ -9,19 +9,20 @@ then decides the config's claims on the rows (``summarise.claims``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import numpy as np
 
+from banditkit.core import make_policy
 from banditkit.experiments.config.resolved import ResolvedExperiment
 from banditkit.experiments.store.runs import CellRuns
 from banditkit.experiments.store.tables import record_fields
 from banditkit.experiments.summarise.claims.decide import evaluate_claims
 from banditkit.experiments.summarise.stats import metric_stats, t_interval
 
-__all__ = ["regret_halves", "summarise", "summarize"]
+__all__ = ["regret_halves", "summarise", "summarize", "warmup_of"]
 
 
 def _metrics(
@@ -65,7 +66,21 @@ def regret_halves(
     return out
 
 
-def _row(runs: CellRuns, level: float, checkpoints: Sequence[int]) -> dict[str, Any]:
+def warmup_of(name: str, params: Mapping[str, Any], horizon: int) -> int | None:
+    """Rounds of a run of ``horizon`` rounds that policy ``name`` plays in warm-up.
+
+    ``Policy.warmup_rounds`` of the policy built with ``params``; None when it cannot be
+    built here (a policy registered by a module this process did not import).
+    """
+    try:
+        return int(make_policy(name, **params).warmup_rounds(horizon))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _row(
+    runs: CellRuns, level: float, checkpoints: Sequence[int], horizon: int
+) -> dict[str, Any]:
     cell = runs.cell
     n = len(runs.tables)
     final = np.array([m["final_regret"] for m in runs.metas], dtype=np.float64)
@@ -82,6 +97,7 @@ def _row(runs: CellRuns, level: float, checkpoints: Sequence[int]) -> dict[str, 
         "policy": cell.policy.name,
         "label": cell.policy.label,
         "params": cell.params,
+        "warmup": warmup_of(cell.policy.name, cell.params, horizon),
         "n_seeds": n,
         "final_regret_mean": float(final.mean()) if n else nan,
         "final_regret_std": float(final.std(ddof=1)) if n > 1 else (0.0 if n else nan),
@@ -109,6 +125,8 @@ def summarize(
     Besides the contract's keys, each result row has ``label`` (the policy's label),
     ``n_failed`` (runs without a result), ``final_reward_mean`` (sum of rewards),
     ``ctr_mean`` (sum of rewards / recorded rounds: clicks per accepted event on a replay),
+    ``warmup`` (rounds of the run the policy plays in warm-up, :func:`warmup_of`; null when
+    unknown),
     ``per_seed`` ({seed, final_regret, final_reward, ctr}: one list entry per finished
     seed, used by ``equal`` claims) and ``metrics``: every declared metric of the
     environment, ``{name: {"higher_is_better", "final": STATS, "checkpoints": {t: STATS}}}``
@@ -120,7 +138,7 @@ def summarize(
     """
     level = resolved.config.ci_level
     checkpoints = [t for t in resolved.config.checkpoints if t <= resolved.horizon]
-    rows = [_row(runs, level, checkpoints) for runs in cells]
+    rows = [_row(runs, level, checkpoints, resolved.horizon) for runs in cells]
     return {
         "name": resolved.config.name,
         "horizon": resolved.horizon,
@@ -162,6 +180,7 @@ def summarise(
             summary["results"],
             regret_halves(cells),
             level=resolved.config.ci_level,
+            horizon=resolved.horizon,
         )
     return summary
 

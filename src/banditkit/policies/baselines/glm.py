@@ -78,6 +78,10 @@ class GLMPolicy(ContextualPolicy):
     def _setup(self, ctx: Context) -> None:
         self._build()
 
+    def warmup_rounds(self, horizon: int) -> int:
+        """The ``warmup`` pulls before the first fit (at most ``horizon``)."""
+        return min(self.warmup, horizon)
+
     def _build(self) -> None:
         assert self.d is not None
         self.history = History(self.d)

@@ -187,6 +187,23 @@ class EnsemblePolicy(ContextualPolicy):
         )
         return m, sigma, min(self.warmup, tau)
 
+    def warmup_rounds(self, horizon: int) -> int:
+        """Warm-up rounds among the first ``horizon`` T.
+
+        min(tau, T), or, with ``anytime``, min(tau, tau_i) at the start of every phase i
+        that begins before T (cut at T).
+        """
+        if self._anytime is None:
+            return min(self.warmup, horizon)
+        total, start, phase = 0, 0, 0
+        while start < horizon:
+            length = self._phase_length(phase)
+            assert length is not None
+            total += min(self.warmup, length, horizon - start)
+            start += length
+            phase += 1
+        return total
+
     def _start_phase(self, phase: int, *, restoring: bool = False) -> None:
         """A full restart: new ensemble, new (empty) perturbed history, new warm-up."""
         assert self.d is not None

@@ -23,7 +23,16 @@ from typing import Any
 import numpy as np
 
 from banditkit.core import POLICIES
-from banditkit.core.params import POSITIVE, Choice, Flag, Int, Real, param, pin
+from banditkit.core.params import (
+    POSITIVE,
+    Choice,
+    Flag,
+    Int,
+    Maybe,
+    Real,
+    param,
+    pin,
+)
 from banditkit.glm import LINKS
 from banditkit.glm.stacked import STACKED_SOLVERS
 from banditkit.policies.ensemble.base import (
@@ -37,9 +46,17 @@ from banditkit.policies.ensemble.members import (
 )
 from banditkit.policies.parts.warmup import ROUNDINGS, WARMUPS
 
-__all__ = ["GLMES", "GLMFPL", "ONE_MODEL", "REDUCTIONS", "LinES"]
+__all__ = ["GLMES", "GLMFPL", "LIN_ES_PRESETS", "ONE_MODEL", "REDUCTIONS", "LinES"]
 
 REDUCTIONS = ("mean", "sum")
+
+LIN_ES_PRESETS: dict[str, dict[str, Any]] = {
+    "paper": {"sigma_r": 0.1, "prior_perturbation": False},
+    "robust": {"sigma_r": 0.5, "prior_perturbation": True},
+}
+"""Lin-ES's (sigma_R, prior perturbation) by name: "paper" is Alg. 1 with the constants of
+[Sun2025, Sec. 7.2]; "robust" perturbs at the scale of the reward noise of Sec. 7 (0.5) and
+regularises each member towards its own prior draw (docs/ensemble.md, "Lin-ES constants")."""
 
 
 def _prior_draws(policy: Any, members: int) -> np.ndarray:
@@ -60,7 +77,8 @@ class LinES(EnsemblePolicy):
     Args:
         m: Ensemble size (paper: 25).
         lam: Ridge weight lambda, > 0.
-        sigma_r: Standard deviation sigma_R of the reward perturbations, >= 0.
+        sigma_r: Standard deviation sigma_R of the reward perturbations, >= 0 (None: the
+            preset's, 0.1 for "paper", 0.5 for "robust").
         warmup: Warm-up rounds before the first fit (paper: none).
         warmup_strategy: "round-robin", "random" or "design".
         anytime: None, or {t0, base[, m_scale, sigma_scale]}: the doubling trick.
@@ -70,13 +88,19 @@ class LinES(EnsemblePolicy):
             True: member j is regularised towards its own prior draw
             theta_0^j ~ N(0, sigma_r^2 / lam I), theta^j = V^-1 (lam theta_0^j +
             sum_l x_l (y_l + Z_l^j)), so that Cov(theta^j) = sigma_r^2 V^-1 also in the
-            directions no arm has explored (Lin-ES of Lu & Van Roy 2017 / Lee & Oh 2024).
+            directions no arm has explored (Lin-ES of Lu & Van Roy 2017 / Lee & Oh 2024);
+            None: the preset's (False for "paper", True for "robust").
+        preset: "paper" (default: sigma_R = 0.1, no prior perturbation, Alg. 1 as
+            printed) or "robust" (sigma_R = 0.5, prior perturbation): ``LIN_ES_PRESETS``.
+            ``sigma_r`` and ``prior_perturbation``, when given, override it.
         seed: Seed of the policy's own stream (members, perturbations, ties).
 
     Notes:
         Assumption: no prior perturbation of the regulariser by default (Alg. 1 describes
         none); without it the members agree exactly on every direction that no pulled arm
-        spans, see docs/ensemble.md.
+        spans, and with sigma_R = 0.1 against reward noise 0.5 the ensemble can lock onto a
+        suboptimal arm: see docs/ensemble.md ("Lin-ES constants") for what each preset
+        costs.
 
     Example:
         >>> from banditkit.core import Context
@@ -85,7 +109,29 @@ class LinES(EnsemblePolicy):
     """
 
     m: int = param(Int(low=1), default=25)
-    prior_perturbation: bool = param(Flag(), default=False)
+    sigma_r: float = param(Maybe(Real(low=0.0)), default=None)
+    prior_perturbation: bool = param(Maybe(Flag()), default=None)
+    preset: str = param(Choice(LIN_ES_PRESETS), default="paper")
+
+    def _resolve(self) -> None:
+        """``sigma_r`` and ``prior_perturbation`` not given take the preset's values."""
+        super()._resolve()
+        chosen = LIN_ES_PRESETS[self.preset]
+        if self.sigma_r is None:
+            self.sigma_r = chosen["sigma_r"]
+        if self.prior_perturbation is None:
+            self.prior_perturbation = chosen["prior_perturbation"]
+
+    def get_params(self) -> dict[str, Any]:
+        """The hyper-parameters in force; ``preset`` only when not "paper".
+
+        ``sigma_r`` and ``prior_perturbation`` are the values in force, so the default
+        policy reports what it did before presets existed and its runs keep their ids.
+        """
+        params = super().get_params()
+        if self.preset == "paper":
+            params.pop("preset")
+        return params
 
     def _make_model(self, members: int, *, restoring: bool = False) -> RidgeEnsemble:
         assert self.d is not None

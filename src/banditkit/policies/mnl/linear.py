@@ -158,6 +158,10 @@ class _LinearMLE(AssortmentPolicy):
             params.pop("warmup")
         return params
 
+    def warmup_rounds(self, horizon: int) -> int:
+        """The T0 = ``warmup`` rounds of random K-sets (at most ``horizon``)."""
+        return min(self.warmup, horizon)
+
     def _setup(self, ctx: Context) -> None:
         d = int(self.d)  # type: ignore[arg-type]
         self.theta = np.zeros(d)

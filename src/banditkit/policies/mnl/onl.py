@@ -142,6 +142,10 @@ class ONLMNL(AssortmentPolicy):
         if self.t0 == 0:
             self._start_phase2()
 
+    def warmup_rounds(self, horizon: int) -> int:
+        """Phase I: the t0 rounds of random assortments (at most ``horizon``)."""
+        return min(self.t0, horizon)
+
     @property
     def phase(self) -> int:
         """1 during random exploration, 2 once the pilot estimate is in."""

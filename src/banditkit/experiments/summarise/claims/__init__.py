@@ -2,7 +2,8 @@
 
     rows       a claim's numbers read from ``summary.json`` result rows
     evidence   paired per-seed differences for the claims that compare policies
-    decide     each claim PASS or FAIL with its evidence (``evaluate_claims``)
+    standing   not decided (a warm-up as long as half the run), indicative or firm
+    decide     each claim PASS, FAIL or not decided, with its evidence (``evaluate_claims``)
 
 The claim kinds a config may state are ``config.claims``.
 """

@@ -1,9 +1,11 @@
-"""Claims decided on a summary: each PASS or FAIL with the numbers it was decided on.
+"""Claims decided on a summary: each PASS, FAIL or not decided, with the numbers it used.
 
 The claim kinds and their fields are the config's (``config.claims``); this module decides
 each on the result rows of a summary (``summarise.summary``), reading their numbers through
-``claims.rows`` and adding the paired evidence of ``claims.evidence``. A claim is never
-hidden: it is reported PASS or FAIL with its numbers, in ``summary.json`` and ``report.md``.
+``claims.rows`` and adding the paired evidence of ``claims.evidence``; ``claims.standing``
+says when a warm-up leaves it not decided and when the verdict is only indicative. A claim is
+never hidden: it is reported with its verdict and numbers, in ``summary.json`` and
+``report.md``.
 
 Example:
     >>> from banditkit.experiments.config.claims import parse_claim
@@ -46,6 +48,12 @@ from banditkit.experiments.summarise.claims.rows import (
     metric_value,
     per_seed_values,
     row_value,
+)
+from banditkit.experiments.summarise.claims.standing import (
+    combine,
+    firm,
+    verdict_word,
+    warmup_blockers,
 )
 
 __all__ = ["evaluate_claim", "evaluate_claims"]
@@ -236,13 +244,17 @@ def _evaluate_equal(claim: Equal, rows: Sequence[Mapping[str, Any]]) -> dict[str
         )
         evidence.append(
             f"{label}: {shown}; largest per-seed gap {worst:.3g} "
-            f"(needs <= {claim.tolerance:g}) -> {'PASS' if ok else 'FAIL'}"
+            f"(needs <= {claim.tolerance:g}) -> {verdict_word(ok)}"
         )
-    return _verdict(claim, passed, "; ".join(evidence), values, [])
+    # an invariance is checked seed by seed: firm on any number of seeds, warm-up or not
+    return _verdict(claim, [(passed, True)], "; ".join(evidence), values, [])
 
 
 def _evaluate_grows_less(
-    claim: GrowsLess, rows: Sequence[Mapping[str, Any]], level: float
+    claim: GrowsLess,
+    rows: Sequence[Mapping[str, Any]],
+    level: float,
+    horizon: int | None,
 ) -> dict[str, Any]:
     a, b = list(claim.envs or [])
     values: dict[str, dict[str, float | None]] = {}
@@ -259,9 +271,17 @@ def _evaluate_grows_less(
         parts.append(f"{label} {va:.4g} -> {vb:.4g} ({vb - va:+.4g})")
     passed = changes[claim.policy] < changes[claim.other]
     paired = paired_grows_less(claim, rows, passed, level)
+    labels = [claim.policy, claim.other]
+    blockers = [
+        f"{env}: {why}"
+        for env in (a, b)
+        for why in warmup_blockers(rows, env, labels, horizon)
+    ]
+    status = None if blockers else passed
     evidence = f"{a} -> {b}: " + "; ".join(parts)
-    evidence += f" -> {'PASS' if passed else 'FAIL'}{_bracketed(paired)}"
-    return _verdict(claim, passed, evidence, values, paired)
+    evidence += f" -> {_word(status, blockers)}{_bracketed(paired)}"
+    decisive = all(p["qualifier"] == "decisive" for p in paired) and bool(paired)
+    return _verdict(claim, [(status, decisive)], evidence, values, paired)
 
 
 def _bracketed(paired: Sequence[Mapping[str, Any]]) -> str:
@@ -271,69 +291,99 @@ def _bracketed(paired: Sequence[Mapping[str, Any]]) -> str:
     return " [" + "; ".join(paired_text(p) for p in paired) + "]"
 
 
+def _word(status: bool | None, blockers: Sequence[str]) -> str:
+    """``PASS``, ``FAIL``, or ``not decided (why)`` for an environment's evidence."""
+    if status is None:
+        return f"{verdict_word(None)} ({'; '.join(blockers)})"
+    return verdict_word(status)
+
+
+def _labels(claim: Any) -> list[str]:
+    """Every policy label a claim names (``top-k`` lists them in a field, others say)."""
+    named = claim.policies
+    return list(named) if isinstance(named, list) else list(named())
+
+
 def evaluate_claim(
     claim: Any,
     rows: Sequence[Mapping[str, Any]],
     halves: Mapping[tuple[str, str], tuple[float, float]],
     *,
     level: float = 0.95,
+    horizon: int | None = None,
 ) -> dict[str, Any]:
     """Evaluate one claim against summary rows.
 
     Args:
         claim: A claim model (see :func:`parse_claim`).
         rows: ``summary.json`` result rows; each has ``env`` and ``label`` keys (and
-            ``per_seed`` for ``equal`` claims).
+            ``per_seed`` for ``equal`` claims, ``warmup`` and ``n_seeds`` for the standing
+            of the verdict, ``claims.standing``).
         halves: (env, label) -> (R(T/2), R(T)) of the mean cumulative regret curve, used by
             ``sublinear`` and ``linear`` claims.
         level: Confidence level of the paired intervals (the config's ``ci_level``).
+        horizon: The runs' horizon T: an environment where a compared policy spends at
+            least half of it in warm-up decides nothing (None: no such check).
 
     Returns:
-        ``{"id", "text", "kind", "passed", "evidence", "values", "paired"}``; ``values``
-        maps each environment to the numbers the decision used (for ``equal`` and
-        ``grows-less``: each policy to its mean per environment); ``paired`` lists the
-        paired comparisons of the kinds that compare policies (``claim_evidence``; empty
-        for the others), and the evidence of each environment ends with them in brackets.
-        The verdict is decided by means alone.
+        ``{"id", "text", "kind", "passed", "verdict", "indicative", "evidence", "values",
+        "paired"}`` and the claim's ``quote``, ``where`` and ``stricter`` when it has them.
+        ``passed`` is True, False or None (not decided: an environment left open by a
+        warm-up, and none that FAILs), ``verdict`` says it in a word (``PASS``, ``FAIL``,
+        ``not decided``), ``indicative`` is True when the verdict rests on too little
+        (``claims.standing``); ``values`` maps each environment to the numbers the decision
+        used (for ``equal`` and ``grows-less``: each policy to its mean per environment);
+        ``paired`` lists the paired comparisons of the kinds that compare policies
+        (``claims.evidence``; empty for the others), and the evidence of each environment
+        ends with them in brackets. Verdicts are decided by means alone.
     """
     if isinstance(claim, Equal):
         return _evaluate_equal(claim, rows)
     if isinstance(claim, GrowsLess):
-        return _evaluate_grows_less(claim, rows, level)
+        return _evaluate_grows_less(claim, rows, level, horizon)
     named = claim.env_labels()
     envs = named if named else list(dict.fromkeys(r["env"] for r in rows))
-    passed = bool(envs)
-    evidence: list[str] = []
+    statuses: list[tuple[bool | None, bool]] = [] if envs else [(False, True)]
+    evidence: list[str] = [] if envs else ["no results to check"]
     values: dict[str, dict[str, float | None]] = {}
     paired: list[dict[str, Any]] = []
     for env in envs:
         ok, text, numbers = _check_one(claim, env, rows, halves)
-        passed = passed and ok
-        prefix = "" if len(envs) == 1 and named else f"{env}: "
+        compared = [
+            label
+            for label in dict.fromkeys([*numbers, *_labels(claim)])
+            if find_row(rows, env, label) is not None
+        ]
+        blockers = warmup_blockers(rows, env, compared, horizon)
+        status = None if blockers else ok
         pairs = paired_evidence(claim, env, rows, numbers, ok, level)
         paired += pairs
+        prefix = "" if len(envs) == 1 and named else f"{env}: "
         evidence.append(
-            f"{prefix}{text} -> {'PASS' if ok else 'FAIL'}{_bracketed(pairs)}"
+            f"{prefix}{text} -> {_word(status, blockers)}{_bracketed(pairs)}"
         )
+        statuses.append((status, firm(pairs, rows, env, compared)))
         values[env] = {k: (v if math.isfinite(v) else None) for k, v in numbers.items()}
-    if not envs:
-        evidence.append("no results to check")
-    return _verdict(claim, passed, "; ".join(evidence), values, paired)
+    return _verdict(claim, statuses, "; ".join(evidence), values, paired)
 
 
 def _verdict(
     claim: Any,
-    passed: bool,
+    statuses: Sequence[tuple[bool | None, bool]],
     evidence: str,
     values: dict[str, dict[str, float | None]],
     paired: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """A claim's entry in ``summary.json`` (see :func:`evaluate_claim`)."""
+    passed, indicative = combine(statuses)
     return {
         "id": claim.id,
         "text": claim.statement(),
         "kind": claim.kind,
         "passed": passed,
+        "verdict": verdict_word(passed),
+        "indicative": indicative,
+        **claim.source(),
         "evidence": evidence,
         "values": values,
         "paired": paired,
@@ -346,6 +396,9 @@ def evaluate_claims(
     halves: Mapping[tuple[str, str], tuple[float, float]],
     *,
     level: float = 0.95,
+    horizon: int | None = None,
 ) -> list[dict[str, Any]]:
     """Evaluate every claim (see :func:`evaluate_claim`), in order."""
-    return [evaluate_claim(c, rows, halves, level=level) for c in claims]
+    return [
+        evaluate_claim(c, rows, halves, level=level, horizon=horizon) for c in claims
+    ]
