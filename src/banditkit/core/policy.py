@@ -31,7 +31,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import numpy as np
 
 from banditkit.core.caller import HorizonWarning, warn
-from banditkit.core.params import DeclaredMeta, Int, param, set_params, takes_declared
+from banditkit.core.params import (
+    DeclaredMeta,
+    Int,
+    param,
+    quiet_defaults,
+    set_params,
+    takes_declared,
+)
 from banditkit.core.seeding import make_rng
 from banditkit.core.types import FAMILIES, Action, Context, Feedback, check_action
 from banditkit.core.validation import ArgumentTypeError, check_int
@@ -426,8 +433,18 @@ class Policy(metaclass=DeclaredMeta):
         ]
 
     def get_params(self) -> dict[str, Any]:
-        """The hyper-parameters this policy was built with (JSON-able)."""
-        return {name: getattr(self, name) for name in self.param_names()}
+        """The hyper-parameters this policy was built with (JSON-able).
+
+        A parameter declared ``quiet`` (``core.params.param``) is left out at its
+        default, so that the runs stored before it existed keep their ids.
+        """
+        quiet = quiet_defaults(type(self))
+        params = {name: getattr(self, name) for name in self.param_names()}
+        return {
+            name: value
+            for name, value in params.items()
+            if name not in quiet or value != quiet[name]
+        }
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to resume: arrays and JSON-able scalars, no pickle.

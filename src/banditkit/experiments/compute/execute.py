@@ -5,7 +5,9 @@ the exception is caught and returned with its traceback, so that one bad run can
 experiment. It also never touches the output directory; the driver writes what it returns,
 which lets the Ray backend run on machines that do not share a file system with the driver.
 
-Every run executes with one BLAS thread and one PyTorch thread
+Each run's metadata records the dtype and the device its policy computed in (``compute``:
+``policies.parts.models.compute.compute_options``; float64 on the CPU for the NumPy
+policies). Every run executes with one BLAS thread and one PyTorch thread
 (:func:`~banditkit.experiments.compute.threads.single_threaded`), on every backend, so results
 are bit-identical across backends.
 """
@@ -33,6 +35,7 @@ from banditkit.core.simulate import RunResult, simulate_seeds
 from banditkit.experiments.compute.threads import single_threaded
 from banditkit.experiments.config.resolved import RunSpec
 from banditkit.experiments.plan.tasks import SeedGroup, Task
+from banditkit.policies.parts.models.compute import compute_options
 
 __all__ = [
     "RunRecord",
@@ -149,6 +152,8 @@ def compute_seed_group(group: SeedGroup) -> list[RunRecord]:
             batch = stack(policies)
             if batch is None:
                 return [compute_run(spec) for spec in specs]
+            for meta, policy in zip(metas, policies, strict=True):
+                meta["compute"] = compute_options(policy)
             envs = [core.make_env(s.env_name, **s.env_params) for s in specs]
             if policies[0].needs_torch:  # the one-time import, outside the clock
                 import_module("torch")
@@ -223,6 +228,7 @@ def compute_run(spec: RunSpec) -> RunRecord:
             )
             if policy.needs_torch:  # the one-time import, outside the run's clock
                 import_module("torch")
+            meta["compute"] = compute_options(policy)
             result = core.simulate(
                 policy, env, spec.horizon, seed=spec.seed, progress=False
             )

@@ -112,6 +112,9 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
             (docs/dueling.md, "Investigation").
         feature_scale: s > 0, the features s phi(x) of V and of the bonuses; None: sqrt(m),
             the factor of Eq. 2 (phi(x; W) = sqrt(m) ReLU(...)).
+        dtype: "float64" (default) or "float32": the network, its training and phi.
+        device: "cpu" (default), "cuda", "cuda:N" or "auto": where the network, its
+            training, the duels and V live (a missing device is a ``ValueError``).
         seed: Seed of the policy's streams.
     """
 
@@ -174,6 +177,8 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
             optimizer="adam",
             reduction="sum",
             generator=generator,
+            dtype=self.dtype,
+            device=self.device,
         )
         self.history = PairHistory(d)
         self.design = Gram(self.model.n_params, self.lam)

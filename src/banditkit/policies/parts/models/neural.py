@@ -27,6 +27,7 @@ import numpy as np
 from banditkit.core.validation import check_bool, check_state_array
 from banditkit.glm.links import LogisticLink, get_link
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
+from banditkit.policies.parts.models.compute import DEVICES, DTYPES
 from banditkit.policies.parts.models.device_history import DeviceObservations
 
 if TYPE_CHECKING:
@@ -41,12 +42,6 @@ else:
     nn = lazy_import("banditkit.nn")
 
 __all__ = ["DEVICES", "DTYPES", "NeuralModel", "TangentModel"]
-
-#: Compute dtypes of the neural models, the names ``nn.resolve_dtype`` takes (written
-#: out here, without PyTorch: policies read them when the registry is built).
-DTYPES = ("float64", "float32")
-#: Device names of the neural models (``nn.resolve_device``; "cuda:N" too).
-DEVICES = ("cpu", "cuda", "auto")
 
 
 def _float64(t: torch.Tensor) -> np.ndarray:
