@@ -43,7 +43,6 @@ import numpy as np
 from banditkit.core import POLICIES, Context, Environment
 from banditkit.core.params import POSITIVE, AsGiven, Choice, Maybe, fixed, param
 from banditkit.core.types import Action, Feedback
-from banditkit.linalg import Gram
 from banditkit.policies.dueling.network import (
     PRESETS,
     NeuralDuelingBase,
@@ -51,6 +50,7 @@ from banditkit.policies.dueling.network import (
 )
 from banditkit.policies.dueling.rules import RULES, TSCSYM_FORMS, PairRule
 from banditkit.policies.parts.history import PairHistory
+from banditkit.policies.parts.models.device_gram import DeviceGram, gram_for, to_host
 from banditkit.policies.parts.schedules import Periodic
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
             device=self.device,
         )
         self.history = PairHistory(d)
-        self.design = Gram(self.model.n_params, self.lam)
+        self.design = gram_for(self.model, self.model.n_params, self.lam)
         self.selector = PairRule(
             self.exploration, self.rule, a=self.a, tscsym_form=self.tscsym_form
         )
@@ -190,6 +190,9 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
 
     # ------------------------------------------------------------------ loop
     def _scores(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(self.design, DeviceGram):  # phi and V on the device: one transfer
+            f_t, phi_t = self.model.evaluate_tensors(arms)
+            return to_host(f_t, self.design.pair_norms_tensor(self._scale * phi_t))
         f, phi = self.model.evaluate(np.array(arms))  # a writable copy for torch
         return f, self.design.pair_norms_unchecked(self._scale * phi)
 
@@ -264,10 +267,14 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
 
     def _rebuild_design(self) -> None:
         """V = lam I + s^2 sum_i w_i dphi_i dphi_i^T with the current features (Eq. 6)."""
-        dphi = self.model.features(self.history.X1) - self.model.features(
-            self.history.X2
-        )
-        design = Gram(self.model.n_params, self.lam)
+        design = gram_for(self.model, self.model.n_params, self.lam)
+        if isinstance(design, DeviceGram):  # from the duels' device mirror
+            n, phi = self.history.n, self.model.observed_features(self.history)
+            dphi: Any = phi[:n] - phi[n:]
+        else:
+            dphi = self.model.features(self.history.X1) - self.model.features(
+                self.history.X2
+            )
         design.update_batch(self._scale * dphi, self.history.w)
         self.design = design
 

@@ -160,6 +160,10 @@ class NeuralModel:
         f, G = self._arms.grads(self._rows(X), validate=False)
         return _float64(f), _float64(G)
 
+    def evaluate_tensors(self, X: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """f(x_k; theta) (K,) and g(x_k; theta) (K, p) as tensors on the model's device."""
+        return self._arms.grads(self._rows(X), validate=False)
+
     def predict(self, X: np.ndarray) -> np.ndarray:
         """f(x_k; theta) (K,) for the rows of X (no gradients)."""
         return _float64(self._arms.forward(self._rows(X), validate=False))
