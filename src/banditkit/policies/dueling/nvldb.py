@@ -36,11 +36,12 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from banditkit.core import POLICIES, Context, Environment
+from banditkit.core import POLICIES, Context, Environment, Policy
 from banditkit.core.params import POSITIVE, AsGiven, Choice, Maybe, fixed, param
 from banditkit.core.types import Action, Feedback
 from banditkit.policies.dueling.network import (
@@ -49,6 +50,7 @@ from banditkit.policies.dueling.network import (
     resolve_preset,
 )
 from banditkit.policies.dueling.rules import RULES, TSCSYM_FORMS, PairRule
+from banditkit.policies.dueling.stacked import StackedDuels
 from banditkit.policies.parts.history import PairHistory
 from banditkit.policies.parts.models.device_gram import DeviceGram, gram_for, to_host
 from banditkit.policies.parts.schedules import Periodic
@@ -215,6 +217,17 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
         return np.maximum(sigma, self.floor)
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        phi_sel = self._record(ctx, action, feedback)
+        self._refit()
+        self._after_fit(phi_sel)
+
+    @classmethod
+    def stack(cls, members: Sequence[Policy]) -> StackedDuels | None:
+        """S fresh members as one stack whose networks train together (``dueling.stacked``)."""
+        return StackedDuels(members)  # type: ignore[arg-type]
+
+    def _record(self, ctx: Context, action: Action, feedback: Feedback) -> np.ndarray:
+        """The round's duel, weighted at the network in force; phi of the pair (2, D)."""
         assert isinstance(action, tuple)
         i, j = action
         x1, x2 = ctx.arms[i], ctx.arms[j]
@@ -228,7 +241,10 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
             self._oracle_sigma = None
         weight = self._new_weight(float(f_sel[0] - f_sel[1]))
         self.history.append(x1, x2, float(feedback), weight=weight, arms=(i, j))
-        self._refit()
+        return phi_sel
+
+    def _after_fit(self, phi_sel: np.ndarray) -> None:
+        """Eq. 5's weights and V (Eq. 6) at the network after the round's fit."""
         self._set_weights()
         if self.gram_mode == "incremental":
             dphi = self._scale * (phi_sel[0] - phi_sel[1])
