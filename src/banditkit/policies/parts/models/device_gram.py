@@ -32,6 +32,8 @@ import numpy as np
 
 from banditkit.core.validation import check_int, check_scalar
 from banditkit.linalg import Gram
+from banditkit.linalg._base import GramBase
+from banditkit.linalg._common import check_state, check_weight
 
 if TYPE_CHECKING:
     import torch
@@ -77,7 +79,7 @@ def gram_for(model: Any, p: int, lam: float) -> Gram | DeviceGram:
     return Gram(p, lam)
 
 
-class DeviceGram:
+class DeviceGram(GramBase):
     """A = lam I + sum_i w_i z_i z_i^T with A^-1 and log det A on a device (module docstring).
 
     Args:
@@ -96,6 +98,17 @@ class DeviceGram:
     """
 
     _KIND = "DeviceGram"
+    _STATE_KEYS = (
+        "kind",
+        "d",
+        "lam",
+        "refactor_every",
+        "n_updates",
+        "since_refactor",
+        "logdet",
+        "matrix",
+        "inverse",
+    )
 
     def __init__(
         self, d: int, lam: float, *, device: Any, refactor_every: int = 512
@@ -115,21 +128,6 @@ class DeviceGram:
         self._since_refactor = 0
 
     # ------------------------------------------------------------------ reads
-    @property
-    def d(self) -> int:
-        """Dimension of the features."""
-        return self._d
-
-    @property
-    def lam(self) -> float:
-        """The ridge."""
-        return self._lam
-
-    @property
-    def n_updates(self) -> int:
-        """Rank-1 terms added so far."""
-        return self._n_updates
-
     @property
     def is_diagonal(self) -> bool:
         """False: A is kept in full."""
@@ -179,21 +177,13 @@ class DeviceGram:
         equal = (Z[:, None, :] == Z[None, :, :]).all(dim=-1)
         return sq.masked_fill(equal, 0.0).sqrt()
 
-    def norms(self, X: Any) -> np.ndarray:
-        """||x_k||_{A^-1} (K,) on the host."""
+    def norms_unchecked(self, X: Any) -> np.ndarray:
+        """||x_k||_{A^-1} (K,) on the host (features from a model, or checked rows)."""
         return self.norms_tensor(X).cpu().numpy()
 
-    def norms_unchecked(self, X: Any) -> np.ndarray:
-        """``norms`` (the features come from a model)."""
-        return self.norms(X)
-
-    def pair_norms(self, Z: Any) -> np.ndarray:
-        """||z_i - z_j||_{A^-1} (K, K) on the host."""
-        return self.pair_norms_tensor(Z).cpu().numpy()
-
     def pair_norms_unchecked(self, Z: Any) -> np.ndarray:
-        """``pair_norms`` (the features come from a model)."""
-        return self.pair_norms(Z)
+        """||z_i - z_j||_{A^-1} (K, K) on the host (features from a model, or checked)."""
+        return self.pair_norms_tensor(Z).cpu().numpy()
 
     def solve(self, b: Any) -> np.ndarray:
         """A^-1 b on the host."""
@@ -201,11 +191,15 @@ class DeviceGram:
 
     # ------------------------------------------------------------------ updates
     def update(self, x: Any, weight: float = 1.0) -> None:
-        """A += w x x^T in O(d^2): A^-1 by Sherman-Morrison, log det by the lemma."""
-        w = check_scalar("weight", weight, low=0.0, low_open=True)
+        """A += w x x^T for x (d,) an array or a device tensor (features stay there)."""
         x = self._tensor(x).reshape(-1)
         if x.shape[0] != self._d:
             raise ValueError(f"x must have shape ({self._d},); got {tuple(x.shape)}.")
+        self.update_unchecked(x, check_weight(weight))
+
+    def update_unchecked(self, x: Any, w: float) -> None:
+        """A += w x x^T in O(d^2): A^-1 by Sherman-Morrison, log det by the lemma."""
+        x = self._tensor(x)
         u = self._inverse @ x
         wq = (w * x.dot(u)).clamp(min=0.0)
         self._matrix = self._matrix + w * torch.outer(x, x)
@@ -215,10 +209,6 @@ class DeviceGram:
         self._since_refactor += 1
         if self._since_refactor >= self._refactor_every:
             self._refactor()
-
-    def update_unchecked(self, x: Any, w: float) -> None:
-        """``update`` (the features come from a model)."""
-        self.update(x, w)
 
     def update_batch(self, X: Any, weights: Any = None) -> None:
         """A += X^T diag(w) X for the rows of X (n, d), then a refactorisation."""
@@ -268,13 +258,12 @@ class DeviceGram:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict` (a ``linalg.Gram`` state is read too).
+        """Restore :meth:`state_dict`.
 
         Raises:
-            ValueError: For another d or a matrix of the wrong shape.
+            ValueError: For missing keys, another kind or d, or a matrix of the wrong shape.
         """
-        if int(state["d"]) != self._d:
-            raise ValueError(f"state has d={state['d']}; this Gram has d={self._d}.")
+        check_state(state, self._KIND, self._STATE_KEYS, self._d)
         matrix = np.asarray(state["matrix"], dtype=np.float64)
         inverse = np.asarray(state["inverse"], dtype=np.float64)
         if matrix.shape != (self._d, self._d) or inverse.shape != matrix.shape:
@@ -289,6 +278,3 @@ class DeviceGram:
         self._logdet = torch.tensor(
             float(state["logdet"]), dtype=torch.float64, device=self.device
         )
-
-    def __repr__(self) -> str:
-        return f"DeviceGram(d={self._d}, lam={self._lam}, device={self.device})"
