@@ -91,7 +91,8 @@ def test_one_transfer_and_the_switch():
 
 def _actions(name: str, family: str, horizon: int = 14, **params: object) -> list:
     policy = bk.make_policy(name, seed=5, **params)
-    env = scripted_env(family)
+    binary = getattr(policy, "reward_kind", "real") == "binary"
+    env = scripted_env(family, reward_kind="binary") if binary else scripted_env(family)
     return [
         np.asarray(a).tolist() for a in bk.simulate(policy, env, horizon, 2).actions
     ]
@@ -104,6 +105,8 @@ def _actions(name: str, family: str, horizon: int = 14, **params: object) -> lis
         ("nvldb-ts", "dueling", {"width": 8, "steps": 3, "gram_mode": "incremental"}),
         ("neural-ucb", "contextual", {"width": 8, "gram": "full", "steps": 3}),
         ("neural-ts", "contextual", {"width": 8, "gram": "full", "steps": 3}),
+        ("neurallog-ucb2", "contextual", {"width": 8, "gram": "full", "steps": 3}),
+        ("neurallog-ts1", "contextual", {"width": 8, "gram": "full", "steps": 3}),
     ],
 )
 def test_the_device_path_takes_the_numpy_path_actions(

@@ -194,5 +194,5 @@ class StackedDuels:
         return [m.n_updates for m in self.members]
 
     def propensities_all(self) -> list[float | None]:
-        """Unknown for the dueling policies."""
+        """Each member's ``last_propensity``."""
         return [m.last_propensity for m in self.members]
