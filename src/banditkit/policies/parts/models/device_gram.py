@@ -32,7 +32,7 @@ import numpy as np
 
 from banditkit.core.validation import check_int, check_scalar
 from banditkit.linalg import Gram
-from banditkit.linalg._base import GramBase
+from banditkit.linalg._base import FullGramBase, GramBase
 from banditkit.linalg._common import check_state, check_weight
 
 if TYPE_CHECKING:
@@ -98,17 +98,8 @@ class DeviceGram(GramBase):
     """
 
     _KIND = "DeviceGram"
-    _STATE_KEYS = (
-        "kind",
-        "d",
-        "lam",
-        "refactor_every",
-        "n_updates",
-        "since_refactor",
-        "logdet",
-        "matrix",
-        "inverse",
-    )
+    #: ``linalg.Gram``'s state without the Cholesky factor (refactorised when needed).
+    _STATE_KEYS = tuple(k for k in FullGramBase._STATE_KEYS if k != "cholesky")
 
     def __init__(
         self, d: int, lam: float, *, device: Any, refactor_every: int = 512
@@ -245,16 +236,11 @@ class DeviceGram(GramBase):
     # ------------------------------------------------------------------ state
     def state_dict(self) -> dict[str, Any]:
         """Host arrays and scalars: kind, d, lam, counters, logdet, matrix, inverse."""
+        arrays = {"kind": self._KIND, "logdet": self.logdet}
+        arrays.update(matrix=self.matrix, inverse=self.inverse)
         return {
-            "kind": self._KIND,
-            "d": self._d,
-            "lam": self._lam,
-            "refactor_every": self._refactor_every,
-            "n_updates": self._n_updates,
-            "since_refactor": self._since_refactor,
-            "logdet": self.logdet,
-            "matrix": self.matrix,
-            "inverse": self.inverse,
+            k: arrays[k] if k in arrays else getattr(self, f"_{k}")
+            for k in self._STATE_KEYS
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
