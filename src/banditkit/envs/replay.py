@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import os
 from abc import abstractmethod
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -50,6 +50,7 @@ from banditkit.core.caller import warn
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int
 from banditkit.datasets import OBDFeatures, OBDLog, data_home, load_obd, obd_features
+from banditkit.datasets.logs import BanditLog
 from banditkit.datasets.obd import BEHAVIOR_POLICIES, CAMPAIGNS, VARIANTS
 from banditkit.datasets.preprocess import SCALINGS, scale_features
 from banditkit.datasets.tables import (
@@ -60,9 +61,6 @@ from banditkit.datasets.tables import (
     source_stem,
 )
 from banditkit.envs.classification import ENCODINGS, encode_arms
-
-if TYPE_CHECKING:
-    from banditkit.ope import BanditLog
 
 __all__ = ["LogReplayEnv", "OBDReplayEnv", "ReplayEnv"]
 
@@ -437,13 +435,11 @@ class LogReplayEnv(ReplayEnv):
         return float(self._rewards[event])
 
     def bandit_log(self) -> BanditLog:
-        """The log as a :class:`banditkit.ope.BanditLog` for the off-policy estimators.
+        """The log as a :class:`banditkit.ope.BanditLog` (``datasets.logs``) for the off-policy estimators.
 
         Its features are the scaled context columns (for ``dm`` / ``dr`` reward models);
         without a propensity column the propensities are 1/K.
         """
-        from banditkit.ope import BanditLog
-
         return BanditLog(
             rewards=self._rewards.copy(),
             actions=self._actions.copy(),

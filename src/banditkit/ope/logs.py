@@ -23,13 +23,13 @@ References:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from banditkit.core.validation import check_choice, check_int
+from banditkit.datasets.logs import BanditLog
 from banditkit.ope.estimators import (
     Estimate,
     direct_method,
@@ -52,38 +52,6 @@ __all__ = [
 
 #: Estimators :func:`evaluate` knows; "dm" and "dr" need a reward model.
 METHODS = ("ips", "snips", "dm", "dr")
-
-
-@dataclass(frozen=True)
-class BanditLog:
-    """A log of n rounds of bandit feedback over ``n_actions`` actions.
-
-    Attributes:
-        rewards: (n,) float rewards.
-        actions: (n,) int logged actions in [0, n_actions).
-        propensities: (n,) logging probabilities of the logged actions, in (0, 1].
-        n_actions: K.
-        features: (n, d) per-row features for a reward model (shared by the actions), or None.
-        positions: (n,) display positions (OBD: 1..3), or None.
-        meta: Where the log came from.
-    """
-
-    rewards: np.ndarray
-    actions: np.ndarray
-    propensities: np.ndarray
-    n_actions: int
-    features: np.ndarray | None = None
-    positions: np.ndarray | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        """Logged rounds."""
-        return int(self.rewards.shape[0])
-
-    def uniform_target(self) -> np.ndarray:
-        """(n, K) action probabilities of the uniform-random policy, 1 / K everywhere."""
-        return np.full((self.n, self.n_actions), 1.0 / self.n_actions)
 
 
 def _onehot(codes: np.ndarray, levels: list[int]) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Linear logistic bandits as run in [Bae2025, Sec. 7]: Logistic-UCB-1 and ada-OFU-ECOLog.
 
-Both compose (``policies.scored``) a ``GLMModel`` (regularised logistic MLE
+Both compose (``policies.parts.scored``) a ``GLMModel`` (regularised logistic MLE
 of ``glm.fit_glm``, or with ``fit="gd"`` [Bae2025, App. A]'s gradient steps, refitted every
 ``update_every`` rounds), a Gram of the raw features
 x (full by default), the effective dimension d_eff = logdet(I + R sum_i x_i x_i^T)

@@ -1,15 +1,15 @@
 """Neural logistic bandits [Bae2025]: NeuralLog-UCB-1/2, NeuralLog-TS-1/2 and NCBF-UCB.
 
-Each policy here is a choice of the same four parts (``policies.scored``):
+Each policy here is a choice of the same four parts (``policies.parts.scored``):
 
     model        nn.MLP fitted by nn.Trainer (NeuralModel)     f(x; theta)
     uncertainty  linalg (Diagonal)Gram of nn.forward_and_grads  ||g||_{A^-1}, radius B(d_eff)
-    selection    optimistic_argmax or gaussian_sample
+    selection    Optimistic() or Sampled() (policies.parts.selection)
     schedule     Periodic(update_every)
 
 Theory mode (``mode="theory"``, NeuralLog-UCB-1/2 and TS-1/2; [Bae2025, Algs. 1-2,
-App. I]) is described in ``NeuralLogPolicy`` (``policies.neurallog_base``, the family's shared
-machinery); its constants are in ``policies.theory``.
+App. I]) is described in ``NeuralLogPolicy`` (``policies.logistic.neurallog_base``, the
+family's shared machinery); its constants are in ``policies.logistic.theory``.
 
 Practical mode ([Bae2025, Sec. 7, App. A]; docs/logistic.md, section "Shared loop"), the
 default: gradients at the current network, a fixed lam, training every ``update_every``

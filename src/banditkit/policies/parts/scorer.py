@@ -10,7 +10,7 @@ widths come straight from the model (``Model.evaluate_sq_norms``, no (K, p) bloc
 A full ``linalg.Gram`` of a model on an accelerator is kept there instead
 (``models.device_gram.DeviceGram``): the (K, p) features stay on the device and the
 round reads the K means and widths in one transfer.
-A selection rule (``policies.selection``) turns the two arrays into an action.
+A selection rule (``policies.parts.selection``) turns the two arrays into an action.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class Scorer:
     z(x_t) of the arm played at the parameter in force when it was selected.
 
     Args:
-        model: A ``policies.models.Model``.
+        model: A ``policies.parts.models.Model``.
         design: The Gram A of the features (``linalg.Gram``, ``DiagonalGram`` or
             ``ShiftedGram``), p = ``model.n_params``.
         nu: Exploration scale, >= 0.

@@ -7,7 +7,7 @@
     NeuralLinearModel  nn.NeuralLinear trained by nn.fit     features phi(x), the last
                   hidden layer (neural-linear: a Gram on the representation)
 
-A model is fitted on a history (``policies.history``: rows, pairs or sets, whichever
+A model is fitted on a history (``policies.parts.history``: rows, pairs or sets, whichever
 its loss reads), predicts the means of a batch of arms, and gives the features z(x)
 that the uncertainty part turns into widths ||z||_{A^-1}. The policy owns the history
 and the Gram matrix; the model owns its parameters.
