@@ -8,6 +8,7 @@ them within noise in float32, and be picked by the runner on its own.
 from __future__ import annotations
 
 import copy
+import json
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from banditkit.core.members import Separate, stack
 from banditkit.core.simulate import simulate_seeds
 from banditkit.experiments.config.resolved import RunSpec
 from banditkit.experiments.plan.tasks import SeedGroup, group_seeds
+from banditkit.experiments.store.tidy import load_runs
 from banditkit.policies.dueling.stacked import StackedDuels, StackedNeuralLinear
 
 SEEDS = [0, 1, 2]
@@ -121,3 +123,32 @@ def test_the_runner_groups_dueling_seeds():
     groups = [t for t in tasks if isinstance(t, SeedGroup)]
     assert len(groups) == 1 and [s.seed for s in groups[0].specs] == SEEDS
     assert stack([bk.make_policy("ndb-ucb", seed=s) for s in SEEDS]) is None
+
+
+def test_the_runner_stores_batched_duels_as_separate_runs(tmp_path):
+    cfg = {
+        "name": "duels",
+        "horizon": 8,
+        "seeds": 3,
+        "env": {"name": "dueling", "utility": "cos", "d": 4, "n_arms": 5},
+        "policies": [{"name": "nvldb-ucb", **SMALL}],
+    }
+    metas = {}
+    for mode in ("on", "off"):
+        result = bk.run_experiment(
+            cfg, tmp_path / mode, progress="none", figures=False, batch_seeds=mode
+        )
+        assert result.ok and result.computed == 3
+        metas[mode] = {
+            p.name: json.loads(p.read_text())
+            for p in (tmp_path / mode / "runs").glob("*.json")
+        }
+    assert sorted(metas["on"]) == sorted(metas["off"])  # the same run ids
+    assert [m["batched_seeds"] for m in metas["on"].values()] == [3, 3, 3]
+    assert all("batched_seeds" not in m for m in metas["off"].values())
+    keys = ["seed", "t"]
+    on, off = (
+        load_runs(tmp_path / mode).sort_values(keys).reset_index(drop=True)
+        for mode in ("on", "off")
+    )
+    np.testing.assert_allclose(on["regret"], off["regret"], atol=1e-12)
