@@ -84,6 +84,7 @@ __all__ = [
     "learned",
     "param",
     "pin",
+    "quiet_defaults",
     "set_params",
     "takes_declared",
 ]
@@ -278,6 +279,8 @@ class Param:
 
     check: Constraint
     default: Any
+    #: Left out of ``get_params`` at its default (:func:`param`).
+    quiet: bool = False
 
 
 @dataclass(frozen=True)
@@ -293,13 +296,16 @@ class _Learned:
 _UNSET = object()
 
 
-def param(check: Constraint, *, default: Any) -> Any:
+def param(check: Constraint, *, default: Any, quiet: bool = False) -> Any:
     """Declare a hyper-parameter with its check and default (one line per parameter).
 
     The default goes through the check too (``Real`` stores 1 as 1.0); a default of None
     under ``Maybe`` is the usual "resolved by the class" (a mode's own value).
+    ``quiet=True`` leaves the parameter out of ``get_params`` while it is at its default:
+    an option added after runs were stored, whose default computes what they computed,
+    so that their run ids stay (``Policy.get_params``).
     """
-    return Param(check, default)
+    return Param(check, default, quiet)
 
 
 def learned(*, default: Any = _UNSET, init: Literal[False] = False) -> Any:
@@ -415,6 +421,20 @@ def pin(**values: Any) -> Callable[[_Class], _Class]:
         return cls
 
     return apply
+
+
+def quiet_defaults(cls: type) -> dict[str, Any]:
+    """The ``quiet`` parameters of ``cls`` and their checked defaults (:func:`param`).
+
+    Example:
+        >>> from banditkit.policies import NeuralUCB
+        >>> quiet_defaults(NeuralUCB)
+        {'device': 'cpu'}
+    """
+    params: dict[str, Param] = getattr(cls, "_declaration", ({}, {}))[0]
+    return {
+        name: p.check.check(name, p.default) for name, p in params.items() if p.quiet
+    }
 
 
 def set_params(obj: Any, given: dict[str, Any]) -> None:

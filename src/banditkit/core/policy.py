@@ -37,6 +37,7 @@ from banditkit.core.params import (
     DeclaredMeta,
     Int,
     param,
+    quiet_defaults,
     set_params,
     takes_declared,
 )
@@ -565,14 +566,17 @@ class Policy(metaclass=DeclaredMeta):
     def get_params(self) -> dict[str, Any]:
         """The hyper-parameters this policy was built with (JSON-able).
 
-        ``explore_floor`` and ``propensity_samples`` only when not at their defaults: a
-        run made before they existed ran them so, and keeps its id.
+        ``explore_floor`` and ``propensity_samples``, and a parameter declared ``quiet``
+        (``core.params.param``), are left out at their defaults, so that the runs stored
+        before they existed keep their ids.
         """
+        quiet = {**_QUIET_DEFAULTS, **quiet_defaults(type(self))}
         params = {name: getattr(self, name) for name in self.param_names()}
-        for name, default in _QUIET_DEFAULTS.items():
-            if params.get(name, default) == default:
-                params.pop(name, None)
-        return params
+        return {
+            name: value
+            for name, value in params.items()
+            if name not in quiet or value != quiet[name]
+        }
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to resume: arrays and JSON-able scalars, no pickle.

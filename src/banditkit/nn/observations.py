@@ -11,6 +11,8 @@ and observations that index into it, so pairs and sets never duplicate features:
 Per-member data (M members trained as one stack): targets y and weights may be (n,),
 shared by every member, or (M, n), one row per member (bootstrap counts, 0/1 masks,
 perturbed targets of ensemble sampling). They are stored data: the trainer never draws.
+The table X of rows and pairs may be per member too, (M, N, d): each member its own rows
+(seeds of one configuration trained as one stack), the pairs' indices shared.
 
 Every container checks its data (shapes, finite values, index ranges) unless built with
 ``validate=False``, for tensors already checked where they were stored (a model's device
@@ -141,7 +143,9 @@ class Pairs:
     """Pairwise comparisons between rows of a feature table.
 
     Args:
-        X: Arm-feature table (N, d).
+        X: Arm-feature table (N, d), shared by the members, or per member (M, N, d)
+            (member k compares rows of its own table: seeds of one configuration run
+            side by side, each with its own duels laid out alike).
         first: Row of the first item of each pair (n,), integers in [0, N).
         second: Row of the second item (n,), integers in [0, N).
         y: 1 when the first item won, 0 when the second did, (n,) or (M, n); values in
@@ -179,8 +183,8 @@ class Pairs:
             self.X, self.first, self.second = X, first, second
             self.y, self.weights, self.n = y, weights, first.shape[0]
         else:
-            self.X = _features(X, "X", dtype, device)
-            N = self.X.shape[0]
+            self.X = _features(X, "X", dtype, device, per_member=True)
+            N = self.X.shape[-2]
             self.first = _indices(first, "first", _shape(first), 0, N, self.X.device)
             if self.first.ndim != 1:
                 raise ValueError(f"first must be 1-D; got {tuple(self.first.shape)}.")
@@ -194,7 +198,7 @@ class Pairs:
         #: (how a history's duels are laid out); the losses then slice instead of
         #: gathering and scattering.
         self.halves = (
-            self.X.shape[0] == 2 * n
+            self.X.shape[-2] == 2 * n
             and bool(torch.equal(self.first, rows))
             and bool(torch.equal(self.second, rows + n))
         )

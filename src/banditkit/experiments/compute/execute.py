@@ -6,7 +6,9 @@ experiment. It writes nothing to the output directory but its checkpoints, throu
 sink it is given (``store.checkpoints``); the driver writes the results it returns, which
 lets the Ray backend run on machines that do not share a file system with the driver.
 
-Every run executes with one BLAS thread and one PyTorch thread
+Each run's metadata records the dtype and the device its policy computed in (``compute``:
+``policies.parts.models.compute.compute_options``; float64 on the CPU for the NumPy
+policies). Every run executes with one BLAS thread and one PyTorch thread
 (``core.threads.limit_threads``), so results are bit-identical across backends, unless
 the config's ``resources`` give its tasks more CPUs (``compute.resources``).
 """
@@ -41,6 +43,7 @@ from banditkit.experiments.store.checkpoints import (
     encode_snapshot,
     read_checkpoint,
 )
+from banditkit.policies.parts.models.compute import compute_options
 
 __all__ = [
     "RunRecord",
@@ -166,6 +169,8 @@ def compute_seed_group(
             batch = stack(policies)
             if batch is None:
                 return [compute_run(spec, checkpoints, threads) for spec in specs]
+            for meta, policy in zip(metas, policies, strict=True):
+                meta["compute"] = compute_options(policy)
             envs = [core.make_env(s.env_name, **s.env_params) for s in specs]
             if policies[0].needs_torch:  # the one-time import, outside the clock
                 import_module("torch")
@@ -254,6 +259,7 @@ def compute_run(
             saving = _checkpoints(spec, env, checkpoints)
             if saving is not None and saving.resume is not None:
                 meta["resumed_at"] = saving.resume.rounds
+            meta["compute"] = compute_options(policy)
             result = core.simulate(
                 policy,
                 env,

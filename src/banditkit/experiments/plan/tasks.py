@@ -37,11 +37,12 @@ class SeedGroup:
 def _batchable(spec: RunSpec) -> bool:
     """Whether the policy of ``spec`` offers a batched counterpart for its configuration.
 
-    Only on contextual environments that accept every round (not replay environments).
+    Only on contextual and dueling environments that accept every round (not replay
+    environments).
     """
     try:
         env_cls = ENVIRONMENTS.get(spec.env_name)
-        if getattr(env_cls, "family", None) != "contextual" or (
+        if getattr(env_cls, "family", None) not in ("contextual", "dueling") or (
             isinstance(env_cls, type) and issubclass(env_cls, ReplayEnv)
         ):
             return False

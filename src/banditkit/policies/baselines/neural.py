@@ -24,7 +24,7 @@ from banditkit.core.params import POSITIVE, Choice, Flag, Int, Real, param
 from banditkit.linalg import GRAMS, make_gram
 from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models import NeuralModel
-from banditkit.policies.parts.models.neural import DTYPES
+from banditkit.policies.parts.models.compute import DEVICE, DTYPES
 from banditkit.policies.parts.schedules import Periodic
 from banditkit.policies.parts.scored import ScoredParts, ScoredPolicy
 from banditkit.policies.parts.scorer import Scorer
@@ -62,6 +62,7 @@ class NeuralBandit(ScoredPolicy):
     loss_reduction: str = param(Choice(LOSS_REDUCTIONS), default="mean_scaled")
     backtrack: int = param(Int(low=0), default=BACKTRACK)
     dtype: str = param(Choice(DTYPES), default="float64")
+    device: str = DEVICE
     grouped: bool = param(Flag(), default=False)
     grad_method: str = param(Choice(GRAD_METHODS), default="auto")
     block_input: bool = param(Flag(), default=True)
@@ -89,6 +90,7 @@ class NeuralBandit(ScoredPolicy):
             generator=generator,
             backtrack=self.backtrack,
             dtype=self.dtype,
+            device=self.device,
             grouped=self.grouped,
         )
         scorer = Scorer(
@@ -139,6 +141,10 @@ class NeuralUCB(NeuralBandit):
         dtype: "float64" (default) or "float32": the dtype of the network, its
             training and its gradients g; the Gram Z and its log-determinant stay
             float64 (docs/performance.md, "Neural training speed").
+        device: "cpu" (default), "cuda", "cuda:N" or "auto" (the first CUDA device if
+            PyTorch sees one, else the CPU): where the network, its training, its
+            history and the Gram Z live (``policies.parts.models.compute``); a device
+            that is not there is a ``ValueError`` naming it.
         grouped: Train on the distinct rows with their counts and mean rewards (the
             same gradient, iterates equal up to rounding; O(K) per GD step on a fixed
             arm set instead of O(t)); False (default) trains on every row.
@@ -201,6 +207,7 @@ class NeuralTS(NeuralBandit):
         loss_reduction: "mean_scaled" (default) or "sum"; see ``NeuralUCB``.
         backtrack: Retries at lr / 10 of a diverging refit (3); see ``NeuralUCB``.
         dtype: "float64" (default) or "float32"; see ``NeuralUCB``.
+        device: "cpu" (default), "cuda", "cuda:N" or "auto"; see ``NeuralUCB``.
         grouped: Train on the distinct rows (see ``NeuralUCB``).
         grad_method: "auto" or "backprop" (see ``NeuralUCB``).
         block_input: Train block-encoded arms on their blocks (see ``NeuralUCB``).

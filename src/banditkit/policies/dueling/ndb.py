@@ -64,6 +64,9 @@ class NeuralDuelingPolicy(NeuralDuelingBase):
         exact_inverse: Refactorise V from scratch every round (O(p^3)).
         link: The preference link of the loss: "btl" (alias "logistic", the default),
             "thurstone" (alias "probit") or a ``glm.Link`` / ``DuelLink``.
+        dtype: "float64" (default) or "float32": the network, its training and g.
+        device: "cpu" (default), "cuda", "cuda:N" or "auto": where the network, its
+            training, the duels and V live (a missing device is a ``ValueError``).
         seed: Seed of the policy's streams.
     """
 
@@ -97,6 +100,8 @@ class NeuralDuelingPolicy(NeuralDuelingBase):
             trainer=trainer,
             generator=generator,
             pair_link=self._link.glm,
+            dtype=self.dtype,
+            device=self.device,
         )
         p = self.model.n_params
         self.design = (

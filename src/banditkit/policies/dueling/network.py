@@ -44,6 +44,7 @@ from banditkit.glm.duel_links import DuelLink, get_duel_link
 from banditkit.linalg import GramLike
 from banditkit.policies.dueling.rules import PairRule
 from banditkit.policies.parts.history import PairHistory
+from banditkit.policies.parts.models.compute import DEVICE, DTYPE
 from banditkit.policies.parts.schedules import Periodic
 
 __all__ = ["DUEL_LINK", "PRESETS", "NeuralDuelingBase", "resolve_preset"]
@@ -84,7 +85,9 @@ class NeuralDuelingBase(DuelingPolicy):
     """Options and learned state of the neural dueling policies (module docstring).
 
     The options are documented on ``NeuralLinearDuelingPolicy`` and
-    ``NeuralDuelingPolicy``. After ``_resolve``, ``self._m`` and ``self._lr`` are the
+    ``NeuralDuelingPolicy``; ``dtype`` ("float64" or "float32") and ``device`` ("cpu",
+    "cuda", "cuda:N" or "auto") go to the model, which keeps the network, its training,
+    the duels and the Gram there (``policies.parts.models.compute``). After ``_resolve``, ``self._m`` and ``self._lr`` are the
     width and step in force, ``self._link`` the ``DuelLink``.
     """
 
@@ -102,6 +105,8 @@ class NeuralDuelingBase(DuelingPolicy):
     steps: int = param(Int(low=1), default=20)
     update_every: int = param(Int(low=1), default=1)
     link: Any = param(DUEL_LINK, default="btl")
+    dtype: str = DTYPE
+    device: str = DEVICE
 
     history: PairHistory = learned()
     model: Any = learned()

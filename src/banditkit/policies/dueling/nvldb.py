@@ -36,21 +36,23 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from banditkit.core import POLICIES, Context, Environment
+from banditkit.core import POLICIES, Context, Environment, Policy
 from banditkit.core.params import POSITIVE, AsGiven, Choice, Maybe, fixed, param
 from banditkit.core.types import Action, Feedback
-from banditkit.linalg import Gram
 from banditkit.policies.dueling.network import (
     PRESETS,
     NeuralDuelingBase,
     resolve_preset,
 )
 from banditkit.policies.dueling.rules import RULES, TSCSYM_FORMS, PairRule
+from banditkit.policies.dueling.stacked import StackedDuels
 from banditkit.policies.parts.history import PairHistory
+from banditkit.policies.parts.models.device_gram import DeviceGram, gram_for, to_host
 from banditkit.policies.parts.propensity import monte_carlo
 from banditkit.policies.parts.schedules import Periodic
 
@@ -113,6 +115,9 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
             (docs/dueling.md, "Investigation").
         feature_scale: s > 0, the features s phi(x) of V and of the bonuses; None: sqrt(m),
             the factor of Eq. 2 (phi(x; W) = sqrt(m) ReLU(...)).
+        dtype: "float64" (default) or "float32": the network, its training and phi.
+        device: "cpu" (default), "cuda", "cuda:N" or "auto": where the network, its
+            training, the duels and V live (a missing device is a ``ValueError``).
         seed: Seed of the policy's streams.
     """
 
@@ -175,9 +180,11 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
             optimizer="adam",
             reduction="sum",
             generator=generator,
+            dtype=self.dtype,
+            device=self.device,
         )
         self.history = PairHistory(d)
-        self.design = Gram(self.model.n_params, self.lam)
+        self.design = gram_for(self.model, self.model.n_params, self.lam)
         self.selector = PairRule(
             self.exploration, self.rule, a=self.a, tscsym_form=self.tscsym_form
         )
@@ -186,6 +193,9 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
 
     # ------------------------------------------------------------------ loop
     def _scores(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(self.design, DeviceGram):  # phi and V on the device: one transfer
+            f_t, phi_t = self.model.evaluate_tensors(arms)
+            return to_host(f_t, self.design.pair_norms_tensor(self._scale * phi_t))
         f, phi = self.model.evaluate(np.array(arms))  # a writable copy for torch
         return f, self.design.pair_norms_unchecked(self._scale * phi)
 
@@ -209,6 +219,17 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
         return np.maximum(sigma, self.floor)
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        phi_sel = self._record(ctx, action, feedback)
+        self._refit()
+        self._after_fit(phi_sel)
+
+    @classmethod
+    def stack(cls, members: Sequence[Policy]) -> StackedDuels | None:
+        """S fresh members as one stack whose networks train together (``dueling.stacked``)."""
+        return StackedDuels(members)  # type: ignore[arg-type]
+
+    def _record(self, ctx: Context, action: Action, feedback: Feedback) -> np.ndarray:
+        """The round's duel, weighted at the network in force; phi of the pair (2, D)."""
         assert isinstance(action, tuple)
         i, j = action
         x1, x2 = ctx.arms[i], ctx.arms[j]
@@ -222,7 +243,10 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
             self._oracle_sigma = None
         weight = self._new_weight(float(f_sel[0] - f_sel[1]))
         self.history.append(x1, x2, float(feedback), weight=weight, arms=(i, j))
-        self._refit()
+        return phi_sel
+
+    def _after_fit(self, phi_sel: np.ndarray) -> None:
+        """Eq. 5's weights and V (Eq. 6) at the network after the round's fit."""
         self._set_weights()
         if self.gram_mode == "incremental":
             dphi = self._scale * (phi_sel[0] - phi_sel[1])
@@ -261,10 +285,14 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
 
     def _rebuild_design(self) -> None:
         """V = lam I + s^2 sum_i w_i dphi_i dphi_i^T with the current features (Eq. 6)."""
-        dphi = self.model.features(self.history.X1) - self.model.features(
-            self.history.X2
-        )
-        design = Gram(self.model.n_params, self.lam)
+        design = gram_for(self.model, self.model.n_params, self.lam)
+        if isinstance(design, DeviceGram):  # from the duels' device mirror
+            n, phi = self.history.n, self.model.observed_features(self.history)
+            dphi: Any = phi[:n] - phi[n:]
+        else:
+            dphi = self.model.features(self.history.X1) - self.model.features(
+                self.history.X2
+            )
         design.update_batch(self._scale * dphi, self.history.w)
         self.design = design
 

@@ -264,6 +264,11 @@ class NeuralEnsemble:
         independent_init: False (default, [Sun2025, Sec. 4.3]): one theta_0 for every
             member. True: member j starts from, and is regularised towards, its own draw
             theta_0^j of the same initialisation (a different algorithm; an option).
+        dtype: "float64" (default) or "float32": the networks, their training and
+            their passes (``predict`` returns float64 either way).
+        device: "cpu" (default), "cuda", "cuda:N" or "auto" (``nn.resolve_device``):
+            the networks, their training and the distinct rows of the history (a
+            ``nn.GrowingBuffer`` that receives each new distinct row once) live there.
     """
 
     linearised = False
@@ -281,13 +286,27 @@ class NeuralEnsemble:
         reduction: str,
         generator: torch.Generator,
         independent_init: bool = False,
+        dtype: str = "float64",
+        device: str = "cpu",
     ) -> None:
         from banditkit import nn
 
         self.members = members
+        self.dtype = nn.resolve_dtype(dtype)
+        self.device = nn.resolve_device(device)
         self.net = nn.StackedMLP(d, width=width, depth=depth)
         # theta_0: (1, ...) shared by every member, or (M, ...) one draw per member
-        self.params0 = self.net.init(members if independent_init else 1, generator)
+        self.params0 = self.net.init(
+            members if independent_init else 1,
+            generator,
+            dtype=self.dtype,
+            device=self.device,
+        )
+        #: The distinct rows on the device (float64 on the CPU: the history's own).
+        self._rows: nn.GrowingBuffer | None = None
+        self._last = np.empty(0)  # host copy of the last distinct row sent
+        if (self.dtype, self.device.type) != (torch.float64, "cpu"):
+            self._rows = nn.GrowingBuffer((d,), self.dtype, self.device)
         self.params = {
             k: v.expand(members, *v.shape[1:]).clone() for k, v in self.params0.items()
         }
@@ -311,11 +330,26 @@ class NeuralEnsemble:
         from banditkit import nn
 
         n = float(counts.sum())
-        rows = nn.Rows(
-            torch.from_numpy(X),
-            torch.from_numpy(np.ascontiguousarray((sums / counts[:, None]).T)),
-            torch.from_numpy(counts),
-        )
+        targets = np.ascontiguousarray((sums / counts[:, None]).T)
+        if self._rows is None:
+            rows = nn.Rows(
+                torch.from_numpy(X), torch.from_numpy(targets), torch.from_numpy(counts)
+            )
+        else:  # the new distinct rows cross once; counts and targets change: whole
+            held = self._rows.n
+            if X.shape[0] < held or (
+                held and not np.array_equal(X[held - 1], self._last)
+            ):
+                self._rows.truncate(0)  # rows of another history (a restored state)
+            self._rows.extend(X[self._rows.n :])
+            self._last = X[-1].copy()
+            rows = nn.Rows(
+                self._rows.view(),
+                targets,
+                counts,
+                dtype=self.dtype,
+                device=self.device,
+            )
 
         def fit(base: float) -> nn.FitResult:
             # GD on J / n with step lr is GD on J with step lr / n (n counts repeats).
@@ -343,29 +377,31 @@ class NeuralEnsemble:
         )
         self.params = result.params
 
+    def _host(self, f: torch.Tensor) -> np.ndarray:
+        """A float64 host copy of f: one crossing from the device."""
+        return f.to(device="cpu", dtype=torch.float64).numpy().copy()
+
     def predict(self, X: np.ndarray) -> np.ndarray:
         """f(x; theta^j) for every member and arm, (M, K)."""
+        rows = torch.tensor(X, dtype=self.dtype, device=self.device)
         with torch.no_grad():
-            return (
-                self.net.forward(self.params, torch.tensor(X, dtype=torch.float64))
-                .numpy()
-                .copy()
-            )
+            return self._host(self.net.forward(self.params, rows))
 
     def predict_member(self, X: np.ndarray, j: int) -> np.ndarray:
         """f(x; theta^j) of member j, (K,)."""
         one = {k: v[j : j + 1] for k, v in self.params.items()}
+        rows = torch.tensor(X, dtype=self.dtype, device=self.device)
         with torch.no_grad():
-            return (
-                self.net.forward(one, torch.tensor(X, dtype=torch.float64))[0]
-                .numpy()
-                .copy()
-            )
+            return self._host(self.net.forward(one, rows)[0])
 
     def state_dict(self) -> dict[str, Any]:
-        """Arrays only: params.<name> and params0.<name> (and lr once a fit lowered it)."""
-        out = {f"params.{k}": v.numpy().copy() for k, v in self.params.items()}
-        out.update({f"params0.{k}": v.numpy().copy() for k, v in self.params0.items()})
+        """Arrays only: params.<name> and params0.<name> (in the networks' dtype; and lr
+        once a fit lowered it).
+        """
+        out = {f"params.{k}": v.cpu().numpy().copy() for k, v in self.params.items()}
+        out.update(
+            {f"params0.{k}": v.cpu().numpy().copy() for k, v in self.params0.items()}
+        )
         if self.lr != self._lr0:
             out["lr"] = np.asarray(self.lr)
         return out
@@ -378,6 +414,6 @@ class NeuralEnsemble:
             for prefix, params in (("params", self.params), ("params0", self.params0)):
                 name = f"{prefix}.{k}"
                 value = check_state_array(name, state[name], tuple(params[k].shape))
-                params[k] = torch.tensor(value, dtype=torch.float64)
+                params[k] = torch.tensor(value, dtype=self.dtype, device=self.device)
         self.penalty = nn.L2Penalty(self.penalty.lam, self.params0)
         self.lr = saved_lr(state, self._lr0)

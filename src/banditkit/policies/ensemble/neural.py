@@ -24,6 +24,7 @@ from banditkit.policies.ensemble.base import (
 )
 from banditkit.policies.ensemble.members import NeuralEnsemble
 from banditkit.policies.ensemble.policies import REDUCTIONS
+from banditkit.policies.parts.models.compute import DEVICE, DTYPE
 
 __all__ = ["NeuralES", "NeuralPHE"]
 
@@ -41,6 +42,8 @@ class _NeuralEnsemblePolicy(EnsemblePolicy):
     reduction: str = param(Choice(REDUCTIONS), default="mean")
     warmup: int = param(Int(low=0), default=50)
     independent_init: bool = param(Flag(), default=False)
+    dtype: str = DTYPE
+    device: str = DEVICE
 
     def _make_model(self, members: int, *, restoring: bool = False) -> NeuralEnsemble:
         from banditkit.nn import make_generator
@@ -63,6 +66,8 @@ class _NeuralEnsemblePolicy(EnsemblePolicy):
             reduction=self.reduction,
             generator=generator,
             independent_init=self.independent_init,
+            dtype=self.dtype,
+            device=self.device,
         )
 
 
@@ -99,6 +104,10 @@ class NeuralES(_NeuralEnsemblePolicy):
             j starts from and is regularised towards its own draw theta_0^j (the members'
             spread then also comes from the initialisation, as in the deep-ensemble
             practice of Osband et al.; not the paper's algorithm).
+        dtype: "float64" (default) or "float32": the networks and their training.
+        device: "cpu" (default), "cuda", "cuda:N" or "auto": where the networks, their
+            training and the history's distinct rows live
+            (``policies.parts.models.compute``).
         seed: Seed of the policy's own stream (theta_0, members, perturbations, ties).
 
     Example:
@@ -133,6 +142,8 @@ class NeuralPHE(_NeuralEnsemblePolicy):
         warmup: Warm-up rounds.
         warmup_strategy: "round-robin", "random" or "design".
         update_every: Refit every this many rounds.
+        dtype: "float64" (default) or "float32" (see ``neural-es``).
+        device: "cpu" (default), "cuda", "cuda:N" or "auto" (see ``neural-es``).
         seed: Seed of the policy's own stream.
 
     Example:

@@ -129,7 +129,9 @@ class Practical:
 
     def model(self, options: Any, d: int, net: Net, linear: bool) -> NeuralModel:
         """``NeuralModel`` (``nn`` chooses its per-round passes and training layout)."""
-        return NeuralModel(d, **net, dtype=options.dtype, init=options.init)
+        return NeuralModel(
+            d, **net, dtype=options.dtype, device=options.device, init=options.init
+        )
 
     def effdim_scale(self, options: Any, practical: float) -> float:
         """[Bae2025, App. A]: the algorithm's a on the scaled features."""
@@ -199,7 +201,7 @@ class Theory:
 
     def model(self, options: Any, d: int, net: Net, linear: bool) -> NeuralModel:
         """``TangentModel``: features g(x; theta_0), linearised mean for Alg. 2."""
-        return TangentModel(d, **net, linearised=linear)
+        return TangentModel(d, **net, linearised=linear, device=options.device)
 
     def effdim_scale(self, options: Any, practical: float) -> float:
         """D_t = logdet(sum g g^T / (4 m lam_0) + I) [Bae2025, Eq. (2)]."""

@@ -40,7 +40,7 @@ from banditkit.policies.logistic.modes import (
 )
 from banditkit.policies.logistic.regularisation import AdaptiveLambda
 from banditkit.policies.parts.history import History
-from banditkit.policies.parts.models.neural import DTYPES
+from banditkit.policies.parts.models.compute import DEVICE, DTYPES, compute_options
 from banditkit.policies.parts.schedules import Periodic
 from banditkit.policies.parts.scored import R_LOGISTIC, ScoredParts, ScoredPolicy
 from banditkit.policies.parts.scorer import Scorer
@@ -180,6 +180,9 @@ class NeuralLogPolicy(ScoredPolicy):
             training and its gradients in practical mode; the Grams and d_eff stay
             float64 (docs/performance.md, "Neural training speed"). Theory mode takes
             float64 only.
+        device: "cpu" (default), "cuda", "cuda:N" or "auto": where the network, its
+            training, its history and the Gram live (``policies.parts.models.compute``;
+            a device that is not there is a ``ValueError`` naming it).
         seed: Seed of the policy's own stream (initialisation, tie-breaks, samples).
 
     Raises:
@@ -232,6 +235,7 @@ class NeuralLogPolicy(ScoredPolicy):
     bonus: str | None = param(Maybe(Choice(BONUSES)), default=None)
     init: str = param(Choice(INITS), default="mirrored")
     dtype: str = param(Choice(DTYPES), default="float64")
+    device: str = DEVICE
 
     def _resolve(self) -> None:
         # The mode's option set: the values of the options left at None (stored, so
@@ -389,7 +393,7 @@ class NeuralLogPolicy(ScoredPolicy):
 
     # ---------------------------------------------------------------- seeds
     def _stackable(self) -> bool:
-        """Seeds batch in practical mode with a diagonal A, depth 2, a fixed lam and c = 0.
+        """Seeds batch in practical mode: diagonal A, depth 2, fixed lam, c = 0, the CPU.
 
         The parts then have stacked forms (``parts.stacked``: the networks train as one
         stacked computation); other configurations run seed by seed.
@@ -400,4 +404,5 @@ class NeuralLogPolicy(ScoredPolicy):
             and self.depth == 2
             and self.lambda_schedule == "fixed"
             and self.reg_center == "zero"
+            and compute_options(self)["device"] == "cpu"
         )

@@ -46,6 +46,11 @@ __all__ = [
 PHASE1_SAMPLERS = ("uniform", "exactly-k")
 
 
+def _host(t: torch.Tensor) -> np.ndarray:
+    """A float64 host array of ``t``: a free view when it is a float64 CPU tensor."""
+    return t.detach().to(device="cpu", dtype=torch.float64).numpy()
+
+
 def capacity_of(ctx: Context) -> int:
     """The capacity K of the round: ``ctx.max_size`` capped at the number of items."""
     n = ctx.n_arms
@@ -175,11 +180,25 @@ class UtilityNet:
         d: Item feature dimension.
         width: Hidden units m; the parameter count is d_w = d m + 2 m + 1.
         rng: The policy's generator (one draw seeds the initialisation).
+        dtype: "float64" (default) or "float32": the network, its passes and its
+            training; what the methods return is float64 on the host either way.
+        device: "cpu" (default), "cuda", "cuda:N" or "auto" (``nn.resolve_device``):
+            the network, its training and its sets' mirror (``DeviceObservations``).
     """
 
-    def __init__(self, d: int, width: int, rng: np.random.Generator) -> None:
-        from banditkit.nn import MLP, make_generator
+    def __init__(
+        self,
+        d: int,
+        width: int,
+        rng: np.random.Generator,
+        *,
+        dtype: str = "float64",
+        device: str = "cpu",
+    ) -> None:
+        from banditkit.nn import MLP, make_generator, resolve_device, resolve_dtype
+        from banditkit.policies.parts.models.device_history import DeviceObservations
 
+        self.dtype, self.device = resolve_dtype(dtype), resolve_device(device)
         self.model: MLP = MLP(
             d,
             width=width,
@@ -189,35 +208,44 @@ class UtilityNet:
             scale_output=False,
             bias=True,
             generator=make_generator(rng),
+            dtype=self.dtype,
+            device=self.device,
         )
         self.n_params = self.model.n_params
+        self._observations = DeviceObservations(self.dtype, self.device)
 
     @property
     def w(self) -> np.ndarray:
         """The parameters as one float64 vector (p,) (a copy)."""
         from banditkit.nn import flat_params
 
-        return flat_params(self.model).numpy().copy()
+        return _host(flat_params(self.model)).copy()
 
     def set_w(self, w: np.ndarray) -> None:
         """Overwrite the parameters from a vector (p,)."""
         from banditkit.nn import set_flat_params
 
-        set_flat_params(self.model, torch.as_tensor(np.asarray(w, dtype=float)))
+        set_flat_params(
+            self.model,
+            torch.as_tensor(
+                np.asarray(w, dtype=float), dtype=self.dtype, device=self.device
+            ),
+        )
+
+    def _rows(self, X: np.ndarray) -> torch.Tensor:
+        return torch.tensor(X, dtype=self.dtype, device=self.device)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """f_w(x) for every row of X (n, d) -> (n,)."""
         with torch.no_grad():
-            return self.model(torch.tensor(X, dtype=torch.float64)).numpy()
+            return _host(self.model(self._rows(X)))
 
     def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """f_w(x) (n,) and grad_w f_w(x) (n, p) for every row of X, in closed form."""
         from banditkit.nn import forward_and_grads
 
-        f, G = forward_and_grads(
-            self.model, torch.tensor(X, dtype=torch.float64), validate=False
-        )
-        return f.numpy(), G.numpy()
+        f, G = forward_and_grads(self.model, self._rows(X), validate=False)
+        return _host(f), _host(G)
 
     def fit(self, history: SetHistory, *, lr: float, steps: int) -> float:
         """Minimise the MNL NLL of ``history`` (outside option included) by full-batch Adam.
@@ -225,15 +253,13 @@ class UtilityNet:
         Warm-started from the current weights; returns the final mean NLL.
         """
         from banditkit.nn import MNL, fit, stack_params
-        from banditkit.policies.parts.models.neural_linear import observations_of
 
         if history.n == 0:
             return float("nan")
-        obs = observations_of(history, weighted=False)
         result = fit(
             self.model.network,
             stack_params(self.model),
-            obs,
+            self._observations(history, weighted=False),
             MNL(),
             optimizer="adam",
             lr=lr,

@@ -33,6 +33,7 @@ from banditkit.policies.mnl.common import (
     uniform_assortment,
 )
 from banditkit.policies.parts.history import SetHistory
+from banditkit.policies.parts.models.compute import DEVICE, DTYPE
 from banditkit.policies.parts.propensity import Mixture, PointLaw
 
 __all__ = ["EpsGreedyMNL"]
@@ -50,6 +51,9 @@ class EpsGreedyMNL(AssortmentPolicy):
         lr: Adam step size of each refit.
         steps: Adam steps of each refit.
         sampler: The exploration sampler, as ONL-MNL's ``phase1``.
+        dtype: "float64" (default) or "float32": the utility network and its fits.
+        device: "cpu" (default), "cuda", "cuda:N" or "auto": where the network and
+            its fits run (``policies.parts.models.compute``).
         seed: Seed of the policy's stream.
 
     Example:
@@ -69,9 +73,17 @@ class EpsGreedyMNL(AssortmentPolicy):
     lr: float = param(POSITIVE, default=1e-4)
     steps: int = param(Int(low=1), default=2000)
     sampler: str = param(Choice(PHASE1_SAMPLERS), default="uniform")
+    dtype: str = DTYPE
+    device: str = DEVICE
 
     def _setup(self, ctx: Context) -> None:
-        self.net = UtilityNet(int(self.d), self.width, self.rng)  # type: ignore[arg-type]
+        self.net = UtilityNet(
+            int(self.d),  # type: ignore[arg-type]
+            self.width,
+            self.rng,
+            dtype=self.dtype,
+            device=self.device,
+        )
         self.epoch = SetHistory(int(self.d))  # type: ignore[arg-type]
         self.nll = 0.0
 

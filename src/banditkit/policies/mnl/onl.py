@@ -60,6 +60,7 @@ from banditkit.policies.mnl.common import (
     uniform_assortment,
 )
 from banditkit.policies.parts.history import SetHistory
+from banditkit.policies.parts.models.compute import DEVICE, DTYPE
 from banditkit.policies.parts.propensity import PointLaw
 
 __all__ = ["ONLMNL"]
@@ -90,6 +91,9 @@ class ONLMNL(AssortmentPolicy):
             step leaves more than a quarter of the gradient, rebuild it after a solve of
             more than 2 steps; ``glm.fit_mnl``). Both stop at the same gradient tolerance.
         tol: Newton stops when ||grad l_t|| <= tol * max(1, lam).
+        dtype: "float64" (default) or "float32": the utility network and its fits.
+        device: "cpu" (default), "cuda", "cuda:N" or "auto": where the network and
+            its fits run (``policies.parts.models.compute``).
         seed: Seed of the policy's stream (initialisation, Phase I).
 
     Example:
@@ -122,11 +126,15 @@ class ONLMNL(AssortmentPolicy):
     update_every: int = param(Int(low=1), default=1)
     solver: str = param(Choice(SOLVERS), default="lagged")
     tol: float = param(POSITIVE, default=1e-6)
+    dtype: str = DTYPE
+    device: str = DEVICE
 
     # ------------------------------------------------------------------ state
     def _setup(self, ctx: Context) -> None:
         d = int(self.d)  # type: ignore[arg-type]
-        self.net = UtilityNet(d, self.width, self.rng)
+        self.net = UtilityNet(
+            d, self.width, self.rng, dtype=self.dtype, device=self.device
+        )
         p = self.net.n_params
         self.d_w = p
         self.lam = self.lam_scale * p * math.sqrt(float(self.horizon or 1))

@@ -7,6 +7,9 @@ z(x) are the model's features (x, g(x; theta), g(x; theta_0)); B(d_eff) is a rad
 policy states (1 by default) and d_eff = logdet(I + a sum z z^T) the optional
 ``linalg.EffectiveDimension`` of the played features. With a diagonal A the squared
 widths come straight from the model (``Model.evaluate_sq_norms``, no (K, p) block).
+A full ``linalg.Gram`` of a model on an accelerator is kept there instead
+(``models.device_gram.DeviceGram``): the (K, p) features stay on the device and the
+round reads the K means and widths in one transfer.
 A selection rule (``policies.parts.selection``) turns the two arrays into an action.
 """
 
@@ -18,8 +21,13 @@ from typing import Any
 import numpy as np
 
 from banditkit.core.validation import check_scalar
-from banditkit.linalg import EffectiveDimension, GramLike
+from banditkit.linalg import EffectiveDimension, Gram, GramLike
 from banditkit.policies.parts.models import Model
+from banditkit.policies.parts.models.device_gram import (
+    DeviceGram,
+    on_accelerator,
+    to_host,
+)
 from banditkit.policies.parts.selection import RadiusRange
 
 __all__ = ["Scorer"]
@@ -77,6 +85,9 @@ class Scorer:
         effdim: EffectiveDimension | None = None,
     ) -> None:
         self.model = model
+        if type(design) is Gram and on_accelerator(getattr(model, "device", None)):
+            # a full Gram of a model on an accelerator lives next to its features
+            design = DeviceGram(design.d, design.lam, device=model.device)  # type: ignore[attr-defined]
         self.design = design
         self.nu = nu
         self.radius = radius
@@ -126,6 +137,11 @@ class Scorer:
             latent, sq = self.model.evaluate_sq_norms(arms, inv_diag)
             self._cache = (arms, latent, None)
             norms = np.sqrt(sq)
+        elif isinstance(self.design, DeviceGram):  # features and widths on the device
+            latent_t, feats_t = self.model.evaluate_tensors(arms)  # type: ignore[attr-defined]
+            z_t = feats_t if scale == 1.0 else scale * feats_t
+            latent, norms = to_host(latent_t, self.design.norms_tensor(z_t))
+            self._cache = (arms, latent, feats_t)
         else:
             latent, feats = self.model.evaluate(arms)
             self._cache = (arms, latent, feats)
@@ -157,8 +173,10 @@ class Scorer:
         cache = self._cache
         if cache is not None and cache[0] is arms:
             latent = float(cache[1][k])
-            if cache[2] is not None:
+            if isinstance(cache[2], np.ndarray):
                 z = np.array(cache[2][k])
+            elif cache[2] is not None:  # a device row (DeviceGram): it stays there
+                z = cache[2][k]
             else:  # from the model's scoring pass if it kept one, else afresh
                 kept = getattr(self.model, "scored_features", None)
                 scored = None if kept is None else kept(k)
@@ -172,6 +190,10 @@ class Scorer:
     def track(self, z: np.ndarray) -> None:
         """d_eff += the played features z (no-op without a tracker)."""
         if self.effdim is not None:
+            if not isinstance(
+                z, np.ndarray
+            ):  # a device row: the tracker is on the host
+                z = np.asarray(z.cpu(), dtype=np.float64)
             if _is_checked(z, self.effdim.gram.d):  # z comes from the model
                 self.effdim.update_unchecked(z)
             else:

@@ -27,6 +27,7 @@ import numpy as np
 from banditkit.core.validation import check_bool, check_state_array
 from banditkit.glm.links import LogisticLink, get_link
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
+from banditkit.policies.parts.models.compute import DEVICES, DTYPES
 from banditkit.policies.parts.models.device_history import DeviceObservations
 from banditkit.policies.parts.models.rescue import rescue, saved_lr, settled
 
@@ -42,12 +43,6 @@ else:
     nn = lazy_import("banditkit.nn")
 
 __all__ = ["DEVICES", "DTYPES", "NeuralModel", "TangentModel"]
-
-#: Compute dtypes of the neural models, the names ``nn.resolve_dtype`` takes (written
-#: out here, without PyTorch: policies read them when the registry is built).
-DTYPES = ("float64", "float32")
-#: Device names of the neural models (``nn.resolve_device``; "cuda:N" too).
-DEVICES = ("cpu", "cuda", "auto")
 
 
 def _float64(t: torch.Tensor) -> np.ndarray:
@@ -168,6 +163,10 @@ class NeuralModel:
         """Return f(x_k; theta) (K,) and g(x_k; theta) (K, p) for the rows of X."""
         f, G = self._arms.grads(self._rows(X), validate=False)
         return _float64(f), _float64(G)
+
+    def evaluate_tensors(self, X: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """f(x_k; theta) (K,) and g(x_k; theta) (K, p) as tensors on the model's device."""
+        return self._arms.grads(self._rows(X), validate=False)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """f(x_k; theta) (K,) for the rows of X (no gradients)."""

@@ -210,6 +210,16 @@ class NeuralLinearModel:
         phi, f = self._evaluate(X)
         return _host(f), _host(phi)
 
+    def evaluate_tensors(self, X: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """f(x_k) (K,) and phi(x_k) (K, width) as tensors on the model's device."""
+        phi, f = self._evaluate(X)
+        return f.detach(), phi.detach()
+
+    def observed_features(self, history: PairHistory) -> torch.Tensor:
+        """The features phi of the duels' rows [X1; X2] (2n, width), from the device mirror."""
+        table = self._observations(history, weighted=False).X
+        return self.net.features(self.params, table)[0].detach()
+
     def evaluate_sq_norms(
         self, X: np.ndarray, inv_diag: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,96 @@
+"""The compute options of every neural policy: ``dtype`` and ``device``, declared once.
+
+A neural policy declares them with these two lines and hands them to its model, which
+resolves them (``nn.resolve_dtype``, ``nn.resolve_device``) and keeps its network, its
+training, its history's mirror and its Gram there; the policy never handles them:
+
+    dtype: str = DTYPE       "float64" (default) or "float32"
+    device: str = DEVICE     "cpu" (default), "cuda", "cuda:N" or "auto"
+
+Both are ``quiet`` parameters (``core.params.param``): at their defaults they stay out of
+``get_params``, so the run ids of every configuration stored before they existed do not
+move, and a run on another dtype or device has its own id. A device that is not there is
+a ``ValueError`` naming it when the policy is built (not at its first round). Each run's
+metadata records the dtype and the device it ran on (``compute_options``).
+
+Written without PyTorch: the registry reads the declarations before torch is imported.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from banditkit.core.params import Check, Choice, param
+
+__all__ = [
+    "DEVICE",
+    "DEVICES",
+    "DTYPE",
+    "DTYPES",
+    "check_device",
+    "compute_options",
+]
+
+#: Compute dtypes of the neural models, the names ``nn.resolve_dtype`` takes.
+DTYPES = ("float64", "float32")
+#: Device names of the neural models (``nn.resolve_device``; "cuda:N" too).
+DEVICES = ("cpu", "cuda", "auto")
+
+_CUDA_N = re.compile(r"cuda:\d+")
+
+
+def check_device(name: str, value: Any) -> str:
+    """``value`` if it names a device this machine has ("cpu" and "auto" always do).
+
+    Raises:
+        ValueError: For another name, or a CUDA device that is not there (the message
+            names it and the devices PyTorch sees; ``nn.resolve_device``).
+
+    Example:
+        >>> check_device("device", "auto")
+        'auto'
+        >>> check_device("device", "gpu")
+        Traceback (most recent call last):
+        ...
+        ValueError: device must be 'cpu', 'cuda', 'cuda:N' or 'auto'; got 'gpu'.
+    """
+    if not isinstance(value, str) or not (value in DEVICES or _CUDA_N.fullmatch(value)):
+        raise ValueError(
+            f"{name} must be 'cpu', 'cuda', 'cuda:N' or 'auto'; got {value!r}."
+        )
+    if value not in ("cpu", "auto"):
+        from banditkit.nn import resolve_device  # PyTorch only for a CUDA name
+
+        resolve_device(value)
+    return value
+
+
+#: The ``dtype`` of a neural policy: its network, training and passes.
+DTYPE: Any = param(Choice(DTYPES), default="float64", quiet=True)
+#: The ``device`` of a neural policy: network, training, history and Gram live there.
+DEVICE: Any = param(Check(check_device), default="cpu", quiet=True)
+
+
+def compute_options(policy: object) -> dict[str, str]:
+    """The dtype and the device a policy computes in, as a run's metadata records them.
+
+    A policy without these options computes in float64 on the CPU (NumPy); "auto" is
+    resolved to the device it stands for on this machine.
+
+    Example:
+        >>> from banditkit.policies import LinUCB
+        >>> compute_options(LinUCB())
+        {'dtype': 'float64', 'device': 'cpu'}
+    """
+    dtype = getattr(policy, "dtype", "float64")
+    device = getattr(policy, "device", "cpu")
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        dtype = "float64"
+    if not isinstance(device, str):
+        device = "cpu"
+    elif device != "cpu":
+        from banditkit.nn import resolve_device
+
+        device = str(resolve_device(device))
+    return {"dtype": dtype, "device": device}
