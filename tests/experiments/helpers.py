@@ -8,6 +8,8 @@ import pandas as pd
 import yaml
 from hypothesis import HealthCheck, settings
 
+from banditkit.experiments.store.tables import TIMING_COLUMNS
+
 HOSTILE = settings(
     max_examples=40,
     deadline=None,
@@ -16,8 +18,6 @@ HOSTILE = settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 """Hypothesis settings of the hostile-input modules: few examples, reproducible, fast."""
-
-from banditkit.experiments.store.tables import TIMING_COLUMNS
 
 
 def tiny(**overrides: Any) -> dict[str, Any]:

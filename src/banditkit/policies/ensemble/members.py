@@ -395,9 +395,7 @@ class NeuralEnsemble:
             return self._host(self.net.forward(one, rows)[0])
 
     def state_dict(self) -> dict[str, Any]:
-        """Arrays only: params.<name> and params0.<name> (in the networks' dtype; and lr
-        once a fit lowered it).
-        """
+        """Arrays only: params.<name>, params0.<name> (networks' dtype), lr once lowered."""
         out = {f"params.{k}": v.cpu().numpy().copy() for k, v in self.params.items()}
         out.update(
             {f"params0.{k}": v.cpu().numpy().copy() for k, v in self.params0.items()}

@@ -215,6 +215,17 @@ class DeviceGram(GramBase):
         self._n_updates += X.shape[0]
         self._refactor()
 
+    def update_rows(self, X: np.ndarray, w: np.ndarray) -> None:
+        """:meth:`update_batch` for checked host rows X (n, d) and weights w (n,)."""
+        self.update_batch(X, w)
+
+    def _unwhiten(self, z: np.ndarray) -> np.ndarray:
+        """Rows z ~ N(0, I) mapped to draws from N(0, A^-1): z M^T with A^-1 = M M^T."""
+        factor = torch.linalg.cholesky(self._inverse).to(
+            device="cpu", dtype=torch.float64
+        )
+        return np.asarray(z) @ factor.numpy().T
+
     def set_ridge(self, lam: float) -> None:
         """Replace lam I by lam' I and refactorise."""
         lam = check_scalar("lam", lam, low=0.0, low_open=True)
