@@ -116,7 +116,7 @@ def test_palette_gives_distinct_colours_up_to_sixty_labels():
             "Did you mean 'metric'",
         ),
         ({"nam": "f"}, "layout[0].nam", "Did you mean 'name'"),
-        ({"name": "a b"}, "layout[0].name", "pattern"),
+        ({"name": "a b"}, "layout[0].name", "expected an id"),
         ({"ncols": 0}, "layout[0].ncols", "greater than or equal to 1"),
         ({"panels": []}, "layout[0].panels", "at least 1"),
     ],

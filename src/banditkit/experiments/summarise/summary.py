@@ -92,12 +92,11 @@ def _row(
     lengths = np.array([len(t) for t in runs.tables], dtype=np.float64)
     ctr = rewards / np.maximum(lengths, 1.0)
     nan = float("nan")
-    return {
+    row: dict[str, Any] = {
         "env": cell.env.label,
         "policy": cell.policy.name,
         "label": cell.policy.label,
         "params": cell.params,
-        "warmup": warmup_of(cell.policy.name, cell.params, horizon),
         "n_seeds": n,
         "final_regret_mean": float(final.mean()) if n else nan,
         "final_regret_std": float(final.std(ddof=1)) if n > 1 else (0.0 if n else nan),
@@ -115,6 +114,12 @@ def _row(
             "ctr": ctr.tolist(),
         },
     }
+    # only a warm-up there is: a plugin policy this process cannot build reads as none,
+    # so a summary rewritten without the plugin keeps the same rows
+    warmup = warmup_of(cell.policy.name, cell.params, horizon)
+    if warmup:
+        row["warmup"] = warmup
+    return row
 
 
 def summarize(
@@ -125,8 +130,8 @@ def summarize(
     Besides the contract's keys, each result row has ``label`` (the policy's label),
     ``n_failed`` (runs without a result), ``final_reward_mean`` (sum of rewards),
     ``ctr_mean`` (sum of rewards / recorded rounds: clicks per accepted event on a replay),
-    ``warmup`` (rounds of the run the policy plays in warm-up, :func:`warmup_of`; null when
-    unknown),
+    ``warmup`` (rounds of the run the policy plays in warm-up, :func:`warmup_of`; only when
+    there are some),
     ``per_seed`` ({seed, final_regret, final_reward, ctr}: one list entry per finished
     seed, used by ``equal`` claims) and ``metrics``: every declared metric of the
     environment, ``{name: {"higher_is_better", "final": STATS, "checkpoints": {t: STATS}}}``
