@@ -62,51 +62,65 @@ def datasets(
             )
             raise typer.Exit(EXIT_INVALID)
     if action == "fetch":
-        if bool(name) == all_:
-            _error("fetch: name one or more datasets, or give --all (not both).")
-            raise typer.Exit(EXIT_INVALID)
-        failed: dict[str, str] = {}
-        for n in name or known:  # one failure does not stop the other datasets
-            try:
-                ds.fetch(n, mirror=mirror, echo=typer.echo)
-            except (ds.DatasetNotFoundError, ds.ChecksumError, PermissionError) as exc:
-                failed[n] = (str(exc).splitlines() or ["the download failed"])[0]
-        if failed:
-            first = next(iter(failed.values()))
-            more = f"\n  (and {len(failed) - 1} more)" if len(failed) > 1 else ""
-            _error(f"could not fetch {', '.join(failed)}: {first}{more}")
-            raise typer.Exit(EXIT_INVALID)
+        _fetch(name, all_, known, mirror)
         return
     if name is not None and len(name) > 1:
         _error(f"{action}: one dataset at most (got {len(name)}).")
         raise typer.Exit(EXIT_INVALID)
     name_ = name[0] if name else None
     names = [name_] if name_ else known
-    if action == "path":
-        fn = getattr(ds, "dataset_path", None)
-        home = getattr(ds, "data_home", None)
-        if name_ is None and home is not None:
-            typer.echo(str(home()))
-        elif fn is not None:
-            for n in names:
-                typer.echo(f"{n}  {fn(n)}" if name_ is None else str(fn(n)))
-        else:
-            _error("dataset paths are not available in this version.")
-            raise typer.Exit(EXIT_INVALID)
+    {"path": _paths, "list": _list, "verify": _verify}[action](name_, names)
+
+
+def _fetch(name: list[str], all_: bool, known: list[str], mirror: str | None) -> None:
+    """``datasets fetch``: every named dataset (or all), one failure not stopping the rest."""
+    if bool(name) == all_:
+        _error("fetch: name one or more datasets, or give --all (not both).")
+        raise typer.Exit(EXIT_INVALID)
+    failed: dict[str, str] = {}
+    for n in name or known:  # one failure does not stop the other datasets
+        try:
+            ds.fetch(n, mirror=mirror, echo=typer.echo)
+        except (ds.DatasetNotFoundError, ds.ChecksumError, PermissionError) as exc:
+            failed[n] = (str(exc).splitlines() or ["the download failed"])[0]
+    if failed:
+        first = next(iter(failed.values()))
+        more = f"\n  (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        _error(f"could not fetch {', '.join(failed)}: {first}{more}")
+        raise typer.Exit(EXIT_INVALID)
+
+
+def _paths(name_: str | None, names: list[str]) -> None:
+    """``datasets path``: the data home, or each dataset's folder."""
+    fn = getattr(ds, "dataset_path", None)
+    home = getattr(ds, "data_home", None)
+    if name_ is None and home is not None:
+        typer.echo(str(home()))
+    elif fn is not None:
+        for n in names:
+            typer.echo(f"{n}  {fn(n)}" if name_ is None else str(fn(n)))
+    else:
+        _error("dataset paths are not available in this version.")
+        raise typer.Exit(EXIT_INVALID)
+
+
+def _list(name_: str | None, names: list[str]) -> None:
+    """``datasets list``: availability and files present, per dataset."""
+    status = getattr(ds, "dataset_status", None)
+    if status is None:
+        for n in names:
+            typer.echo(n)
         return
-    if action == "list":
-        status = getattr(ds, "dataset_status", None)
-        if status is None:
-            for n in names:
-                typer.echo(n)
-            return
-        by_name = {st.name: st for st in status()}
-        for n in names:  # the same datasets, in the same order, as `datasets verify`
-            st = by_name[n]
-            state = "available" if st.available else "missing"
-            have, total = st.files_present
-            typer.echo(f"{st.name:<14} {state:<9} files {have}/{total}  {st.path}")
-        return
+    by_name = {st.name: st for st in status()}
+    for n in names:  # the same datasets, in the same order, as `datasets verify`
+        st = by_name[n]
+        state = "available" if st.available else "missing"
+        have, total = st.files_present
+        typer.echo(f"{st.name:<14} {state:<9} files {have}/{total}  {st.path}")
+
+
+def _verify(name_: str | None, names: list[str]) -> None:
+    """``datasets verify``: checksums per dataset; exit 1 on a mismatch."""
     verify = getattr(ds, "verify_dataset", None)
     if verify is None:
         _error("dataset verification is not available in this version.")
