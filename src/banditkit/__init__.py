@@ -11,13 +11,12 @@ Example:
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
 from banditkit import assortment as assortment
 from banditkit import envs as envs
 from banditkit import errors as errors
 from banditkit import ope as ope
 from banditkit import policies as policies
+from banditkit._version import __version__
 from banditkit.core import (
     AssortmentPolicy,
     Context,
@@ -36,11 +35,6 @@ from banditkit.core import (
 from banditkit.core.serialization import load_policy, save_policy
 from banditkit.datasets import list_datasets
 from banditkit.experiments import load_runs, run_experiment
-
-try:
-    __version__ = version("banditkit")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0+unknown"
 
 __all__ = [
     "AssortmentPolicy",

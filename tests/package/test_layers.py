@@ -13,6 +13,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "banditkit"
 #: Floor of each top-level package or module of banditkit (docs/architecture.md, section 2).
 FLOORS = {
     "core": 0,
+    "_version": 0,
     "linalg": 1,
     "glm": 1,
     "assortment": 1,

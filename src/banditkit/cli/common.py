@@ -12,7 +12,16 @@ from typing import Annotated, Any, TypeVar
 import typer
 from typer.core import TyperGroup
 
+from banditkit._version import __version__
 from banditkit.core.errors import BanditkitError
+from banditkit.datasets.storage import DatasetNotFoundError, data_home
+from banditkit.experiments.report.console import (
+    TERMINAL_WIDTH,
+    claims_lines,
+    results_lines,
+    shorten,
+)
+from banditkit.plugins import PluginError, import_plugins
 
 T = TypeVar("T")
 
@@ -169,7 +178,6 @@ def _load_imports(imports: list[str] | None) -> None:
     """Import the ``--import`` plugins; a bad one exits with status 2."""
     if not imports:
         return
-    from banditkit.plugins import PluginError, import_plugins
 
     try:
         import_plugins(imports)
@@ -179,8 +187,6 @@ def _load_imports(imports: list[str] | None) -> None:
 
 def _print_version(value: bool) -> None:
     if value:
-        from banditkit import __version__
-
         typer.echo(f"banditkit {__version__}")
         raise typer.Exit()
 
@@ -215,8 +221,6 @@ def _error(message: str) -> None:
 
 def _invalid(exc: BaseException) -> typer.Exit:
     """Print a user's error (two lines for a missing file); its exit code, 2 by default."""
-    from banditkit.datasets.storage import DatasetNotFoundError, data_home
-
     if isinstance(exc, DatasetNotFoundError):
         # The full message lists every file and URL; two lines are enough here.
         first = str(exc).splitlines()[0] if str(exc) else "a dataset is missing"
@@ -254,7 +258,6 @@ def _guarded(out: Path, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 
 def _report_experiment(result: Any, out: Path) -> None:
-    from banditkit.experiments.report.console import claims_lines, results_lines
 
     # fits a 100-column terminal; summary.json has every number and parameter
     for line in results_lines(result.summary):
@@ -278,7 +281,6 @@ def _report_experiment(result: Any, out: Path) -> None:
 
 
 def _report_failures(failed: dict[str, str], out: Path) -> None:
-    from banditkit.experiments.report.console import TERMINAL_WIDTH, shorten
 
     if failed:
         typer.echo(f"tracebacks: {out / 'runs'}/<run id>.error.json", err=True)

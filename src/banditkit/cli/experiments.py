@@ -29,6 +29,17 @@ from banditkit.cli.common import (
     _report_failures,
     app,
 )
+from banditkit.experiments import run_experiment
+from banditkit.experiments.bench import discover, run_benchmarks
+from banditkit.experiments.config.errors import ConfigError
+from banditkit.experiments.config.papers import paper_dir
+from banditkit.experiments.config.yaml_io import read_yaml
+from banditkit.experiments.plan.costs import paper_costs, plan_table
+from banditkit.experiments.report.console import TERMINAL_WIDTH, claims_lines, shorten
+from banditkit.experiments.reproduce import build_report, paper_colours
+from banditkit.experiments.reproduce import reproduce as run_paper
+from banditkit.experiments.runner import default_jobs, redraw
+from banditkit.experiments.tuning import tune as run_tune
 
 
 @app.command()
@@ -58,8 +69,6 @@ def run(
 ) -> None:
     """Run an experiment: every environment x policy x seed, into DIR (resumable)."""
     _load_imports(imports)
-    from banditkit.experiments import run_experiment
-    from banditkit.experiments.runner import default_jobs
 
     result = _guarded(
         out,
@@ -162,8 +171,6 @@ def reproduce(
     if out is None:
         _error("reproduce needs --out DIR (or --plan, which writes nothing).")
         raise typer.Exit(EXIT_INVALID)
-    from banditkit.experiments.report.console import claims_lines
-    from banditkit.experiments.reproduce import reproduce as run_paper
 
     result = _guarded(
         out,
@@ -205,9 +212,6 @@ def _print_plan(
     node_cpus: int | None,
 ) -> None:
     """``reproduce --plan``: the cost table of the paper's figures (nothing is written)."""
-    from banditkit.experiments.plan.costs import paper_costs, plan_table
-    from banditkit.experiments.runner import default_jobs
-
     typer.echo(
         f"probing each kind of run of {paper} on this machine (about ten seconds of probes) ..."
     )
@@ -234,8 +238,6 @@ def _print_plan(
 
 def _report_tuning(result: Any) -> None:
     """The grid's scores, the chosen values and a warning per optimum on a grid edge."""
-    from banditkit.experiments.report.console import TERMINAL_WIDTH, shorten
-
     for env, per_policy in result.tuned.items():
         for label, params in per_policy.items():
             chosen = ", ".join(f"{k}={v}" for k, v in params.items())
@@ -284,7 +286,6 @@ def tune(
 ) -> None:
     """Grid-search `grid:` on tuning seeds; writes DIR/tuned.yaml for configs to use."""
     _load_imports(imports)
-    from banditkit.experiments.tuning import tune as run_tune
 
     result = _guarded(
         out,
@@ -315,9 +316,6 @@ def plot(
 ) -> None:
     """(Re)draw figures, summary.json (and report.md) from the stored runs of DIR."""
     _load_imports(imports)
-    from banditkit.experiments.config.yaml_io import read_yaml
-    from banditkit.experiments.reproduce import build_report
-    from banditkit.experiments.runner import redraw
 
     config_path = directory / "config.yaml"
     if not config_path.is_file():
@@ -328,10 +326,6 @@ def plot(
     try:
         doc = read_yaml(config_path)
         if isinstance(doc, dict) and isinstance(doc.get("figures"), dict):
-            from banditkit.experiments.config.errors import ConfigError
-            from banditkit.experiments.config.papers import paper_dir
-            from banditkit.experiments.reproduce import paper_colours
-
             try:
                 folder: Path | None = paper_dir(str(doc.get("paper")))
             except ConfigError:
@@ -398,8 +392,6 @@ def bench(
     The benchmarks are not in the installed package: from a wheel, give --dir (or run
     from a clone of the repository).
     """
-    from banditkit.experiments.bench import discover, run_benchmarks
-
     benchmarks = _guarded(out, discover, directory, only)
     if not benchmarks:
         _error(f"no benchmark scripts (*.py with main(quick, out)) in {directory}.")
