@@ -8,6 +8,7 @@ import torch
 
 from banditkit import nn
 from banditkit.core import Context
+from banditkit.core.transaction import snapshot
 from banditkit.glm import fit_glm, fit_glm_stacked, get_link
 from banditkit.policies.ensemble import (
     GLMEnsemble,
@@ -176,3 +177,31 @@ def test_grouped_history_matches_raw_rows():
         np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match="z"):
         h.append(np.zeros(4), 0.0, np.zeros(3))
+
+
+@pytest.mark.parametrize("n_rows", [0, 5, 256])  # fresh, mid-buffer, growing
+@pytest.mark.parametrize("new_group", [True, False])
+def test_a_failed_append_is_undone_by_the_history_transaction(n_rows, new_group):
+    """snapshot, append (a new or a known row), restore: as a twin that never appended."""
+    rng = np.random.default_rng(7)
+    arms = rng.normal(size=(6, 3))
+    h, twin = PerturbedHistory(3, 2), PerturbedHistory(3, 2)
+    for _ in range(n_rows):
+        x, y, z = arms[rng.integers(6)], rng.normal(), rng.normal(size=2)
+        h.append(x, y, z)
+        twin.append(x, y, z)
+    saved = snapshot(h)
+    x = rng.normal(size=3) if new_group or n_rows == 0 else h.X[-1].copy()
+    h.append(x, 0.5, np.array([0.1, -0.2]))
+    h.append(arms[0], 0.25, np.array([0.3, 0.4]))
+    saved.restore()
+    assert h.n == twin.n and h.n_groups == twin.n_groups
+    np.testing.assert_array_equal(h.inverse, twin.inverse)
+    for a, b in zip(h.grouped(), twin.grouped(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    for history in (h, twin):  # and both learn the next rows alike
+        history.append(x, 0.5, np.array([0.1, -0.2]))
+    for a, b in zip(h.grouped(), twin.grouped(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(h.Z, twin.Z)
+    assert sorted(h._index.values()) == sorted(twin._index.values())

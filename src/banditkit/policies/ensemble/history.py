@@ -16,6 +16,7 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -94,6 +95,29 @@ class PerturbedHistory(History):
         self._counts[u] += 1.0
         self._ysum[u] += y
         self._zsum[u] += z
+
+    def _transaction(self) -> Callable[[], None]:
+        """Undo what comes next (``core.transaction``), in O(U) and not O(t).
+
+        An append writes rows and perturbations past n (the buffers keep their references),
+        appends to the group lists and adds to one group's sums: the undo keeps the
+        attribute references, the lists' lengths, the groups' keys and copies of the U sums.
+        """
+        attributes, undo_buffers = dict(vars(self)), self._buf._transaction()
+        n_rows, n_inverse = len(self._rows), len(self._inverse)
+        groups = (self._counts, self._ysum, self._zsum)
+        sums = tuple(array.copy() for array in groups)
+
+        def undo() -> None:
+            vars(self).update(attributes)
+            undo_buffers()
+            for key in [key for key, u in self._index.items() if u >= n_rows]:
+                del self._index[key]
+            del self._rows[n_rows:], self._inverse[n_inverse:]
+            for array, saved in zip(groups, sums, strict=True):
+                np.copyto(array, saved)
+
+        return undo
 
     @property
     def Z(self) -> np.ndarray:
