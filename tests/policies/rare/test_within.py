@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from banditkit.core.transaction import snapshot
 from banditkit.linalg import Gram
 from banditkit.policies.parts.history import History
 from banditkit.policies.rare.within import IntervalRows, WithinGram
@@ -77,3 +78,25 @@ def test_interval_rows_hold_what_a_history_holds():
     history.append(np.ones(3), 1.0, weight=0.5)
     with pytest.raises(ValueError, match="state\\['w'\\]"):
         IntervalRows(3).load_state_dict(history.state_dict())
+
+
+def test_an_undone_update_costs_o1_in_the_pulls_and_restores_h_bit_for_bit():
+    """The transaction undoes pulls by the lists' length: it never walks or copies them."""
+    rng = np.random.default_rng(8)
+    within, twin = (
+        WithinGram(3, 1.0, refactor_every=50),
+        WithinGram(3, 1.0, refactor_every=50),
+    )
+    sizes = []
+    for n in (10, 40):
+        for x in rng.uniform(-1.0, 1.0, (n, 3)):
+            within.update(x)
+            twin.update(x)
+        saved = snapshot(within)
+        sizes.append(len(saved._keep))
+        within.update(rng.uniform(-1.0, 1.0, 3))
+        saved.restore()
+        assert within.n_updates == twin.n_updates
+        assert np.array_equal(within.inverse, twin.inverse)
+        assert np.array_equal(within.matrix, twin.matrix)
+    assert sizes[0] == sizes[1]

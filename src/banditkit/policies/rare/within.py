@@ -24,7 +24,7 @@ References:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -53,6 +53,9 @@ class WithinGram:
         array([[4., 0.],
                [0., 1.]])
     """
+
+    #: Lists only ever appended to: the update transaction undoes them by their length.
+    _append_only: ClassVar[tuple[str, ...]] = ("_x", "_w")
 
     def __init__(self, d: int, lam: float, *, refactor_every: int = 512) -> None:
         self._start(Gram(d, lam, refactor_every=refactor_every))
@@ -109,7 +112,9 @@ class WithinGram:
         out += self._inverse
         out.flags.writeable = False
         self._inverse = out
-        self._x.append(x.copy())
+        row = x.copy()
+        row.flags.writeable = False
+        self._x.append(row)
         self._w.append(w)
         self._fresh += 1
         self._n += 1
