@@ -16,16 +16,9 @@ recipes are our reading of the original papers and are documented in docs/rare.m
 (section "Baselines"). Every design call uses the same near-G-optimal routine as BLCE-G.
 
 References:
-    [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
-        with rare parameter updates. arXiv:2606.00984.
+    [Yu2026] and the batched baselines: see the package, ``banditkit.policies.rare``.
     [Abbasi-Yadkori2011] Y. Abbasi-Yadkori, D. Pal, C. Szepesvari. Improved algorithms for
         linear stochastic bandits. NeurIPS 2011.
-    [Ruan2021] Y. Ruan, J. Yang, Y. Zhou. Linear bandits with limited adaptivity and
-        learning distributional optimal design. STOC 2021.
-    [Hanna2023] O. Hanna, L. Yang, C. Fragouli. Efficient batched algorithm for contextual
-        linear bandits with large action space via soft elimination. NeurIPS 2023.
-    [Zhang2025] Z. Zhang, X. Ji, Y. Zhou. Almost optimal batch-regret tradeoff for batch
-        linear contextual bandits. ICLR 2025.
 """
 
 from __future__ import annotations
@@ -205,7 +198,6 @@ class BatchLinUCBDG(_BatchedRidge):
     Args:
         nu: Scale of the elimination width, >= 0 (1: the theory's width).
         lam: Ridge, > 0.
-        grid: None (the doubling grid) or the batch end points.
         seed: Seed of the design draws.
 
     Example:
@@ -233,7 +225,6 @@ class BatchLearning(_BatchedRidge):
     Args:
         nu: Scale of the elimination width, >= 0 (1: the theory's width).
         lam: Ridge, > 0.
-        grid: None (the grid above) or the batch end points.
         seed: Seed of the design draws.
 
     Example:
@@ -271,7 +262,6 @@ class SoftBatch(_BatchedRidge):
         explore: Probability of a design round in batches m >= 2, in [0, 1]; 1/2 in
             our reading of the original.
         lam: Ridge, > 0.
-        grid: None (the doubling grid) or the batch end points.
         seed: Seed of the coins and design draws.
 
     Example:
