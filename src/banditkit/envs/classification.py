@@ -50,6 +50,8 @@ __all__ = ["ENCODINGS", "ClassificationEnv", "DatasetEnv", "encode_arms"]
 ENCODINGS = ("block", "onehot-id", "shared")
 _RANDOM_SEED_BOUND = 2**31 - 1
 _TABLE_PARAMS = ("data", "label_column", "features")
+#: The options of the built-in datasets (``load_dataset``), None: the dataset's default.
+_DATASET_OPTIONS = ("categorical", "image_size", "subset", "split")
 
 
 def _check_source(
@@ -160,7 +162,7 @@ class DatasetEnv(_DatasetParams):
         self.features = None if self.features is None else list(self.features)
         self._table: Dataset | None = None
         if self._source is not None:
-            for option in ("categorical", "image_size", "subset", "split"):
+            for option in _DATASET_OPTIONS:
                 if getattr(self, option) is not None:
                     raise ValueError(
                         f"{option} is an option of the built-in datasets; with data= "
@@ -192,15 +194,8 @@ class DatasetEnv(_DatasetParams):
                 )
             return self._table
         assert self.dataset is not None
-        return load_dataset(
-            self.dataset,
-            scale=self.scale,
-            categorical=self.categorical,
-            image_size=self.image_size,
-            subset=self.subset,
-            split=self.split,
-            seed=seed,
-        )
+        options = {name: getattr(self, name) for name in _DATASET_OPTIONS}
+        return load_dataset(self.dataset, scale=self.scale, seed=seed, **options)
 
     @property  # type: ignore[misc]  # read back as the dataset; set as the table
     def data(self) -> Dataset:
