@@ -5,10 +5,7 @@ by Newton's method, refitted on a :class:`~banditkit.policies.parts.schedules.Pe
 design Gram V of the raw features and a selection rule; GLM-UCB scores through a ``Scorer``.
 
 References:
-    [Filippi2010] S. Filippi, O. Cappe, A. Garivier, C. Szepesvari. Parametric bandits: the
-        generalized linear case. NeurIPS 2010.
-    [Kveton2020] B. Kveton, M. Zaheer, C. Szepesvari, L. Li, M. Ghavamzadeh, C. Boutilier.
-        Randomized exploration in generalized linear bandits. AISTATS 2020.
+    In the package's docstring (``banditkit.policies.baselines``): [Filippi2010], [Kveton2020].
 """
 
 from __future__ import annotations

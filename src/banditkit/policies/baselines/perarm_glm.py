@@ -13,10 +13,7 @@ Every ``update_every`` observations (of the policy, as ``glm-ucb``) the arms pla
 last refit are refitted; the others have no new data. Scoring is batched over arms.
 
 References:
-    [Filippi2010] S. Filippi, O. Cappe, A. Garivier, C. Szepesvari. Parametric bandits: the
-        generalized linear case. NeurIPS 2010.
-    [Kveton2020] B. Kveton, M. Zaheer, C. Szepesvari, L. Li, M. Ghavamzadeh, C. Boutilier.
-        Randomized exploration in generalized linear bandits. AISTATS 2020.
+    In the package's docstring (``banditkit.policies.baselines``): [Filippi2010], [Kveton2020].
 """
 
 from __future__ import annotations

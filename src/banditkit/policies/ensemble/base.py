@@ -18,12 +18,9 @@ algorithm declares its hyper-parameters and hands in its model (``_make_model(me
 and, if not the stored ones, its perturbations (``_perturbations()``).
 
 References:
-    [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
-        nonlinear contextual bandits. arXiv:2510.10730.
+    In the package's docstring (``banditkit.policies.ensemble``): [Sun2025], [Jia2022].
     [Kveton2020] B. Kveton, M. Zaheer, C. Szepesvari, L. Li, M. Ghavamzadeh,
         C. Boutilier. Randomized exploration in generalized linear bandits. AISTATS 2020.
-    [Jia2022] Y. Jia, W. Zhang, D. Zhou, Q. Gu, H. Wang. Learning neural contextual bandits
-        through perturbed rewards. ICLR 2022.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ Rounds after T_B = T (a policy played past its horizon) play greedily with the l
 estimate, with no further update.
 
 References:
-    [Yu2026] and the batched baselines: see the package, ``banditkit.policies.rare``.
+    In the package's docstring (``banditkit.policies.rare``): [Yu2026], the batched baselines.
 """
 
 from __future__ import annotations

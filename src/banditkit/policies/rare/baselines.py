@@ -16,7 +16,7 @@ recipes are our reading of the original papers and are documented in docs/rare.m
 (section "Baselines"). Every design call uses the same near-G-optimal routine as BLCE-G.
 
 References:
-    [Yu2026] and the batched baselines: see the package, ``banditkit.policies.rare``.
+    In the package's docstring (``banditkit.policies.rare``): [Yu2026], the batched baselines.
     [Abbasi-Yadkori2011] Y. Abbasi-Yadkori, D. Pal, C. Szepesvari. Improved algorithms for
         linear stochastic bandits. NeurIPS 2011.
 """

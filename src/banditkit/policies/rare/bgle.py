@@ -19,7 +19,7 @@ k = 2..l-1 the set shrinks to {x : <theta_k, x^(k) - x> <= 2 beta max_y ||y||_{V
 at theta_{l-1}), V_l = H at T_l.
 
 References:
-    [Yu2026] and the batched baselines: see the package, ``banditkit.policies.rare``.
+    In the package's docstring (``banditkit.policies.rare``): [Yu2026], the batched baselines.
     [Sawarni2024] A. Sawarni, N. Das, S. Barman, G. Sinha. Generalized linear bandits with
         limited adaptivity. NeurIPS 2024.
 """

@@ -32,7 +32,7 @@ pi_G' is the near-G-optimal design (max leverage <= 2 rank, ``linalg.g_optimal_d
 Ties go to the first index (reproducible runs).
 
 References:
-    [Yu2026] and the batched baselines: see the package, ``banditkit.policies.rare``.
+    In the package's docstring (``banditkit.policies.rare``): [Yu2026], the batched baselines.
 """
 
 from __future__ import annotations

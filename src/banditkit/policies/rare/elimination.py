@@ -58,7 +58,7 @@ computed mean errs by at most gamma_d ||theta_k||_1 max_j |x_j|, whatever produc
 it; the pick's test subtracts four such errors.
 
 References:
-    [Yu2026] and the batched baselines: see the package, ``banditkit.policies.rare``.
+    In the package's docstring (``banditkit.policies.rare``): [Yu2026], the batched baselines.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ of BLCE-G and BLCE. For T = 10,000 the grids are (B = 8, 8, 10)::
     bgle    6, 12, 18, 143, 721, 1965, 3791, 6003, 8438, 10000
 
 References:
-    [Yu2026] and the batched baselines: see the package, ``banditkit.policies.rare``.
+    In the package's docstring (``banditkit.policies.rare``): [Yu2026], the batched baselines.
 """
 
 from __future__ import annotations
