@@ -150,7 +150,13 @@ class RSOFUL(ContextualPolicy):
 
 
 class _BatchedRidge(GridPolicy):
-    """Strictly batched ridge baselines: per-batch ridge (lam I + X^T X), a doubling grid."""
+    """Strictly batched ridge baselines: per-batch ridge (lam I + X^T X), a doubling grid.
+
+    Args:
+        nu: Scale of the elimination width, >= 0 (1: the theory's width).
+        lam: Ridge, > 0.
+        seed: Seed of the design draws.
+    """
 
     grid_name: ClassVar[str] = "doubling"
 
@@ -195,11 +201,6 @@ class BatchLinUCBDG(_BatchedRidge):
     surviving set, which keeps the per-round design cost the paper attributes to it.
     The grid is ``update_grid("doubling", T)``, T_k = ceil(T^(1 - 2^-k)).
 
-    Args:
-        nu: Scale of the elimination width, >= 0 (1: the theory's width).
-        lam: Ridge, > 0.
-        seed: Seed of the design draws.
-
     Example:
         >>> p = BatchLinUCBDG(); p.begin(50)
         >>> p.act(Context(arms=np.eye(3))) in range(3)
@@ -221,11 +222,6 @@ class BatchLearning(_BatchedRidge):
     plays the survivor with the largest ||x||_{Lambda_{k-1}^-1}: a rule fixed at the batch
     start (strictly batched, no within-batch Gram updates). Later end points follow the
     doubling grid past the first batch.
-
-    Args:
-        nu: Scale of the elimination width, >= 0 (1: the theory's width).
-        lam: Ridge, > 0.
-        seed: Seed of the design draws.
 
     Example:
         >>> p = BatchLearning(); p.begin(50)

@@ -58,7 +58,11 @@ __all__ = ["BLCE", "BLCEG"]
 
 
 class _Eliminating(GridPolicy):
-    """BLCE-G / BLCE: cascade, phases of the current interval, per-interval ridge."""
+    """BLCE-G / BLCE: cascade, phases of the current interval, per-interval ridge.
+
+    Args:
+        c: Allocation rate in (0, 1); the paper's default 0.5.
+    """
 
     #: Phase names of the rounds, for diagnostics ("design", "uncertainty", "greedy").
     PHASES: ClassVar[tuple[str, ...]] = ("design", "uncertainty", "greedy")
@@ -210,7 +214,6 @@ class BLCEG(_Eliminating):
     O(sqrt(dT) (sqrt(log KT) ^ sqrt(d + log T)) sqrt(log d log log T)) [Thm 1].
 
     Args:
-        c: Allocation rate in (0, 1); the paper's default 0.5.
         lam: Ridge of H and V_l; None is the paper's ln(d T).
         seed: Seed of the design draws.
 
@@ -253,7 +256,6 @@ class BLCE(_Eliminating):
     O(K d^2 T log log T).
 
     Args:
-        c: Allocation rate in (0, 1); the paper's default 0.5.
         lam: Ridge of H and V_l; None is the paper's 1.
         seed: Seed of the policy's stream (BLCE itself draws nothing).
 
