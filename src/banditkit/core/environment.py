@@ -18,16 +18,25 @@ yet, a position in a log): :meth:`Environment.state_dict` returns them and
 :meth:`Environment.load_state_dict` puts them back, so that a run checkpointed after round r
 continues with the same contexts and noise (``core.simulate``; docs/experiments.md,
 "Checkpoints"). A class that carries such state overrides ``_state`` / ``_load_state``.
+
+An environment declares its parameters once, as a policy does (``core.params``): annotated
+class attributes ``name: type = param(check, default=...)``, inherited by subclasses, which add
+their own or re-declare one in place (another default); the base constructor checks and
+stores them and then calls ``_resolve``, which checks what involves several of them. The
+registry's messages, ``banditkit describe`` and ``get_params`` read the signature the
+declarations state. A class may still write its constructor by hand and call
+``super().__init__()``.
 """
 
 from __future__ import annotations
 
 import inspect
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
 
+from banditkit.core.params import DeclaredMeta, set_params, takes_declared
 from banditkit.core.records import LOOP_RECORDS, Record, merge_records
 from banditkit.core.seeding import make_rng
 from banditkit.core.types import FAMILIES, Action, Context, Step, check_action
@@ -45,7 +54,7 @@ __all__ = [
 ]
 
 
-class Environment(ABC):
+class Environment(metaclass=DeclaredMeta):
     """Base class of every environment (docs/architecture.md section 3).
 
     Subclasses implement ``_reset`` (draw the instance), ``_next_context`` (the next round's
@@ -64,7 +73,9 @@ class Environment(ABC):
     registry_name: ClassVar[str] = ""
     records: ClassVar[tuple[Record, ...]] = ()
 
-    def __init__(self) -> None:
+    @takes_declared
+    def __init__(self, **params: Any) -> None:
+        """Check and store the declared parameters (``core.params``), then ``_resolve``."""
         family = getattr(self, "family", None)
         if family not in FAMILIES:
             raise TypeError(
@@ -77,6 +88,14 @@ class Environment(ABC):
         self.noise_rng: np.random.Generator = make_rng(0, "noise")
         self.current: Context | None = None
         self.round = 0
+        set_params(self, params)
+        self._resolve()
+
+    def _resolve(self) -> None:
+        """Check what involves several declared parameters; set up the state (override).
+
+        Called once by the constructor, after every declared parameter passed its own check.
+        """
 
     def reset(self, seed: int) -> None:
         """Start a new run: draw the instance and rewind every stream for ``seed``."""
@@ -223,9 +242,8 @@ class Environment(ABC):
 
     @classmethod
     def param_names(cls) -> list[str]:
-        """Keyword parameters of ``__init__``."""
-        sig = inspect.signature(cls.__init__)
-        return [n for n in sig.parameters if n != "self"]
+        """Keyword parameters of the constructor (declared, or written by hand)."""
+        return list(inspect.signature(cls).parameters)
 
     def get_params(self) -> dict[str, Any]:
         """The parameters this environment was built with."""

@@ -390,7 +390,8 @@ def describe(
     parameter from the first ``Args:`` entry naming it in the docstrings of the class, its
     ``__init__`` and its bases; the paper symbols from a ``Symbols: lam = λ, nu = ν`` line;
     the papers from the citation keys of the docstring's first line
-    (``NeuralUCB [Zhou2020, Alg. 1]: ...``) and the ``References:`` sections of the modules.
+    (``NeuralUCB [Zhou2020, Alg. 1]: ...``) and the ``References:`` sections of the modules
+    and of the packages above them.
 
     Args:
         obj: The registered class (or factory).
@@ -422,9 +423,9 @@ def describe(
     papers = _citations(summary)
     known: dict[str, str] = {}
     for klass in getattr(obj, "__mro__", (obj,)):
-        module = sys.modules.get(getattr(klass, "__module__", ""))
-        for key, text in _references(getattr(module, "__doc__", None) or "").items():
-            known.setdefault(key, text)
+        for module in _modules_up(getattr(klass, "__module__", "")):
+            for key, text in _references(module.__doc__ or "").items():
+                known.setdefault(key, text)
     resolved = _resolved(obj) if resolve else {}
     signature = _signature_parameters(obj)
     parameters = []
@@ -453,6 +454,16 @@ def describe(
             n for n in getattr(obj, "horizon_params", ()) if n in dict(signature)
         ),
     )
+
+
+def _modules_up(name: str) -> list[Any]:
+    """The module ``name`` and the imported packages above it, nearest first.
+
+    A family's package states the references its modules share.
+    """
+    parts = name.split(".")
+    names = [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+    return [sys.modules[n] for n in names if n in sys.modules]
 
 
 def _documented(obj: Any) -> list[Any]:

@@ -33,6 +33,7 @@ from banditkit.core import (
     Step,
 )
 from banditkit.core.environment import saved_queue
+from banditkit.core.params import Choice, Flag, Free, Int, Maybe, learned, param
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int
 from banditkit.datasets import (
@@ -49,6 +50,8 @@ __all__ = ["ENCODINGS", "ClassificationEnv", "DatasetEnv", "encode_arms"]
 ENCODINGS = ("block", "onehot-id", "shared")
 _RANDOM_SEED_BOUND = 2**31 - 1
 _TABLE_PARAMS = ("data", "label_column", "features")
+#: The options of the built-in datasets (``load_dataset``), None: the dataset's default.
+_DATASET_OPTIONS = ("categorical", "image_size", "subset", "split")
 
 
 def _check_source(
@@ -103,7 +106,28 @@ def encode_arms(x: np.ndarray, n_classes: int, encoding: str = "block") -> np.nd
     return np.hstack([np.tile(x, (n_classes, 1)), np.eye(n_classes)])
 
 
-class DatasetEnv(Environment):
+class _DatasetParams(Environment):
+    """The parameters of a dataset environment, declared once (see :class:`DatasetEnv`).
+
+    ``DatasetEnv`` reads ``data`` back as the run's dataset; the table given is ``_source``.
+    """
+
+    dataset: str | None = param(Maybe(Free()), default=None)
+    pool: int | None = param(Maybe(Int(low=1)), default=None)
+    encoding: str = param(Choice(ENCODINGS), default="block")
+    scale: str = param(Choice(*SCALINGS, "auto"), default="auto")
+    shuffle: bool = param(Flag(), default=False)
+    categorical: str | None = param(Free(), default=None)
+    image_size: int | None = param(Free(), default=None)
+    subset: str | None = param(Free(), default=None)
+    split: str | None = param(Free(), default=None)
+    data_seed: int | None = param(Maybe(Int(low=0)), default=None)
+    data: Any = param(Free(), default=None)
+    label_column: str | None = param(Free(), default=None)
+    features: list[str] | None = param(Free(), default=None)
+
+
+class DatasetEnv(_DatasetParams):
     """Shared machinery of the environments built on a labelled dataset.
 
     Loads the dataset (through the in-process cache of ``banditkit.datasets``), draws the
@@ -129,63 +153,29 @@ class DatasetEnv(Environment):
 
     path_params: ClassVar[tuple[str, ...]] = ("data",)
     """Parameters a config gives as a path relative to itself (see ``experiments.config.resolve``)."""
+    _source: Any = learned(default=None)  # the ``data`` given: a user's table, or None
 
-    def __init__(
-        self,
-        *,
-        dataset: str | None,
-        pool: int | None,
-        encoding: str,
-        scale: str,
-        shuffle: bool,
-        categorical: str | None,
-        image_size: int | None,
-        subset: str | None,
-        split: str | None,
-        data_seed: int | None,
-        data: Any = None,
-        label_column: str | None = None,
-        features: list[str] | None = None,
-    ) -> None:
-        super().__init__()
-        self._source = _check_source(data, label_column, features, dataset)
-        self.label_column = label_column
-        self.features = None if features is None else list(features)
+    def _resolve(self) -> None:
+        self._source = _check_source(
+            self._source, self.label_column, self.features, self.dataset
+        )
+        self.features = None if self.features is None else list(self.features)
         self._table: Dataset | None = None
         if self._source is not None:
-            for option, value in (
-                ("categorical", categorical),
-                ("image_size", image_size),
-                ("subset", subset),
-                ("split", split),
-            ):
-                if value is not None:
+            for option in _DATASET_OPTIONS:
+                if getattr(self, option) is not None:
                     raise ValueError(
                         f"{option} is an option of the built-in datasets; with data= "
                         "prepare the table yourself."
                     )
-            self.dataset: str | None = None
         else:
             self.dataset = check_choice(
-                "dataset", dataset or "digits", list_datasets("classification")
+                "dataset", self.dataset or "digits", list_datasets("classification")
             )
-        self.encoding = check_choice("encoding", encoding, ENCODINGS)
-        self.scale = check_choice("scale", scale, (*SCALINGS, "auto"))
-        if not isinstance(shuffle, bool | np.bool_):
-            raise TypeError(f"shuffle must be a bool; got {shuffle!r}.")
-        self.shuffle = bool(shuffle)
-        self.categorical = categorical
-        self.image_size = image_size
-        self.subset = subset
-        self.split = split
-        if data_seed is not None:
-            data_seed = check_int("data_seed", data_seed, low=0)
-        self.data_seed = data_seed
-        self._data = self._load(0 if data_seed is None else data_seed)
+        self._data = self._load(0 if self.data_seed is None else self.data_seed)
         n = self._data.features.shape[0]
-        if pool is not None:
-            pool = check_int("pool", pool, low=1, high=n)
-        self.pool = pool
+        if self.pool is not None:
+            check_int("pool", self.pool, low=1, high=n)
         self.n_arms = self._data.n_classes
         self._rows = np.arange(n)
         self._queue = np.empty(0, dtype=np.int64)
@@ -204,20 +194,17 @@ class DatasetEnv(Environment):
                 )
             return self._table
         assert self.dataset is not None
-        return load_dataset(
-            self.dataset,
-            scale=self.scale,
-            categorical=self.categorical,
-            image_size=self.image_size,
-            subset=self.subset,
-            split=self.split,
-            seed=seed,
-        )
+        options = {name: getattr(self, name) for name in _DATASET_OPTIONS}
+        return load_dataset(self.dataset, scale=self.scale, seed=seed, **options)
 
-    @property
+    @property  # type: ignore[misc]  # read back as the dataset; set as the table
     def data(self) -> Dataset:
         """The dataset of the current run (the ``data=`` argument is in ``get_params()``)."""
         return self._data
+
+    @data.setter
+    def data(self, table: Any) -> None:
+        self._source = table  # the declared parameter (the constructor sets it)
 
     def __repr__(self) -> str:
         return params_repr(type(self).__name__, self.get_params())
@@ -347,39 +334,6 @@ class ClassificationEnv(DatasetEnv, ContextualEnvironment):
         >>> env.reset(0); env.context().arms.shape
         (10, 640)
     """
-
-    def __init__(
-        self,
-        *,
-        dataset: str | None = None,
-        pool: int | None = None,
-        encoding: str = "block",
-        scale: str = "auto",
-        shuffle: bool = False,
-        categorical: str | None = None,
-        image_size: int | None = None,
-        subset: str | None = None,
-        split: str | None = None,
-        data_seed: int | None = None,
-        data: Any = None,
-        label_column: str | None = None,
-        features: list[str] | None = None,
-    ) -> None:
-        super().__init__(
-            data=data,
-            label_column=label_column,
-            features=features,
-            dataset=dataset,
-            pool=pool,
-            encoding=encoding,
-            scale=scale,
-            shuffle=shuffle,
-            categorical=categorical,
-            image_size=image_size,
-            subset=subset,
-            split=split,
-            data_seed=data_seed,
-        )
 
     @property
     def label(self) -> str:

@@ -34,13 +34,12 @@ References:
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from banditkit.core import ENVIRONMENTS, Context, DuelingEnvironment, Step
+from banditkit.core.params import Choice, param
 from banditkit.core.types import Action
-from banditkit.core.validation import check_choice
+from banditkit.datasets import SCALINGS
 from banditkit.envs.classification import DatasetEnv
 from banditkit.glm.duel_links import LINKS
 
@@ -83,42 +82,12 @@ class DuelingClassificationEnv(DatasetEnv, DuelingEnvironment):
         0.0
     """
 
-    def __init__(
-        self,
-        *,
-        dataset: str | None = None,
-        pool: int | None = None,
-        encoding: str = "block",
-        scale: str = "l2",
-        shuffle: bool = False,
-        preference: str = "auto",
-        ties: str = "coin",
-        categorical: str | None = None,
-        image_size: int | None = None,
-        subset: str | None = None,
-        split: str | None = None,
-        data_seed: int | None = None,
-        data: Any = None,
-        label_column: str | None = None,
-        features: list[str] | None = None,
-    ) -> None:
-        super().__init__(
-            data=data,
-            label_column=label_column,
-            features=features,
-            dataset=dataset,
-            pool=pool,
-            encoding=encoding,
-            scale=scale,
-            shuffle=shuffle,
-            categorical=categorical,
-            image_size=image_size,
-            subset=subset,
-            split=split,
-            data_seed=data_seed,
-        )
-        self.preference = check_choice("preference", preference, PREFERENCES)
-        self.ties = check_choice("ties", ties, TIES)
+    preference: str = param(Choice(PREFERENCES), default="auto")
+    ties: str = param(Choice(TIES), default="coin")
+    scale: str = param(Choice(*SCALINGS, "auto"), default="l2")
+
+    def _resolve(self) -> None:
+        super()._resolve()
         self._xi = 0.5
 
     @property

@@ -30,8 +30,8 @@ import numpy as np
 from scipy.special import expit
 
 from banditkit.core import ENVIRONMENTS, Context, ContextualEnvironment, Step
+from banditkit.core.params import POSITIVE, Choice, Int, Real, param
 from banditkit.core.types import Action
-from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.envs.laws import sample_contexts
 
 __all__ = ["NONLINEAR_FUNCTIONS", "NonlinearEnv"]
@@ -58,29 +58,18 @@ class NonlinearEnv(ContextualEnvironment):
         (4, 3)
     """
 
-    def __init__(
-        self,
-        *,
-        function: str = "linear",
-        d: int = 20,
-        n_arms: int = 50,
-        noise_std: float = 0.5,
-        noise: str = "gaussian",
-        theta_scale: float = 1.0,
-    ) -> None:
-        super().__init__()
-        self.function = check_choice("function", function, NONLINEAR_FUNCTIONS)
-        self.d = check_int("d", d, low=1)
-        self.n_arms = check_int("n_arms", n_arms, low=1)
-        self.noise_std = check_scalar("noise_std", noise_std, low=0.0)
-        self.noise = check_choice("noise", noise, NOISES)
+    function: str = param(Choice(NONLINEAR_FUNCTIONS), default="linear")
+    d: int = param(Int(low=1), default=20)
+    n_arms: int = param(Int(low=1), default=50)
+    noise_std: float = param(Real(low=0.0), default=0.5)
+    noise: str = param(Choice(NOISES), default="gaussian")
+    theta_scale: float = param(POSITIVE, default=1.0)
+
+    def _resolve(self) -> None:
         if self.noise == "bernoulli" and self.function != "logistic":
             raise ValueError(
                 f"noise='bernoulli' needs function='logistic'; got {self.function!r}."
             )
-        self.theta_scale = check_scalar(
-            "theta_scale", theta_scale, low=0.0, low_open=True
-        )
 
     @property
     def label(self) -> str:

@@ -37,6 +37,7 @@ from banditkit.assortment import optimal_assortment
 from banditkit.assortment.solvers import top_k
 from banditkit.core import ENVIRONMENTS, Context, Step
 from banditkit.core.environment import AssortmentEnvironment
+from banditkit.core.params import Choice, Int, param
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int
 
@@ -58,13 +59,11 @@ class MNLChoiceEnv(AssortmentEnvironment):
     Subclasses draw the round's features in ``_features`` and define ``utility(X)``.
     """
 
-    def __init__(
-        self, *, n_items: int, capacity: int, revenues: str = "uniform"
-    ) -> None:
-        super().__init__()
-        self.n_items = check_int("n_items", n_items, low=1)
-        self.capacity = check_int("capacity", capacity, low=1)
-        self.revenues = check_choice("revenues", revenues, REVENUES)
+    n_items: int = param(Int(low=1), default=100)
+    capacity: int = param(Int(low=1), default=5)
+    revenues: str = param(Choice(REVENUES), default="uniform")
+
+    def _resolve(self) -> None:
         self._u = np.zeros(0)
         self._r: np.ndarray | None = None
         self._draw = 0.0

@@ -41,7 +41,7 @@ import numpy as np
 
 from banditkit.core import ENVIRONMENTS
 from banditkit.core.lazy import pd  # imported at first use
-from banditkit.core.validation import check_int, check_scalar
+from banditkit.core.params import POSITIVE, Check, Free, Int, Maybe, Real, param
 from banditkit.datasets.storage import data_home
 from banditkit.envs.mnl import MNLChoiceEnv
 
@@ -98,6 +98,24 @@ def load_corpus(
     return table[text_column].astype(str).tolist(), table[label_column].astype(
         str
     ).tolist()
+
+
+#: The options of ``text_utilities`` (the environment's parameters of the same names).
+_PIPELINE_OPTIONS = (
+    "text_column",
+    "label_column",
+    "positive",
+    "n_components",
+    "hidden",
+    "train_fraction",
+    "steps",
+    "lr",
+)
+
+
+def _as_text(name: str, value: Any) -> str:
+    """A path or a name, stored as a str."""
+    return str(value)
 
 
 @functools.lru_cache(maxsize=4)
@@ -196,38 +214,20 @@ class TextMNLEnv(MNLChoiceEnv):
     starts, with the instructions of the module docstring.
     """
 
-    def __init__(
-        self,
-        *,
-        corpus: str | None = None,
-        n_items: int = 100,
-        capacity: int = 5,
-        n_components: int = 30,
-        hidden: int = 32,
-        train_fraction: float = 0.8,
-        steps: int = 500,
-        lr: float = 0.01,
-        text_column: str = "text",
-        label_column: str = "label",
-        positive: str | None = None,
-        revenues: str = "uniform",
-    ) -> None:
-        super().__init__(n_items=n_items, capacity=capacity, revenues=revenues)
-        self.corpus = None if corpus is None else str(corpus)
-        self.n_components = check_int("n_components", n_components, low=1)
-        self.hidden = check_int("hidden", hidden, low=1)
-        self.train_fraction = check_scalar(
-            "train_fraction",
-            train_fraction,
-            low=0.0,
-            high=1.0,
-            low_open=True,
-            high_open=True,
-        )
-        self.steps = check_int("steps", steps, low=1)
-        self.lr = check_scalar("lr", lr, low=0.0, low_open=True)
-        self.text_column, self.label_column = text_column, label_column
-        self.positive = positive
+    corpus: str | None = param(Maybe(Check(_as_text)), default=None)
+    n_components: int = param(Int(low=1), default=30)
+    hidden: int = param(Int(low=1), default=32)
+    train_fraction: float = param(
+        Real(low=0.0, high=1.0, low_open=True, high_open=True), default=0.8
+    )
+    steps: int = param(Int(low=1), default=500)
+    lr: float = param(POSITIVE, default=0.01)
+    text_column: str = param(Free(), default="text")
+    label_column: str = param(Free(), default="label")
+    positive: str | None = param(Free(), default=None)
+
+    def _resolve(self) -> None:
+        super()._resolve()
         self.accuracy = float("nan")
         self._X = np.zeros((0, 1))
         self._utilities = np.zeros(0)
@@ -238,17 +238,9 @@ class TextMNLEnv(MNLChoiceEnv):
         return f"mnl-text-{Path(self.corpus or _default_corpus()).stem}"
 
     def _reset(self) -> None:
-        X, u, self.accuracy = text_utilities(
-            str(self.corpus or _default_corpus()),
-            text_column=self.text_column,
-            label_column=self.label_column,
-            positive=self.positive,
-            n_components=self.n_components,
-            hidden=self.hidden,
-            train_fraction=self.train_fraction,
-            steps=self.steps,
-            lr=self.lr,
-        )
+        options = {name: getattr(self, name) for name in _PIPELINE_OPTIONS}
+        corpus = str(self.corpus or _default_corpus())
+        X, u, self.accuracy = text_utilities(corpus, **options)
         if X.shape[0] < self.n_items:
             raise ValueError(
                 f"n_items = {self.n_items} but the corpus holds only {X.shape[0]} held-out "
@@ -265,7 +257,3 @@ class TextMNLEnv(MNLChoiceEnv):
             self._X.shape[0], self.n_items, replace=False
         )
         return self._X[self._shown]
-
-    def get_params(self) -> dict[str, Any]:
-        """The parameters this environment was built with."""
-        return {name: getattr(self, name) for name in self.param_names()}

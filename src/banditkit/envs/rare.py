@@ -37,7 +37,7 @@ import numpy as np
 from scipy.special import expit
 
 from banditkit.core import ENVIRONMENTS
-from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.core.params import POSITIVE, Choice, Int, Maybe, Real, param
 from banditkit.envs.laws import LAWS
 from banditkit.envs.synthetic import BernoulliRewards, GaussianRewards, MeanRewardEnv
 
@@ -73,23 +73,14 @@ class RareEnv(MeanRewardEnv):
         df: Degrees of freedom of the Student-t law, > 0.
     """
 
-    def __init__(
-        self,
-        *,
-        d: int,
-        n_arms: int,
-        law: str,
-        normalize: str,
-        S: float | None,
-        df: float,
-    ) -> None:
-        super().__init__()
-        self.d = check_int("d", d, low=1)
-        self.n_arms = check_int("n_arms", n_arms, low=1)
-        self.law = check_choice("law", law, list(RARE_LAWS))
-        self.normalize = check_choice("normalize", normalize, NORMALIZATIONS)
-        self.S = None if S is None else check_scalar("S", S, low=0.0, low_open=True)
-        self.df = check_scalar("df", df, low=0.0, low_open=True)
+    d: int = param(Int(low=1), default=5)
+    n_arms: int = param(Int(low=1), default=1000)
+    law: str = param(Choice(RARE_LAWS), default="uniform")
+    normalize: str = param(Choice(NORMALIZATIONS), default="unit")
+    S: float | None = param(Maybe(POSITIVE), default=1.0)
+    df: float = param(POSITIVE, default=1.5)
+
+    def _resolve(self) -> None:
         self.theta = np.zeros(self.d)
         self._means = np.zeros(self.n_arms)
 
@@ -132,20 +123,7 @@ class RareLinearEnv(RareEnv, GaussianRewards):
         True
     """
 
-    def __init__(
-        self,
-        *,
-        d: int = 5,
-        n_arms: int = 1000,
-        law: str = "uniform",
-        normalize: str = "unit",
-        S: float | None = 1.0,
-        noise_std: float = 1.0,
-        df: float = 1.5,
-    ) -> None:
-        super().__init__(d=d, n_arms=n_arms, law=law, normalize=normalize, S=S, df=df)
-        self.noise_std = check_scalar("noise_std", noise_std, low=0.0)
-        self._eps = 0.0
+    noise_std: float = param(Real(low=0.0), default=1.0)
 
     @property
     def label(self) -> str:
@@ -175,18 +153,8 @@ class RareLogisticEnv(RareEnv, BernoulliRewards):
         True
     """
 
-    def __init__(
-        self,
-        *,
-        d: int = 2,
-        n_arms: int = 20,
-        law: str = "uniform",
-        normalize: str = "unit",
-        S: float | None = 1.0,
-        df: float = 1.5,
-    ) -> None:
-        super().__init__(d=d, n_arms=n_arms, law=law, normalize=normalize, S=S, df=df)
-        self._u = 0.0
+    d: int = param(Int(low=1), default=2)
+    n_arms: int = param(Int(low=1), default=20)
 
     @property
     def label(self) -> str:

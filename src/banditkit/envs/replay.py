@@ -47,6 +47,7 @@ import numpy as np
 
 from banditkit.core import ENVIRONMENTS, Context, ContextualEnvironment, Record, Step
 from banditkit.core.caller import warn
+from banditkit.core.params import Choice, Flag, Int, learned, param
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int
 from banditkit.datasets import OBDFeatures, OBDLog, data_home, load_obd, obd_features
@@ -88,7 +89,7 @@ class ReplayEnv(ContextualEnvironment):
     The run ends after T accepted events or when the log is exhausted. The replayed value is
     unbiased for the logging policy's uniform-random play [Li2011, Thm. 1].
 
-    Subclasses set ``self.shuffle`` and call ``super().__init__()``, and implement
+    Subclasses declare or set ``self.shuffle`` (and call ``super()._resolve()``), and implement
     ``n_events``, ``_event_arms`` (arms of an event, drawn with ``context_rng``),
     ``logged_action`` and ``_logged_reward``.
     """
@@ -107,10 +108,9 @@ class ReplayEnv(ContextualEnvironment):
             plot=("reward", "average_reward"),
         ),
     )
-    shuffle: bool
+    shuffle: bool = learned()  # a subclass declares it, or sets it in its constructor
 
-    def __init__(self) -> None:
-        super().__init__()
+    def _resolve(self) -> None:
         self._order = np.arange(0)
         self._next = 0
         self._event = -1
@@ -196,28 +196,16 @@ class OBDReplayEnv(ReplayEnv):
     #: Registry datasets every instance reads (checked before an experiment's first run).
     required_datasets: ClassVar[tuple[str, ...]] = ("obd",)
 
-    def __init__(
-        self,
-        *,
-        behavior_policy: str = "random",
-        campaign: str = "all",
-        n_arms: int = 5,
-        user_dim: int = 16,
-        item_dim: int = 8,
-        shuffle: bool = True,
-        variant: str = "auto",
-    ) -> None:
-        super().__init__()
-        self.behavior_policy = check_choice(
-            "behavior_policy", behavior_policy, BEHAVIOR_POLICIES
-        )
-        self.campaign = check_choice("campaign", campaign, CAMPAIGNS)
-        self.variant = check_choice("variant", variant, VARIANTS)
-        self.user_dim = check_int("user_dim", user_dim, low=1)
-        self.item_dim = check_int("item_dim", item_dim, low=1)
-        if not isinstance(shuffle, bool | np.bool_):
-            raise TypeError(f"shuffle must be a bool; got {shuffle!r}.")
-        self.shuffle = bool(shuffle)
+    behavior_policy: str = param(Choice(BEHAVIOR_POLICIES), default="random")
+    campaign: str = param(Choice(CAMPAIGNS), default="all")
+    n_arms: int = param(Int(low=2), default=5)
+    user_dim: int = param(Int(low=1), default=16)
+    item_dim: int = param(Int(low=1), default=8)
+    shuffle: bool = param(Flag(), default=True)
+    variant: str = param(Choice(VARIANTS), default="auto")
+
+    def _resolve(self) -> None:
+        super()._resolve()
         self._log, self._features = _prepare(
             self.behavior_policy,
             self.campaign,
@@ -225,7 +213,7 @@ class OBDReplayEnv(ReplayEnv):
             self.user_dim,
             self.item_dim,
         )
-        self.n_arms = check_int("n_arms", n_arms, low=2, high=self._log.n_items)
+        check_int("n_arms", self.n_arms, low=2, high=self._log.n_items)
         self._candidates = np.empty(0, dtype=np.int64)
 
     @property

@@ -17,19 +17,15 @@ References:
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from banditkit.core import ENVIRONMENTS, Context, ContextualEnvironment, Step
 from banditkit.core.environment import saved_queue
+from banditkit.core.params import Check, Choice, Free, Int, Maybe, Real, param
 from banditkit.core.types import Action
-from banditkit.core.validation import (
-    check_choice,
-    check_int,
-    check_scalar,
-)
+from banditkit.core.validation import check_choice, check_int
 from banditkit.envs.latent import LATENT_FUNCTIONS, LatentFn, check_theta, make_latent
 from banditkit.envs.laws import LAWS, sample_contexts
 
@@ -50,6 +46,11 @@ __all__ = [
 ]
 
 POOL_SAMPLING = ("uniform", "permutation")
+
+
+def _check_latent(name: str, h: Any) -> str | LatentFn:
+    """A latent function: one of ``LATENT_FUNCTIONS`` by name, or a callable."""
+    return h if callable(h) else check_choice(name, h, list(LATENT_FUNCTIONS))
 
 
 class MeanRewardEnv(ContextualEnvironment):
@@ -96,6 +97,7 @@ class GaussianRewards(MeanRewardEnv):
     """Rewards ``mean(x_a) + noise_std * eps``, ``eps ~ N(0, 1)`` drawn before the action."""
 
     noise_std: float
+    _eps = 0.0  # this round's eps
 
     def _draw_noise(self) -> None:
         self._eps = float(self.noise_rng.standard_normal())
@@ -108,6 +110,8 @@ class GaussianRewards(MeanRewardEnv):
 
 class BernoulliRewards(MeanRewardEnv):
     """Rewards ``1[u < mean(x_a)]``, ``u ~ Unif(0, 1)`` drawn before the action."""
+
+    _u = 0.0  # this round's u
 
     def _draw_noise(self) -> None:
         self._u = float(self.noise_rng.random())
@@ -132,23 +136,15 @@ class SyntheticEnv(MeanRewardEnv):
             N = T * K vectors shows every vector exactly once ([Bae2025, App. A]'s high-d~ setting).
     """
 
-    def __init__(
-        self,
-        *,
-        d: int,
-        n_arms: int,
-        law: str,
-        pool: int | None = None,
-        pool_sampling: str = "uniform",
-    ) -> None:
-        super().__init__()
-        self.d = check_int("d", d, low=1)
-        self.n_arms = check_int("n_arms", n_arms, low=1)
-        self.law = check_choice("law", law, list(LAWS))
-        if pool is not None:
-            pool = check_int("pool", pool, low=self.n_arms)
-        self.pool = pool
-        self.pool_sampling = check_choice("pool_sampling", pool_sampling, POOL_SAMPLING)
+    d: int = param(Int(low=1), default=10)
+    n_arms: int = param(Int(low=1), default=10)
+    law: str = param(Choice(LAWS), default="unit-sphere")
+    pool: int | None = param(Maybe(Int(low=1)), default=None)
+    pool_sampling: str = param(Choice(POOL_SAMPLING), default="uniform")
+
+    def _resolve(self) -> None:
+        if self.pool is not None:
+            check_int("pool", self.pool, low=self.n_arms)
         self._pool_x: np.ndarray | None = None
         self._queue: np.ndarray = np.empty(0, dtype=np.int64)
 
@@ -202,20 +198,7 @@ class LinearEnv(SyntheticEnv, GaussianRewards):
         (4, 3)
     """
 
-    def __init__(
-        self,
-        *,
-        d: int = 10,
-        n_arms: int = 10,
-        law: str = "unit-sphere",
-        noise_std: float = 0.1,
-        pool: int | None = None,
-        pool_sampling: str = "uniform",
-    ) -> None:
-        super().__init__(
-            d=d, n_arms=n_arms, law=law, pool=pool, pool_sampling=pool_sampling
-        )
-        self.noise_std = check_scalar("noise_std", noise_std, low=0.0)
+    noise_std: float = param(Real(low=0.0), default=0.1)
 
     def _draw_instance(self) -> None:
         theta = self.instance_rng.standard_normal(self.d)
@@ -257,24 +240,15 @@ class LogisticEnv(SyntheticEnv, BernoulliRewards):
         True
     """
 
-    def __init__(
-        self,
-        *,
-        h: str | LatentFn = "h1",
-        d: int = 20,
-        n_arms: int = 5,
-        law: str = "uniform",
-        pool: int | None = None,
-        pool_sampling: str = "uniform",
-        theta: float | Sequence[float] | None = None,
-    ) -> None:
-        super().__init__(
-            d=d, n_arms=n_arms, law=law, pool=pool, pool_sampling=pool_sampling
-        )
-        if not callable(h):
-            check_choice("h", h, list(LATENT_FUNCTIONS))
-        self.h = h
-        self.theta = check_theta(theta, h)
+    h: str | LatentFn = param(Check(_check_latent), default="h1")
+    d: int = param(Int(low=1), default=20)
+    n_arms: int = param(Int(low=1), default=5)
+    law: str = param(Choice(LAWS), default="uniform")
+    theta: float | list[float] | None = param(Free(), default=None)
+
+    def _resolve(self) -> None:
+        super()._resolve()
+        self.theta = check_theta(self.theta, self.h)
         if isinstance(self.theta, list) and len(self.theta) != self.d:
             raise ValueError(
                 f"theta must be a number or have d={self.d} entries; "

@@ -22,6 +22,7 @@ from banditkit.glm.mle import (
     GLMFit,
     _check_vector,
     _newton,
+    _Problem,
     _SingularHessianError,
     _validate,
 )
@@ -112,74 +113,117 @@ def fit_glm_constrained(
         # grad L(center) = 0: the centre of the ball is a minimiser of the convex L.
         return GLMFit(c.copy(), 0, True, problem.objective(c, lam))
 
-    total_iter = 0
-    theta_last = start.copy()
-
-    def solve(mu: float) -> GLMFit:
-        nonlocal total_iter, theta_last
-        fit = _newton(problem, lam + mu, theta_last, max_iter, tol)
-        total_iter += fit.n_iter
-        theta_last = fit.theta
-        return fit
-
+    path = _MultiplierPath(problem, lam, radius, start, max_iter, tol)
     # 1. Unconstrained minimiser; with lam = 0 it may not exist or not be unique.
     try:
-        free: GLMFit | None = solve(0.0)
+        free: GLMFit | None = path.solve(0.0)
     except _SingularHessianError:
         free = None
     have_free = free is not None and free.converged
     if free is not None and have_free:
-        free_norm = float(np.linalg.norm(free.theta - c))
-        if free_norm <= radius:
-            objective = problem.objective(free.theta, lam)
-            return GLMFit(free.theta, total_iter, True, objective)
+        path.free_norm = float(np.linalg.norm(free.theta - c))
+        if path.free_norm <= radius:
+            return path.result(free.theta, True)
+    # 2. Bracket the multiplier; 3. the root of ||theta(mu) - center|| = radius.
+    bracket = _bracket(path, grad_c, have_free)
+    if isinstance(bracket, GLMFit):
+        return bracket
+    return _on_boundary(path, *bracket)
 
-    def excess(mu: float) -> float:
-        # 1 / radius - 1 / ||theta(mu) - c||: decreasing in mu, zero at the solution,
-        # and nearly linear in mu (the secular equation of trust-region methods).
-        norm = free_norm if mu == 0.0 else float(np.linalg.norm(solve(mu).theta - c))
-        return 1.0 / radius - 1.0 / max(norm, np.finfo(np.float64).tiny)
 
-    # 2. Bracket the multiplier. Strong convexity of L + (mu / 2) ||theta - c||^2
-    # gives ||theta(mu) - c|| <= ||grad L_data(c)|| / (lam + mu) <= radius at mu_hi.
-    mu_hi = max(grad_c / radius - lam, np.finfo(np.float64).tiny)
+class _MultiplierPath:
+    """theta(mu) = argmin_theta L(theta) + (mu / 2) ||theta - center||^2, mu >= 0.
+
+    Each solve is a Newton solve of ``fit_glm``'s problem with ridge lam + mu, started
+    from the previous solve's theta; ``n_iter`` sums their Newton steps.
+    """
+
+    def __init__(
+        self,
+        problem: _Problem,
+        lam: float,
+        radius: float,
+        start: np.ndarray,
+        max_iter: int,
+        tol: float,
+    ) -> None:
+        self.problem, self.lam, self.radius = problem, lam, radius
+        self.max_iter, self.tol = max_iter, tol
+        self.last = start.copy()
+        self.n_iter = 0
+        self.free_norm = np.inf  # ||theta(0) - center||, once the free solve converged
+
+    def solve(self, mu: float) -> GLMFit:
+        """theta(mu), warm-started."""
+        fit = _newton(self.problem, self.lam + mu, self.last, self.max_iter, self.tol)
+        self.n_iter += fit.n_iter
+        self.last = fit.theta
+        return fit
+
+    def excess(self, mu: float) -> float:
+        """1 / radius - 1 / ||theta(mu) - center||: decreasing in mu, zero at the solution.
+
+        Nearly linear in mu (the secular equation of trust-region methods).
+        """
+        if mu == 0.0:
+            norm = self.free_norm
+        else:
+            norm = float(np.linalg.norm(self.solve(mu).theta - self.problem.center))
+        return 1.0 / self.radius - 1.0 / max(norm, np.finfo(np.float64).tiny)
+
+    def result(self, theta: np.ndarray, converged: bool) -> GLMFit:
+        """The fit at ``theta``, with the Newton steps so far and L(theta)."""
+        objective = self.problem.objective(theta, self.lam)
+        return GLMFit(theta, self.n_iter, converged, objective)
+
+
+def _bracket(
+    path: _MultiplierPath, grad_c: float, have_free: bool
+) -> tuple[float, float] | GLMFit:
+    """[mu_lo, mu_hi] around the multiplier, or the fit when the ball does not bind.
+
+    Strong convexity of L + (mu / 2) ||theta - c||^2 gives ||theta(mu) - c|| <=
+    ||grad L_data(c)|| / (lam + mu) <= radius at mu_hi. Without an unconstrained
+    minimiser to compare with, mu walks down until the constraint is violated.
+    """
+    mu_hi = max(grad_c / path.radius - path.lam, np.finfo(np.float64).tiny)
     for _ in range(64):  # guards against rounding only: one evaluation normally
-        if excess(mu_hi) <= 0.0:
+        if path.excess(mu_hi) <= 0.0:
             break
         mu_hi *= 2.0
-    mu_lo = 0.0
-    if not have_free:
-        # No unconstrained minimiser to compare with: walk mu down until the
-        # constraint is violated.
-        mu_lo = mu_hi
-        for _ in range(16):
-            mu_lo *= 0.1
-            if excess(mu_lo) > 0.0:
-                break
-        else:
-            # theta(mu) stays in the ball as mu -> 0: the minimisers of L meet the
-            # ball and theta(mu_lo) is one of them up to O(mu_lo * radius^2) in L.
-            fit = solve(mu_lo)
-            objective = problem.objective(fit.theta, lam)
-            return GLMFit(fit.theta, total_iter, fit.converged, objective)
+    if have_free:
+        return 0.0, mu_hi
+    mu_lo = mu_hi
+    for _ in range(16):
+        mu_lo *= 0.1
+        if path.excess(mu_lo) > 0.0:
+            return mu_lo, mu_hi
+    # theta(mu) stays in the ball as mu -> 0: the minimisers of L meet the ball and
+    # theta(mu_lo) is one of them up to O(mu_lo * radius^2) in L.
+    fit = path.solve(mu_lo)
+    return path.result(fit.theta, fit.converged)
 
-    # 3. Root of ||theta(mu) - center|| = radius by Brent's method.
+
+def _on_boundary(path: _MultiplierPath, mu_lo: float, mu_hi: float) -> GLMFit:
+    """The fit at the root of ||theta(mu) - center|| = radius, by Brent's method.
+
+    The result is scaled back onto the ball to remove rounding excess.
+    """
     from scipy.optimize import brentq  # imported here: scipy.optimize is slow to import
 
     mu_star, info = brentq(
-        excess,
+        path.excess,
         mu_lo,
         mu_hi,
         xtol=1e-15 * mu_hi,
         rtol=4 * np.finfo(np.float64).eps,
-        maxiter=max_iter,
+        maxiter=path.max_iter,
         full_output=True,
         disp=False,
     )
-    fit = solve(mu_star)
-    theta = fit.theta
+    fit = path.solve(mu_star)
+    theta, c = fit.theta, path.problem.center
     norm = float(np.linalg.norm(theta - c))
-    if norm > radius:
-        theta = c + (theta - c) * (radius / norm)
-    converged = fit.converged and bool(info.converged)
-    return GLMFit(theta, total_iter, converged, problem.objective(theta, lam))
+    if norm > path.radius:
+        theta = c + (theta - c) * (path.radius / norm)
+    return path.result(theta, fit.converged and bool(info.converged))

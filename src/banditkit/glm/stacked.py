@@ -25,6 +25,7 @@ Symbols: theta = θ, lam = λ, mu = μ, Theta = the (d, M) stack of member param
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -51,22 +52,30 @@ def stacked_objective(
     b(z) is recovered as nll(z, 0), the link's NLL at target 0 (log(1 + e^z) for the
     logistic link, z^2 / 2 for the identity).
     """
-    Z = X @ theta  # (U, M)
-    log_partition = link.nll(Z, np.zeros_like(Z))
-    data = counts @ log_partition - np.einsum("um,um->m", sums, Z)
-    return np.asarray(data + 0.5 * lam * np.einsum("dm,dm->m", theta, theta))
+    return _Grouped(X, counts, sums, lam, link).objective(theta)
 
 
-def _gradient(
-    X: np.ndarray,
-    counts: np.ndarray,
-    sums: np.ndarray,
-    theta: np.ndarray,
-    lam: float,
-    link: Link,
-) -> np.ndarray:
-    residual = counts[:, None] * link.mean(X @ theta) - sums  # (U, M)
-    return np.asarray(X.T @ residual + lam * theta)
+@dataclass(frozen=True)
+class _Grouped:
+    """The data of the M objectives L_k: distinct rows (U, d), counts (U,), sums (U, M)."""
+
+    X: np.ndarray
+    counts: np.ndarray
+    sums: np.ndarray
+    lam: float
+    link: Link
+
+    def objective(self, theta: np.ndarray) -> np.ndarray:
+        """L_k(theta_k) for every member, (M,)."""
+        Z = self.X @ theta  # (U, M)
+        log_partition = self.link.nll(Z, np.zeros_like(Z))
+        data = self.counts @ log_partition - np.einsum("um,um->m", self.sums, Z)
+        return np.asarray(data + 0.5 * self.lam * np.einsum("dm,dm->m", theta, theta))
+
+    def gradient(self, theta: np.ndarray) -> np.ndarray:
+        """The gradients of the L_k, (d, M)."""
+        residual = self.counts[:, None] * self.link.mean(self.X @ theta) - self.sums
+        return np.asarray(self.X.T @ residual + self.lam * theta)
 
 
 def fit_glm_stacked(
@@ -131,19 +140,20 @@ def fit_glm_stacked(
     solver = check_choice("solver", solver, STACKED_SOLVERS)
     reduction = check_choice("reduction", reduction, _REDUCTIONS)
     n = float(counts.sum())
+    problem = _Grouped(X, counts, sums, lam, link_)
     if solver == "gd":
         steps = check_int("steps", steps, low=1)
         lr = check_scalar("lr", lr, low=0.0, low_open=True)
         # GD on L / n with step lr is GD on L with step lr / n.
         step = lr / max(n, 1.0) if reduction == "mean" else lr
         for _ in range(steps):
-            theta -= step * _gradient(X, counts, sums, theta, lam, link_)
+            theta -= step * problem.gradient(theta)
         return theta
     max_iter = check_int("max_iter", max_iter, low=1)
     eye = np.eye(d)
-    value = stacked_objective(X, counts, sums, theta, lam, link_)
+    value = problem.objective(theta)
     for _ in range(max_iter):
-        grad = _gradient(X, counts, sums, theta, lam, link_)  # (d, M)
+        grad = problem.gradient(theta)  # (d, M)
         if np.all(np.linalg.norm(grad, axis=0) <= tol * max(1.0, n)):
             break
         curvature = counts[:, None] * link_.deriv(X @ theta)  # (U, M)
@@ -152,7 +162,7 @@ def fit_glm_stacked(
         scale = np.ones(theta.shape[1])
         for _ in range(40):  # halve the step of the members whose objective went up
             trial = theta - scale * direction
-            new = stacked_objective(X, counts, sums, trial, lam, link_)
+            new = problem.objective(trial)
             worse = new > value + 1e-12 * np.abs(value)
             if not worse.any():
                 break

@@ -405,21 +405,7 @@ class NeuralLinear(StackedMLP):
     """
 
     def __init__(
-        self,
-        d: int,
-        *,
-        width: int = 20,
-        depth: int = 2,
-        activation: str = "relu",
-        init: str = "standard",
-        bias: bool = True,
+        self, d: int, *, init: str = "standard", bias: bool = True, **options: Any
     ) -> None:
-        super().__init__(
-            d,
-            width=width,
-            depth=depth,
-            activation=activation,
-            init=init,
-            scale_output=False,
-            bias=bias,
-        )
+        # options: StackedMLP's width, depth and activation
+        super().__init__(d, init=init, bias=bias, scale_output=False, **options)

@@ -27,7 +27,7 @@ References:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import torch
@@ -251,18 +251,5 @@ class Trainer:
         Returns:
             The objective per step, as ``train``.
         """
-        return train(
-            model,
-            X,
-            y,
-            loss=self.loss,
-            weights=weights,
-            mask=mask,
-            lam=self.lam,
-            center=self.center,
-            optimizer=self.optimizer,
-            lr=self.lr,
-            steps=self.steps,
-            reduction=self.reduction,
-            record=record,
-        )
+        hyper = {f.name: getattr(self, f.name) for f in fields(self)}
+        return train(model, X, y, weights=weights, mask=mask, record=record, **hyper)

@@ -25,9 +25,10 @@ from scipy.special import expit
 
 from banditkit.assortment import optimal_assortment
 from banditkit.core import Context, Environment, Step
+from banditkit.core.params import Choice, Flag, Int, Maybe, Real, param
 from banditkit.core.policy import REWARD_KINDS
 from banditkit.core.types import FAMILIES, Action
-from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.core.validation import check_choice
 
 __all__ = [
     "ScriptedAssortmentEnv",
@@ -48,19 +49,12 @@ class ScriptedEnvironment(Environment):
         duplicate_arms: Show K copies of one vector each round (exact ties everywhere).
     """
 
-    def __init__(
-        self,
-        *,
-        n_arms: int = 4,
-        d: int = 3,
-        arm_scale: float = 1.0,
-        duplicate_arms: bool = False,
-    ) -> None:
-        super().__init__()
-        self.n_arms = check_int("n_arms", n_arms, low=1)
-        self.d = check_int("d", d, low=1)
-        self.arm_scale = check_scalar("arm_scale", arm_scale, low=0.0)
-        self.duplicate_arms = bool(duplicate_arms)
+    n_arms: int = param(Int(low=1), default=4)
+    d: int = param(Int(low=1), default=3)
+    arm_scale: float = param(Real(low=0.0), default=1.0)
+    duplicate_arms: bool = param(Flag(), default=False)
+
+    def _resolve(self) -> None:
         self.theta = np.zeros(self.d)
         self._u = 0.0
 
@@ -97,22 +91,9 @@ class ScriptedContextualEnv(ScriptedEnvironment):
 
     family: ClassVar[str] = "contextual"
 
-    def __init__(
-        self,
-        *,
-        reward_kind: str = "real",
-        reward_scale: float = 1.0,
-        n_arms: int = 4,
-        d: int = 3,
-        arm_scale: float = 1.0,
-        duplicate_arms: bool = False,
-    ) -> None:
-        super().__init__(
-            n_arms=n_arms, d=d, arm_scale=arm_scale, duplicate_arms=duplicate_arms
-        )
-        self.reward_kind = check_choice("reward_kind", reward_kind, list(REWARD_KINDS))
-        self.reward_scale = check_scalar("reward_scale", reward_scale, low=0.0)
-        self._noise = 0.0
+    reward_kind: str = param(Choice(REWARD_KINDS), default="real")
+    reward_scale: float = param(Real(low=0.0), default=1.0)
+    _noise = 0.0  # this round's N(0, 1) draw
 
     def _next_context(self) -> Context:
         ctx = Context(arms=self._arms())
@@ -191,21 +172,7 @@ class ScriptedAssortmentEnv(ScriptedEnvironment):
 
     family: ClassVar[str] = "assortment"
 
-    def __init__(
-        self,
-        *,
-        max_size: int | None = 2,
-        n_arms: int = 4,
-        d: int = 3,
-        arm_scale: float = 1.0,
-        duplicate_arms: bool = False,
-    ) -> None:
-        super().__init__(
-            n_arms=n_arms, d=d, arm_scale=arm_scale, duplicate_arms=duplicate_arms
-        )
-        self.max_size = (
-            None if max_size is None else check_int("max_size", max_size, low=1)
-        )
+    max_size: int | None = param(Maybe(Int(low=1)), default=2)
 
     def _next_context(self) -> Context:
         arms = self._arms()

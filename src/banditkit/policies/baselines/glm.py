@@ -5,10 +5,7 @@ by Newton's method, refitted on a :class:`~banditkit.policies.parts.schedules.Pe
 design Gram V of the raw features and a selection rule; GLM-UCB scores through a ``Scorer``.
 
 References:
-    [Filippi2010] S. Filippi, O. Cappe, A. Garivier, C. Szepesvari. Parametric bandits: the
-        generalized linear case. NeurIPS 2010.
-    [Kveton2020] B. Kveton, M. Zaheer, C. Szepesvari, L. Li, M. Ghavamzadeh, C. Boutilier.
-        Randomized exploration in generalized linear bandits. AISTATS 2020.
+    In the package's docstring (``banditkit.policies.baselines``): [Filippi2010], [Kveton2020].
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ from banditkit.glm import LINKS
 from banditkit.linalg import Gram
 from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models import GLMModel
-from banditkit.policies.parts.propensity import PointLaw, monte_carlo, uniform_law
+from banditkit.policies.parts.propensity import monte_carlo
 from banditkit.policies.parts.schedules import Periodic
 from banditkit.policies.parts.scorer import Scorer
 from banditkit.policies.parts.selection import (
@@ -34,7 +31,7 @@ from banditkit.policies.parts.selection import (
     gaussian_argmax_law,
     play,
 )
-from banditkit.policies.parts.warmup import WARMUPS, design_plan, plan_law
+from banditkit.policies.parts.warmup import WARMUPS, design_plan, warmup_pull
 
 __all__ = ["GLMTS", "GLMUCB", "GLMPolicy"]
 
@@ -92,25 +89,22 @@ class GLMPolicy(ContextualPolicy):
 
     def _warmup_arm(self, ctx: Context) -> int | None:
         """The warm-up pull of this round (its law proposed), or None after the warm-up."""
-        i, K = self.history.n, ctx.n_arms
+        i = self.history.n
         if i >= self.warmup:
             return None
-        if self.warmup_strategy == "round-robin":
-            self.propose(PointLaw(i % K))
-            return i % K
-        if self.warmup_strategy == "design":
-            drawn_now = self.plan is None
-            if self.plan is None:
-                self.plan = design_plan(ctx.arms, self.warmup, self.rng)
-                self.plan_arms = ctx.arms.copy()
-            same = self.plan_arms is not None and np.array_equal(
-                self.plan_arms, ctx.arms
-            )
-            if same and i < self.plan.size:
-                self.propose(plan_law(self.plan, i, K, drawn_now=drawn_now))
-                return int(self.plan[i])
-        self.propose(uniform_law(K))
-        return int(self.rng.integers(K))
+        drawn_now = self.plan is None
+        if self.warmup_strategy == "design" and drawn_now:
+            self.plan = design_plan(ctx.arms, self.warmup, self.rng)
+            self.plan_arms = ctx.arms.copy()
+        return warmup_pull(
+            self,
+            ctx.arms,
+            i,
+            self.warmup_strategy,
+            self.plan,
+            self.plan_arms,
+            drawn_now=drawn_now,
+        )
 
     def _act(self, ctx: Context) -> Action:
         warm = self._warmup_arm(ctx)

@@ -30,8 +30,7 @@ Sherman-Morrison on the played arm and A_0 by the two Schur steps of Alg. 2 (lin
 22-23), then inverted (O(k^3), k is small).
 
 References:
-    [Li2010] L. Li, W. Chu, J. Langford, R. Schapire. A contextual-bandit approach to
-        personalized news article recommendation. WWW 2010.
+    In the package's docstring (``banditkit.policies.baselines``): [Li2010].
 """
 
 from __future__ import annotations

@@ -6,12 +6,9 @@ kept by rank-1 updates), fitted every round on a row ``History``, with a selecti
 the model's own Gram V.
 
 References:
+    In the package's docstring (``banditkit.policies.baselines``): [Li2010], [Agrawal2013].
     [Abbasi-Yadkori2011] Y. Abbasi-Yadkori, D. Pal, C. Szepesvari. Improved algorithms for linear
         stochastic bandits. NeurIPS 2011.
-    [Li2010] L. Li, W. Chu, J. Langford, R. Schapire. A contextual-bandit approach to
-        personalized news article recommendation. WWW 2010.
-    [Agrawal2013] S. Agrawal, N. Goyal. Thompson sampling for contextual bandits with linear
-        payoffs. ICML 2013.
 """
 
 from __future__ import annotations

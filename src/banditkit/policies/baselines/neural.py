@@ -45,8 +45,42 @@ BACKTRACK = 3
 class NeuralBandit(ScoredPolicy):
     """The hyper-parameters and the parts of NeuralUCB and NeuralTS.
 
-    The arguments are documented on ``NeuralUCB``; ``_parts`` composes the model, the
-    Gram and the schedule around the rule and the radius that each algorithm hands in.
+    ``_parts`` composes the model, the Gram and the schedule around the rule and the
+    radius that each algorithm hands in.
+
+    Args:
+        lam: Gram start Z_0 = lam * I and weight of the L2 term in training, > 0
+            (0.01).
+        width: Hidden units per layer m; even, for the mirrored initialisation (100).
+        depth: Number of linear layers L, >= 2.
+        lr: Step size of the trainer, > 0.
+        steps: GD steps per refit, >= 1 (50).
+        update_every: Refit after every this many rounds, >= 1 (20; 1: every round,
+            as in [Zhou2020]).
+        gram: "diagonal" (default, the practical version of [Zhou2020, Sec. 7]) or
+            "full" (p x p; only for small networks).
+        loss_reduction: "mean_scaled" (default: GD on the objective divided by the
+            number n of observations, same minimiser) or "sum" (the paper's objective).
+        backtrack: Retries of a refit whose objective ends above where it started
+            (or overflows), each from the parameters before it at lr / 10, the smaller
+            lr kept for later refits; >= 0 (3; 0 takes every refit as it ends). A refit
+            that still diverges (non-finite, or 100 times its start) is retried at
+            lr / 10 until it settles (``parts.models.rescue``), whatever ``backtrack``.
+        dtype: "float64" (default) or "float32": the dtype of the network, its
+            training and its gradients g; the Gram Z and its log-determinant stay
+            float64 (docs/performance.md, "Neural training speed").
+        device: "cpu" (default), "cuda", "cuda:N" or "auto" (the first CUDA device if
+            PyTorch sees one, else the CPU): where the network, its training, its
+            history and the Gram Z live (``policies.parts.models.compute``); a device
+            that is not there is a ``ValueError`` naming it.
+        grouped: Train on the distinct rows with their counts and mean rewards (the
+            same gradient, iterates equal up to rounding; O(K) per GD step on a fixed
+            arm set instead of O(t)); False (default) trains on every row.
+        grad_method: Kept so that configs and run ids written before stay valid; it no
+            longer changes anything: ``nn`` chooses its backward pass itself (the
+            explicit pass for every depth, equal to torch.func; docs/trainer.md).
+        block_input: Kept for the same reason; ``nn.fit`` detects block-encoded arms
+            and trains them on their block of the first layer by itself.
     """
 
     contract_params = {"width": 8, "update_every": 3, "steps": 10}  # noqa: RUF012
@@ -119,40 +153,10 @@ class NeuralUCB(NeuralBandit):
 
     Symbols: lam = λ, nu = ν, width = m, depth = L, lr = η, steps = J.
 
+    The other arguments are ``NeuralBandit``'s.
+
     Args:
         nu: Exploration scale, >= 0 (0.1). Zero gives the greedy policy.
-        lam: Gram start Z_0 = lam * I and weight of the L2 term in training, > 0
-            (0.01).
-        width: Hidden units per layer m; even, for the mirrored initialisation (100).
-        depth: Number of linear layers L, >= 2.
-        lr: Step size of the trainer, > 0.
-        steps: GD steps per refit, >= 1 (50).
-        update_every: Refit after every this many rounds, >= 1 (20; 1: every round,
-            as in [Zhou2020]).
-        gram: "diagonal" (default, the practical version of [Zhou2020, Sec. 7]) or
-            "full" (p x p; only for small networks).
-        loss_reduction: "mean_scaled" (default: GD on the objective divided by the
-            number n of observations, same minimiser) or "sum" (the paper's objective).
-        backtrack: Retries of a refit whose objective ends above where it started
-            (or overflows), each from the parameters before it at lr / 10, the smaller
-            lr kept for later refits; >= 0 (3; 0 takes every refit as it ends). A refit
-            that still diverges (non-finite, or 100 times its start) is retried at
-            lr / 10 until it settles (``parts.models.rescue``), whatever ``backtrack``.
-        dtype: "float64" (default) or "float32": the dtype of the network, its
-            training and its gradients g; the Gram Z and its log-determinant stay
-            float64 (docs/performance.md, "Neural training speed").
-        device: "cpu" (default), "cuda", "cuda:N" or "auto" (the first CUDA device if
-            PyTorch sees one, else the CPU): where the network, its training, its
-            history and the Gram Z live (``policies.parts.models.compute``); a device
-            that is not there is a ``ValueError`` naming it.
-        grouped: Train on the distinct rows with their counts and mean rewards (the
-            same gradient, iterates equal up to rounding; O(K) per GD step on a fixed
-            arm set instead of O(t)); False (default) trains on every row.
-        grad_method: Kept so that configs and run ids written before stay valid; it no
-            longer changes anything: ``nn`` chooses its backward pass itself (the
-            explicit pass for every depth, equal to torch.func; docs/trainer.md).
-        block_input: Kept for the same reason; ``nn.fit`` detects block-encoded arms
-            and trains them on their block of the first layer by itself.
         seed: Seed of the policy's own stream (initialisation and tie-breaks).
 
     Shapes:
@@ -195,22 +199,10 @@ class NeuralTS(NeuralBandit):
 
     Symbols: lam = λ, nu = ν (exploration variance scale), width = m, depth = L.
 
+    The other arguments are ``NeuralBandit``'s.
+
     Args:
         nu: Exploration scale, >= 0. Zero gives the greedy policy.
-        lam: Gram start Z_0 = lam * I and weight of the L2 term in training, > 0.
-        width: Hidden units per layer m; even.
-        depth: Number of linear layers L, >= 2.
-        lr: Step size of the trainer, > 0.
-        steps: GD steps per refit, >= 1.
-        update_every: Refit after every this many rounds (1: every round), >= 1.
-        gram: "diagonal" (default) or "full".
-        loss_reduction: "mean_scaled" (default) or "sum"; see ``NeuralUCB``.
-        backtrack: Retries at lr / 10 of a diverging refit (3); see ``NeuralUCB``.
-        dtype: "float64" (default) or "float32"; see ``NeuralUCB``.
-        device: "cpu" (default), "cuda", "cuda:N" or "auto"; see ``NeuralUCB``.
-        grouped: Train on the distinct rows (see ``NeuralUCB``).
-        grad_method: "auto" or "backprop" (see ``NeuralUCB``).
-        block_input: Train block-encoded arms on their blocks (see ``NeuralUCB``).
         seed: Seed of the policy's own stream (initialisation and samples).
 
     Notes:

@@ -23,10 +23,7 @@ Logged rounds are learned in one call by :meth:`~PerArmRidgePolicy.partial_fit` 
 ``update`` one at a time.
 
 References:
-    [Li2010] L. Li, W. Chu, J. Langford, R. Schapire. A contextual-bandit approach to
-        personalized news article recommendation. WWW 2010.
-    [Agrawal2013] S. Agrawal, N. Goyal. Thompson sampling for contextual bandits with linear
-        payoffs. ICML 2013.
+    In the package's docstring (``banditkit.policies.baselines``): [Li2010], [Agrawal2013].
 """
 
 from __future__ import annotations

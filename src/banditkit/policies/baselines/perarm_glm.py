@@ -13,10 +13,7 @@ Every ``update_every`` observations (of the policy, as ``glm-ucb``) the arms pla
 last refit are refitted; the others have no new data. Scoring is batched over arms.
 
 References:
-    [Filippi2010] S. Filippi, O. Cappe, A. Garivier, C. Szepesvari. Parametric bandits: the
-        generalized linear case. NeurIPS 2010.
-    [Kveton2020] B. Kveton, M. Zaheer, C. Szepesvari, L. Li, M. Ghavamzadeh, C. Boutilier.
-        Randomized exploration in generalized linear bandits. AISTATS 2020.
+    In the package's docstring (``banditkit.policies.baselines``): [Filippi2010], [Kveton2020].
 """
 
 from __future__ import annotations
@@ -32,7 +29,13 @@ from banditkit.core.validation import check_state_array
 from banditkit.glm import LINKS, fit_glm, glm_hessian
 from banditkit.policies.baselines.catalogue import PerArmPolicy
 from banditkit.policies.baselines.perarm import linear_scores
-from banditkit.policies.parts.selection import TIE_RTOL, Optimistic, Sampled, play
+from banditkit.policies.parts.selection import (
+    TIE_RTOL,
+    ArmRule,
+    Optimistic,
+    Sampled,
+    play,
+)
 
 __all__ = ["PerArmGLMPolicy", "PerArmGLMTS", "PerArmGLMUCB"]
 
@@ -69,6 +72,16 @@ class PerArmGLMPolicy(PerArmPolicy):
 
     _stacks: ClassVar[tuple[str, ...]] = ("A_inv", "H_inv", "theta", "counts", "dirty")
     _spd_stacks: ClassVar[tuple[str, ...]] = ("A_inv", "H_inv")
+
+    #: The selection rule, and the stack of inverse matrices its widths read: a UCB and a
+    #: TS variant differ by these two (``nu * ||x_a||`` in that matrix is the width).
+    rule: ClassVar[ArmRule]
+    spread: ClassVar[str]
+
+    def _act(self, ctx: Context) -> Action:
+        inverse = getattr(self, self.spread)
+        mean, var = linear_scores(self.theta, inverse, ctx.arms, ctx.is_shared)
+        return play(self, self.rule, mean, self.nu * np.sqrt(var))
 
     def _resolve(self) -> None:
         super()._resolve()
@@ -181,10 +194,8 @@ class PerArmGLMUCB(PerArmGLMPolicy):
         True
     """
 
-    def _act(self, ctx: Context) -> Action:
-        # the design Gram A_a = lam I + sum x x^T
-        mean, width2 = linear_scores(self.theta, self.A_inv, ctx.arms, ctx.is_shared)
-        return play(self, Optimistic(TIE_RTOL), mean, self.nu * np.sqrt(width2))
+    rule: ClassVar[ArmRule] = Optimistic(TIE_RTOL)
+    spread: ClassVar[str] = "A_inv"  # the design Gram A_a = lam I + sum x x^T
 
 
 @POLICIES.register("glm-ts-per-arm")
@@ -201,7 +212,5 @@ class PerArmGLMTS(PerArmGLMPolicy):
         True
     """
 
-    def _act(self, ctx: Context) -> Action:
-        # the Laplace precision H_a at the arm's last fit
-        mean, var = linear_scores(self.theta, self.H_inv, ctx.arms, ctx.is_shared)
-        return play(self, Sampled(TIE_RTOL), mean, self.nu * np.sqrt(var))
+    rule: ClassVar[ArmRule] = Sampled(TIE_RTOL)
+    spread: ClassVar[str] = "H_inv"  # the Laplace precision H_a at the arm's last fit

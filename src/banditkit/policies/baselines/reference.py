@@ -73,6 +73,17 @@ class _PlaysBestAction:
         return {}
 
 
+class _PlaysUniform:
+    """Uniform play over the round's actions (``Policy._uniform_action``), learning nothing."""
+
+    def _act(self, ctx: Context) -> Action:
+        self.propose(partial(self._uniform_probability, ctx))  # type: ignore[attr-defined]
+        return self._uniform_action(ctx)  # type: ignore[attr-defined]
+
+    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        pass
+
+
 def _distinct_pair_probability(k: int, action: Action) -> float:
     """``random-duel``'s law: 1 / (K (K - 1)) for a pair of distinct arms ((0, 0) if K = 1)."""
     assert isinstance(action, tuple)
@@ -83,7 +94,7 @@ def _distinct_pair_probability(k: int, action: Action) -> float:
 
 
 @POLICIES.register("random")
-class RandomPolicy(ContextualPolicy):
+class RandomPolicy(_PlaysUniform, ContextualPolicy):
     """Uniform play: each round an arm uniformly at random (propensity 1/K).
 
     Example:
@@ -92,13 +103,6 @@ class RandomPolicy(ContextualPolicy):
         >>> RandomPolicy(seed=0).act(Context(arms=np.eye(3))) in range(3)
         True
     """
-
-    def _act(self, ctx: Context) -> Action:
-        self.propose(partial(self._uniform_probability, ctx))
-        return self._uniform_action(ctx)
-
-    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
-        pass
 
 
 @POLICIES.register("oracle")
@@ -141,7 +145,7 @@ class DuelingOracle(_PlaysBestAction, DuelingPolicy):
 
 
 @POLICIES.register("random-assortment")
-class RandomAssortment(AssortmentPolicy):
+class RandomAssortment(_PlaysUniform, AssortmentPolicy):
     """Uniform assortment play: a non-empty set of at most m items, uniform over all of them.
 
     With K items and capacity m (``ctx.max_size``, K when absent) there are
@@ -155,13 +159,6 @@ class RandomAssortment(AssortmentPolicy):
         >>> 1 <= len(offer) <= 2
         True
     """
-
-    def _act(self, ctx: Context) -> Action:
-        self.propose(partial(self._uniform_probability, ctx))
-        return self._uniform_action(ctx)
-
-    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
-        pass
 
 
 @POLICIES.register("oracle-assortment")

@@ -17,6 +17,8 @@ References:
         loss minimisation. AISTATS 2024.
     [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
         nonlinear contextual bandits. arXiv:2510.10730.
+    [Jia2022] Y. Jia, W. Zhang, D. Zhou, Q. Gu, H. Wang. Learning neural contextual bandits
+        through perturbed rewards. ICLR 2022.
 """
 
 from banditkit.policies.ensemble.anytime import (

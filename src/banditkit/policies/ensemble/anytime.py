@@ -22,8 +22,7 @@ Besson & Kaufmann 2018]:
 (gamma = 1/2, delta = 3/2 for ensemble sampling; minimised near b = (3 + sqrt 5) / 2).
 
 References:
-    [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
-        nonlinear contextual bandits. arXiv:2510.10730.
+    In the package's docstring (``banditkit.policies.ensemble``): [Sun2025].
 """
 
 from __future__ import annotations

@@ -18,12 +18,9 @@ algorithm declares its hyper-parameters and hands in its model (``_make_model(me
 and, if not the stored ones, its perturbations (``_perturbations()``).
 
 References:
-    [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
-        nonlinear contextual bandits. arXiv:2510.10730.
+    In the package's docstring (``banditkit.policies.ensemble``): [Sun2025], [Jia2022].
     [Kveton2020] B. Kveton, M. Zaheer, C. Szepesvari, L. Li, M. Ghavamzadeh,
         C. Boutilier. Randomized exploration in generalized linear bandits. AISTATS 2020.
-    [Jia2022] Y. Jia, W. Zhang, D. Zhou, Q. Gu, H. Wang. Learning neural contextual bandits
-        through perturbed rewards. ICLR 2022.
 """
 
 from __future__ import annotations
@@ -43,13 +40,11 @@ from banditkit.policies.ensemble.anytime import (
 from banditkit.policies.ensemble.history import PerturbedHistory
 from banditkit.policies.parts.propensity import (
     ArrayLaw,
-    PointLaw,
     tie_shares,
-    uniform_law,
 )
 from banditkit.policies.parts.schedules import Periodic
 from banditkit.policies.parts.selection import argmax_random_tie
-from banditkit.policies.parts.warmup import WARMUPS, design_plan, plan_law
+from banditkit.policies.parts.warmup import WARMUPS, design_plan, warmup_pull
 
 __all__ = [
     "ANYTIME",
@@ -229,34 +224,30 @@ class EnsemblePolicy(ContextualPolicy):
 
     def _warmup_action(self, ctx: Context) -> int:
         """The warm-up pull of this round, its law proposed."""
-        K, i = ctx.n_arms, self.history.n
-        if self.warmup_strategy == "round-robin":
-            self.propose(PointLaw(i % K))
-            return i % K
-        if self.warmup_strategy == "design":
-            drawn_now = self.plan is None
-            if self.plan is None:
-                self.plan = design_plan(
-                    ctx.arms,
-                    self.warm_len,
-                    self.rng,
-                    a=self.design_a,
-                    rounding=self.rounding,
-                    enforce_min_pulls=self.enforce_min_pulls,
-                )
-                self.plan_arms = ctx.arms.copy()
-                self.warm_len = int(self.plan.size)  # realised length (line 13)
-                if self.warm_len == 0:
-                    self.warmup_done = True
-                    return self._greedy_action(ctx)
-            same = self.plan_arms is not None and np.array_equal(
-                self.plan_arms, ctx.arms
+        drawn_now = self.plan is None
+        if self.warmup_strategy == "design" and drawn_now:
+            self.plan = design_plan(
+                ctx.arms,
+                self.warm_len,
+                self.rng,
+                a=self.design_a,
+                rounding=self.rounding,
+                enforce_min_pulls=self.enforce_min_pulls,
             )
-            if same and i < self.plan.size:
-                self.propose(plan_law(self.plan, i, K, drawn_now=drawn_now))
-                return int(self.plan[i])
-        self.propose(uniform_law(K))  # "random", or an arm set the plan was not made on
-        return int(self.rng.integers(K))
+            self.plan_arms = ctx.arms.copy()
+            self.warm_len = int(self.plan.size)  # realised length (line 13)
+            if self.warm_len == 0:
+                self.warmup_done = True
+                return self._greedy_action(ctx)
+        return warmup_pull(
+            self,
+            ctx.arms,
+            self.history.n,
+            self.warmup_strategy,
+            self.plan,
+            self.plan_arms,
+            drawn_now=drawn_now,
+        )
 
     def _greedy_action(self, ctx: Context) -> int:
         """j_t ~ U{1..m}; X_t = argmax_x f(x; theta^{j_t}) [Sun2025, Alg. 1, lines 4-5].

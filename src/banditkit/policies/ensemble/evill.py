@@ -21,10 +21,7 @@ enters ``glm.fit_glm_stacked`` as d unit rows of count 0 and target sums W, and 
 the perturbed fit are both warm-started (the perturbed fit at the MLE).
 
 References:
-    [Janz2024] D. Janz, S. Liu, A. Ayoub, C. Szepesvari. Exploration via linearly perturbed
-        loss minimisation. AISTATS 2024.
-    [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
-        nonlinear contextual bandits. arXiv:2510.10730.
+    In the package's docstring (``banditkit.policies.ensemble``): [Sun2025], [Janz2024].
 """
 
 from __future__ import annotations

@@ -10,8 +10,7 @@ gradients) are functions of (x_u, c_u, S_uj) alone. ``grouped()`` returns them; 
 arm set of K arms a refit then costs O(K) per step instead of O(t).
 
 References:
-    [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
-        nonlinear contextual bandits. arXiv:2510.10730.
+    In the package's docstring (``banditkit.policies.ensemble``): [Sun2025].
 """
 
 from __future__ import annotations

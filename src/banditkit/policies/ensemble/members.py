@@ -20,8 +20,7 @@ neural members read the history grouped by distinct rows (``PerturbedHistory.gro
 the same objective and gradient, computed over the distinct rows only.
 
 References:
-    [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
-        nonlinear contextual bandits. arXiv:2510.10730.
+    In the package's docstring (``banditkit.policies.ensemble``): [Sun2025].
 """
 
 from __future__ import annotations

@@ -7,10 +7,7 @@ Neural-ES takes ``anytime = {t0, base}`` for the doubling-trick variant of [Sun2
 (``policies.ensemble.base``).
 
 References:
-    [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
-        nonlinear contextual bandits. arXiv:2510.10730.
-    [Jia2022] Y. Jia, W. Zhang, D. Zhou, Q. Gu, H. Wang. Learning neural contextual bandits
-        through perturbed rewards. ICLR 2022.
+    In the package's docstring (``banditkit.policies.ensemble``): [Sun2025], [Jia2022].
 """
 
 from __future__ import annotations

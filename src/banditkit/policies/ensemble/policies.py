@@ -10,10 +10,7 @@ Every policy takes ``anytime = {t0, base}`` (all but Neural-PHE) for the doublin
 variant of [Sun2025, Sec. 6] (``policies.ensemble.base``).
 
 References:
-    [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
-        nonlinear contextual bandits. arXiv:2510.10730.
-    [Jia2022] Y. Jia, W. Zhang, D. Zhou, Q. Gu, H. Wang. Learning neural contextual bandits
-        through perturbed rewards. ICLR 2022.
+    In the package's docstring (``banditkit.policies.ensemble``): [Sun2025], [Jia2022].
 """
 
 from __future__ import annotations

@@ -11,8 +11,7 @@ lambda = max(1, d, log(1 / delta)) (Thm 5.5; the proof in App. A.3 uses another 
 sigma_R of order sqrt(d log T).
 
 References:
-    [Sun2025] J. Sun, W. Wang, P. Xu. Provable anytime ensemble sampling algorithms in
-        nonlinear contextual bandits. arXiv:2510.10730.
+    In the package's docstring (``banditkit.policies.ensemble``): [Sun2025].
 """
 
 from __future__ import annotations

@@ -64,8 +64,14 @@ __all__ = [
     "NeuralLogUCB2",
 ]
 
-#: Thompson sampling draws on the latent scale: a TS policy takes no ``mean_scale``.
-_LATENT_ONLY = NoneOnly("Thompson sampling draws on the latent scale")
+
+class _LatentSample:
+    """The Thompson variants: the sample is on the latent scale (no ``mean_scale``)."""
+
+    default_nu = 0.01
+    mean_scale: str | None = param(
+        NoneOnly("Thompson sampling draws on the latent scale"), default=None
+    )
 
 
 @POLICIES.register("neurallog-ucb1")
@@ -136,7 +142,7 @@ class NeuralLogUCB2(NeuralLogPolicy):
 
 
 @POLICIES.register("neurallog-ts1")
-class NeuralLogTS1(NeuralLogPolicy):
+class NeuralLogTS1(_LatentSample, NeuralLogPolicy):
     """NeuralLog-TS-1 [Bae2025, App. I; practical mode]: Gaussian sample per arm.
 
         r_k ~ N(f(x_k; theta), s_k^2),
@@ -160,17 +166,13 @@ class NeuralLogTS1(NeuralLogPolicy):
         True
     """
 
-    default_nu = 0.01
-
-    mean_scale: str | None = param(_LATENT_ONLY, default=None)
-
     def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
         factor = math.sqrt(self.kappa)  # s = sqrt(kappa) nu_t ||phi||_{V^-1}
         return self._algorithm_1(d, generator, Sampled(), factor, "latent")
 
 
 @POLICIES.register("neurallog-ts2")
-class NeuralLogTS2(NeuralLogPolicy):
+class NeuralLogTS2(_LatentSample, NeuralLogPolicy):
     """NeuralLog-TS-2 [Bae2025, Remark I.2; practical mode]: Gaussian sample per arm.
 
         r_k ~ N(f(x_k; theta), s_k^2),
@@ -192,10 +194,6 @@ class NeuralLogTS2(NeuralLogPolicy):
         >>> policy.act(Context(arms=np.eye(3))) in range(3)
         True
     """
-
-    default_nu = 0.01
-
-    mean_scale: str | None = param(_LATENT_ONLY, default=None)
 
     def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
         return self._algorithm_2(d, generator, Sampled())  # s = nu_t ||phi||_{W^-1}

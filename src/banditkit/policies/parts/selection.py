@@ -8,7 +8,9 @@ hand-written numbers and reused by every family of policies.
                 top_k                                                 a set of k arms
                 pair_argmax                                           an ordered pair
     parts       Greedy, Optimistic, Sampled, TopK, OptimisticPair, SampledPair:
-                ``select(mean, width, rng)`` objects a composed policy holds;
+                ``select(mean, width, rng)`` objects a composed policy holds, each a
+                ``ScoreRule`` that states its score function (``select`` and ``law``
+                are the base class's);
                 Optimistic and Sampled also ``select_bracketed(mean, norms, radius,
                 rng)``, the same choice when the radius B is known only within bounds
                 (``RadiusRange``)
@@ -50,10 +52,12 @@ __all__ = [
     "Greedy",
     "Optimistic",
     "OptimisticPair",
+    "PairRule",
     "RadiusRange",
     "Rule",
     "Sampled",
     "SampledPair",
+    "ScoreRule",
     "TopK",
     "argmax_on_bounds",
     "argmax_random_tie",
@@ -460,14 +464,63 @@ class RadiusRange:
         return cls(nu, radius, radius, False, lambda: radius)
 
 
-class Greedy:
-    """argmax_k mean_k (widths ignored)."""
+class ScoreRule:
+    """A rule that plays the best action by one score function of the beliefs.
+
+    ``select`` and ``law`` are those of every rule: a subclass states its ``score`` (the
+    default is mean + width) and, for an action other than one arm, ``_pick`` and the two
+    laws. An exact rule scores the
+    beliefs; a sampler (``sampled``) scores them with standard normals ``noise`` drawn from
+    ``rng``, and estimates its law from ``mc.samples`` further draws of the noise.
+
+    Attributes:
+        sampled: Whether the scores take noise.
+        rtol: Scores within this relative tolerance of the best are ties
+            (:func:`argmax_random_tie`); 0: exact ties.
+    """
+
+    sampled: bool = False
+    rtol: float = 0.0
+
+    def score(
+        self, mean: np.ndarray, width: np.ndarray, noise: np.ndarray | None
+    ) -> np.ndarray:
+        """The scores (..., actions): mean + width, or mean + width * noise (a sampler's).
+
+        ``noise``: None, or standard normals of shape (..., *``_noise_shape``).
+        """
+        return mean + (width if noise is None else width * noise)
+
+    def _noise_shape(self, mean: np.ndarray, width: np.ndarray) -> tuple[int, ...]:
+        return mean.shape
+
+    def _pick(self, scores: np.ndarray, rng: np.random.Generator | None) -> Any:
+        return argmax_random_tie(scores, rng, self.rtol)
+
+    def _exact_law(self, scores: np.ndarray) -> Law:
+        """1 / (number of tied best actions) for each of them."""
+        return tie_law(scores, self.rtol)
+
+    def _sampled_law(
+        self, draws: np.ndarray, chosen: Action, samples: int
+    ) -> Law | None:
+        """The share of each action among the best of ``samples`` draws (ties split)."""
+        flat = draws.reshape(samples, -1)
+        if np.isnan(flat).any():
+            return None
+        shares = tie_shares(flat, self.rtol).sum(axis=0)
+        return SampledLaw(shares.reshape(draws.shape[1:]), samples, chosen)
 
     def select(
-        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
-    ) -> int:
-        """The arm of largest mean."""
-        return argmax_random_tie(mean, rng)
+        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator | None
+    ) -> Any:
+        """The action of best score; ``rng`` breaks ties and draws a sampler's noise."""
+        mean, width = np.asarray(mean), np.asarray(width)
+        noise = None
+        if self.sampled:
+            assert rng is not None
+            noise = rng.standard_normal(self._noise_shape(mean, width))
+        return self._pick(self.score(mean, width, noise), rng)
 
     def law(
         self,
@@ -475,9 +528,25 @@ class Greedy:
         width: np.ndarray,
         chosen: Action,
         mc: MonteCarlo | None = None,
-    ) -> Law:
-        """1 / (number of arms tied at the largest mean) for each of them."""
-        return tie_law(np.asarray(mean))
+    ) -> Law | None:
+        """Exact for an exact rule; a sampler's by Monte Carlo (None without ``mc``)."""
+        mean, width = np.asarray(mean, dtype=float), np.asarray(width, dtype=float)
+        if not self.sampled:
+            return self._exact_law(self.score(mean, width, None))
+        if mc is None:
+            return None
+        noise = mc.rng().standard_normal((mc.samples, *self._noise_shape(mean, width)))
+        return self._sampled_law(self.score(mean, width, noise), chosen, mc.samples)
+
+
+class Greedy(ScoreRule):
+    """argmax_k mean_k (widths ignored)."""
+
+    def score(
+        self, mean: np.ndarray, width: np.ndarray, noise: np.ndarray | None
+    ) -> np.ndarray:
+        """The means."""
+        return mean
 
 
 def bracketed_argmax(
@@ -513,28 +582,20 @@ def bracketed_argmax(
     )
 
 
-class ArmRule:
-    """A rule over arms by one score per arm; ``rtol``: ties within a relative tolerance.
+class ArmRule(ScoreRule):
+    """A rule over arms by mean_k + width_k, or by a sample of N(mean_k, width_k^2).
 
-    ``select`` takes the widths; ``select_bracketed`` is ``select`` with widths
-    nu * B(d_eff) * norms, decided on the bounds of B when they suffice
-    (:func:`bracketed_argmax`); a Thompson rule makes its draws first (``_draws``), as
-    ``select`` makes them.
+    ``select_bracketed`` is ``select`` with widths nu * B(d_eff) * norms, decided on the
+    bounds of B when they suffice (:func:`bracketed_argmax`); a Thompson rule makes its
+    draws first, as ``select`` makes them.
+
+    Args:
+        rtol: Scores within this relative tolerance of the best are ties
+            (:func:`argmax_random_tie`); 0 (default): exact ties.
     """
 
     def __init__(self, rtol: float = 0.0) -> None:
         self.rtol = rtol
-
-    def _draws(
-        self, shape: tuple[int, ...], rng: np.random.Generator
-    ) -> np.ndarray | None:
-        return None
-
-    def select(
-        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
-    ) -> int:
-        """The arm for these means and widths; ``rng`` breaks ties and draws samples."""
-        raise NotImplementedError
 
     def select_bracketed(
         self,
@@ -544,19 +605,9 @@ class ArmRule:
         rng: np.random.Generator,
     ) -> int:
         """The arm for widths nu * B * norms, B(d_eff) in ``radius``'s bounds."""
-        draws = self._draws(mean.shape, rng)
+        draws = rng.standard_normal(mean.shape) if self.sampled else None
         return bracketed_argmax(mean, norms, radius, draws, rng, self.rtol)
 
-    def law(
-        self,
-        mean: np.ndarray,
-        width: np.ndarray,
-        chosen: Action,
-        mc: MonteCarlo | None = None,
-    ) -> Law | None:
-        """The law of ``select`` on these means and widths (class docstring)."""
-        raise NotImplementedError
-
     def law_bracketed(
         self,
         mean: np.ndarray,
@@ -565,109 +616,20 @@ class ArmRule:
         chosen: int,
         mc: MonteCarlo | None = None,
     ) -> Law | None:
-        """The law of ``select_bracketed``: ``law`` at the widths nu * B(d_eff) * norms."""
-        return self.law(mean, (radius.nu * radius.exact()) * norms, chosen, mc)
+        """The law of ``select_bracketed``, decided on the bounds of B where they suffice.
 
-
-class Optimistic(ArmRule):
-    """argmax_k mean_k + width_k (the widths carry nu).
-
-    Args:
-        rtol: Scores within this relative tolerance of the best are ties
-            (:func:`argmax_random_tie`); 0 (default): exact ties.
-
-    Example:
-        >>> rule, rng = Optimistic(), np.random.default_rng(0)
-        >>> bracket = RadiusRange(1.0, 1.0, 2.0, True, lambda: 1 / 0)  # never read
-        >>> rule.select_bracketed(np.array([1.0, 0.0]), np.array([0.1, 0.2]), bracket, rng)
-        0
-    """
-
-    def select(
-        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
-    ) -> int:
-        """The arm of largest upper confidence bound."""
-        return optimistic_argmax(mean, width, 1.0, rng, self.rtol)
-
-    def law(
-        self,
-        mean: np.ndarray,
-        width: np.ndarray,
-        chosen: Action,
-        mc: MonteCarlo | None = None,
-    ) -> Law:
-        """Exact: 1 / (number of tied upper confidence bounds) for each tied arm."""
-        return tie_law(np.asarray(mean) + 1.0 * np.asarray(width), self.rtol)
-
-    def law_bracketed(
-        self,
-        mean: np.ndarray,
-        norms: np.ndarray,
-        radius: RadiusRange,
-        chosen: int,
-        mc: MonteCarlo | None = None,
-    ) -> Law | None:
-        """Exact; where the bounds of B decide (``select_bracketed``), 1 for that arm.
-
-        The arm that is the unique best at every B of the interval is played whatever
-        d_eff is: d_eff is not read.
+        An exact rule plays the arm that is the unique best at every B of the interval
+        whatever d_eff is (:func:`argmax_on_bounds`): probability 1. A sampler's draw xi
+        is decided where one arm is the unique best of mean + nu B norms xi at both ends.
+        B(d_eff) is read only when the bounds do not decide (``law`` at its widths).
         """
-        if radius.pending:
-            arm = int(
-                argmax_on_bounds(mean, radius.nu * norms, radius.low, radius.high)
-            )
-            if arm >= 0:
-                return PointLaw(arm)
-        return super().law_bracketed(mean, norms, radius, chosen, mc)
-
-
-class Sampled(ArmRule):
-    """argmax_k of r_k ~ N(mean_k, width_k^2) (per-arm Thompson sampling).
-
-    Args:
-        rtol: Samples within this relative tolerance of the best are ties
-            (:func:`argmax_random_tie`); 0 (default): exact ties.
-    """
-
-    def _draws(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-        return rng.standard_normal(shape)
-
-    def select(
-        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
-    ) -> int:
-        """The arm of largest sample."""
-        return gaussian_sample(mean, width, 1.0, rng, self.rtol)
-
-    def law(
-        self,
-        mean: np.ndarray,
-        width: np.ndarray,
-        chosen: Action,
-        mc: MonteCarlo | None = None,
-    ) -> Law | None:
-        """Monte Carlo: ``mc.samples`` further draws of N(mean, width^2) (None without)."""
-        mean, width = np.asarray(mean), np.asarray(width)
-
-        def draw(rng: np.random.Generator, n: int) -> np.ndarray:
-            return mean + width * rng.standard_normal((n, mean.shape[0]))
-
-        assert isinstance(chosen, int)
-        return sampled_arm_law(draw, chosen, mc, self.rtol)
-
-    def law_bracketed(
-        self,
-        mean: np.ndarray,
-        norms: np.ndarray,
-        radius: RadiusRange,
-        chosen: int,
-        mc: MonteCarlo | None = None,
-    ) -> Law | None:
-        """The Monte Carlo law of ``select_bracketed``, each draw decided on the bounds.
-
-        A draw xi is decided where one arm is the unique best of mean + nu B norms xi at
-        both ends of the interval of B (:func:`argmax_on_bounds`); B(d_eff) is read only
-        when a draw is not.
-        """
+        if not self.sampled:
+            if radius.pending:
+                slope = radius.nu * norms
+                arm = int(argmax_on_bounds(mean, slope, radius.low, radius.high))
+                if arm >= 0:
+                    return PointLaw(arm)
+            return self.law(mean, (radius.nu * radius.exact()) * norms, chosen, mc)
         if mc is None:
             return None
         xi = mc.rng().standard_normal((mc.samples, mean.shape[0]))
@@ -679,8 +641,25 @@ class Sampled(ArmRule):
             if (arms >= 0).all():
                 counts = np.bincount(arms, minlength=mean.shape[0]).astype(float)
                 return SampledLaw(counts, mc.samples, chosen)
-        draws = mean + ((radius.nu * radius.exact()) * norms) * xi
-        return SampledLaw(tie_shares(draws, self.rtol).sum(axis=0), mc.samples, chosen)
+        width = (radius.nu * radius.exact()) * norms
+        return self._sampled_law(self.score(mean, width, xi), chosen, mc.samples)
+
+
+class Optimistic(ArmRule):
+    """argmax_k mean_k + width_k (the widths carry nu): upper confidence bounds.
+
+    Example:
+        >>> rule, rng = Optimistic(), np.random.default_rng(0)
+        >>> bracket = RadiusRange(1.0, 1.0, 2.0, True, lambda: 1 / 0)  # never read
+        >>> rule.select_bracketed(np.array([1.0, 0.0]), np.array([0.1, 0.2]), bracket, rng)
+        0
+    """
+
+
+class Sampled(ArmRule):
+    """argmax_k of r_k ~ N(mean_k, width_k^2) (per-arm Thompson sampling)."""
+
+    sampled = True
 
 
 class _TopKLaw:
@@ -715,10 +694,11 @@ def top_k_law(scores: np.ndarray, k: int) -> Law:
     return _TopKLaw(sure, tied, k - len(sure))
 
 
-class TopK:
+class TopK(ScoreRule):
     """The k arms of largest mean + width (or of a Gaussian sample): an assortment.
 
-    The action is the sorted tuple of the chosen arms (the assortment contract).
+    The action is the sorted tuple of the chosen arms (the assortment contract); its law
+    is exact for mean + width (``top_k_law``), by Monte Carlo over the samples' sets.
 
     Args:
         k: Assortment size, >= 1.
@@ -733,45 +713,54 @@ class TopK:
         self.k = check_int("k", k, low=1)
         self.sampled = sampled
 
-    def select(
-        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator | None
+    def _pick(
+        self, scores: np.ndarray, rng: np.random.Generator | None
     ) -> tuple[int, ...]:
-        """The assortment, as sorted arm indices."""
-        if self.sampled:
-            assert rng is not None
-            scores = mean + width * rng.standard_normal(np.shape(mean))
-        else:
-            scores = mean + width
         return tuple(sorted(top_k(scores, min(self.k, len(scores)), rng)))
 
-    def law(
-        self,
-        mean: np.ndarray,
-        width: np.ndarray,
-        chosen: Action,
-        mc: MonteCarlo | None = None,
-    ) -> Law | None:
-        """Exact for mean + width (``top_k_law``); Monte Carlo over the samples' sets."""
-        mean, width = np.asarray(mean, dtype=float), np.asarray(width, dtype=float)
-        k = min(self.k, mean.shape[0])
-        if not self.sampled:
-            return top_k_law(mean + width, k)
-        if mc is None:
-            return None
-        draws = mean + width * mc.rng().standard_normal((mc.samples, mean.shape[0]))
+    def _exact_law(self, scores: np.ndarray) -> Law:
+        return top_k_law(scores, min(self.k, scores.shape[-1]))
+
+    def _sampled_law(self, draws: np.ndarray, chosen: Action, samples: int) -> Law:
+        k = min(self.k, draws.shape[-1])
         sets = np.sort(np.argsort(-draws, axis=1, kind="stable")[:, :k], axis=1)
         assert isinstance(chosen, tuple)
         return SetLaw([tuple(row) for row in sets.tolist()], chosen)
 
 
-class OptimisticPair:
-    """Dueling rule: argmax over (k, k') of mean_k + mean_k' + width[k, k'].
+class PairRule(ScoreRule):
+    """Dueling rule: the ordered pair (k, k') of best joint score of mean_k + mean_k'.
 
     ``width`` is the (K, K) matrix of pair widths, e.g. nu ||z_k - z_k'||_{A^-1}
-    (``Scorer.pair_scores``).
+    (``Scorer.pair_scores``); the joint score adds it (``OptimisticPair``) or a
+    sample of N(0, width[k, k']^2), one independent draw per ordered pair
+    (``SampledPair``).
 
     Args:
         diagonal: Whether an arm may duel itself.
+    """
+
+    def __init__(self, *, diagonal: bool = True) -> None:
+        self.diagonal = diagonal
+
+    def score(
+        self, mean: np.ndarray, width: np.ndarray, noise: np.ndarray | None
+    ) -> np.ndarray:
+        """The (..., K, K) joint scores, -inf on the diagonal unless ``diagonal``."""
+        spread = width if noise is None else width * noise
+        return _off_diagonal(mean[:, None] + mean[None, :] + spread, self.diagonal)
+
+    def _noise_shape(self, mean: np.ndarray, width: np.ndarray) -> tuple[int, ...]:
+        return width.shape
+
+    def _pick(
+        self, scores: np.ndarray, rng: np.random.Generator | None
+    ) -> tuple[int, int]:
+        return pair_argmax(scores, rng, diagonal=self.diagonal)
+
+
+class OptimisticPair(PairRule):
+    """argmax over (k, k') of mean_k + mean_k' + width[k, k'] (see :class:`PairRule`).
 
     Example:
         >>> w = np.array([[0.0, 1.0], [1.0, 0.0]])
@@ -779,69 +768,11 @@ class OptimisticPair:
         (0, 1)
     """
 
-    def __init__(self, *, diagonal: bool = True) -> None:
-        self.diagonal = diagonal
 
-    def select(
-        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator | None
-    ) -> tuple[int, int]:
-        """The ordered pair of largest optimistic joint score."""
-        mean = np.asarray(mean)
-        return pair_argmax(
-            mean[:, None] + mean[None, :] + width, rng, diagonal=self.diagonal
-        )
+class SampledPair(PairRule):
+    """argmax over (k, k') of s ~ N(mean_k + mean_k', width[k, k']^2) (:class:`PairRule`)."""
 
-    def law(
-        self,
-        mean: np.ndarray,
-        width: np.ndarray,
-        chosen: Action,
-        mc: MonteCarlo | None = None,
-    ) -> Law:
-        """Exact: 1 / (number of tied pairs) for each tied pair (a (K, K) law)."""
-        mean = np.asarray(mean, dtype=float)
-        scores = mean[:, None] + mean[None, :] + np.asarray(width, dtype=float)
-        return tie_law(_off_diagonal(scores, self.diagonal))
-
-
-class SampledPair:
-    """Dueling Thompson rule: argmax over (k, k') of s ~ N(mean_k + mean_k', width[k, k']^2).
-
-    One independent draw per ordered pair; ``width`` as for ``OptimisticPair``.
-
-    Args:
-        diagonal: Whether an arm may duel itself.
-    """
-
-    def __init__(self, *, diagonal: bool = True) -> None:
-        self.diagonal = diagonal
-
-    def select(
-        self, mean: np.ndarray, width: np.ndarray, rng: np.random.Generator
-    ) -> tuple[int, int]:
-        """The ordered pair of largest sampled joint score."""
-        mean = np.asarray(mean)
-        width = np.asarray(width)
-        draws = mean[:, None] + mean[None, :] + width * rng.standard_normal(width.shape)
-        return pair_argmax(draws, rng, diagonal=self.diagonal)
-
-    def law(
-        self,
-        mean: np.ndarray,
-        width: np.ndarray,
-        chosen: Action,
-        mc: MonteCarlo | None = None,
-    ) -> Law | None:
-        """Monte Carlo: ``mc.samples`` further draws of the K x K scores (None without)."""
-        if mc is None:
-            return None
-        mean = np.asarray(mean, dtype=float)
-        width = np.asarray(width, dtype=float)
-        K = mean.shape[0]
-        z = mc.rng().standard_normal((mc.samples, K, K))
-        draws = _off_diagonal(mean[:, None] + mean[None, :] + width * z, self.diagonal)
-        shares = tie_shares(draws.reshape(mc.samples, K * K)).sum(axis=0)
-        return SampledLaw(shares.reshape(K, K), mc.samples, chosen)
+    sampled = True
 
 
 def _off_diagonal(scores: np.ndarray, diagonal: bool) -> np.ndarray:

@@ -34,12 +34,21 @@ import math
 
 import numpy as np
 
+from banditkit.core.policy import Policy
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.linalg import g_optimal_design
-from banditkit.policies.parts.propensity import ArrayLaw, Law, PointLaw
+from banditkit.policies.parts.propensity import ArrayLaw, Law, PointLaw, uniform_law
 
-__all__ = ["ROUNDINGS", "WARMUPS", "design_plan", "plan_law", "round_design"]
+__all__ = [
+    "ROUNDINGS",
+    "WARMUPS",
+    "design_plan",
+    "plan_law",
+    "round_design",
+    "warmup_pull",
+]
 
+#: Roundings of a design to pull counts (``round_design``): as printed, or efficient.
 ROUNDINGS = ("paper", "pukelsheim")
 #: Warm-up strategies: G-optimal design (Algorithm 2), one pull per arm in turn, uniform.
 WARMUPS = ("design", "round-robin", "random")
@@ -146,3 +155,32 @@ def plan_law(plan: np.ndarray, i: int, n_arms: int, *, drawn_now: bool) -> Law:
     if drawn_now:
         return ArrayLaw(np.bincount(plan, minlength=n_arms) / plan.size)
     return PointLaw(int(plan[i]))
+
+
+def warmup_pull(
+    policy: Policy,
+    arms: np.ndarray,
+    i: int,
+    strategy: str,
+    plan: np.ndarray | None,
+    plan_arms: np.ndarray | None,
+    *,
+    drawn_now: bool,
+) -> int:
+    """Pull ``i`` of a warm-up under ``strategy``, its law proposed to ``policy``.
+
+    "round-robin": arm i mod K. "design": pull i of ``plan`` (``design_plan``, drawn on
+    ``plan_arms``; ``drawn_now``: in this round) while the round shows those arms and the
+    plan lasts. Otherwise, and for "random", a uniform arm from the policy's stream.
+    """
+    K = arms.shape[0]
+    if strategy == "round-robin":
+        policy.propose(PointLaw(i % K))
+        return i % K
+    if strategy == "design" and plan is not None:
+        same = plan_arms is not None and np.array_equal(plan_arms, arms)
+        if same and i < plan.size:
+            policy.propose(plan_law(plan, i, K, drawn_now=drawn_now))
+            return int(plan[i])
+    policy.propose(uniform_law(K))
+    return int(policy.rng.integers(K))

@@ -12,6 +12,12 @@
 References:
     [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
         with rare parameter updates. arXiv:2606.00984.
+    [Ruan2021] Y. Ruan, J. Yang, Y. Zhou. Linear bandits with limited adaptivity and
+        learning distributional optimal design. STOC 2021.
+    [Hanna2023] O. Hanna, L. Yang, C. Fragouli. Efficient batched algorithm for contextual
+        linear bandits with large action space via soft elimination. NeurIPS 2023.
+    [Zhang2025] Z. Zhang, X. Ji, Y. Zhou. Almost optimal batch-regret tradeoff for batch
+        linear contextual bandits. ICLR 2025.
 """
 
 from banditkit.policies.rare.baselines import (

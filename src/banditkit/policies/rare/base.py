@@ -20,8 +20,7 @@ Rounds after T_B = T (a policy played past its horizon) play greedily with the l
 estimate, with no further update.
 
 References:
-    [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
-        with rare parameter updates. arXiv:2606.00984.
+    In the package's docstring (``banditkit.policies.rare``): [Yu2026], the batched baselines.
 """
 
 from __future__ import annotations
@@ -235,8 +234,8 @@ class GridPolicy(ContextualPolicy):
     ``self.buffer``), and may override ``_gram_weight`` (the weight of a pull in H).
 
     Args:
-        grid: None (the algorithm's grid for the horizon) or the interval end points
-            T_1 < ... (validated at the first round; completed with T).
+        grid: None (the algorithm's grid for the horizon, in its docstring) or the interval
+            (batch) end points T_1 < ... (validated at the first round; completed with T).
         seed: Seed of the policy's own stream.
 
     Attributes:

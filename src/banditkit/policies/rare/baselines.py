@@ -16,16 +16,9 @@ recipes are our reading of the original papers and are documented in docs/rare.m
 (section "Baselines"). Every design call uses the same near-G-optimal routine as BLCE-G.
 
 References:
-    [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
-        with rare parameter updates. arXiv:2606.00984.
+    In the package's docstring (``banditkit.policies.rare``): [Yu2026], the batched baselines.
     [Abbasi-Yadkori2011] Y. Abbasi-Yadkori, D. Pal, C. Szepesvari. Improved algorithms for
         linear stochastic bandits. NeurIPS 2011.
-    [Ruan2021] Y. Ruan, J. Yang, Y. Zhou. Linear bandits with limited adaptivity and
-        learning distributional optimal design. STOC 2021.
-    [Hanna2023] O. Hanna, L. Yang, C. Fragouli. Efficient batched algorithm for contextual
-        linear bandits with large action space via soft elimination. NeurIPS 2023.
-    [Zhang2025] Z. Zhang, X. Ji, Y. Zhou. Almost optimal batch-regret tradeoff for batch
-        linear contextual bandits. ICLR 2025.
 """
 
 from __future__ import annotations
@@ -157,7 +150,13 @@ class RSOFUL(ContextualPolicy):
 
 
 class _BatchedRidge(GridPolicy):
-    """Strictly batched ridge baselines: per-batch ridge (lam I + X^T X), a doubling grid."""
+    """Strictly batched ridge baselines: per-batch ridge (lam I + X^T X), a doubling grid.
+
+    Args:
+        nu: Scale of the elimination width, >= 0 (1: the theory's width).
+        lam: Ridge, > 0.
+        seed: Seed of the design draws.
+    """
 
     grid_name: ClassVar[str] = "doubling"
 
@@ -202,12 +201,6 @@ class BatchLinUCBDG(_BatchedRidge):
     surviving set, which keeps the per-round design cost the paper attributes to it.
     The grid is ``update_grid("doubling", T)``, T_k = ceil(T^(1 - 2^-k)).
 
-    Args:
-        nu: Scale of the elimination width, >= 0 (1: the theory's width).
-        lam: Ridge, > 0.
-        grid: None (the doubling grid) or the batch end points.
-        seed: Seed of the design draws.
-
     Example:
         >>> p = BatchLinUCBDG(); p.begin(50)
         >>> p.act(Context(arms=np.eye(3))) in range(3)
@@ -229,12 +222,6 @@ class BatchLearning(_BatchedRidge):
     plays the survivor with the largest ||x||_{Lambda_{k-1}^-1}: a rule fixed at the batch
     start (strictly batched, no within-batch Gram updates). Later end points follow the
     doubling grid past the first batch.
-
-    Args:
-        nu: Scale of the elimination width, >= 0 (1: the theory's width).
-        lam: Ridge, > 0.
-        grid: None (the grid above) or the batch end points.
-        seed: Seed of the design draws.
 
     Example:
         >>> p = BatchLearning(); p.begin(50)
@@ -271,7 +258,6 @@ class SoftBatch(_BatchedRidge):
         explore: Probability of a design round in batches m >= 2, in [0, 1]; 1/2 in
             our reading of the original.
         lam: Ridge, > 0.
-        grid: None (the doubling grid) or the batch end points.
         seed: Seed of the coins and design draws.
 
     Example:

@@ -19,8 +19,7 @@ k = 2..l-1 the set shrinks to {x : <theta_k, x^(k) - x> <= 2 beta max_y ||y||_{V
 at theta_{l-1}), V_l = H at T_l.
 
 References:
-    [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
-        with rare parameter updates. arXiv:2606.00984.
+    In the package's docstring (``banditkit.policies.rare``): [Yu2026], the batched baselines.
     [Sawarni2024] A. Sawarni, N. Das, S. Barman, G. Sinha. Generalized linear bandits with
         limited adaptivity. NeurIPS 2024.
 """
@@ -88,13 +87,10 @@ class BGLE(_LogisticGrid):
         c: Allocation rate in (0, 1); the paper's default 0.5.
         S: Bound on ||theta*||, > 0 (the MLE is constrained to this ball).
         R: Bound on the rewards, > 0 (1 for Bernoulli rewards).
-        grid: None (the grid above) or the interval end points.
         seed: Seed of the policy's stream (BGLE itself draws nothing).
 
     Notes:
-        The defaults are made for the paper's horizon, T = 10^4 (``GridPolicy``); at
-        T = 1000 it makes 9 updates and explores most of the time. ``begin(T)`` warns
-        below T = 2,500 unless ``c`` or ``grid`` is set.
+        At T = 1000 it makes 9 updates (defaults made for T = 10^4: ``GridPolicy``).
 
     Example:
         >>> p = BGLE(); p.begin(100)
@@ -207,7 +203,6 @@ class BGLinCB(_LogisticGrid):
         lam: Ridge of W_j, > 0.
         S: Bound on ||theta*||, > 0.
         R: Bound on the rewards, > 0.
-        grid: None (the grid above) or the batch end points.
         seed: Seed of the design draws.
 
     Example:

@@ -32,8 +32,7 @@ pi_G' is the near-G-optimal design (max leverage <= 2 rank, ``linalg.g_optimal_d
 Ties go to the first index (reproducible runs).
 
 References:
-    [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
-        with rare parameter updates. arXiv:2606.00984.
+    In the package's docstring (``banditkit.policies.rare``): [Yu2026], the batched baselines.
 """
 
 from __future__ import annotations
@@ -59,7 +58,11 @@ __all__ = ["BLCE", "BLCEG"]
 
 
 class _Eliminating(GridPolicy):
-    """BLCE-G / BLCE: cascade, phases of the current interval, per-interval ridge."""
+    """BLCE-G / BLCE: cascade, phases of the current interval, per-interval ridge.
+
+    Args:
+        c: Allocation rate in (0, 1); the paper's default 0.5.
+    """
 
     #: Phase names of the rounds, for diagnostics ("design", "uncertainty", "greedy").
     PHASES: ClassVar[tuple[str, ...]] = ("design", "uncertainty", "greedy")
@@ -211,15 +214,11 @@ class BLCEG(_Eliminating):
     O(sqrt(dT) (sqrt(log KT) ^ sqrt(d + log T)) sqrt(log d log log T)) [Thm 1].
 
     Args:
-        c: Allocation rate in (0, 1); the paper's default 0.5.
         lam: Ridge of H and V_l; None is the paper's ln(d T).
-        grid: None (the grid above) or the interval end points.
         seed: Seed of the design draws.
 
     Notes:
-        The defaults are made for the paper's horizon, T = 10^4 (``GridPolicy``); at
-        T = 1000 it makes 7 updates and explores most of the time. ``begin(T)`` warns
-        below T = 2,500 unless ``c`` or ``grid`` is set.
+        At T = 1000 it makes 7 updates (defaults made for T = 10^4: ``GridPolicy``).
 
     Example:
         >>> p = BLCEG(); p.begin(100)
@@ -257,15 +256,11 @@ class BLCE(_Eliminating):
     O(K d^2 T log log T).
 
     Args:
-        c: Allocation rate in (0, 1); the paper's default 0.5.
         lam: Ridge of H and V_l; None is the paper's 1.
-        grid: None (the grid above) or the interval end points.
         seed: Seed of the policy's stream (BLCE itself draws nothing).
 
     Notes:
-        The defaults are made for the paper's horizon, T = 10^4 (``GridPolicy``); at
-        T = 1000 it makes 7 updates and explores most of the time. ``begin(T)`` warns
-        below T = 2,500 unless ``c`` or ``grid`` is set.
+        At T = 1000 it makes 7 updates (defaults made for T = 10^4: ``GridPolicy``).
 
     Example:
         >>> p = BLCE(); p.begin(100)

@@ -58,8 +58,7 @@ computed mean errs by at most gamma_d ||theta_k||_1 max_j |x_j|, whatever produc
 it; the pick's test subtracts four such errors.
 
 References:
-    [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
-        with rare parameter updates. arXiv:2606.00984.
+    In the package's docstring (``banditkit.policies.rare``): [Yu2026], the batched baselines.
 """
 
 from __future__ import annotations

@@ -20,14 +20,7 @@ of BLCE-G and BLCE. For T = 10,000 the grids are (B = 8, 8, 10)::
     bgle    6, 12, 18, 143, 721, 1965, 3791, 6003, 8438, 10000
 
 References:
-    [Yu2026] S. Yu, M. Oh. Practical and optimal algorithm for linear contextual bandits
-        with rare parameter updates. arXiv:2606.00984.
-    [Ruan2021] Y. Ruan, J. Yang, Y. Zhou. Linear bandits with limited adaptivity and
-        learning distributional optimal design. STOC 2021.
-    [Hanna2023] O. Hanna, L. Yang, C. Fragouli. Efficient batched algorithm for contextual
-        linear bandits with large action space via soft elimination. NeurIPS 2023.
-    [Zhang2025] Z. Zhang, X. Ji, Y. Zhou. Almost optimal batch-regret tradeoff for batch
-        linear contextual bandits. ICLR 2025.
+    In the package's docstring (``banditkit.policies.rare``): [Yu2026], the batched baselines.
 """
 
 from __future__ import annotations

@@ -400,27 +400,8 @@ class TangentModel(NeuralModel):
         ([0.0, 0.0, 0.0], (3, 16))
     """
 
-    def __init__(
-        self,
-        d: int,
-        *,
-        width: int,
-        depth: int,
-        trainer: Trainer,
-        generator: torch.Generator,
-        linearised: bool,
-        dtype: str = "float64",
-        device: str = "cpu",
-    ) -> None:
-        super().__init__(
-            d,
-            width=width,
-            depth=depth,
-            trainer=trainer,
-            generator=generator,
-            dtype=dtype,
-            device=device,
-        )
+    def __init__(self, d: int, *, linearised: bool, **options: Any) -> None:
+        super().__init__(d, **options)  # NeuralModel's keywords
         self.linearised = linearised
         self.mlp0 = copy.deepcopy(self.mlp)  # frozen at theta_0
         for param in self.mlp0.parameters():
