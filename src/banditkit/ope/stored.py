@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -96,7 +97,7 @@ def log_from_runs(
         >>> log.n, log.n_actions, float(log.propensities[0])
         (100, 4, 0.25)
     """
-    frame = load_runs(directory, columns=["reward", "action", "propensity"])
+    frame = load_runs(directory, columns=None)
     if frame.empty:
         raise ValueError(f"directory: {str(directory)!r} holds no finished runs.")
     env_label = _pick(list(frame["env"]), list(frame["env_name"]), env, "env")
@@ -113,12 +114,6 @@ def log_from_runs(
             )
         frame = frame[frame["seed"].isin(wanted)]
     name = str(frame["policy_name"].iloc[0])
-    if frame["action"].dtype.kind not in "iu":
-        raise ValueError(
-            f"policy {label!r} on {env_label!r} plays pairs or sets of arms; a BanditLog "
-            "holds one arm per round (off-policy evaluation of duels and assortments is "
-            "not supported)."
-        )
     propensities = frame["propensity"].to_numpy(dtype=np.float64)
     if np.isnan(propensities).any():
         raise ValueError(
@@ -127,13 +122,18 @@ def log_from_runs(
             "needs propensity_samples > 0, a policy of your own must propose the law of "
             "its action (Policy.propose)."
         )
-    actions = frame["action"].to_numpy(dtype=np.int64)
+    params = _env_params(directory, env_label)
+    kind, actions, feedback = _actions(frame)
+    top = int(actions.max()) + 1
     if n_actions is None:
-        params = _env_params(directory, env_label)
-        arms = params.get("n_arms")
-        k = int(arms) if isinstance(arms, int) else int(actions.max()) + 1
+        arms = next((params[p] for p in ("n_arms", "n_items") if p in params), None)
+        k = int(arms) if isinstance(arms, int) else top
     else:
-        k = check_int("n_actions", n_actions, low=int(actions.max()) + 1)
+        k = check_int("n_actions", n_actions, low=top)
+    capacity = None
+    if kind == "set":  # the environment's capacity, else the largest logged offer
+        stored = params.get("capacity")
+        capacity = stored if isinstance(stored, int) else int(actions.shape[1])
     return BanditLog(
         rewards=frame["reward"].to_numpy(dtype=np.float64),
         actions=actions,
@@ -146,7 +146,36 @@ def log_from_runs(
             "policy_name": name,
             "seeds": sorted(int(s) for s in set(frame["seed"])),
         },
+        kind=kind,
+        capacity=capacity,
+        feedback=feedback,
     )
+
+
+def _actions(frame: Any) -> tuple[str, np.ndarray, np.ndarray | None]:
+    """The log's kind, its actions and the feedback a learning target reads.
+
+    Arms: the ``action`` column. Pairs (a dueling environment's list column of two arms):
+    the duels' outcomes, ``won``. Sets: sorted items padded with -1, and the ``chosen``
+    item. ``feedback`` is None where the runs did not store it (runs stored before the
+    ``won`` record existed).
+    """
+    column = frame["action"]
+    if np.ndim(column.iloc[0]) == 0:
+        return "arm", column.to_numpy().astype(np.int64), None
+    rows = [[int(a) for a in cell] for cell in column]
+    width = max(len(r) for r in rows)
+    actions = np.array([r + [-1] * (width - len(r)) for r in rows], dtype=np.int64)
+    kind, outcome = ("set", "chosen") if _stored(frame, "chosen") else ("pair", "won")
+    feedback = (
+        frame[outcome].to_numpy(dtype=np.int64) if _stored(frame, outcome) else None
+    )
+    return kind, actions, feedback
+
+
+def _stored(frame: Any, column: str) -> bool:
+    """Whether every row of ``frame`` has a value in ``column`` (runs of one environment)."""
+    return column in frame and bool(frame[column].notna().all())
 
 
 def _env_params(directory: str | os.PathLike[str], label: str) -> dict[str, object]:
