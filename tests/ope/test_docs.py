@@ -59,3 +59,11 @@ def test_the_propensity_example_prints_what_the_page_shows():
     printed = _run(block)
     assert printed.count("\n") == 2
     assert printed in text
+
+
+def test_the_duels_example_prints_what_the_page_shows():
+    text = DOC.read_text()
+    block = next(b for b in _python_blocks() if "log_from_runs(out)" in b)
+    printed = _run(block)
+    assert printed.count("\n") == 4
+    assert printed in text

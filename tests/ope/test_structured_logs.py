@@ -18,6 +18,7 @@ import pytest
 import banditkit as bk
 from banditkit import ope
 from banditkit.core.seeding import make_rng
+from banditkit.datasets.logs import padded_actions
 
 T, FLOOR = 2000, 0.3
 K_DUEL, N_ITEMS, CAPACITY = 4, 6, 2
@@ -105,11 +106,9 @@ def duels():
 @pytest.fixture(scope="module")
 def offers():
     rows = _play(CHOOSER, mnl_env(), _set_values)
-    width = max(len(a) for a in rows["a"])
-    actions = [list(a) + [-1] * (width - len(a)) for a in rows["a"]]
     log = ope.BanditLog(
         rewards=np.asarray(rows["r"]),
-        actions=np.asarray(actions),
+        actions=padded_actions(rows["a"]),
         propensities=np.asarray(rows["p"]),
         n_actions=N_ITEMS,
         kind="set",

@@ -23,6 +23,7 @@ item (-1 for no purchase).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,7 @@ import numpy as np
 
 from banditkit.core.types import Action
 
-__all__ = ["ACTION_KINDS", "BanditLog", "n_assortments"]
+__all__ = ["ACTION_KINDS", "BanditLog", "n_assortments", "padded_actions"]
 
 #: What a log's action is: an arm, an ordered pair of arms, a set of items.
 ACTION_KINDS = ("arm", "pair", "set")
@@ -44,6 +45,18 @@ def n_assortments(n_items: int, capacity: int) -> int:
         10
     """
     return sum(math.comb(n_items, s) for s in range(1, min(capacity, n_items) + 1))
+
+
+def padded_actions(rows: Sequence[Sequence[int]]) -> np.ndarray:
+    """Pairs or sets of different sizes as one (n, m) int array, padded with -1.
+
+    Example:
+        >>> padded_actions([(0, 2), (1,)]).tolist()
+        [[0, 2], [1, -1]]
+    """
+    items = [[int(a) for a in row] for row in rows]
+    width = max((len(r) for r in items), default=0)
+    return np.array([r + [-1] * (width - len(r)) for r in items], dtype=np.int64)
 
 
 @dataclass(frozen=True)

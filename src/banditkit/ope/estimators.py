@@ -3,7 +3,10 @@
 A log holds n rounds i = 1..n: the logged action a_i in [0, K), its reward r_i and the
 logging (behaviour) policy's probability p_i = pi_0(a_i | x_i) of having played it. The target
 policy is given by its action probabilities on every logged row, ``target[i, k] = pi(k | x_i)``,
-and w_i = pi(a_i | x_i) / p_i is the importance weight. With q[i, k] an estimate of the
+and w_i = pi(a_i | x_i) / p_i is the importance weight. IPS and SNIPS need only
+pi(a_i | x_i), so they also take it directly (``target_propensities``, (n,)): on logs whose
+action is an ordered pair or a set (duels, assortments; ``banditkit.datasets.logs``), one
+weight per row re-weights the pair or set as a whole, and the estimators below are unchanged. With q[i, k] an estimate of the
 expected reward of action k on row i, the estimates of V(pi) = E_x E_{a~pi}[r] are
 
     IPS    V = (1/n) sum_i w_i r_i                                   [Horvitz1952; Dudik2011]

@@ -32,7 +32,7 @@ import numpy as np
 
 from banditkit.core.lazy import pd  # imported at first use
 from banditkit.core.validation import check_choice, check_int
-from banditkit.datasets.logs import ACTION_KINDS, BanditLog
+from banditkit.datasets.logs import ACTION_KINDS, BanditLog, padded_actions
 from banditkit.datasets.obd import load_obd
 from banditkit.ope.estimators import (
     Estimate,
@@ -194,8 +194,7 @@ def _read_actions(column: Any, name: str, kind: str) -> np.ndarray:
                 f'("2 4" or "[2, 4]"); row {i} is {cell!r}.'
             )
         rows.append([int(x) for x in re.findall(r"-?\d+", text)])
-    width = max((len(r) for r in rows), default=0)
-    return np.array([r + [-1] * (width - len(r)) for r in rows], dtype=np.int64)
+    return padded_actions(rows)
 
 
 def evaluate(

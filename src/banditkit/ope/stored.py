@@ -8,6 +8,9 @@ runs are therefore logs of bandit feedback that IPS and SNIPS can re-weight to e
 another policy's value, the more reliably the larger its smallest propensities (an
 ``explore_floor`` bounds them below).
 
+The runs of dueling and assortment policies are logs of pairs and sets, with the feedback a
+replayed policy target learns from (the duels' outcomes, the chosen items).
+
 Contexts are not stored, so a log from stored runs has no features: the direct method and
 doubly robust estimator, which fit a reward model on features, cannot be used on it as is.
 """
@@ -21,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.core.validation import check_int
+from banditkit.datasets.logs import padded_actions
 from banditkit.experiments.config.load import load_config
 from banditkit.experiments.store.tidy import load_runs
 from banditkit.ope.logs import BanditLog
@@ -66,7 +70,10 @@ def log_from_runs(
 
     The rounds of the chosen runs are concatenated, seed after seed (in the config's order):
     ``rewards`` are the realised rewards, ``actions`` the played arms and ``propensities``
-    the policy's probabilities of them. ``features`` is None: contexts are not stored, so
+    the policy's probabilities of them. The runs of a dueling policy give a log of pairs
+    (``kind="pair"``, ``feedback`` the stored duel outcomes ``won``), those of an assortment
+    policy a log of sets (``kind="set"``, the environment's ``capacity``, ``feedback`` the
+    stored ``chosen`` items; ``banditkit.datasets.logs``). ``features`` is None: contexts are not stored, so
     only IPS and SNIPS apply (``evaluate(log, target, methods=("ips", "snips"))``); the
     direct method and doubly robust estimator need per-row features this log lacks.
 
@@ -76,14 +83,14 @@ def log_from_runs(
         env: The environment's label or registry name (None: the only one).
         policy: The logging policy's label or registry name (None: the only one).
         seeds: The seeds whose runs to use (None: every finished seed).
-        n_actions: K (default: the environment's ``n_arms`` parameter when it has one, else
+        n_actions: K (default: the environment's ``n_arms`` or ``n_items`` parameter, else
             the largest logged action + 1, which undercounts when the last arms were never
             played: give it then).
 
     Raises:
         ValueError: If ``env`` or ``policy`` designates no stored runs or is needed to choose,
-            a seed has no finished run, the actions are pairs or sets (dueling and assortment
-            runs), or the policy records no propensities (NaN; the message names it).
+            a seed has no finished run, or the policy records no propensities (NaN; the
+            message names it).
 
     Example:
         >>> import tempfile, banditkit as bk
@@ -163,9 +170,7 @@ def _actions(frame: Any) -> tuple[str, np.ndarray, np.ndarray | None]:
     column = frame["action"]
     if np.ndim(column.iloc[0]) == 0:
         return "arm", column.to_numpy().astype(np.int64), None
-    rows = [[int(a) for a in cell] for cell in column]
-    width = max(len(r) for r in rows)
-    actions = np.array([r + [-1] * (width - len(r)) for r in rows], dtype=np.int64)
+    actions = padded_actions(list(column))
     kind, outcome = ("set", "chosen") if _stored(frame, "chosen") else ("pair", "won")
     feedback = (
         frame[outcome].to_numpy(dtype=np.int64) if _stored(frame, outcome) else None

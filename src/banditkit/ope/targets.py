@@ -14,6 +14,11 @@ target row is the one-hot vector of its pick. For a stochastic policy the pick i
 its distribution, so the estimate is unbiased with a little more variance than the exact
 distribution would give.
 
+On a log of pairs (duels) or sets (assortments) the target is a dueling or assortment policy,
+replayed the same way; its target value at row i is its probability of the logged pair or set,
+``propensity_of`` (exact, or a Monte Carlo estimate for samplers), which is the mean of the
+one-hot of its pick given its state: unbiased, with less variance (:func:`structured_target`).
+
 The contexts: with per-row features (scaled to [0, 1] per column, as ``log-replay`` does),
 arm k is the features in block k of a K d vector (``encoding="block"``) or the features
 followed by the one-hot id of k (``"onehot-id"``); a log without features gives each arm its
