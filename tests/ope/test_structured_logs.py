@@ -158,10 +158,10 @@ def test_ips_and_snips_recover_the_exact_values_of_uniform_and_best(request, whi
     # the best action of each round (known here from the environment) as the target
     best_actions = _best_actions(which)
     hits = np.array([log.action(i) == b for i, b in enumerate(best_actions)], float)
-    estimate = ope.ips(
-        rewards=log.rewards, propensities=log.propensities, target_propensities=hits
-    )
-    assert estimate.contains(best), (estimate, best)
+    common = {"rewards": log.rewards, "propensities": log.propensities}
+    for estimator in (ope.ips, ope.snips):
+        estimate = estimator(**common, target_propensities=hits)
+        assert estimate.contains(best), (estimate, best)
     # the re-weighting matters: the logged mean misses the best action's value
     assert not ope.on_policy(rewards=log.rewards).contains(best)
 

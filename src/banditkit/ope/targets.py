@@ -171,7 +171,8 @@ def structured_target(
     """Replay a dueling or assortment ``policy`` on a log of pairs or sets.
 
     At row i the policy sees the row's arms (as :func:`policy_target`; a set log's rounds
-    offer at most ``log.capacity`` items) and picks its pair or set; its target value is its
+    offer at most ``log.capacity`` items, at equal revenues: a log holds no per-item
+    revenues) and picks its pair or set; its target value is its
     probability of the *logged* action, ``policy.propensity_of`` (exact for exact laws, a
     Monte Carlo estimate from ``propensity_samples`` draws for samplers; docs/ope.md), or,
     where the policy knows no law, 1 when its pick is the logged action and 0 otherwise. It
