@@ -69,7 +69,12 @@ def test_family_bases_and_concrete_envs_declare_their_records():
     duel = {r.name: r for r in DuelingClassificationEnv.declared_records()}
     assert duel["action"].dtype == "list<int64>"
     assert duel["regret"].plot == ("regret", "average_regret")
-    assert DuelingClassificationEnv.step_values() == ("weak_regret", "strong_regret")
+    # won, the duel's outcome, is filled by DuelingEnvironment.step itself
+    assert DuelingClassificationEnv.step_values() == (
+        "weak_regret",
+        "strong_regret",
+        "won",
+    )
     assert DuelingEnvironment.step_values() == DuelingClassificationEnv.step_values()
     assert AssortmentEnvironment.step_values() == ("revenue", "chosen")
     assert ContextualEnvironment.family == "contextual"

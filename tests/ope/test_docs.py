@@ -59,3 +59,10 @@ def test_the_propensity_example_prints_what_the_page_shows():
     printed = _run(block)
     assert printed.count("\n") == 2
     assert printed in text
+
+
+def test_the_duels_example_prints_what_the_page_shows():
+    printed = _run(next(b for b in _python_blocks() if "log_from_runs(out)" in b))
+    lines = printed.splitlines()
+    assert len(lines) == 4 and lines[0].startswith("pair 2000 16")
+    assert "\n".join(lines) in DOC.read_text()

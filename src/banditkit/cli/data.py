@@ -163,6 +163,28 @@ TargetOption = Annotated[
 ]
 
 
+ActionKindOption = Annotated[
+    str,
+    typer.Option(
+        "--action-kind",
+        help="What a log file's action column holds: arm [default], pair (a duel, "
+        "'i j') or set (an assortment, '0 3 5').",
+    ),
+]
+FeedbackOption = Annotated[
+    str | None,
+    typer.Option(
+        "--feedback",
+        help="A log of pairs or sets: the column a policy target learns from (the duel's "
+        "winner, 1 or 0; the chosen item, -1 for none).",
+    ),
+]
+EnvOption = Annotated[
+    str | None,
+    typer.Option("--env", help="A run directory: the environment (label or name)."),
+]
+
+
 def _targets(targets: list[str] | None) -> list[Any]:
     """The --target values, a config's policies in place of the config (exit 2 if bad)."""
     out: list[Any] = []
@@ -180,7 +202,8 @@ def evaluate(
     log: Annotated[
         Path | None,
         typer.Argument(
-            help="A CSV or Parquet log; the Open Bandit Dataset when left out."
+            help="A CSV or Parquet log, or a directory of `banditkit run` (its runs of "
+            "one policy are the log); the Open Bandit Dataset when left out."
         ),
     ] = None,
     target: TargetOption = None,
@@ -226,8 +249,19 @@ def evaluate(
         typer.Option("--db", help="A decision service's database URL (docs/serve.md)."),
     ] = None,
     policy: Annotated[
-        str | None, typer.Option("--policy", help="--db: the served policy's id.")
+        str | None,
+        typer.Option(
+            "--policy",
+            help="--db: the served policy's id; a run directory: the logging policy.",
+        ),
     ] = None,
+    env: EnvOption = None,
+    action_kind: ActionKindOption = "arm",
+    capacity: Annotated[
+        int | None,
+        typer.Option("--capacity", min=1, help="A log of sets: the largest set."),
+    ] = None,
+    feedback: FeedbackOption = None,
     candidates: Annotated[
         list[str] | None,
         typer.Option("--candidate", help="--db: NAME[:k=v,...] (repeat)."),
@@ -254,6 +288,11 @@ def evaluate(
             level=level,
             seed=seed,
             encoding=encoding,
+            action_kind=action_kind,
+            capacity=capacity,
+            feedback=feedback,
+            env=env,
+            logger=policy,
         )
     except (
         ValueError,

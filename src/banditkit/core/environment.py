@@ -30,6 +30,7 @@ declarations state. A class may still write its constructor by hand and call
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from abc import abstractmethod
 from typing import Any, ClassVar
@@ -272,7 +273,9 @@ class DuelingEnvironment(Environment):
         weak     u* - max(u_i, u_j)       (``weak_regret``)
         strong   u* - min(u_i, u_j)       (``strong_regret``)
 
-    ``_step`` returns the weak and strong regret in ``Step.values``. The average regret R(t)/t
+    ``_step`` returns the weak and strong regret in ``Step.values``; ``step`` adds the
+    duel's outcome ``won`` (the feedback), so a stored run is a log a policy can learn from
+    (``banditkit.ope.log_from_runs``). The average regret R(t)/t
     (``average_regret``) is drawn with the cumulative regret, as the dueling papers report it.
     """
 
@@ -297,7 +300,19 @@ class DuelingEnvironment(Environment):
         Record(
             "action", dtype="list<int64>", aggregation="none", description="pair (i, j)"
         ),
+        Record(
+            "won",
+            dtype="int64",
+            aggregation="none",
+            description="the duel's outcome, the feedback: 1 when the first arm won, else 0",
+        ),
     )
+
+    def step(self, action: Action) -> Step:
+        """Play the pair; ``values`` gain ``won``, the feedback (stored for off-policy logs)."""
+        result = super().step(action)
+        values = {**(result.values or {}), "won": int(result.feedback)}
+        return dataclasses.replace(result, values=values)
 
 
 class AssortmentEnvironment(Environment):

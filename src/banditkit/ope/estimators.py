@@ -3,7 +3,10 @@
 A log holds n rounds i = 1..n: the logged action a_i in [0, K), its reward r_i and the
 logging (behaviour) policy's probability p_i = pi_0(a_i | x_i) of having played it. The target
 policy is given by its action probabilities on every logged row, ``target[i, k] = pi(k | x_i)``,
-and w_i = pi(a_i | x_i) / p_i is the importance weight. With q[i, k] an estimate of the
+and w_i = pi(a_i | x_i) / p_i is the importance weight. IPS and SNIPS need only
+pi(a_i | x_i), so they also take it directly (``target_propensities``, (n,)): on logs whose
+action is an ordered pair or a set (duels, assortments; ``banditkit.datasets.logs``), one
+weight per row re-weights the pair or set as a whole, and the estimators below are unchanged. With q[i, k] an estimate of the
 expected reward of action k on row i, the estimates of V(pi) = E_x E_{a~pi}[r] are
 
     IPS    V = (1/n) sum_i w_i r_i                                   [Horvitz1952; Dudik2011]
@@ -169,6 +172,41 @@ def _logged(
     return r, a, p, pi
 
 
+def _weighted(
+    rewards: Any,
+    actions: Any,
+    propensities: Any,
+    target: Any,
+    target_propensities: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(rewards, weights w_i = pi(a_i | x_i) / p_i) from either form of the target.
+
+    ``target`` (n, K) with the logged ``actions``, or ``target_propensities`` (n,), the
+    target's probability of each logged action (a pair or a set, whose law is not a row of
+    K columns).
+    """
+    if (target is None) == (target_propensities is None):
+        raise ValueError(
+            "give exactly one of target ((n, K) action probabilities, with actions) and "
+            "target_propensities ((n,) the target's probability of each logged action)."
+        )
+    if target is not None:
+        r, a, p, pi = _logged(rewards, actions, propensities, target)
+        return r, pi[np.arange(r.shape[0]), a] / p
+    pi_a = check_finite_array("target_propensities", target_propensities, ndim=1)
+    n = pi_a.shape[0]
+    if n < 2:
+        raise ValueError(f"target_propensities must have at least 2 rows; got {n}.")
+    if (pi_a < 0).any() or (pi_a > 1 + ROW_SUM_ATOL).any():
+        raise ValueError(
+            "target_propensities must be probabilities in [0, 1]; got values in "
+            f"[{pi_a.min():.6g}, {pi_a.max():.6g}]."
+        )
+    r = _check_rows("rewards", rewards, n)
+    p = _check_propensities(propensities, n)
+    return r, pi_a / p
+
+
 def _from_terms(value: float, terms: np.ndarray, method: str, level: float) -> Estimate:
     """The estimate ``value`` with the normal interval of the mean of ``terms``."""
     n = terms.shape[0]
@@ -188,9 +226,10 @@ def _from_terms(value: float, terms: np.ndarray, method: str, level: float) -> E
 def ips(
     *,
     rewards: Any,
-    actions: Any,
+    actions: Any = None,
     propensities: Any,
-    target: Any,
+    target: Any = None,
+    target_propensities: Any = None,
     level: float = 0.95,
 ) -> Estimate:
     """Inverse propensity scoring: V = (1/n) sum_i w_i r_i, w_i = target[i, a_i] / p_i.
@@ -203,7 +242,9 @@ def ips(
         actions: (n,) logged actions, integers in [0, K).
         propensities: (n,) logging probabilities of the logged actions, in (0, 1].
         target: (n, K) the evaluated policy's action probabilities on each logged row; each
-            row sums to 1.
+            row sums to 1. Or, instead of ``actions`` and ``target``:
+        target_propensities: (n,) the evaluated policy's probability of each logged action,
+            for logs of pairs or sets (whose law is over K^2 pairs or the sets, not K arms).
         level: Coverage of the interval, in (0, 1).
 
     Raises:
@@ -216,17 +257,18 @@ def ips(
         1.0
     """
     level = _check_level(level)
-    r, a, p, pi = _logged(rewards, actions, propensities, target)
-    terms = pi[np.arange(r.shape[0]), a] / p * r
+    r, w = _weighted(rewards, actions, propensities, target, target_propensities)
+    terms = w * r
     return _from_terms(float(terms.mean()), terms, "ips", level)
 
 
 def snips(
     *,
     rewards: Any,
-    actions: Any,
+    actions: Any = None,
     propensities: Any,
-    target: Any,
+    target: Any = None,
+    target_propensities: Any = None,
     level: float = 0.95,
 ) -> Estimate:
     """Self-normalised IPS: V = sum_i w_i r_i / sum_i w_i [Swaminathan2015].
@@ -239,7 +281,8 @@ def snips(
         rewards: (n,) logged rewards.
         actions: (n,) logged actions, integers in [0, K).
         propensities: (n,) logging probabilities of the logged actions, in (0, 1].
-        target: (n, K) the evaluated policy's action probabilities per logged row.
+        target: (n, K) the evaluated policy's action probabilities per logged row; or
+        target_propensities: (n,) its probability of each logged action (pairs, sets).
         level: Coverage of the interval, in (0, 1).
 
     Raises:
@@ -252,8 +295,7 @@ def snips(
         0.5
     """
     level = _check_level(level)
-    r, a, p, pi = _logged(rewards, actions, propensities, target)
-    w = pi[np.arange(r.shape[0]), a] / p
+    r, w = _weighted(rewards, actions, propensities, target, target_propensities)
     mean_w = float(w.mean())
     if mean_w <= 0:
         raise ValueError(

@@ -23,6 +23,8 @@ References:
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ import numpy as np
 
 from banditkit.core.lazy import pd  # imported at first use
 from banditkit.core.validation import check_choice, check_int
-from banditkit.datasets.logs import BanditLog
+from banditkit.datasets.logs import ACTION_KINDS, BanditLog, padded_actions
 from banditkit.datasets.obd import load_obd
 from banditkit.ope.estimators import (
     Estimate,
@@ -44,7 +46,9 @@ from banditkit.ope.reward_model import cross_fit
 
 __all__ = [
     "METHODS",
+    "MODEL_METHODS",
     "BanditLog",
+    "check_methods_apply",
     "evaluate",
     "format_estimates",
     "obd_log",
@@ -54,6 +58,9 @@ __all__ = [
 
 #: Estimators :func:`evaluate` knows; "dm" and "dr" need a reward model.
 METHODS = ("ips", "snips", "dm", "dr")
+
+#: The estimators that fit a reward model on the log's features (logs of arms only).
+MODEL_METHODS = ("dm", "dr")
 
 
 def _onehot(codes: np.ndarray, levels: list[int]) -> np.ndarray:
@@ -113,49 +120,81 @@ def read_log(
     propensity: str = "propensity",
     feature_columns: list[str] | None = None,
     n_actions: int | None = None,
+    action_kind: str = "arm",
+    capacity: int | None = None,
+    feedback: str | None = None,
 ) -> BanditLog:
     """Read a user's log from a CSV or Parquet file, one row per logged round.
+
+    A pair or a set is one cell of the action column: a list (Parquet) or its items as text,
+    separated by spaces, commas or semicolons, brackets allowed (``"2 4"``, ``"[0, 3, 5]"``).
 
     Args:
         path: A ``.csv`` or ``.parquet`` file.
         reward: Column of the rewards.
-        action: Column of the logged actions, integers in [0, K).
-        propensity: Column of the logging probabilities of the logged actions.
+        action: Column of the logged actions: integers in [0, K), or pairs, or sets.
+        propensity: Column of the logging probabilities of the logged actions (of the pair
+            or set as a whole).
         feature_columns: Numeric columns used as per-row features by a reward model (None:
             none).
-        n_actions: K (default: the largest logged action + 1).
+        n_actions: K (default: the largest logged action or item + 1).
+        action_kind: "arm", "pair" (ordered (i, j): duels) or "set" (assortments).
+        capacity: The largest set a round may offer ("set"; default the largest logged).
+        feedback: Column of what a policy learning from the log observes (pairs: 1 when the
+            first arm won, else 0; sets: the chosen item, -1 for none), or None.
 
     Raises:
         ValueError: A missing column or bad values; the message names it.
     """
+    check_choice("action_kind", action_kind, ACTION_KINDS)
     file = Path(path)
     frame = pd.read_parquet(file) if file.suffix == ".parquet" else pd.read_csv(file)
-    columns = [reward, action, propensity, *(feature_columns or [])]
+    extra = [c for c in (feedback,) if c is not None]
+    columns = [reward, action, propensity, *(feature_columns or []), *extra]
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise ValueError(
             f"{file}: missing columns {missing}; it has {list(frame.columns)}."
         )
-    actions = frame[action].to_numpy()
-    if actions.dtype.kind not in "iu":
-        raise ValueError(
-            f"action column {action!r} must hold integers; got {actions.dtype}."
-        )
-    k = (
-        int(actions.max()) + 1
-        if n_actions is None
-        else check_int("n_actions", n_actions, low=1)
-    )
+    actions = _read_actions(frame[action], action, action_kind)
+    top = int(actions.max()) + 1
+    k = top if n_actions is None else check_int("n_actions", n_actions, low=1)
+    if action_kind == "set" and capacity is None:
+        capacity = int(actions.shape[1])
     return BanditLog(
         rewards=frame[reward].to_numpy(dtype=np.float64),
-        actions=actions.astype(np.int64),
+        actions=actions,
         propensities=frame[propensity].to_numpy(dtype=np.float64),
         n_actions=k,
         features=frame[feature_columns].to_numpy(dtype=np.float64)
         if feature_columns
         else None,
         meta={"source": str(file)},
+        kind=action_kind,
+        capacity=capacity,
+        feedback=None if feedback is None else frame[feedback].to_numpy(),
     )
+
+
+def _read_actions(column: Any, name: str, kind: str) -> np.ndarray:
+    """A column of arms as (n,) ints; of pairs or sets as (n, m) ints padded with -1."""
+    values = column.to_numpy()
+    if kind == "arm":
+        if values.dtype.kind not in "iu":
+            raise ValueError(
+                f"action column {name!r} must hold integers; got {values.dtype}."
+            )
+        return values.astype(np.int64)
+    rows = []
+    for i, cell in enumerate(values):
+        text = cell if isinstance(cell, str) else " ".join(map(str, np.ravel(cell)))
+        if not re.fullmatch(r"[\s\[\]\(\),;]*(-?\d+[\s\[\]\(\),;]*)+", text):
+            raise ValueError(
+                f"action column {name!r} must hold a {kind} of integer items per row "
+                f'("2 4" or "[2, 4]"); row {i} is {cell!r}.'
+            )
+        rows.append([int(x) for x in re.findall(r"-?\d+", text)])
+    return padded_actions(rows)
 
 
 def evaluate(
@@ -173,8 +212,9 @@ def evaluate(
     Args:
         log: The logged feedback.
         target: (n, K) the evaluated policy's action probabilities per logged row (e.g.
-            ``log.uniform_target()``).
-        methods: Among :data:`METHODS`.
+            ``log.uniform_target()``); on a log of pairs or sets, (n,) its probability of
+            each logged action (:func:`banditkit.ope.target_probabilities` gives either).
+        methods: Among :data:`METHODS`; "ips" and "snips" only on pairs or sets.
         regressor: The scikit-learn estimator of "dm" and "dr", fitted by cross-fitting on
             ``log.features``; default a logistic regression for 0/1 rewards, else a ridge
             regression.
@@ -191,13 +231,16 @@ def evaluate(
     """
     for m in methods:
         check_choice("methods", m, METHODS)
-    logged = {
+    check_methods_apply(log, methods)
+    logged: dict[str, Any] = {
         "rewards": log.rewards,
-        "actions": log.actions,
         "propensities": log.propensities,
-        "target": target,
         "level": level,
     }
+    if log.kind == "arm":
+        logged.update(actions=log.actions, target=target)
+    else:
+        logged.update(target_propensities=target)
     out: dict[str, Estimate] = {}
     if "ips" in methods:
         out["ips"] = ips(**logged)
@@ -225,6 +268,21 @@ def evaluate(
         if "dr" in methods:
             out["dr"] = doubly_robust(**logged, q=q)
     return {m: out[m] for m in methods}
+
+
+def check_methods_apply(log: BanditLog, methods: Sequence[str]) -> None:
+    """Refuse "dm" and "dr" on a log of pairs or sets (no reward model over them here).
+
+    Raises:
+        ValueError: Naming the estimators that work (ips, snips).
+    """
+    model = [m for m in methods if m in MODEL_METHODS]
+    if log.kind != "arm" and model:
+        raise ValueError(
+            f"methods: {' and '.join(model)} need a reward model of every {log.kind} of a "
+            f"round, which banditkit does not fit; a log of {log.kind}s is evaluated by "
+            "ips and snips."
+        )
 
 
 def obd_uniform_check(

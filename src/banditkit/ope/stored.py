@@ -8,6 +8,9 @@ runs are therefore logs of bandit feedback that IPS and SNIPS can re-weight to e
 another policy's value, the more reliably the larger its smallest propensities (an
 ``explore_floor`` bounds them below).
 
+The runs of dueling and assortment policies are logs of pairs and sets, with the feedback a
+replayed policy target learns from (the duels' outcomes, the chosen items).
+
 Contexts are not stored, so a log from stored runs has no features: the direct method and
 doubly robust estimator, which fit a reward model on features, cannot be used on it as is.
 """
@@ -16,10 +19,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from banditkit.core.validation import check_int
+from banditkit.datasets.logs import padded_actions
 from banditkit.experiments.config.load import load_config
 from banditkit.experiments.store.tidy import load_runs
 from banditkit.ope.logs import BanditLog
@@ -65,7 +70,10 @@ def log_from_runs(
 
     The rounds of the chosen runs are concatenated, seed after seed (in the config's order):
     ``rewards`` are the realised rewards, ``actions`` the played arms and ``propensities``
-    the policy's probabilities of them. ``features`` is None: contexts are not stored, so
+    the policy's probabilities of them. The runs of a dueling policy give a log of pairs
+    (``kind="pair"``, ``feedback`` the stored duel outcomes ``won``), those of an assortment
+    policy a log of sets (``kind="set"``, the environment's ``capacity``, ``feedback`` the
+    stored ``chosen`` items; ``banditkit.datasets.logs``). ``features`` is None: contexts are not stored, so
     only IPS and SNIPS apply (``evaluate(log, target, methods=("ips", "snips"))``); the
     direct method and doubly robust estimator need per-row features this log lacks.
 
@@ -75,14 +83,14 @@ def log_from_runs(
         env: The environment's label or registry name (None: the only one).
         policy: The logging policy's label or registry name (None: the only one).
         seeds: The seeds whose runs to use (None: every finished seed).
-        n_actions: K (default: the environment's ``n_arms`` parameter when it has one, else
+        n_actions: K (default: the environment's ``n_arms`` or ``n_items`` parameter, else
             the largest logged action + 1, which undercounts when the last arms were never
             played: give it then).
 
     Raises:
         ValueError: If ``env`` or ``policy`` designates no stored runs or is needed to choose,
-            a seed has no finished run, the actions are pairs or sets (dueling and assortment
-            runs), or the policy records no propensities (NaN; the message names it).
+            a seed has no finished run, or the policy records no propensities (NaN; the
+            message names it).
 
     Example:
         >>> import tempfile, banditkit as bk
@@ -96,7 +104,7 @@ def log_from_runs(
         >>> log.n, log.n_actions, float(log.propensities[0])
         (100, 4, 0.25)
     """
-    frame = load_runs(directory, columns=["reward", "action", "propensity"])
+    frame = load_runs(directory, columns=None)
     if frame.empty:
         raise ValueError(f"directory: {str(directory)!r} holds no finished runs.")
     env_label = _pick(list(frame["env"]), list(frame["env_name"]), env, "env")
@@ -113,12 +121,6 @@ def log_from_runs(
             )
         frame = frame[frame["seed"].isin(wanted)]
     name = str(frame["policy_name"].iloc[0])
-    if frame["action"].dtype.kind not in "iu":
-        raise ValueError(
-            f"policy {label!r} on {env_label!r} plays pairs or sets of arms; a BanditLog "
-            "holds one arm per round (off-policy evaluation of duels and assortments is "
-            "not supported)."
-        )
     propensities = frame["propensity"].to_numpy(dtype=np.float64)
     if np.isnan(propensities).any():
         raise ValueError(
@@ -127,13 +129,18 @@ def log_from_runs(
             "needs propensity_samples > 0, a policy of your own must propose the law of "
             "its action (Policy.propose)."
         )
-    actions = frame["action"].to_numpy(dtype=np.int64)
+    params = _env_params(directory, env_label)
+    kind, actions, feedback = _actions(frame)
+    top = int(actions.max()) + 1
     if n_actions is None:
-        params = _env_params(directory, env_label)
-        arms = params.get("n_arms")
-        k = int(arms) if isinstance(arms, int) else int(actions.max()) + 1
+        arms = next((params[p] for p in ("n_arms", "n_items") if p in params), None)
+        k = int(arms) if isinstance(arms, int) else top
     else:
-        k = check_int("n_actions", n_actions, low=int(actions.max()) + 1)
+        k = check_int("n_actions", n_actions, low=top)
+    capacity = None
+    if kind == "set":  # the environment's capacity, else the largest logged offer
+        stored = params.get("capacity")
+        capacity = stored if isinstance(stored, int) else int(actions.shape[1])
     return BanditLog(
         rewards=frame["reward"].to_numpy(dtype=np.float64),
         actions=actions,
@@ -146,7 +153,34 @@ def log_from_runs(
             "policy_name": name,
             "seeds": sorted(int(s) for s in set(frame["seed"])),
         },
+        kind=kind,
+        capacity=capacity,
+        feedback=feedback,
     )
+
+
+def _actions(frame: Any) -> tuple[str, np.ndarray, np.ndarray | None]:
+    """The log's kind, its actions and the feedback a learning target reads.
+
+    Arms: the ``action`` column. Pairs (a dueling environment's list column of two arms):
+    the duels' outcomes, ``won``. Sets: sorted items padded with -1, and the ``chosen``
+    item. ``feedback`` is None where the runs did not store it (runs stored before the
+    ``won`` record existed).
+    """
+    column = frame["action"]
+    if np.ndim(column.iloc[0]) == 0:
+        return "arm", column.to_numpy().astype(np.int64), None
+    actions = padded_actions(list(column))
+    kind, outcome = ("set", "chosen") if _stored(frame, "chosen") else ("pair", "won")
+    feedback = (
+        frame[outcome].to_numpy(dtype=np.int64) if _stored(frame, outcome) else None
+    )
+    return kind, actions, feedback
+
+
+def _stored(frame: Any, column: str) -> bool:
+    """Whether every row of ``frame`` has a value in ``column`` (runs of one environment)."""
+    return column in frame and bool(frame[column].notna().all())
 
 
 def _env_params(directory: str | os.PathLike[str], label: str) -> dict[str, object]:

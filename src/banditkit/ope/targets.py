@@ -14,6 +14,11 @@ target row is the one-hot vector of its pick. For a stochastic policy the pick i
 its distribution, so the estimate is unbiased with a little more variance than the exact
 distribution would give.
 
+On a log of pairs (duels) or sets (assortments) the target is a dueling or assortment policy,
+replayed the same way; its target value at row i is its probability of the logged pair or set,
+``propensity_of`` (exact, or a Monte Carlo estimate for samplers), which is the mean of the
+one-hot of its pick given its state: unbiased, with less variance (:func:`structured_target`).
+
 The contexts: with per-row features (scaled to [0, 1] per column, as ``log-replay`` does),
 arm k is the features in block k of a K d vector (``encoding="block"``) or the features
 followed by the one-hot id of k (``"onehot-id"``); a log without features gives each arm its
@@ -43,10 +48,20 @@ from banditkit.datasets.preprocess import scale_features
 from banditkit.envs.classification import encode_arms
 from banditkit.ope.logs import BanditLog
 
-__all__ = ["ENCODINGS", "parse_policy", "policy_target", "target_probabilities"]
+__all__ = [
+    "ENCODINGS",
+    "LOG_FAMILIES",
+    "parse_policy",
+    "policy_target",
+    "structured_target",
+    "target_probabilities",
+]
 
 #: How a log's features become the arms a policy sees.
 ENCODINGS = ("block", "onehot-id")
+
+#: The policy family whose actions a log's kind holds.
+LOG_FAMILIES = {"arm": "contextual", "pair": "dueling", "set": "assortment"}
 
 
 def parse_policy(text: str) -> tuple[str, dict[str, Any]]:
@@ -86,19 +101,39 @@ def _arms(log: BanditLog, encoding: str) -> tuple[np.ndarray | None, str]:
     ), encoding
 
 
+def _check_replayable(policy: Policy, log: BanditLog) -> None:
+    """A policy of the log's family that learns (not one that reads the environment)."""
+    name = policy.registry_name or type(policy).__name__
+    family = LOG_FAMILIES[log.kind]
+    if policy.family != family:
+        raise ValueError(
+            f"a log of {log.kind}s evaluates {family} policies; {name} is a "
+            f"{policy.family} policy."
+        )
+    if type(policy).attach is not Policy.attach:
+        raise ValueError(
+            f"{name} plays from the environment itself (Policy.attach); a log has no "
+            "environment: choose a policy that learns."
+        )
+
+
 def policy_target(
     policy: Policy, log: BanditLog, *, encoding: str = "block"
 ) -> np.ndarray:
-    """Replay ``policy`` on ``log`` (see the module docstring); its (n, K) one-hot picks.
+    """Replay ``policy`` on ``log`` (see the module docstring): its target probabilities.
+
+    On a log of arms, the (n, K) one-hot vectors of its picks. On a log of pairs or sets
+    (:func:`structured_target`), the (n,) probabilities of the logged actions.
 
     Args:
-        policy: A fresh contextual policy; it learns from the rows it agrees with.
+        policy: A fresh policy of the log's family (contextual for arms, dueling for pairs,
+            assortment for sets); it learns from the rows it agrees with.
         log: The logged rounds, in order.
         encoding: "block" or "onehot-id": how per-row features become arms.
 
     Raises:
-        ValueError: If the policy is not contextual, reads the environment (an oracle),
-            or ``encoding`` is unknown.
+        ValueError: If the policy is of another family than the log's actions, reads the
+            environment (an oracle), or ``encoding`` is unknown.
 
     Example:
         >>> import banditkit as bk
@@ -110,17 +145,9 @@ def policy_target(
         ValueError: oracle plays from the environment itself (Policy.attach); a log has no environment: choose a policy that learns.
     """
     check_choice("encoding", encoding, ENCODINGS)
-    name = policy.registry_name or type(policy).__name__
-    if policy.family != "contextual":
-        raise ValueError(
-            f"a log of single actions evaluates contextual policies; {name} is a "
-            f"{policy.family} policy."
-        )
-    if type(policy).attach is not Policy.attach:
-        raise ValueError(
-            f"{name} plays from the environment itself (Policy.attach); a log has no "
-            "environment: choose a policy that learns."
-        )
+    _check_replayable(policy, log)
+    if log.kind != "arm":
+        return structured_target(policy, log, encoding=encoding)
     features, encoding = _arms(log, encoding)
     k = log.n_actions
     ids = np.eye(k)
@@ -138,6 +165,51 @@ def policy_target(
     return target
 
 
+def structured_target(
+    policy: Policy, log: BanditLog, *, encoding: str = "block"
+) -> np.ndarray:
+    """Replay a dueling or assortment ``policy`` on a log of pairs or sets.
+
+    At row i the policy sees the row's arms (as :func:`policy_target`; a set log's rounds
+    offer at most ``log.capacity`` items, at equal revenues: a log holds no per-item
+    revenues) and picks its pair or set; its target value is its
+    probability of the *logged* action, ``policy.propensity_of`` (exact for exact laws, a
+    Monte Carlo estimate from ``propensity_samples`` draws for samplers; docs/ope.md), or,
+    where the policy knows no law, 1 when its pick is the logged action and 0 otherwise. It
+    learns from row i, with the logged ``feedback``, only when its pick is the logged action.
+    The probability is the mean of the one-hot of the pick given the policy's state, so the
+    estimate stays unbiased, with less variance than the pick itself would give.
+
+    Returns:
+        (n,) the target's probabilities of the logged actions.
+
+    Raises:
+        ValueError: If the log has no ``feedback`` to learn from.
+    """
+    if log.feedback is None:
+        raise ValueError(
+            f"a policy target learns from the log's feedback, and this log of {log.kind}s "
+            "has none (the duels' outcomes or the chosen items): give it, or evaluate "
+            "'uniform' or a .npy file of the target's probabilities."
+        )
+    features, encoding = _arms(log, encoding)
+    k = log.n_actions
+    ids = np.eye(k)
+    capacity = (log.capacity or k) if log.kind == "set" else None
+    probabilities = np.zeros(log.n)
+    policy.begin(log.n)
+    with limit_threads(1, torch=policy.needs_torch):
+        for i in range(log.n):
+            arms = ids if features is None else encode_arms(features[i], k, encoding)
+            ctx = Context(arms=arms, max_size=capacity)
+            action, logged = policy.act(ctx), log.action(i)
+            known = policy.propensity_of(logged)
+            probabilities[i] = float(action == logged) if known is None else known
+            if action == logged:
+                policy.update(ctx, action, int(log.feedback[i]))
+    return probabilities
+
+
 def target_probabilities(
     target: str | os.PathLike[str] | Mapping[str, Any],
     log: BanditLog,
@@ -145,10 +217,11 @@ def target_probabilities(
     encoding: str = "block",
     seed: int = 0,
 ) -> np.ndarray:
-    """The (n, K) action probabilities of ``target`` on ``log``.
+    """The target's probabilities on ``log``: (n, K) on arms, (n,) of the logged pairs or sets.
 
     Args:
-        target: "uniform"; a ``.npy`` file of (n, K) probabilities; a policy as
+        target: "uniform"; a ``.npy`` file of (n, K) probabilities (on pairs or sets: (n,)
+            probabilities of the logged actions); a policy as
             ``"NAME[:k=v,...]"``; or a mapping ``{"name": ..., **params}`` (a config's
             policy entry; ``label`` is ignored).
         log: The logged rounds.
@@ -178,10 +251,14 @@ def target_probabilities(
         if not path.is_file():
             raise ValueError(f"target file {str(target)!r} does not exist.")
         probabilities = np.asarray(np.load(path), dtype=np.float64)
-        if probabilities.shape != (log.n, log.n_actions):
+        shape = (log.n, log.n_actions) if log.kind == "arm" else (log.n,)
+        if probabilities.shape != shape:
+            what = (
+                f"(n, K) = {shape} action" if log.kind == "arm" else f"(n,) = {shape}"
+            )
             raise ValueError(
-                f"target file {str(target)!r} must hold (n, K) = ({log.n}, "
-                f"{log.n_actions}) probabilities; got shape {probabilities.shape}."
+                f"target file {str(target)!r} must hold {what} probabilities (of the "
+                f"logged {log.kind}s); got shape {probabilities.shape}."
             )
         return probabilities
     try:
