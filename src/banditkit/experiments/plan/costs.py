@@ -1,18 +1,33 @@
 """What a paper's full protocol costs, before anything runs (``banditkit reproduce --plan``).
 
-Each kind of run (everything but the seed) is probed on this machine: the environment is
-built and reset (its set-up, paid once per run), then the policy plays the first rounds, up
-to a time budget (:data:`PROBE_SECONDS`; at least :data:`MIN_ROUNDS`, :data:`TORCH_ROUNDS`
-for a PyTorch policy, and two updates of a policy that re-trains every ``update_every``
-rounds). A policy's per-round cost often grows
-with the history it keeps (a network trained on every stored duel: c(t) = a + b t), so the
-probe's per-round times are fitted with a line (b >= 0) and a run of T rounds is priced at
+Each kind of run (everything but the seed) is probed on this machine, one thread, in CPU
+time of this process (``time.process_time``: a busy machine slows the probe's wall clock,
+not what it reads). The environment is built and reset (its set-up, paid once per run),
+then the policy plays from round 0:
 
-    setup + a T + b T^2 / 2     CPU-seconds (one thread, as ``banditkit run`` computes).
+- through its warm-up (``Policy.warmup_rounds``: GLM-ES's design pulls, the warm-up of
+  every restart of an anytime schedule), whose rounds cost little and are priced at their
+  measured mean ``warm``; at most :data:`WARMUP_SECONDS` of it;
+- then past it, until :data:`PROBE_SECONDS` of rounds after the warm-up are spent (at
+  least :data:`MIN_ROUNDS`, :data:`TORCH_ROUNDS` for a PyTorch policy, and two re-trainings
+  of a policy that re-trains every ``update_every`` rounds).
+
+No policy's state can be advanced to a late round for less than playing the rounds before
+it (its re-fit is what a round costs), so the probe reads the horizon's first rounds after
+the warm-up, and the cost's growth is fitted on them: the rounds are averaged in
+:data:`BINS` bins of whole re-training periods (a re-fit every k rounds costs in spikes),
+and a line c(t) = a + b t is fitted to the bins' means. Its slope b is kept only when it
+is positive and at least twice its standard error (a network trained on every stored duel
+costs more each round; noise and a cost that falls as a fit settles give b = 0 and the
+mean). A run of T rounds of which W are warm-up rounds is priced at
+
+    setup + warm W + sum over the other rounds t of (a + b t)     CPU-seconds,
+
+about setup + warm W + a (T - W) + b (T^2 - W^2) / 2 for a warm-up at the start.
 
 A GPU's time is an estimate from FLOPs: for a policy that computes with PyTorch, the probe
 is played again under ``torch.utils.flop_counter.FlopCounterMode``, its FLOPs per round
-fitted the same way, and a run priced at FLOPs / :data:`GPU_FLOPS` plus
+after the warm-up fitted the same way, and a run priced at FLOPs / :data:`GPU_FLOPS` plus
 :data:`GPU_ROUND_SECONDS` a round (kernel launches and the one copy of the action to the
 host); NumPy parts are not counted. Other policies gain nothing from a GPU (they stay on
 CPUs). Wall times for ``--jobs J`` and for a cluster are the longest-first schedule of the
@@ -23,7 +38,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import Any
 
@@ -48,18 +63,24 @@ __all__ = [
     "price",
     "probe_kind",
     "wall_seconds",
+    "warmup_spans",
 ]
 
-#: CPU-seconds a kind is probed for (after its set-up).
-PROBE_SECONDS = 0.05
-#: Seconds the kinds of a plan are probed for, about (then kinds are priced as alike ones).
-BUDGET_SECONDS = 10.0
-#: Fewest rounds a probe plays (fewer when the horizon is shorter).
-MIN_ROUNDS = 12
+#: CPU-seconds of rounds after the warm-up that a kind is probed for (after its set-up).
+PROBE_SECONDS = 0.4
+#: Most CPU-seconds of warm-up rounds a probe plays (then the rest is priced as warm-up).
+WARMUP_SECONDS = 2.0
+#: CPU-seconds of probes after which kinds are priced as alike ones (:func:`price`).
+BUDGET_SECONDS = 60.0
+#: Fewest rounds after the warm-up a probe plays (fewer when the horizon is shorter).
+MIN_ROUNDS = 24
 #: Fewest rounds of a PyTorch policy's probe: enough to see its cost grow with the history
-#: through the noise (a network trained on every stored round).
-TORCH_ROUNDS = 40
-#: Rounds whose FLOPs are counted (PyTorch policies; more for one re-training every k).
+#: (a network trained on every stored round).
+TORCH_ROUNDS = 24
+#: Bins the probed rounds are averaged in before the line is fitted.
+BINS = 8
+#: Rounds after the warm-up whose FLOPs are counted (PyTorch policies; more for one
+#: re-training every k).
 FLOP_ROUNDS = 5
 #: Sustained FLOP/s assumed for a GPU on the papers' small networks: about 15 % of a
 #: current datacenter GPU's float32 peak (an assumption, not a measurement).
@@ -68,6 +89,20 @@ GPU_FLOPS = 1e13
 #: of the action to the host).
 GPU_ROUND_SECONDS = 2e-4
 
+Spans = tuple[tuple[int, int], ...]
+
+
+def _line_sum(a: float, b: float, horizon: int, warmup: Spans) -> tuple[float, int]:
+    """Sum of a + b t over the rounds t < ``horizon`` outside ``warmup``; warm-up rounds."""
+    total, warm = a * horizon + b * horizon**2 / 2, 0
+    for start, stop in warmup:
+        stop = min(stop, horizon)
+        if start >= stop:
+            continue
+        total -= a * (stop - start) + b * (stop**2 - start**2) / 2
+        warm += stop - start
+    return total, warm
+
 
 @dataclass(frozen=True)
 class KindCost:
@@ -75,12 +110,14 @@ class KindCost:
 
     Attributes:
         setup: Seconds to build and reset the environment and build the policy.
-        a: Per-round CPU-seconds at round 0.
+        a: Per-round CPU-seconds at round 0, after the warm-up.
         b: Growth of the per-round CPU-seconds per round (>= 0).
         flops_a: Per-round PyTorch FLOPs at round 0 (None: no PyTorch).
         flops_b: Their growth per round.
         rounds: Rounds the probe played.
         error: Why the kind could not be probed (a missing dataset), else None.
+        warm: CPU-seconds of a warm-up round.
+        warmup: The warm-up rounds, as [start, stop) spans (:func:`warmup_spans`).
     """
 
     setup: float
@@ -90,31 +127,77 @@ class KindCost:
     flops_b: float = 0.0
     rounds: int = 0
     error: str | None = None
+    warm: float = 0.0
+    warmup: Spans = ()
 
     def cpu_seconds(self, horizon: int) -> float:
         """CPU-seconds of a run of ``horizon`` rounds."""
-        return self.setup + self.a * horizon + self.b * horizon**2 / 2
+        rounds, warm = _line_sum(self.a, self.b, horizon, self.warmup)
+        return self.setup + self.warm * warm + rounds
 
     def gpu_seconds(self, horizon: int) -> float | None:
         """Estimated GPU-seconds of a run (None: a policy without PyTorch)."""
         if self.flops_a is None:
             return None
-        flops = self.flops_a * horizon + self.flops_b * horizon**2 / 2
+        flops, _ = _line_sum(self.flops_a, self.flops_b, horizon, self.warmup)
         return self.setup + flops / GPU_FLOPS + GPU_ROUND_SECONDS * horizon
 
 
-def _line(values: Sequence[float]) -> tuple[float, float]:
-    """Intercept and slope (>= 0) of per-round values fitted against the round."""
+def _line(
+    rounds: Sequence[int], values: Sequence[float], period: int = 1
+) -> tuple[float, float]:
+    """Intercept and slope (>= 0) of per-round ``values`` against their ``rounds``.
+
+    The values are averaged in up to :data:`BINS` bins of whole ``period`` s; the slope of
+    the line through the bins' means is kept when it is at least twice its standard error.
+    """
+    t = np.asarray(rounds, dtype=np.float64)
     y = np.asarray(values, dtype=np.float64)
-    if y.size < 3:
+    bins = min(BINS, y.size // max(period, 1))
+    if bins < 3:
+        return float(y.mean()) if y.size else 0.0, 0.0
+    size = y.size // bins // period * period
+    tb = t[: bins * size].reshape(bins, size).mean(axis=1)
+    yb = y[: bins * size].reshape(bins, size).mean(axis=1)
+    (slope, intercept), cov = np.polyfit(tb, yb, 1, cov="unscaled")
+    residual = yb - (intercept + slope * tb)
+    stderr = np.sqrt(cov[0, 0] * (residual @ residual) / (bins - 2))
+    if slope <= 0 or slope < 2 * stderr:
         return float(y.mean()), 0.0
-    t = np.arange(y.size, dtype=np.float64)
-    slope, intercept = np.polyfit(t, y, 1)
-    if slope <= 0:
-        return float(y.mean()), 0.0
-    if intercept < 0:  # spiky costs (a re-training every k rounds): through the origin
-        return 0.0, float(t @ y / (t @ t))
+    if intercept < 0:  # through the origin (a cost that grows from nothing)
+        return 0.0, float(tb @ yb / (tb @ tb))
     return float(intercept), float(slope)
+
+
+def warmup_spans(policy: core.Policy, horizon: int) -> Spans:
+    """The warm-up rounds among ``policy``'s first ``horizon``, as [start, stop) spans.
+
+    Read from ``Policy.warmup_rounds`` (the warm-up rounds among the first h), halving
+    each interval that is neither all warm-up nor none.
+
+    Example:
+        >>> from banditkit.core import make_policy
+        >>> warmup_spans(make_policy("glm-es", warmup=30), 100)
+        ((0, 30),)
+    """
+    spans: list[tuple[int, int]] = []
+
+    def split(lo: int, hi: int, w_lo: int, w_hi: int) -> None:
+        if w_hi == w_lo:
+            return
+        if w_hi - w_lo == hi - lo:
+            if spans and spans[-1][1] == lo:
+                spans[-1] = (spans[-1][0], hi)
+            else:
+                spans.append((lo, hi))
+            return
+        mid = (lo + hi) // 2
+        w_mid = policy.warmup_rounds(mid)
+        split(lo, mid, w_lo, w_mid)
+        split(mid, hi, w_mid, w_hi)
+
+    split(0, horizon, 0, policy.warmup_rounds(horizon))
+    return tuple(spans)
 
 
 def _retrainings(spec: RunSpec) -> int:
@@ -123,72 +206,116 @@ def _retrainings(spec: RunSpec) -> int:
     return 2 * every + 1 if isinstance(every, int) and every > 1 else 0
 
 
-def _least(spec: RunSpec, torch: bool) -> int:
-    """Fewest rounds of a probe: the minimum, or two re-trainings of the policy."""
-    least = TORCH_ROUNDS if torch else MIN_ROUNDS
-    return min(spec.horizon, max(least, _retrainings(spec)))
+def _period(spec: RunSpec) -> int:
+    """Rounds between two re-trainings (1: every round)."""
+    every = spec.policy_params.get("update_every")
+    return every if isinstance(every, int) and every > 1 else 1
+
+
+@dataclass
+class _Probe:
+    """What one play of a probe read: set-up, and per round its index, tick and warm-up."""
+
+    setup: float
+    rounds: list[int]
+    values: list[float]
+    warm: list[bool]
+    warmup: Spans
+
+
+def _in_spans(t: int, spans: Spans) -> bool:
+    return any(start <= t < stop for start, stop in spans)
 
 
 def _play(
-    spec: RunSpec, rounds: int | None, tick: Callable[[], float]
-) -> tuple[float, list[float], bool]:
-    """Set-up seconds and the per-round ``tick`` differences of a probe (and torch?).
+    spec: RunSpec, least: int, seconds: float, tick: Callable[[], float]
+) -> _Probe:
+    """Play a probe: through the warm-up, then ``least`` rounds and ``seconds`` CPU-s more.
 
-    ``rounds`` None: until :data:`PROBE_SECONDS` have passed (at least :func:`_least`).
+    ``tick`` is read after every round (CPU time, or FLOPs counted so far); the probe
+    also stops after :data:`WARMUP_SECONDS` of warm-up rounds, at the horizon or when the
+    environment runs out of contexts.
     """
     policy = core.make_policy(spec.policy_name, **spec.policy_params, seed=spec.seed)
-    if policy.needs_torch:  # the one-time import, outside the clock
-        import_module("torch")
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     env = core.make_env(spec.env_name, **spec.env_params)
     env.reset(spec.seed)
     policy.begin(spec.horizon)
     policy.attach(env)
-    setup = time.perf_counter() - t0
-    least = _least(spec, policy.needs_torch)
-    per_round: list[float] = []
-    start = time.perf_counter()
+    probe = _Probe(
+        time.process_time() - t0, [], [], [], warmup_spans(policy, spec.horizon)
+    )
+    spent = {True: 0.0, False: 0.0}
+    after = 0
     last = tick()
-    while len(per_round) < spec.horizon:
-        if rounds is not None and len(per_round) >= rounds:
+    for t in range(spec.horizon):
+        warm = _in_spans(t, probe.warmup)
+        if after >= least and spent[False] > seconds:
             break
-        if (
-            rounds is None
-            and len(per_round) >= least
-            and (time.perf_counter() - start > PROBE_SECONDS)
-        ):
+        if warm and spent[True] > WARMUP_SECONDS:
             break
         ctx = env.context()
         if ctx is None:
             break
+        clock = time.process_time()
         step = env.step(action := policy.act(ctx))
         if step.accepted:
             policy.update(ctx, action, step.feedback)
+        spent[warm] += time.process_time() - clock
+        after += not warm
         now = tick()
-        per_round.append(now - last)
+        probe.rounds.append(t)
+        probe.values.append(now - last)
+        probe.warm.append(warm)
         last = now
-    return setup, per_round, policy.needs_torch
+    return probe
+
+
+def _fit(probe: _Probe, period: int) -> tuple[float, float, float]:
+    """(warm, a, b) of a probe: the warm-up rounds' mean, the line of the others."""
+    warm = [v for v, w in zip(probe.values, probe.warm, strict=True) if w]
+    after = [
+        (t, v)
+        for t, v, w in zip(probe.rounds, probe.values, probe.warm, strict=True)
+        if not w
+    ]
+    mean_warm = float(np.mean(warm)) if warm else 0.0
+    if not after:  # the probe never left the warm-up: price the rest alike
+        return mean_warm, mean_warm, 0.0
+    a, b = _line([t for t, _ in after], [v for _, v in after], period)
+    return mean_warm, a, b
 
 
 def probe_kind(spec: RunSpec) -> KindCost:
     """Measure the costs of ``spec``'s kind (module docstring); never raises."""
     try:
-        with limit_threads(1):
-            setup, times, torch = _play(spec, None, time.perf_counter)
-            a, b = _line(times)
+        torch = core.make_policy(spec.policy_name, **spec.policy_params).needs_torch
+        with limit_threads(1, torch=torch):
+            least = max(TORCH_ROUNDS if torch else MIN_ROUNDS, _retrainings(spec))
+            probe = _play(spec, least, PROBE_SECONDS, time.process_time)
+            warm, a, b = _fit(probe, _period(spec))
+            cost = KindCost(
+                probe.setup,
+                a,
+                b,
+                rounds=len(probe.rounds),
+                warm=warm,
+                warmup=probe.warmup,
+            )
             if not torch:
-                return KindCost(setup, a, b, rounds=len(times))
+                return cost
             counter = import_module("torch.utils.flop_counter").FlopCounterMode(
                 display=False
             )
             with counter:  # slow: only as many rounds as the fit needs
-                _, flops, _ = _play(
+                flops = _play(
                     spec,
-                    min(len(times), max(FLOP_ROUNDS, _retrainings(spec))),
+                    max(FLOP_ROUNDS, _retrainings(spec)),
+                    0.0,
                     lambda: float(counter.get_total_flops()),
                 )
-            fa, fb = _line(flops)
-            return KindCost(setup, a, b, fa, fb, rounds=len(times))
+            _, fa, fb = _fit(flops, _period(spec))
+            return replace(cost, flops_a=fa, flops_b=fb)
     except Exception as exc:  # a missing dataset, a policy that cannot start
         return KindCost(0.0, 0.0, 0.0, error=f"{type(exc).__name__}: {exc}")
 
@@ -260,8 +387,10 @@ SIZES = (
     "pool",
     "dataset",
     "steps",
+    "solver",
     "update_every",
     "ensemble_size",
+    "anytime",
 )
 
 
@@ -269,17 +398,28 @@ def _sizes(params: dict[str, Any]) -> str:
     return repr(sorted((k, params[k]) for k in SIZES if k in params))
 
 
+def _warmup_of(spec: RunSpec) -> Spans | None:
+    """The warm-up spans of ``spec``'s policy (None: it cannot be built)."""
+    try:
+        policy = core.make_policy(spec.policy_name, **spec.policy_params)
+        return warmup_spans(policy, spec.horizon)
+    except Exception:  # the probe reports why
+        return None
+
+
 def price(
     specs: Sequence[RunSpec],
     budget: float = BUDGET_SECONDS,
     probe: Callable[[RunSpec], KindCost] = probe_kind,
 ) -> dict[str, KindCost]:
-    """The cost of each kind of ``specs``, probing for at most about ``budget`` seconds.
+    """The cost of each kind of ``specs``, probing for about ``budget`` CPU-seconds.
 
-    The kinds with the most rounds in all are probed first; once the budget is spent, a
-    kind is priced as a probed kind of the same environment and policy of the same sizes
-    (:data:`SIZES`: widths, dimensions, steps; other parameters may differ), else of the
-    same policy of the same sizes, and probed only when there is none.
+    Kinds of the same environment and policy of the same sizes (:data:`SIZES`: widths,
+    dimensions, steps, schedules), with a warm-up or both without one, share one probe
+    (other parameters, the horizon and the warm-up's length may differ), the kinds with
+    the most rounds probed first. Once the budget
+    is spent, a kind is priced as a probed one whose environment and policy have the same
+    sizes (the environment's name aside), and probed only when there is none.
     """
     rounds: dict[str, int] = {}
     first: dict[str, RunSpec] = {}
@@ -288,22 +428,26 @@ def price(
         first.setdefault(spec.kind, spec)
     prices: dict[str, KindCost] = {}
     alike: dict[tuple[Any, ...], KindCost] = {}
-    start = time.perf_counter()
+    start = time.process_time()
     for kind in sorted(rounds, key=lambda k: -rounds[k]):
         spec = first[kind]
+        warmup = _warmup_of(spec)
         env, policy = _sizes(spec.env_params), _sizes(spec.policy_params)
-        keys = (
-            (spec.env_name, env, spec.policy_name, policy),
-            (spec.policy_name, policy),
-        )
-        found = [alike[k] for k in keys if k in alike]
-        if found and time.perf_counter() - start > budget:
-            prices[kind] = found[0]
+        sized = (env, spec.policy_name, policy, bool(warmup))
+        same = (spec.env_name, *sized)
+        found = alike.get(same)
+        if found is None and time.process_time() - start > budget:
+            found = alike.get(sized)
+        if found is not None:
+            prices[kind] = found if warmup is None else replace(found, warmup=warmup)
             continue
-        prices[kind] = cost = probe(spec)
+        cost = probe(spec)
+        if cost.error is None and warmup is not None:
+            cost = replace(cost, warmup=warmup)
+        prices[kind] = cost
         if cost.error is None:
-            for key in keys:
-                alike.setdefault(key, cost)
+            alike[same] = cost
+            alike.setdefault(sized, cost)
     return prices
 
 
