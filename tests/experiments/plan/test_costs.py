@@ -67,6 +67,21 @@ def test_warmup_spans_are_the_rounds_warmup_rounds_counts():
     assert anytime[0][0] == 0 and len(anytime) > 2  # a warm-up at every restart
 
 
+def test_growth_is_read_from_interleaved_replays_of_an_early_and_a_late_round():
+    probe = costs._Probe(0.0, ())
+    probe.early = (10, [1.0, 1.1, 0.9, 1.0, 1.05])
+    probe.late = (110, [1.6, 1.5, 1.7, 1.5, 1.55])
+    assert costs._growth(probe, grows=False) == pytest.approx((1.55 - 1.0) / 100)
+    probe.late = (110, [1.6, 1.5, 1.7, 1.5, 1.08])  # one late replay below an early one
+    assert costs._growth(probe, grows=False) == 0.0
+    assert costs._growth(probe, grows=True) == pytest.approx((1.5 - 1.0) / 100)
+    assert costs._growth(costs._Probe(0.0, ()), grows=True) is None  # none played
+    # the level: the line's mean over the probed rounds is theirs
+    values = {t: 1.0 + 0.01 * t for t in range(5, 25)}
+    warm, a, b = costs._fit(RunSpec("x", {}, "y", {}, 0, 50), values, {}, growth=0.01)
+    assert (warm, a, b) == (0.0, pytest.approx(1.0), 0.01)
+
+
 def test_the_growth_is_kept_only_where_it_stands_out_of_the_noise():
     rng = np.random.default_rng(0)
     t = np.arange(100, 500)
@@ -159,3 +174,10 @@ def test_the_plan_prices_a_run_within_a_factor_two_of_its_measured_cpu_seconds(
     assert cost.error is None and cost.rounds < horizon / 2
     measured = compute_run(spec).meta["cpu_seconds"]
     assert 0.5 < cost.cpu_seconds(horizon) / measured < 2.0
+
+
+def test_a_pytorch_policy_is_probed_replayed_and_its_flops_counted():
+    params = {"width": 8, "depth": 2, "steps": 3, "update_every": 1}
+    cost = probe_kind(RunSpec("nonlinear", LOGISTIC, "neural-ucb", params, 0, 60))
+    assert cost.error is None and cost.flops_a is not None and cost.flops_a > 0
+    assert cost.a > 0 and cost.gpu_seconds(60) is not None

@@ -9,36 +9,44 @@ then the policy plays from round 0:
   every restart of an anytime schedule), whose rounds cost little and are priced at their
   measured mean ``warm``; at most :data:`WARMUP_SECONDS` of it;
 - then past it, until :data:`PROBE_SECONDS` of rounds after the warm-up are spent (at
-  least :data:`MIN_ROUNDS`, :data:`TORCH_ROUNDS` for a PyTorch policy, and two re-trainings
-  of a policy that re-trains every ``update_every`` rounds).
+  least :data:`MIN_ROUNDS`, :data:`TORCH_ROUNDS` for a PyTorch policy, and three
+  re-trainings of a policy that re-trains every ``update_every`` rounds).
 
 No policy's state can be advanced to a late round for less than playing the rounds before
 it (its re-fit is what a round costs), so the probe reads the horizon's first rounds after
-the warm-up, and the cost's growth is fitted on them: the rounds are averaged in
-:data:`BINS` bins of whole re-training periods (a re-fit every k rounds costs in spikes),
-and a line c(t) = a + b t is fitted to the bins' means. Its slope b is kept only when it
-is positive and at least twice its standard error (a network trained on every stored duel
-costs more each round; noise and a cost that falls as a fit settles give b = 0 and the
-mean). A run of T rounds of which W are warm-up rounds is priced at
+the warm-up, and the cost's growth is read from them. On a shared machine a load that
+drifts during the probe looks like growth, so the growth b is measured as a difference
+side by side: a round early after the warm-up and the probe's last round are kept (the
+policy deep-copied before them) and replayed :data:`REPLAYS` times each, interleaved; b
+is the difference of their median CPU-seconds over the rounds between them, kept when
+every replay of the late round took longer than every replay of the early one (or the
+FLOPs per round grow: a network trained on every stored duel), else 0 (noise, or a cost
+that falls as a fit settles). The level a makes the line's mean over the probed rounds
+after the warm-up theirs. A policy that re-trains every k > 1 rounds costs in spikes: its
+rounds are averaged in :data:`BINS` bins of whole periods and a line c(t) = a + b t fitted
+to the bins' means, its slope kept when it is at least twice its standard error. A run of
+T rounds of which W are warm-up rounds is priced at
 
     setup + warm W + sum over the other rounds t of (a + b t)     CPU-seconds,
 
 about setup + warm W + a (T - W) + b (T^2 - W^2) / 2 for a warm-up at the start.
 
 A GPU's time is an estimate from FLOPs: for a policy that computes with PyTorch, the probe
-is played again under ``torch.utils.flop_counter.FlopCounterMode``, its FLOPs per round
-after the warm-up fitted the same way, and a run priced at FLOPs / :data:`GPU_FLOPS` plus
-:data:`GPU_ROUND_SECONDS` a round (kernel launches and the one copy of the action to the
-host); NumPy parts are not counted. Other policies gain nothing from a GPU (they stay on
-CPUs). Wall times for ``--jobs J`` and for a cluster are the longest-first schedule of the
-runs on that many CPUs (``compute.schedule.simulate_schedule``).
+plays :data:`FLOP_ROUNDS` more rounds under ``torch.utils.flop_counter.FlopCounterMode``
+(three re-trainings of one that re-trains every k), their FLOPs fitted the same way, and
+a run priced at FLOPs / :data:`GPU_FLOPS` plus :data:`GPU_ROUND_SECONDS` a round (kernel
+launches and the one copy of the action to the host); NumPy parts are not counted. Other
+policies gain nothing from a GPU (they stay on CPUs). Wall times for ``--jobs J`` and for
+a cluster are the longest-first schedule of the runs on that many CPUs
+(``compute.schedule.simulate_schedule``).
 """
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from importlib import import_module
 from typing import Any
 
@@ -46,6 +54,7 @@ import numpy as np
 
 from banditkit import core
 from banditkit.core.threads import limit_threads
+from banditkit.core.types import Action, Step
 from banditkit.experiments.compute.schedule import simulate_schedule
 from banditkit.experiments.config.papers import select_figures
 from banditkit.experiments.config.resolve import prepare_experiment
@@ -77,11 +86,13 @@ MIN_ROUNDS = 24
 #: Fewest rounds of a PyTorch policy's probe: enough to see its cost grow with the history
 #: (a network trained on every stored round).
 TORCH_ROUNDS = 24
+#: Replays of a round early after the warm-up and of the last one, interleaved.
+REPLAYS = 5
 #: Bins the probed rounds are averaged in before the line is fitted.
 BINS = 8
-#: Rounds after the warm-up whose FLOPs are counted (PyTorch policies; more for one
+#: Rounds whose FLOPs are counted after the timed ones (PyTorch policies; more for one
 #: re-training every k).
-FLOP_ROUNDS = 5
+FLOP_ROUNDS = 3
 #: Sustained FLOP/s assumed for a GPU on the papers' small networks: about 15 % of a
 #: current datacenter GPU's float32 peak (an assumption, not a measurement).
 GPU_FLOPS = 1e13
@@ -200,89 +211,191 @@ def warmup_spans(policy: core.Policy, horizon: int) -> Spans:
     return tuple(spans)
 
 
-def _retrainings(spec: RunSpec) -> int:
-    """Rounds up to the second re-training of a policy that re-trains every k > 1 rounds."""
-    every = spec.policy_params.get("update_every")
-    return 2 * every + 1 if isinstance(every, int) and every > 1 else 0
-
-
 def _period(spec: RunSpec) -> int:
     """Rounds between two re-trainings (1: every round)."""
     every = spec.policy_params.get("update_every")
     return every if isinstance(every, int) and every > 1 else 1
 
 
+def _least(spec: RunSpec, rounds: int) -> int:
+    """``rounds``, or three re-trainings of a policy that re-trains every k > 1 rounds."""
+    period = _period(spec)
+    return max(rounds, 3 * period + 1) if period > 1 else rounds
+
+
+@dataclass
+class _Snapshot:
+    """A policy just before round ``t``, with what the round showed it (to replay it)."""
+
+    t: int
+    policy: core.Policy
+    ctx: core.Context
+    action: Action
+    step: Step
+
+    def replay(self, share: dict[int, Any]) -> float:
+        """CPU-seconds of the round played again by a copy (``share``: not copied)."""
+        policy = copy.deepcopy(self.policy, dict(share))
+        clock = time.process_time()
+        policy.act(self.ctx)
+        if self.step.accepted:
+            policy.update(self.ctx, self.action, self.step.feedback)
+        return time.process_time() - clock
+
+
 @dataclass
 class _Probe:
-    """What one play of a probe read: set-up, and per round its index, tick and warm-up."""
+    """What a probe read: its set-up seconds and warm-up spans, and per round.
+
+    Per round: its CPU-seconds, whether it was a warm-up round, and (PyTorch policies,
+    the rounds after the timed ones) its FLOPs. ``early`` and ``late``: a round early
+    after the warm-up and the last one, with the CPU-seconds of their interleaved replays.
+    """
 
     setup: float
-    rounds: list[int]
-    values: list[float]
-    warm: list[bool]
     warmup: Spans
+    seconds: dict[int, float] = field(default_factory=dict)
+    warm: dict[int, bool] = field(default_factory=dict)
+    flops: dict[int, float] = field(default_factory=dict)
+    early: tuple[int, list[float]] | None = None
+    late: tuple[int, list[float]] | None = None
 
 
 def _in_spans(t: int, spans: Spans) -> bool:
     return any(start <= t < stop for start, stop in spans)
 
 
-def _play(
-    spec: RunSpec, least: int, seconds: float, tick: Callable[[], float]
-) -> _Probe:
-    """Play a probe: through the warm-up, then ``least`` rounds and ``seconds`` CPU-s more.
+def _round(
+    policy: core.Policy, env: core.Environment, ctx: core.Context
+) -> tuple[Action, Step]:
+    step = env.step(action := policy.act(ctx))
+    if step.accepted:
+        policy.update(ctx, action, step.feedback)
+    return action, step
 
-    ``tick`` is read after every round (CPU time, or FLOPs counted so far); the probe
-    also stops after :data:`WARMUP_SECONDS` of warm-up rounds, at the horizon or when the
-    environment runs out of contexts.
+
+def _play(spec: RunSpec, least: int, flop_rounds: int) -> _Probe:
+    """Play a probe: through the warm-up, then ``least`` rounds and PROBE_SECONDS more.
+
+    The probe also stops after WARMUP_SECONDS of warm-up rounds, at the horizon or when
+    the environment runs out of contexts. The second round after the warm-up (the first
+    may fit from scratch) and the last are kept and replayed (:func:`_replay`); then
+    ``flop_rounds`` more rounds are played with their PyTorch FLOPs counted.
     """
     policy = core.make_policy(spec.policy_name, **spec.policy_params, seed=spec.seed)
-    t0 = time.process_time()
+    clock = time.process_time()
     env = core.make_env(spec.env_name, **spec.env_params)
     env.reset(spec.seed)
     policy.begin(spec.horizon)
     policy.attach(env)
-    probe = _Probe(
-        time.process_time() - t0, [], [], [], warmup_spans(policy, spec.horizon)
-    )
+    probe = _Probe(time.process_time() - clock, warmup_spans(policy, spec.horizon))
+    share = {id(env): env}  # a policy that reads the environment shares it
     spent = {True: 0.0, False: 0.0}
-    after = 0
-    last = tick()
-    for t in range(spec.horizon):
+    after = 0  # rounds played after the warm-up
+    snaps: list[_Snapshot] = []
+    for t in range(max(1, spec.horizon - flop_rounds)):  # rounds left to count FLOPs
         warm = _in_spans(t, probe.warmup)
-        if after >= least and spent[False] > seconds:
+        last = after >= least and spent[False] > PROBE_SECONDS
+        if (warm and spent[True] > WARMUP_SECONDS) or (ctx := env.context()) is None:
             break
-        if warm and spent[True] > WARMUP_SECONDS:
-            break
-        ctx = env.context()
-        if ctx is None:
-            break
+        keep = not warm and (after == 1 or last)
+        kept = _copy(policy, share) if keep else None
         clock = time.process_time()
-        step = env.step(action := policy.act(ctx))
-        if step.accepted:
-            policy.update(ctx, action, step.feedback)
-        spent[warm] += time.process_time() - clock
+        action, step = _round(policy, env, ctx)
+        probe.seconds[t] = time.process_time() - clock
+        probe.warm[t] = warm
+        spent[warm] += probe.seconds[t]
         after += not warm
-        now = tick()
-        probe.rounds.append(t)
-        probe.values.append(now - last)
-        probe.warm.append(warm)
-        last = now
+        if kept is not None:
+            snaps.append(_Snapshot(t, kept, ctx, action, step))
+        if last:
+            break
+    if len(snaps) == 2 and _period(spec) == 1:
+        _replay(probe, snaps, share)
+    if flop_rounds:
+        _count_flops(
+            probe, policy, env, range(len(probe.seconds), spec.horizon)[:flop_rounds]
+        )
     return probe
 
 
-def _fit(probe: _Probe, period: int) -> tuple[float, float, float]:
-    """(warm, a, b) of a probe: the warm-up rounds' mean, the line of the others."""
-    warm = [v for v, w in zip(probe.values, probe.warm, strict=True) if w]
-    after = [
-        (t, v)
-        for t, v, w in zip(probe.rounds, probe.values, probe.warm, strict=True)
-        if not w
-    ]
-    mean_warm = float(np.mean(warm)) if warm else 0.0
-    if not after:  # the probe never left the warm-up: price the rest alike
+def _copy(policy: core.Policy, share: dict[int, Any]) -> core.Policy | None:
+    """A deep copy of ``policy`` (None: it cannot be copied; then nothing is replayed)."""
+    try:
+        return copy.deepcopy(policy, dict(share))
+    except Exception:  # a state that does not copy: the rounds' line is fitted instead
+        return None
+
+
+def _replay(probe: _Probe, snaps: list[_Snapshot], share: dict[int, Any]) -> None:
+    """Replay the early and the late round :data:`REPLAYS` times, interleaved.
+
+    Three times each where a round costs more than a tenth of PROBE_SECONDS; none where
+    a replay fails (the rounds' line is fitted instead).
+    """
+    times: list[list[float]] = [[], []]
+    costly = probe.seconds[snaps[1].t] > PROBE_SECONDS / (2 * REPLAYS)
+    try:
+        for _ in range(3 if costly else REPLAYS):
+            for snap, read in zip(snaps, times, strict=True):
+                read.append(snap.replay(share))
+    except Exception:
+        return
+    probe.early, probe.late = (snaps[0].t, times[0]), (snaps[1].t, times[1])
+
+
+def _count_flops(
+    probe: _Probe, policy: core.Policy, env: core.Environment, rounds: range
+) -> None:
+    """Play ``rounds`` with their PyTorch FLOPs counted into ``probe.flops``."""
+    counter = import_module("torch.utils.flop_counter").FlopCounterMode(display=False)
+    with counter:  # slow: only as many rounds as the fit needs
+        for t in rounds:
+            if (ctx := env.context()) is None:
+                return
+            _round(policy, env, ctx)
+            probe.flops[t] = float(counter.get_total_flops()) - sum(
+                probe.flops.values()
+            )
+
+
+def _growth(probe: _Probe, grows: bool) -> float | None:
+    """The growth b read from the interleaved replays (None: none were played).
+
+    Kept when every replay of the late round took longer than every replay of the early
+    one (a chance of 1 in 252 for five of each if the cost did not grow, 1 in 20 for the
+    three of a costly round; a load that drifts during the probe cannot fake it), or when
+    ``grows`` (the FLOPs grow); else 0.
+    """
+    if probe.early is None or probe.late is None:
+        return None
+    (t1, early), (t2, late) = probe.early, probe.late
+    if t2 <= t1 or not (grows or min(late) > max(early)):
+        return 0.0
+    return max(0.0, (float(np.median(late)) - float(np.median(early))) / (t2 - t1))
+
+
+def _fit(
+    spec: RunSpec,
+    values: dict[int, float],
+    warm: dict[int, bool],
+    growth: float | None = None,
+) -> tuple[float, float, float]:
+    """(warm, a, b) of a probe's ``values``: the warm-up rounds' mean, the others' line.
+
+    With ``growth`` (from :func:`_growth`), b is that and a what makes the line's mean
+    over the rounds after the warm-up theirs; else both are fitted (:func:`_line`).
+    """
+    cold = {t: v for t, v in values.items() if not warm.get(t, False)}
+    warmed = [v for t, v in values.items() if warm.get(t, False)]
+    mean_warm = float(np.mean(warmed)) if warmed else 0.0
+    if not cold:  # the probe never left the warm-up: price the rest alike
         return mean_warm, mean_warm, 0.0
-    a, b = _line([t for t, _ in after], [v for _, v in after], period)
+    if growth is not None:
+        mean = float(np.mean(list(cold.values())))
+        a = mean - growth * float(np.mean(list(cold)))
+        return (mean_warm, a, growth) if a >= 0 else (mean_warm, mean, 0.0)
+    a, b = _line(list(cold), list(cold.values()), _period(spec))
     return mean_warm, a, b
 
 
@@ -291,31 +404,17 @@ def probe_kind(spec: RunSpec) -> KindCost:
     try:
         torch = core.make_policy(spec.policy_name, **spec.policy_params).needs_torch
         with limit_threads(1, torch=torch):
-            least = max(TORCH_ROUNDS if torch else MIN_ROUNDS, _retrainings(spec))
-            probe = _play(spec, least, PROBE_SECONDS, time.process_time)
-            warm, a, b = _fit(probe, _period(spec))
-            cost = KindCost(
-                probe.setup,
-                a,
-                b,
-                rounds=len(probe.rounds),
-                warm=warm,
-                warmup=probe.warmup,
-            )
-            if not torch:
-                return cost
-            counter = import_module("torch.utils.flop_counter").FlopCounterMode(
-                display=False
-            )
-            with counter:  # slow: only as many rounds as the fit needs
-                flops = _play(
-                    spec,
-                    max(FLOP_ROUNDS, _retrainings(spec)),
-                    0.0,
-                    lambda: float(counter.get_total_flops()),
-                )
-            _, fa, fb = _fit(flops, _period(spec))
-            return replace(cost, flops_a=fa, flops_b=fb)
+            least = _least(spec, TORCH_ROUNDS if torch else MIN_ROUNDS)
+            probe = _play(spec, least, _least(spec, FLOP_ROUNDS) if torch else 0)
+        flops = _fit(spec, probe.flops, {}) if torch else None
+        grows = flops is not None and flops[2] > 0
+        warm, a, b = _fit(spec, probe.seconds, probe.warm, _growth(probe, grows))
+        cost = KindCost(
+            probe.setup, a, b, rounds=len(probe.seconds), warm=warm, warmup=probe.warmup
+        )
+        if flops is None:
+            return cost
+        return replace(cost, flops_a=flops[1], flops_b=flops[2])
     except Exception as exc:  # a missing dataset, a policy that cannot start
         return KindCost(0.0, 0.0, 0.0, error=f"{type(exc).__name__}: {exc}")
 
