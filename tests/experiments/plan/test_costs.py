@@ -67,19 +67,25 @@ def test_warmup_spans_are_the_rounds_warmup_rounds_counts():
     assert anytime[0][0] == 0 and len(anytime) > 2  # a warm-up at every restart
 
 
-def test_growth_is_read_from_interleaved_replays_of_an_early_and_a_late_round():
+def test_interleaved_replays_veto_a_growth_that_the_load_could_fake():
     probe = costs._Probe(0.0, ())
+    assert costs._grows(probe) is None and costs._keep(probe, False) == "significant"
     probe.early = (10, [1.0, 1.1, 0.9, 1.0, 1.05])
     probe.late = (110, [1.6, 1.5, 1.7, 1.5, 1.55])
-    assert costs._growth(probe, grows=False) == pytest.approx((1.55 - 1.0) / 100)
-    probe.late = (110, [1.6, 1.5, 1.7, 1.5, 1.08])  # one late replay below an early one
-    assert costs._growth(probe, grows=False) == 0.0
-    assert costs._growth(probe, grows=True) == pytest.approx((1.5 - 1.0) / 100)
-    assert costs._growth(costs._Probe(0.0, ()), grows=True) is None  # none played
-    # the level: the line's mean over the probed rounds is theirs
-    values = {t: 1.0 + 0.01 * t for t in range(5, 25)}
-    warm, a, b = costs._fit(RunSpec("x", {}, "y", {}, 0, 50), values, {}, growth=0.01)
-    assert (warm, a, b) == (0.0, pytest.approx(1.0), 0.01)
+    assert costs._grows(probe) and costs._keep(probe, False) == "significant"
+    probe.late = (110, [1.6, 1.5, 1.7, 1.5, 1.08])  # 21 of 25 pairs: still grows
+    assert costs._grows(probe)
+    probe.late = (110, [1.6, 1.5, 1.0, 1.0, 1.08])  # 16 of 25: no
+    assert not costs._grows(probe) and costs._keep(probe, False) == "none"
+    assert costs._keep(probe, True) == "any"  # the FLOPs grow: any positive slope
+    spec = RunSpec("x", {}, "y", {}, 0, 50)
+    drift = {t: 1.0 + 0.01 * t for t in range(5, 45)}
+    assert costs._fit(spec, drift, {}, "none") == (0.0, pytest.approx(1.245), 0.0)
+    assert costs._fit(spec, drift, {}, "significant") == (
+        0.0,
+        pytest.approx(1.0),
+        pytest.approx(0.01),
+    )
 
 
 def test_the_growth_is_kept_only_where_it_stands_out_of_the_noise():
@@ -110,9 +116,11 @@ def test_a_probe_measures_a_growing_cost():
 
 def test_kinds_are_probed_once_and_alike_kinds_share_a_price_past_the_budget():
     probed: list[str] = []
+    warmups: list[int | None] = []
 
     def probe(spec: RunSpec) -> KindCost:
         probed.append(spec.policy_name)
+        warmups.append(spec.policy_params.get("warmup"))
         return KindCost(0.0, 0.001 if spec.policy_name == "linucb" else 1e-5, 0.0)
 
     resolved = resolve(CONFIG)
@@ -136,13 +144,14 @@ def test_kinds_are_probed_once_and_alike_kinds_share_a_price_past_the_budget():
         {
             **CONFIG,
             "policies": [
-                {"name": "glm-ucb"},
                 {"name": "glm-ucb", "label": "W20", "warmup": 20},
+                {"name": "glm-ucb"},
             ],
         }
     ).runs()
     prices = price(warm, budget=0.0, probe=probe)
-    assert probed == ["glm-ucb", "glm-ucb"]  # with a warm-up and without: two probes
+    assert probed == ["glm-ucb"] and warmups[-1] == 0  # the one without a warm-up
+    # each priced with its own
     assert {c.warmup for c in prices.values()} == {(), ((0, 20),)}
     table = plan_table([cost, cost], jobs=2, nodes=2, node_cpus=3)
     assert "| fig | 6 | 600 |" in table and "| **all** | 12 | 1,200 |" in table

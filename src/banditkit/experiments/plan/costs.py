@@ -14,18 +14,17 @@ then the policy plays from round 0:
 
 No policy's state can be advanced to a late round for less than playing the rounds before
 it (its re-fit is what a round costs), so the probe reads the horizon's first rounds after
-the warm-up, and the cost's growth is read from them. On a shared machine a load that
-drifts during the probe looks like growth, so the growth b is measured as a difference
-side by side: a round early after the warm-up and the probe's last round are kept (the
-policy deep-copied before them) and replayed :data:`REPLAYS` times each, interleaved; b
-is the difference of their median CPU-seconds over the rounds between them, kept when
-every replay of the late round took longer than every replay of the early one (or the
-FLOPs per round grow: a network trained on every stored duel), else 0 (noise, or a cost
-that falls as a fit settles). The level a makes the line's mean over the probed rounds
-after the warm-up theirs. A policy that re-trains every k > 1 rounds costs in spikes: its
-rounds are averaged in :data:`BINS` bins of whole periods and a line c(t) = a + b t fitted
-to the bins' means, its slope kept when it is at least twice its standard error. A run of
-T rounds of which W are warm-up rounds is priced at
+the warm-up, and the cost's growth is fitted on them: the rounds are averaged in
+:data:`BINS` bins (of whole re-training periods: a re-fit every k rounds costs in spikes)
+and a line c(t) = a + b t fitted to the bins' means, its slope kept when it is at least
+twice its standard error, else b = 0 and a the mean (noise, or a cost that falls as a fit
+settles). On a shared machine a load that drifts during the probe looks like growth, so
+growth is also checked side by side: the policy is deep-copied before a round early after
+the warm-up and before the probe's last round, the two rounds are replayed
+:data:`REPLAYS` times each, interleaved, and where the late round's replays do not beat
+the early one's in at least 21 of the 25 pairs, b = 0. Where the FLOPs per round grow (a
+network trained on every stored duel), any positive slope is kept. A run of T rounds of
+which W are warm-up rounds is priced at
 
     setup + warm W + sum over the other rounds t of (a + b t)     CPU-seconds,
 
@@ -154,13 +153,23 @@ class KindCost:
         return self.setup + flops / GPU_FLOPS + GPU_ROUND_SECONDS * horizon
 
 
+#: How the slope of :func:`_line` is kept: any positive one, or one at least twice its
+#: standard error.
+KEEP = ("any", "significant")
+
+
 def _line(
-    rounds: Sequence[int], values: Sequence[float], period: int = 1
+    rounds: Sequence[int],
+    values: Sequence[float],
+    period: int = 1,
+    keep: str = "significant",
 ) -> tuple[float, float]:
     """Intercept and slope (>= 0) of per-round ``values`` against their ``rounds``.
 
-    The values are averaged in up to :data:`BINS` bins of whole ``period`` s; the slope of
-    the line through the bins' means is kept when it is at least twice its standard error.
+    The values are averaged in up to :data:`BINS` bins of whole ``period`` s and a line
+    fitted through the bins' means; its slope is kept as ``keep`` says (:data:`KEEP`),
+    else 0 (and the intercept the mean). A kept slope's intercept makes the line's mean
+    the values' (through the origin where that would be negative).
     """
     t = np.asarray(rounds, dtype=np.float64)
     y = np.asarray(values, dtype=np.float64)
@@ -172,12 +181,13 @@ def _line(
     yb = y[: bins * size].reshape(bins, size).mean(axis=1)
     (slope, intercept), cov = np.polyfit(tb, yb, 1, cov="unscaled")
     residual = yb - (intercept + slope * tb)
-    stderr = np.sqrt(cov[0, 0] * (residual @ residual) / (bins - 2))
-    if slope <= 0 or slope < 2 * stderr:
+    stderr = float(np.sqrt(cov[0, 0] * (residual @ residual) / (bins - 2)))
+    if slope <= 0 or (keep != "any" and slope < 2 * stderr):
         return float(y.mean()), 0.0
-    if intercept < 0:  # through the origin (a cost that grows from nothing)
+    level = float(yb.mean() - slope * tb.mean())
+    if level < 0:  # through the origin (a cost that grows from nothing)
         return 0.0, float(tb @ yb / (tb @ tb))
-    return float(intercept), float(slope)
+    return level, float(slope)
 
 
 def warmup_spans(policy: core.Policy, horizon: int) -> Spans:
@@ -359,44 +369,51 @@ def _count_flops(
             )
 
 
-def _growth(probe: _Probe, grows: bool) -> float | None:
-    """The growth b read from the interleaved replays (None: none were played).
+def _grows(probe: _Probe) -> bool | None:
+    """Whether the interleaved replays say the cost grows (None: none were played).
 
-    Kept when every replay of the late round took longer than every replay of the early
-    one (a chance of 1 in 252 for five of each if the cost did not grow, 1 in 20 for the
-    three of a costly round; a load that drifts during the probe cannot fake it), or when
-    ``grows`` (the FLOPs grow); else 0.
+    Yes when the late round's replays beat the early one's in at least 21 of the 25
+    pairs (9 of 9 for three of a costly round): a chance under 1 in 20 if the cost did
+    not grow, which a load that drifts during the probe cannot fake.
     """
     if probe.early is None or probe.late is None:
         return None
-    (t1, early), (t2, late) = probe.early, probe.late
-    if t2 <= t1 or not (grows or min(late) > max(early)):
-        return 0.0
-    return max(0.0, (float(np.median(late)) - float(np.median(early))) / (t2 - t1))
+    early, late = probe.early[1], probe.late[1]
+    wins = sum(x > y for x in late for y in early)
+    return wins >= (21 if len(late) >= 5 else len(late) * len(early))
 
 
 def _fit(
     spec: RunSpec,
     values: dict[int, float],
     warm: dict[int, bool],
-    growth: float | None = None,
+    keep: str = "significant",
 ) -> tuple[float, float, float]:
     """(warm, a, b) of a probe's ``values``: the warm-up rounds' mean, the others' line.
 
-    With ``growth`` (from :func:`_growth`), b is that and a what makes the line's mean
-    over the rounds after the warm-up theirs; else both are fitted (:func:`_line`).
+    ``keep``: how the line's slope is kept (:func:`_line`); "none": b = 0.
     """
     cold = {t: v for t, v in values.items() if not warm.get(t, False)}
     warmed = [v for t, v in values.items() if warm.get(t, False)]
     mean_warm = float(np.mean(warmed)) if warmed else 0.0
     if not cold:  # the probe never left the warm-up: price the rest alike
         return mean_warm, mean_warm, 0.0
-    if growth is not None:
-        mean = float(np.mean(list(cold.values())))
-        a = mean - growth * float(np.mean(list(cold)))
-        return (mean_warm, a, growth) if a >= 0 else (mean_warm, mean, 0.0)
-    a, b = _line(list(cold), list(cold.values()), _period(spec))
+    if keep == "none":
+        return mean_warm, float(np.mean(list(cold.values()))), 0.0
+    a, b = _line(list(cold), list(cold.values()), _period(spec), keep)
     return mean_warm, a, b
+
+
+def _keep(probe: _Probe, flops_grow: bool) -> str:
+    """How the growth of the CPU-seconds is kept (module docstring).
+
+    Any positive slope where the FLOPs per round grow (the growth is real; its size is
+    the CPU's); none where the replays say the cost does not grow (a slope of a load that
+    drifted); else a slope at least twice its standard error.
+    """
+    if flops_grow:
+        return "any"
+    return "none" if _grows(probe) is False else "significant"
 
 
 def probe_kind(spec: RunSpec) -> KindCost:
@@ -406,9 +423,9 @@ def probe_kind(spec: RunSpec) -> KindCost:
         with limit_threads(1, torch=torch):
             least = _least(spec, TORCH_ROUNDS if torch else MIN_ROUNDS)
             probe = _play(spec, least, _least(spec, FLOP_ROUNDS) if torch else 0)
-        flops = _fit(spec, probe.flops, {}) if torch else None
-        grows = flops is not None and flops[2] > 0
-        warm, a, b = _fit(spec, probe.seconds, probe.warm, _growth(probe, grows))
+        flops = _fit(spec, probe.flops, {}, "any") if torch else None
+        keep = _keep(probe, flops is not None and flops[2] > 0)
+        warm, a, b = _fit(spec, probe.seconds, probe.warm, keep)
         cost = KindCost(
             probe.setup, a, b, rounds=len(probe.seconds), warm=warm, warmup=probe.warmup
         )
@@ -506,6 +523,10 @@ def _warmup_of(spec: RunSpec) -> Spans | None:
         return None
 
 
+def _warm_rounds(spans: Spans | None) -> int:
+    return sum(stop - start for start, stop in spans or ())
+
+
 def price(
     specs: Sequence[RunSpec],
     budget: float = BUDGET_SECONDS,
@@ -514,9 +535,11 @@ def price(
     """The cost of each kind of ``specs``, probing for about ``budget`` CPU-seconds.
 
     Kinds of the same environment and policy of the same sizes (:data:`SIZES`: widths,
-    dimensions, steps, schedules), with a warm-up or both without one, share one probe
-    (other parameters, the horizon and the warm-up's length may differ), the kinds with
-    the most rounds probed first. Once the budget
+    dimensions, steps, schedules) share one probe (other parameters, the horizon and the
+    warm-up may differ: each kind is priced with its own warm-up rounds, at the probed
+    kind's cost of one, 0 where it had none), the kinds with the most rounds probed
+    first, and of those the one with the shortest warm-up (its probe sees the most
+    rounds after it). Once the budget
     is spent, a kind is priced as a probed one whose environment and policy have the same
     sizes (the environment's name aside), and probed only when there is none.
     """
@@ -525,14 +548,14 @@ def price(
     for spec in specs:
         rounds[spec.kind] = rounds.get(spec.kind, 0) + spec.horizon
         first.setdefault(spec.kind, spec)
+    warmups = {kind: _warmup_of(spec) for kind, spec in first.items()}
     prices: dict[str, KindCost] = {}
     alike: dict[tuple[Any, ...], KindCost] = {}
     start = time.process_time()
-    for kind in sorted(rounds, key=lambda k: -rounds[k]):
-        spec = first[kind]
-        warmup = _warmup_of(spec)
+    for kind in sorted(rounds, key=lambda k: (-rounds[k], _warm_rounds(warmups[k]))):
+        spec, warmup = first[kind], warmups[kind]
         env, policy = _sizes(spec.env_params), _sizes(spec.policy_params)
-        sized = (env, spec.policy_name, policy, bool(warmup))
+        sized = (env, spec.policy_name, policy)
         same = (spec.env_name, *sized)
         found = alike.get(same)
         if found is None and time.process_time() - start > budget:
