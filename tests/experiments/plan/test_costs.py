@@ -95,6 +95,11 @@ def test_the_growth_is_kept_only_where_it_stands_out_of_the_noise():
     assert a == pytest.approx(1e-3, rel=0.05) and b == pytest.approx(1e-6, rel=0.05)
     noise = 1e-3 + rng.normal(0, 2e-4, t.size)
     assert costs._line(t, noise) == (pytest.approx(noise.mean()), 0.0)
+    small = 1e-3 * (
+        1 + 0.03 * (t - 100) / 400
+    )  # a rise of 3 %, exact: not extrapolated
+    assert costs._line(t, small) == (pytest.approx(small.mean()), 0.0)
+    assert costs._line(t, small, keep="any")[1] == pytest.approx(0.03e-3 / 400)
     falling = 2e-3 - 1e-6 * t
     assert costs._line(t, falling) == (pytest.approx(falling.mean()), 0.0)
     # a re-fit every 10 rounds that costs 1e-5 t: bins of whole periods see it grow

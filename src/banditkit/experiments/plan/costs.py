@@ -17,8 +17,9 @@ it (its re-fit is what a round costs), so the probe reads the horizon's first ro
 the warm-up, and the cost's growth is fitted on them: the rounds are averaged in
 :data:`BINS` bins (of whole re-training periods: a re-fit every k rounds costs in spikes)
 and a line c(t) = a + b t fitted to the bins' means, its slope kept when it is at least
-twice its standard error, else b = 0 and a the mean (noise, or a cost that falls as a fit
-settles). On a shared machine a load that drifts during the probe looks like growth, so
+twice its standard error and the line rises by :data:`MIN_RISE` of its level over the
+probed rounds, else b = 0 and a the mean (noise, a cost that falls as a fit settles, or a
+local rise of a few per cent that would be extrapolated to T). On a shared machine a load that drifts during the probe looks like growth, so
 growth is also checked side by side: the policy is deep-copied before a round early after
 the warm-up and before the probe's last round, the two rounds are replayed
 :data:`REPLAYS` times each, interleaved, and where the late round's replays do not beat
@@ -87,6 +88,10 @@ MIN_ROUNDS = 24
 TORCH_ROUNDS = 24
 #: Replays of a round early after the warm-up and of the last one, interleaved.
 REPLAYS = 5
+#: Least rise of a fitted line over the probed rounds, relative to its level there, for
+#: its slope to be extrapolated to the horizon (a few per cent is how a fit settles or
+#: the cache warms, not a cost that grows with the history).
+MIN_RISE = 0.1
 #: Bins the probed rounds are averaged in before the line is fitted.
 BINS = 8
 #: Rounds whose FLOPs are counted after the timed ones (PyTorch policies; more for one
@@ -167,8 +172,9 @@ def _line(
     """Intercept and slope (>= 0) of per-round ``values`` against their ``rounds``.
 
     The values are averaged in up to :data:`BINS` bins of whole ``period`` s and a line
-    fitted through the bins' means; its slope is kept as ``keep`` says (:data:`KEEP`),
-    else 0 (and the intercept the mean). A kept slope's intercept makes the line's mean
+    fitted through the bins' means; its slope is kept as ``keep`` says (:data:`KEEP`;
+    "significant" also asks the line to rise by :data:`MIN_RISE` of its level over the
+    bins), else 0 (and the intercept the mean). A kept slope's intercept makes the line's mean
     the values' (through the origin where that would be negative).
     """
     t = np.asarray(rounds, dtype=np.float64)
@@ -182,9 +188,10 @@ def _line(
     (slope, intercept), cov = np.polyfit(tb, yb, 1, cov="unscaled")
     residual = yb - (intercept + slope * tb)
     stderr = float(np.sqrt(cov[0, 0] * (residual @ residual) / (bins - 2)))
-    if slope <= 0 or (keep != "any" and slope < 2 * stderr):
-        return float(y.mean()), 0.0
     level = float(yb.mean() - slope * tb.mean())
+    rise = slope * (tb[-1] - tb[0]) / max(level + slope * tb[0], 1e-300)
+    if slope <= 0 or (keep != "any" and (slope < 2 * stderr or rise < MIN_RISE)):
+        return float(y.mean()), 0.0
     if level < 0:  # through the origin (a cost that grows from nothing)
         return 0.0, float(tb @ yb / (tb @ tb))
     return level, float(slope)
