@@ -14,9 +14,10 @@ then the policy plays from round 0:
 
 No policy's state can be advanced to a late round for less than playing the rounds before
 it (its re-fit is what a round costs), so the probe reads the horizon's first rounds after
-the warm-up, and the cost's growth is fitted on them: the rounds are averaged in
-:data:`BINS` bins (of whole re-training periods: a re-fit every k rounds costs in spikes)
-and a line c(t) = a + b t fitted to the bins' means, its slope kept when it is at least
+the warm-up, and the cost's growth is fitted on them: the rounds are summarised in
+:data:`BINS` bins (medians, so that a first round's one-time cost is no trend; means of
+whole periods where a re-fit every k rounds costs in spikes) and a line c(t) = a + b t
+fitted to them, its slope kept when it is at least
 twice its standard error and the line rises by :data:`MIN_RISE` of its level over the
 probed rounds, else b = 0 and a the mean (noise, a cost that falls as a fit settles, or a
 local rise of a few per cent that would be extrapolated to T). On a shared machine a load that drifts during the probe looks like growth, so
@@ -171,8 +172,9 @@ def _line(
 ) -> tuple[float, float]:
     """Intercept and slope (>= 0) of per-round ``values`` against their ``rounds``.
 
-    The values are averaged in up to :data:`BINS` bins of whole ``period`` s and a line
-    fitted through the bins' means; its slope is kept as ``keep`` says (:data:`KEEP`;
+    The values are summarised in up to :data:`BINS` bins (medians; means of whole
+    ``period`` s for a policy that re-trains every k > 1 rounds) and a line fitted
+    through them; its slope is kept as ``keep`` says (:data:`KEEP`;
     "significant" also asks the line to rise by :data:`MIN_RISE` of its level over the
     bins), else 0 (and the intercept the mean). A kept slope's intercept makes the line's mean
     the values' (through the origin where that would be negative).
@@ -184,11 +186,14 @@ def _line(
         return float(y.mean()) if y.size else 0.0, 0.0
     size = y.size // bins // period * period
     tb = t[: bins * size].reshape(bins, size).mean(axis=1)
-    yb = y[: bins * size].reshape(bins, size).mean(axis=1)
+    # medians where every round re-fits (a first round's one-time cost is no trend);
+    # means of whole periods where a re-fit comes every k rounds (its spikes are the cost)
+    center = np.median if period == 1 else np.mean
+    yb = center(y[: bins * size].reshape(bins, size), axis=1)
     (slope, intercept), cov = np.polyfit(tb, yb, 1, cov="unscaled")
     residual = yb - (intercept + slope * tb)
     stderr = float(np.sqrt(cov[0, 0] * (residual @ residual) / (bins - 2)))
-    level = float(yb.mean() - slope * tb.mean())
+    level = float(y[: bins * size].mean() - slope * tb.mean())
     rise = slope * (tb[-1] - tb[0]) / max(level + slope * tb[0], 1e-300)
     if slope <= 0 or (keep != "any" and (slope < 2 * stderr or rise < MIN_RISE)):
         return float(y.mean()), 0.0
