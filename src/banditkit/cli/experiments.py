@@ -213,7 +213,8 @@ def _print_plan(
 ) -> None:
     """``reproduce --plan``: the cost table of the paper's figures (nothing is written)."""
     typer.echo(
-        f"probing each kind of run of {paper} on this machine (about ten seconds of probes) ..."
+        f"probing each kind of run of {paper} on this machine (past each warm-up, "
+        "about a second of CPU a kind) ..."
     )
     costs = _guarded(
         Path.cwd(),
@@ -227,8 +228,8 @@ def _print_plan(
     cpus = default_jobs()
     typer.echo(plan_table(costs, jobs or cpus, nodes, node_cpus or cpus))
     typer.echo(
-        "\nCPU-hours: one thread per run, priced from the first rounds of each kind "
-        "(per-round cost a + b t, fitted). GPU-hours are an estimate from FLOPs (PyTorch "
+        "\nCPU-hours: one thread per run, priced from each kind's warm-up and the rounds "
+        "after it (per-round cost a + b t, fitted). GPU-hours are an estimate from FLOPs (PyTorch "
         "policies only; see docs/performance.md, 'What a paper costs')."
     )
     for cost in costs:

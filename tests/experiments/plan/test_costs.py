@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from banditkit.core import make_policy
+from banditkit.experiments.compute.execute import compute_run
 from banditkit.experiments.config.resolve import resolve
 from banditkit.experiments.config.resolved import RunSpec
+from banditkit.experiments.plan import costs
 from banditkit.experiments.plan.costs import (
     GPU_FLOPS,
     GPU_ROUND_SECONDS,
+    MIN_ROUNDS,
     KindCost,
     figure_cost,
     plan_table,
     price,
     probe_kind,
     wall_seconds,
+    warmup_spans,
 )
 
 CONFIG = {
@@ -36,10 +42,76 @@ def test_a_run_is_priced_from_its_per_round_line():
     assert KindCost(0.0, 0.01, 0.0).gpu_seconds(100) is None  # no PyTorch
 
 
+def test_warmup_rounds_are_priced_at_their_own_cost():
+    spans = ((0, 10), (30, 35), (90, 200))  # the last cut at the horizon
+    cost = KindCost(setup=1.0, a=0.01, b=1e-4, warm=0.5, warmup=spans)
+    warm = {t for start, stop in spans for t in range(start, stop)}
+    expected = 1.0 + sum(0.5 if t in warm else 0.01 + 1e-4 * t for t in range(100))
+    # the priced line is the integral of a + b t: within b/2 a round of the sum
+    assert cost.cpu_seconds(100) == pytest.approx(expected, abs=1e-4 * 100)
+
+
+def test_warmup_spans_are_the_rounds_warmup_rounds_counts():
+    for policy, horizon in (
+        (make_policy("glm-es", warmup=30), 100),
+        (make_policy("glm-es", warmup=50, anytime={"t0": 40, "base": 2.0}), 1000),
+        (make_policy("linucb"), 100),
+    ):
+        spans = warmup_spans(policy, horizon)
+        counts = [policy.warmup_rounds(h) for h in range(horizon + 1)]
+        warm = {t for t in range(horizon) if counts[t + 1] > counts[t]}
+        assert {t for a, b in spans for t in range(a, b)} == warm
+    anytime = warmup_spans(
+        make_policy("glm-es", warmup=50, anytime={"t0": 40, "base": 2.0}), 1000
+    )
+    assert anytime[0][0] == 0 and len(anytime) > 2  # a warm-up at every restart
+
+
+def test_interleaved_replays_veto_a_growth_that_the_load_could_fake():
+    probe = costs._Probe(0.0, ())
+    assert costs._grows(probe) is None and costs._keep(probe, False) == "significant"
+    probe.early = (10, [1.0, 1.1, 0.9, 1.0, 1.05])
+    probe.late = (110, [1.6, 1.5, 1.7, 1.5, 1.55])
+    assert costs._grows(probe) and costs._keep(probe, False) == "significant"
+    probe.late = (110, [1.6, 1.5, 1.7, 1.5, 1.08])  # 21 of 25 pairs: still grows
+    assert costs._grows(probe)
+    probe.late = (110, [1.6, 1.5, 1.0, 1.0, 1.08])  # 16 of 25: no
+    assert not costs._grows(probe) and costs._keep(probe, False) == "none"
+    assert costs._keep(probe, True) == "any"  # the FLOPs grow: any positive slope
+    spec = RunSpec("x", {}, "y", {}, 0, 50)
+    drift = {t: 1.0 + 0.01 * t for t in range(5, 45)}
+    assert costs._fit(spec, drift, {}, "none") == (0.0, pytest.approx(1.245), 0.0)
+    assert costs._fit(spec, drift, {}, "significant") == (
+        0.0,
+        pytest.approx(1.0),
+        pytest.approx(0.01),
+    )
+
+
+def test_the_growth_is_kept_only_where_it_stands_out_of_the_noise():
+    rng = np.random.default_rng(0)
+    t = np.arange(100, 500)
+    a, b = costs._line(t, 1e-3 + 1e-6 * t + rng.normal(0, 1e-5, t.size))
+    assert a == pytest.approx(1e-3, rel=0.05) and b == pytest.approx(1e-6, rel=0.05)
+    noise = 1e-3 + rng.normal(0, 2e-4, t.size)
+    assert costs._line(t, noise) == (pytest.approx(noise.mean()), 0.0)
+    small = 1e-3 * (
+        1 + 0.03 * (t - 100) / 400
+    )  # a rise of 3 %, exact: not extrapolated
+    assert costs._line(t, small) == (pytest.approx(small.mean()), 0.0)
+    assert costs._line(t, small, keep="any")[1] == pytest.approx(0.03e-3 / 400)
+    falling = 2e-3 - 1e-6 * t
+    assert costs._line(t, falling) == (pytest.approx(falling.mean()), 0.0)
+    # a re-fit every 10 rounds that costs 1e-5 t: bins of whole periods see it grow
+    spiky = np.where(t % 10 == 0, 1e-5 * t, 0.0)
+    a, b = costs._line(t, spiky, period=10)
+    assert a + b * t.mean() == pytest.approx(spiky.mean(), rel=0.05)
+
+
 def test_a_probe_measures_a_growing_cost():
     spec = RunSpec("linear", {"d": 3}, "linucb", {}, 0, 50)
     cost = probe_kind(spec)
-    assert cost.error is None and 12 <= cost.rounds <= 50
+    assert cost.error is None and MIN_ROUNDS <= cost.rounds <= 50
     assert cost.a + cost.b > 0 and cost.flops_a is None
     broken = probe_kind(
         RunSpec("classification", {"dataset": "nope"}, "random", {}, 0, 5)
@@ -49,9 +121,11 @@ def test_a_probe_measures_a_growing_cost():
 
 def test_kinds_are_probed_once_and_alike_kinds_share_a_price_past_the_budget():
     probed: list[str] = []
+    warmups: list[int | None] = []
 
     def probe(spec: RunSpec) -> KindCost:
         probed.append(spec.policy_name)
+        warmups.append(spec.policy_params.get("warmup"))
         return KindCost(0.0, 0.001 if spec.policy_name == "linucb" else 1e-5, 0.0)
 
     resolved = resolve(CONFIG)
@@ -62,9 +136,62 @@ def test_kinds_are_probed_once_and_alike_kinds_share_a_price_past_the_budget():
     assert cost.cpu_hours == pytest.approx(3 * (0.1 + 0.001) / 3600)
     assert wall_seconds(cost, 1) == pytest.approx(3 * 0.101)
     assert wall_seconds(cost, 6) == pytest.approx(0.1)  # one run per CPU
-    other = resolve({**CONFIG, "env": {"name": "linear", "d": 4}}).runs()
     probed.clear()
+    alpha = resolve({**CONFIG, "policies": [{"name": "linucb", "nu": 3.0}]}).runs()
+    prices = price(resolved.runs() + alpha, budget=1e9, probe=probe)
+    assert sorted(probed) == ["linucb", "random"]  # another nu: priced alike
+    probed.clear()
+    other = resolve({**CONFIG, "env": {"name": "linear", "d": 4}}).runs()
     prices = price(resolved.runs() + other, budget=0.0, probe=probe)
-    assert sorted(probed) == ["linucb", "random"]  # d = 4 priced as d = 3
+    assert sorted(probed) == ["linucb", "linucb", "random", "random"]  # d = 4: its own
+    probed.clear()
+    warm = resolve(
+        {
+            **CONFIG,
+            "policies": [
+                {"name": "glm-ucb", "label": "W20", "warmup": 20},
+                {"name": "glm-ucb"},
+            ],
+        }
+    ).runs()
+    prices = price(warm, budget=0.0, probe=probe)
+    assert probed == ["glm-ucb"] and warmups[-1] == 0  # the one without a warm-up
+    # each priced with its own
+    assert {c.warmup for c in prices.values()} == {(), ((0, 20),)}
     table = plan_table([cost, cost], jobs=2, nodes=2, node_cpus=3)
     assert "| fig | 6 | 600 |" in table and "| **all** | 12 | 1,200 |" in table
+
+
+LOGISTIC = {"function": "logistic", "d": 5, "n_arms": 10}
+
+
+@pytest.mark.parametrize(
+    ("policy", "params", "horizon"),
+    [
+        ("linucb", {}, 2000),  # flat
+        (
+            "glm-ucb",
+            {"update_every": 1, "rewards": "real"},
+            1000,
+        ),  # a re-fit on the whole history
+        ("glm-es", {"warmup": 200, "m": 4, "steps": 20}, 800),  # cheap warm-up, re-fits
+    ],
+)
+def test_the_plan_prices_a_run_within_a_factor_two_of_its_measured_cpu_seconds(
+    monkeypatch, policy, params, horizon
+):
+    monkeypatch.setattr(
+        costs, "PROBE_SECONDS", 0.02
+    )  # a part of the run, as for T large
+    spec = RunSpec("nonlinear", LOGISTIC, policy, params, 0, horizon)
+    cost = probe_kind(spec)
+    assert cost.error is None and cost.rounds < horizon / 2
+    measured = compute_run(spec).meta["cpu_seconds"]
+    assert 0.5 < cost.cpu_seconds(horizon) / measured < 2.0
+
+
+def test_a_pytorch_policy_is_probed_replayed_and_its_flops_counted():
+    params = {"width": 8, "depth": 2, "steps": 3, "update_every": 1}
+    cost = probe_kind(RunSpec("nonlinear", LOGISTIC, "neural-ucb", params, 0, 60))
+    assert cost.error is None and cost.flops_a is not None and cost.flops_a > 0
+    assert cost.a > 0 and cost.gpu_seconds(60) is not None

@@ -1,29 +1,53 @@
 """What a paper's full protocol costs, before anything runs (``banditkit reproduce --plan``).
 
-Each kind of run (everything but the seed) is probed on this machine: the environment is
-built and reset (its set-up, paid once per run), then the policy plays the first rounds, up
-to a time budget (:data:`PROBE_SECONDS`; at least :data:`MIN_ROUNDS`, :data:`TORCH_ROUNDS`
-for a PyTorch policy, and two updates of a policy that re-trains every ``update_every``
-rounds). A policy's per-round cost often grows
-with the history it keeps (a network trained on every stored duel: c(t) = a + b t), so the
-probe's per-round times are fitted with a line (b >= 0) and a run of T rounds is priced at
+Each kind of run (everything but the seed) is probed on this machine, one thread, in CPU
+time of this process (``time.process_time``: a busy machine slows the probe's wall clock,
+not what it reads). The environment is built and reset (its set-up, paid once per run),
+then the policy plays from round 0:
 
-    setup + a T + b T^2 / 2     CPU-seconds (one thread, as ``banditkit run`` computes).
+- through its warm-up (``Policy.warmup_rounds``: GLM-ES's design pulls, the warm-up of
+  every restart of an anytime schedule), whose rounds cost little and are priced at their
+  measured mean ``warm``; at most :data:`WARMUP_SECONDS` of it;
+- then past it, until :data:`PROBE_SECONDS` of rounds after the warm-up are spent (at
+  least :data:`MIN_ROUNDS`, :data:`TORCH_ROUNDS` for a PyTorch policy, and three
+  re-trainings of a policy that re-trains every ``update_every`` rounds).
+
+No policy's state can be advanced to a late round for less than playing the rounds before
+it (its re-fit is what a round costs), so the probe reads the horizon's first rounds after
+the warm-up, and the cost's growth is fitted on them: the rounds are summarised in
+:data:`BINS` bins (medians, so that a first round's one-time cost is no trend; means of
+whole periods where a re-fit every k rounds costs in spikes) and a line c(t) = a + b t
+fitted to them, its slope kept when it is at least
+twice its standard error and the line rises by :data:`MIN_RISE` of its level over the
+probed rounds, else b = 0 and a the mean (noise, a cost that falls as a fit settles, or a
+local rise of a few per cent that would be extrapolated to T). On a shared machine a load that drifts during the probe looks like growth, so
+growth is also checked side by side: the policy is deep-copied before a round early after
+the warm-up and before the probe's last round, the two rounds are replayed
+:data:`REPLAYS` times each, interleaved, and where the late round's replays do not beat
+the early one's in at least 21 of the 25 pairs, b = 0. Where the FLOPs per round grow (a
+network trained on every stored duel), any positive slope is kept. A run of T rounds of
+which W are warm-up rounds is priced at
+
+    setup + warm W + sum over the other rounds t of (a + b t)     CPU-seconds,
+
+about setup + warm W + a (T - W) + b (T^2 - W^2) / 2 for a warm-up at the start.
 
 A GPU's time is an estimate from FLOPs: for a policy that computes with PyTorch, the probe
-is played again under ``torch.utils.flop_counter.FlopCounterMode``, its FLOPs per round
-fitted the same way, and a run priced at FLOPs / :data:`GPU_FLOPS` plus
-:data:`GPU_ROUND_SECONDS` a round (kernel launches and the one copy of the action to the
-host); NumPy parts are not counted. Other policies gain nothing from a GPU (they stay on
-CPUs). Wall times for ``--jobs J`` and for a cluster are the longest-first schedule of the
-runs on that many CPUs (``compute.schedule.simulate_schedule``).
+plays :data:`FLOP_ROUNDS` more rounds under ``torch.utils.flop_counter.FlopCounterMode``
+(three re-trainings of one that re-trains every k), their FLOPs fitted the same way, and
+a run priced at FLOPs / :data:`GPU_FLOPS` plus :data:`GPU_ROUND_SECONDS` a round (kernel
+launches and the one copy of the action to the host); NumPy parts are not counted. Other
+policies gain nothing from a GPU (they stay on CPUs). Wall times for ``--jobs J`` and for
+a cluster are the longest-first schedule of the runs on that many CPUs
+(``compute.schedule.simulate_schedule``).
 """
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from importlib import import_module
 from typing import Any
 
@@ -31,6 +55,7 @@ import numpy as np
 
 from banditkit import core
 from banditkit.core.threads import limit_threads
+from banditkit.core.types import Action, Step
 from banditkit.experiments.compute.schedule import simulate_schedule
 from banditkit.experiments.config.papers import select_figures
 from banditkit.experiments.config.resolve import prepare_experiment
@@ -48,25 +73,51 @@ __all__ = [
     "price",
     "probe_kind",
     "wall_seconds",
+    "warmup_spans",
 ]
 
-#: CPU-seconds a kind is probed for (after its set-up).
-PROBE_SECONDS = 0.05
-#: Seconds the kinds of a plan are probed for, about (then kinds are priced as alike ones).
-BUDGET_SECONDS = 10.0
-#: Fewest rounds a probe plays (fewer when the horizon is shorter).
-MIN_ROUNDS = 12
+#: CPU-seconds of rounds after the warm-up that a kind is probed for (after its set-up).
+PROBE_SECONDS = 0.4
+#: Most CPU-seconds of warm-up rounds a probe plays (then the rest is priced as warm-up).
+WARMUP_SECONDS = 2.0
+#: CPU-seconds of probes after which kinds are priced as alike ones (:func:`price`).
+BUDGET_SECONDS = 60.0
+#: Fewest rounds after the warm-up a probe plays (fewer when the horizon is shorter).
+MIN_ROUNDS = 24
 #: Fewest rounds of a PyTorch policy's probe: enough to see its cost grow with the history
-#: through the noise (a network trained on every stored round).
-TORCH_ROUNDS = 40
-#: Rounds whose FLOPs are counted (PyTorch policies; more for one re-training every k).
-FLOP_ROUNDS = 5
+#: (a network trained on every stored round).
+TORCH_ROUNDS = 24
+#: Replays of a round early after the warm-up and of the last one, interleaved.
+REPLAYS = 5
+#: Least rise of a fitted line over the probed rounds, relative to its level there, for
+#: its slope to be extrapolated to the horizon (a few per cent is how a fit settles or
+#: the cache warms, not a cost that grows with the history).
+MIN_RISE = 0.1
+#: Bins the probed rounds are averaged in before the line is fitted.
+BINS = 8
+#: Rounds whose FLOPs are counted after the timed ones (PyTorch policies; more for one
+#: re-training every k).
+FLOP_ROUNDS = 3
 #: Sustained FLOP/s assumed for a GPU on the papers' small networks: about 15 % of a
 #: current datacenter GPU's float32 peak (an assumption, not a measurement).
 GPU_FLOPS = 1e13
 #: GPU seconds assumed per round of a PyTorch policy besides its FLOPs (launches, the copy
 #: of the action to the host).
 GPU_ROUND_SECONDS = 2e-4
+
+Spans = tuple[tuple[int, int], ...]
+
+
+def _line_sum(a: float, b: float, horizon: int, warmup: Spans) -> tuple[float, int]:
+    """Sum of a + b t over the rounds t < ``horizon`` outside ``warmup``; warm-up rounds."""
+    total, warm = a * horizon + b * horizon**2 / 2, 0
+    for start, stop in warmup:
+        stop = min(stop, horizon)
+        if start >= stop:
+            continue
+        total -= a * (stop - start) + b * (stop**2 - start**2) / 2
+        warm += stop - start
+    return total, warm
 
 
 @dataclass(frozen=True)
@@ -75,12 +126,14 @@ class KindCost:
 
     Attributes:
         setup: Seconds to build and reset the environment and build the policy.
-        a: Per-round CPU-seconds at round 0.
+        a: Per-round CPU-seconds at round 0, after the warm-up.
         b: Growth of the per-round CPU-seconds per round (>= 0).
         flops_a: Per-round PyTorch FLOPs at round 0 (None: no PyTorch).
         flops_b: Their growth per round.
         rounds: Rounds the probe played.
         error: Why the kind could not be probed (a missing dataset), else None.
+        warm: CPU-seconds of a warm-up round.
+        warmup: The warm-up rounds, as [start, stop) spans (:func:`warmup_spans`).
     """
 
     setup: float
@@ -90,105 +143,307 @@ class KindCost:
     flops_b: float = 0.0
     rounds: int = 0
     error: str | None = None
+    warm: float = 0.0
+    warmup: Spans = ()
 
     def cpu_seconds(self, horizon: int) -> float:
         """CPU-seconds of a run of ``horizon`` rounds."""
-        return self.setup + self.a * horizon + self.b * horizon**2 / 2
+        rounds, warm = _line_sum(self.a, self.b, horizon, self.warmup)
+        return self.setup + self.warm * warm + rounds
 
     def gpu_seconds(self, horizon: int) -> float | None:
         """Estimated GPU-seconds of a run (None: a policy without PyTorch)."""
         if self.flops_a is None:
             return None
-        flops = self.flops_a * horizon + self.flops_b * horizon**2 / 2
+        flops, _ = _line_sum(self.flops_a, self.flops_b, horizon, self.warmup)
         return self.setup + flops / GPU_FLOPS + GPU_ROUND_SECONDS * horizon
 
 
-def _line(values: Sequence[float]) -> tuple[float, float]:
-    """Intercept and slope (>= 0) of per-round values fitted against the round."""
+#: How the slope of :func:`_line` is kept: any positive one, or one at least twice its
+#: standard error.
+KEEP = ("any", "significant")
+
+
+def _line(
+    rounds: Sequence[int],
+    values: Sequence[float],
+    period: int = 1,
+    keep: str = "significant",
+) -> tuple[float, float]:
+    """Intercept and slope (>= 0) of per-round ``values`` against their ``rounds``.
+
+    The values are summarised in up to :data:`BINS` bins (medians; means of whole
+    ``period`` s for a policy that re-trains every k > 1 rounds) and a line fitted
+    through them; its slope is kept as ``keep`` says (:data:`KEEP`;
+    "significant" also asks the line to rise by :data:`MIN_RISE` of its level over the
+    bins), else 0 (and the intercept the mean). A kept slope's intercept makes the line's mean
+    the values' (through the origin where that would be negative).
+    """
+    t = np.asarray(rounds, dtype=np.float64)
     y = np.asarray(values, dtype=np.float64)
-    if y.size < 3:
+    bins = min(BINS, y.size // max(period, 1))
+    if bins < 3:
+        return float(y.mean()) if y.size else 0.0, 0.0
+    size = y.size // bins // period * period
+    tb = t[: bins * size].reshape(bins, size).mean(axis=1)
+    # medians where every round re-fits (a first round's one-time cost is no trend);
+    # means of whole periods where a re-fit comes every k rounds (its spikes are the cost)
+    center = np.median if period == 1 else np.mean
+    yb = center(y[: bins * size].reshape(bins, size), axis=1)
+    (slope, intercept), cov = np.polyfit(tb, yb, 1, cov="unscaled")
+    residual = yb - (intercept + slope * tb)
+    stderr = float(np.sqrt(cov[0, 0] * (residual @ residual) / (bins - 2)))
+    level = float(y[: bins * size].mean() - slope * tb.mean())
+    rise = slope * (tb[-1] - tb[0]) / max(level + slope * tb[0], 1e-300)
+    if slope <= 0 or (keep != "any" and (slope < 2 * stderr or rise < MIN_RISE)):
         return float(y.mean()), 0.0
-    t = np.arange(y.size, dtype=np.float64)
-    slope, intercept = np.polyfit(t, y, 1)
-    if slope <= 0:
-        return float(y.mean()), 0.0
-    if intercept < 0:  # spiky costs (a re-training every k rounds): through the origin
-        return 0.0, float(t @ y / (t @ t))
-    return float(intercept), float(slope)
+    if level < 0:  # through the origin (a cost that grows from nothing)
+        return 0.0, float(tb @ yb / (tb @ tb))
+    return level, float(slope)
 
 
-def _retrainings(spec: RunSpec) -> int:
-    """Rounds up to the second re-training of a policy that re-trains every k > 1 rounds."""
+def warmup_spans(policy: core.Policy, horizon: int) -> Spans:
+    """The warm-up rounds among ``policy``'s first ``horizon``, as [start, stop) spans.
+
+    Read from ``Policy.warmup_rounds`` (the warm-up rounds among the first h), halving
+    each interval that is neither all warm-up nor none.
+
+    Example:
+        >>> from banditkit.core import make_policy
+        >>> warmup_spans(make_policy("glm-es", warmup=30), 100)
+        ((0, 30),)
+    """
+    spans: list[tuple[int, int]] = []
+
+    def split(lo: int, hi: int, w_lo: int, w_hi: int) -> None:
+        if w_hi == w_lo:
+            return
+        if w_hi - w_lo == hi - lo:
+            if spans and spans[-1][1] == lo:
+                spans[-1] = (spans[-1][0], hi)
+            else:
+                spans.append((lo, hi))
+            return
+        mid = (lo + hi) // 2
+        w_mid = policy.warmup_rounds(mid)
+        split(lo, mid, w_lo, w_mid)
+        split(mid, hi, w_mid, w_hi)
+
+    split(0, horizon, 0, policy.warmup_rounds(horizon))
+    return tuple(spans)
+
+
+def _period(spec: RunSpec) -> int:
+    """Rounds between two re-trainings (1: every round)."""
     every = spec.policy_params.get("update_every")
-    return 2 * every + 1 if isinstance(every, int) and every > 1 else 0
+    return every if isinstance(every, int) and every > 1 else 1
 
 
-def _least(spec: RunSpec, torch: bool) -> int:
-    """Fewest rounds of a probe: the minimum, or two re-trainings of the policy."""
-    least = TORCH_ROUNDS if torch else MIN_ROUNDS
-    return min(spec.horizon, max(least, _retrainings(spec)))
+def _least(spec: RunSpec, rounds: int) -> int:
+    """``rounds``, or three re-trainings of a policy that re-trains every k > 1 rounds."""
+    period = _period(spec)
+    return max(rounds, 3 * period + 1) if period > 1 else rounds
 
 
-def _play(
-    spec: RunSpec, rounds: int | None, tick: Callable[[], float]
-) -> tuple[float, list[float], bool]:
-    """Set-up seconds and the per-round ``tick`` differences of a probe (and torch?).
+@dataclass
+class _Snapshot:
+    """A policy just before round ``t``, with what the round showed it (to replay it)."""
 
-    ``rounds`` None: until :data:`PROBE_SECONDS` have passed (at least :func:`_least`).
+    t: int
+    policy: core.Policy
+    ctx: core.Context
+    action: Action
+    step: Step
+
+    def replay(self, share: dict[int, Any]) -> float:
+        """CPU-seconds of the round played again by a copy (``share``: not copied)."""
+        policy = copy.deepcopy(self.policy, dict(share))
+        clock = time.process_time()
+        policy.act(self.ctx)
+        if self.step.accepted:
+            policy.update(self.ctx, self.action, self.step.feedback)
+        return time.process_time() - clock
+
+
+@dataclass
+class _Probe:
+    """What a probe read: its set-up seconds and warm-up spans, and per round.
+
+    Per round: its CPU-seconds, whether it was a warm-up round, and (PyTorch policies,
+    the rounds after the timed ones) its FLOPs. ``early`` and ``late``: a round early
+    after the warm-up and the last one, with the CPU-seconds of their interleaved replays.
+    """
+
+    setup: float
+    warmup: Spans
+    seconds: dict[int, float] = field(default_factory=dict)
+    warm: dict[int, bool] = field(default_factory=dict)
+    flops: dict[int, float] = field(default_factory=dict)
+    early: tuple[int, list[float]] | None = None
+    late: tuple[int, list[float]] | None = None
+
+
+def _in_spans(t: int, spans: Spans) -> bool:
+    return any(start <= t < stop for start, stop in spans)
+
+
+def _round(
+    policy: core.Policy, env: core.Environment, ctx: core.Context
+) -> tuple[Action, Step]:
+    step = env.step(action := policy.act(ctx))
+    if step.accepted:
+        policy.update(ctx, action, step.feedback)
+    return action, step
+
+
+def _play(spec: RunSpec, least: int, flop_rounds: int) -> _Probe:
+    """Play a probe: through the warm-up, then ``least`` rounds and PROBE_SECONDS more.
+
+    The probe also stops after WARMUP_SECONDS of warm-up rounds, at the horizon or when
+    the environment runs out of contexts. The second round after the warm-up (the first
+    may fit from scratch) and the last are kept and replayed (:func:`_replay`); then
+    ``flop_rounds`` more rounds are played with their PyTorch FLOPs counted.
     """
     policy = core.make_policy(spec.policy_name, **spec.policy_params, seed=spec.seed)
-    if policy.needs_torch:  # the one-time import, outside the clock
-        import_module("torch")
-    t0 = time.perf_counter()
+    clock = time.process_time()
     env = core.make_env(spec.env_name, **spec.env_params)
     env.reset(spec.seed)
     policy.begin(spec.horizon)
     policy.attach(env)
-    setup = time.perf_counter() - t0
-    least = _least(spec, policy.needs_torch)
-    per_round: list[float] = []
-    start = time.perf_counter()
-    last = tick()
-    while len(per_round) < spec.horizon:
-        if rounds is not None and len(per_round) >= rounds:
+    probe = _Probe(time.process_time() - clock, warmup_spans(policy, spec.horizon))
+    share = {id(env): env}  # a policy that reads the environment shares it
+    spent = {True: 0.0, False: 0.0}
+    after = 0  # rounds played after the warm-up
+    snaps: list[_Snapshot] = []
+    for t in range(max(1, spec.horizon - flop_rounds)):  # rounds left to count FLOPs
+        warm = _in_spans(t, probe.warmup)
+        last = after >= least and spent[False] > PROBE_SECONDS
+        if (warm and spent[True] > WARMUP_SECONDS) or (ctx := env.context()) is None:
             break
-        if (
-            rounds is None
-            and len(per_round) >= least
-            and (time.perf_counter() - start > PROBE_SECONDS)
-        ):
+        keep = not warm and (after == 1 or last)
+        kept = _copy(policy, share) if keep else None
+        clock = time.process_time()
+        action, step = _round(policy, env, ctx)
+        probe.seconds[t] = time.process_time() - clock
+        probe.warm[t] = warm
+        spent[warm] += probe.seconds[t]
+        after += not warm
+        if kept is not None:
+            snaps.append(_Snapshot(t, kept, ctx, action, step))
+        if last:
             break
-        ctx = env.context()
-        if ctx is None:
-            break
-        step = env.step(action := policy.act(ctx))
-        if step.accepted:
-            policy.update(ctx, action, step.feedback)
-        now = tick()
-        per_round.append(now - last)
-        last = now
-    return setup, per_round, policy.needs_torch
+    if len(snaps) == 2 and _period(spec) == 1:
+        _replay(probe, snaps, share)
+    if flop_rounds:
+        _count_flops(
+            probe, policy, env, range(len(probe.seconds), spec.horizon)[:flop_rounds]
+        )
+    return probe
+
+
+def _copy(policy: core.Policy, share: dict[int, Any]) -> core.Policy | None:
+    """A deep copy of ``policy`` (None: it cannot be copied; then nothing is replayed)."""
+    try:
+        return copy.deepcopy(policy, dict(share))
+    except Exception:  # a state that does not copy: the rounds' line is fitted instead
+        return None
+
+
+def _replay(probe: _Probe, snaps: list[_Snapshot], share: dict[int, Any]) -> None:
+    """Replay the early and the late round :data:`REPLAYS` times, interleaved.
+
+    Three times each where a round costs more than a tenth of PROBE_SECONDS; none where
+    a replay fails (the rounds' line is fitted instead).
+    """
+    times: list[list[float]] = [[], []]
+    costly = probe.seconds[snaps[1].t] > PROBE_SECONDS / (2 * REPLAYS)
+    try:
+        for _ in range(3 if costly else REPLAYS):
+            for snap, read in zip(snaps, times, strict=True):
+                read.append(snap.replay(share))
+    except Exception:
+        return
+    probe.early, probe.late = (snaps[0].t, times[0]), (snaps[1].t, times[1])
+
+
+def _count_flops(
+    probe: _Probe, policy: core.Policy, env: core.Environment, rounds: range
+) -> None:
+    """Play ``rounds`` with their PyTorch FLOPs counted into ``probe.flops``."""
+    counter = import_module("torch.utils.flop_counter").FlopCounterMode(display=False)
+    with counter:  # slow: only as many rounds as the fit needs
+        for t in rounds:
+            if (ctx := env.context()) is None:
+                return
+            _round(policy, env, ctx)
+            probe.flops[t] = float(counter.get_total_flops()) - sum(
+                probe.flops.values()
+            )
+
+
+def _grows(probe: _Probe) -> bool | None:
+    """Whether the interleaved replays say the cost grows (None: none were played).
+
+    Yes when the late round's replays beat the early one's in at least 21 of the 25
+    pairs (9 of 9 for three of a costly round): a chance under 1 in 20 if the cost did
+    not grow, which a load that drifts during the probe cannot fake.
+    """
+    if probe.early is None or probe.late is None:
+        return None
+    early, late = probe.early[1], probe.late[1]
+    wins = sum(x > y for x in late for y in early)
+    return wins >= (21 if len(late) >= 5 else len(late) * len(early))
+
+
+def _fit(
+    spec: RunSpec,
+    values: dict[int, float],
+    warm: dict[int, bool],
+    keep: str = "significant",
+) -> tuple[float, float, float]:
+    """(warm, a, b) of a probe's ``values``: the warm-up rounds' mean, the others' line.
+
+    ``keep``: how the line's slope is kept (:func:`_line`); "none": b = 0.
+    """
+    cold = {t: v for t, v in values.items() if not warm.get(t, False)}
+    warmed = [v for t, v in values.items() if warm.get(t, False)]
+    mean_warm = float(np.mean(warmed)) if warmed else 0.0
+    if not cold:  # the probe never left the warm-up: price the rest alike
+        return mean_warm, mean_warm, 0.0
+    if keep == "none":
+        return mean_warm, float(np.mean(list(cold.values()))), 0.0
+    a, b = _line(list(cold), list(cold.values()), _period(spec), keep)
+    return mean_warm, a, b
+
+
+def _keep(probe: _Probe, flops_grow: bool) -> str:
+    """How the growth of the CPU-seconds is kept (module docstring).
+
+    Any positive slope where the FLOPs per round grow (the growth is real; its size is
+    the CPU's); none where the replays say the cost does not grow (a slope of a load that
+    drifted); else a slope at least twice its standard error.
+    """
+    if flops_grow:
+        return "any"
+    return "none" if _grows(probe) is False else "significant"
 
 
 def probe_kind(spec: RunSpec) -> KindCost:
     """Measure the costs of ``spec``'s kind (module docstring); never raises."""
     try:
-        with limit_threads(1):
-            setup, times, torch = _play(spec, None, time.perf_counter)
-            a, b = _line(times)
-            if not torch:
-                return KindCost(setup, a, b, rounds=len(times))
-            counter = import_module("torch.utils.flop_counter").FlopCounterMode(
-                display=False
-            )
-            with counter:  # slow: only as many rounds as the fit needs
-                _, flops, _ = _play(
-                    spec,
-                    min(len(times), max(FLOP_ROUNDS, _retrainings(spec))),
-                    lambda: float(counter.get_total_flops()),
-                )
-            fa, fb = _line(flops)
-            return KindCost(setup, a, b, fa, fb, rounds=len(times))
+        torch = core.make_policy(spec.policy_name, **spec.policy_params).needs_torch
+        with limit_threads(1, torch=torch):
+            least = _least(spec, TORCH_ROUNDS if torch else MIN_ROUNDS)
+            probe = _play(spec, least, _least(spec, FLOP_ROUNDS) if torch else 0)
+        flops = _fit(spec, probe.flops, {}, "any") if torch else None
+        keep = _keep(probe, flops is not None and flops[2] > 0)
+        warm, a, b = _fit(spec, probe.seconds, probe.warm, keep)
+        cost = KindCost(
+            probe.setup, a, b, rounds=len(probe.seconds), warm=warm, warmup=probe.warmup
+        )
+        if flops is None:
+            return cost
+        return replace(cost, flops_a=flops[1], flops_b=flops[2])
     except Exception as exc:  # a missing dataset, a policy that cannot start
         return KindCost(0.0, 0.0, 0.0, error=f"{type(exc).__name__}: {exc}")
 
@@ -260,8 +515,10 @@ SIZES = (
     "pool",
     "dataset",
     "steps",
+    "solver",
     "update_every",
     "ensemble_size",
+    "anytime",
 )
 
 
@@ -269,41 +526,62 @@ def _sizes(params: dict[str, Any]) -> str:
     return repr(sorted((k, params[k]) for k in SIZES if k in params))
 
 
+def _warmup_of(spec: RunSpec) -> Spans | None:
+    """The warm-up spans of ``spec``'s policy (None: it cannot be built)."""
+    try:
+        policy = core.make_policy(spec.policy_name, **spec.policy_params)
+        return warmup_spans(policy, spec.horizon)
+    except Exception:  # the probe reports why
+        return None
+
+
+def _warm_rounds(spans: Spans | None) -> int:
+    return sum(stop - start for start, stop in spans or ())
+
+
 def price(
     specs: Sequence[RunSpec],
     budget: float = BUDGET_SECONDS,
     probe: Callable[[RunSpec], KindCost] = probe_kind,
 ) -> dict[str, KindCost]:
-    """The cost of each kind of ``specs``, probing for at most about ``budget`` seconds.
+    """The cost of each kind of ``specs``, probing for about ``budget`` CPU-seconds.
 
-    The kinds with the most rounds in all are probed first; once the budget is spent, a
-    kind is priced as a probed kind of the same environment and policy of the same sizes
-    (:data:`SIZES`: widths, dimensions, steps; other parameters may differ), else of the
-    same policy of the same sizes, and probed only when there is none.
+    Kinds of the same environment and policy of the same sizes (:data:`SIZES`: widths,
+    dimensions, steps, schedules) share one probe (other parameters, the horizon and the
+    warm-up may differ: each kind is priced with its own warm-up rounds, at the probed
+    kind's cost of one, 0 where it had none), the kinds with the most rounds probed
+    first, and of those the one with the shortest warm-up (its probe sees the most
+    rounds after it). Once the budget
+    is spent, a kind is priced as a probed one whose environment and policy have the same
+    sizes (the environment's name aside), and probed only when there is none.
     """
     rounds: dict[str, int] = {}
     first: dict[str, RunSpec] = {}
     for spec in specs:
         rounds[spec.kind] = rounds.get(spec.kind, 0) + spec.horizon
         first.setdefault(spec.kind, spec)
+    warmups = {kind: _warmup_of(spec) for kind, spec in first.items()}
     prices: dict[str, KindCost] = {}
     alike: dict[tuple[Any, ...], KindCost] = {}
-    start = time.perf_counter()
-    for kind in sorted(rounds, key=lambda k: -rounds[k]):
-        spec = first[kind]
+    start = time.process_time()
+    for kind in sorted(rounds, key=lambda k: (-rounds[k], _warm_rounds(warmups[k]))):
+        spec, warmup = first[kind], warmups[kind]
         env, policy = _sizes(spec.env_params), _sizes(spec.policy_params)
-        keys = (
-            (spec.env_name, env, spec.policy_name, policy),
-            (spec.policy_name, policy),
-        )
-        found = [alike[k] for k in keys if k in alike]
-        if found and time.perf_counter() - start > budget:
-            prices[kind] = found[0]
+        sized = (env, spec.policy_name, policy)
+        same = (spec.env_name, *sized)
+        found = alike.get(same)
+        if found is None and time.process_time() - start > budget:
+            found = alike.get(sized)
+        if found is not None:
+            prices[kind] = found if warmup is None else replace(found, warmup=warmup)
             continue
-        prices[kind] = cost = probe(spec)
+        cost = probe(spec)
+        if cost.error is None and warmup is not None:
+            cost = replace(cost, warmup=warmup)
+        prices[kind] = cost
         if cost.error is None:
-            for key in keys:
-                alike.setdefault(key, cost)
+            alike[same] = cost
+            alike.setdefault(sized, cost)
     return prices
 
 
