@@ -67,6 +67,57 @@ def test_stacked_run_equals_separate_runs(name: str, extra: dict) -> None:
         assert many.meta == one.meta
 
 
+@pytest.mark.parametrize(
+    ("name", "env", "env_params", "extra"),
+    [
+        ("neural-ucb", "nonlinear", {"function": "quadratic", "d": 6, "n_arms": 5}, {}),
+        ("neural-ts", "nonlinear", {"function": "distance", "d": 6, "n_arms": 5}, {}),
+        ("neural-ts", "classification", {"dataset": "digits"}, {"lr": 0.5}),
+        ("neural-ucb", "classification", {"dataset": "digits"}, {"nu": 1.0}),
+    ],
+)
+def test_neural_ucb_and_ts_stacks_equal_separate_runs(
+    name: str, env: str, env_params: dict, extra: dict
+) -> None:
+    """NeuralUCB / NeuralTS in float64: every action and regret of 4 seeds x 50 rounds.
+
+    On digits (block-encoded rows: each member trains by its own block loop) lr 0.5
+    makes some members' refits climb, so they are backtracked at their own lr / 10.
+    """
+    params = {"width": 8, "update_every": 4, "steps": 10, **extra}
+    seeds, horizon = [0, 2, 5, 9], 50
+    separate = [
+        simulate(
+            make_policy(name, **params, seed=s),
+            make_env(env, **env_params),
+            horizon,
+            seed=s,
+            progress=False,
+        )
+        for s in seeds
+    ]
+    policies = [make_policy(name, **params, seed=s) for s in seeds]
+    members = stack(policies)
+    assert members is not None
+    batched = simulate_seeds(
+        policies,
+        [make_env(env, **env_params) for _ in seeds],
+        horizon,
+        seeds,
+        members=members,
+    )
+    for one, many in zip(separate, batched, strict=True):
+        np.testing.assert_array_equal(many.actions, one.actions)
+        np.testing.assert_allclose(
+            many.cumulative_regret, one.cumulative_regret, rtol=0, atol=1e-9
+        )
+        np.testing.assert_array_equal(many.n_updates, one.n_updates)
+        assert many.meta == one.meta
+    if extra.get("lr") == 0.5:  # the backtracking was exercised, member by member
+        lrs = members.model.lrs  # type: ignore[attr-defined]
+        assert lrs.min() < 0.5
+
+
 def test_kernel_effective_dimension_uses_the_members_trackers() -> None:
     separate, batched = _runs(
         "neurallog-ucb2", {**SMALL, "effdim_kind": "kernel"}, [1, 2], 40
@@ -104,7 +155,10 @@ def test_stack_is_offered_for_the_supported_configurations_only() -> None:
         return [make_policy(name, **params, seed=s) for s in (0, 1)]
 
     assert stack(members("linucb")) is None  # no stacked play
-    assert stack(members("neural-ucb", width=4)) is None
+    assert stack(members("neural-ucb", width=4)) is not None
+    assert stack(members("neural-ts", width=4, gram="full")) is None
+    assert stack(members("neural-ts", width=4, depth=3)) is None
+    assert stack(members("neural-ucb", width=4, grouped=True)) is None
     assert stack(members("neurallog-ucb2", mode="theory", width=4)) is None
     assert stack(members("neurallog-ucb2", gram="full", width=4)) is None
     assert stack(members("neurallog-ucb2", lambda_schedule="adaptive", width=4)) is None

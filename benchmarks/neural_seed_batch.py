@@ -1,0 +1,42 @@
+"""Ten seeds of NeuralTS on digits as one stack, against one seed and ten one by one.
+
+Issue [compute], item 3. Workload: ``neural-ts`` with its defaults (width 100, 50 GD steps
+every 20 rounds, diagonal Gram) on ``classification`` digits (block-encoded, K = 10,
+d = 640), T = 1000, seeds 0..9. In one process, one thread, interleaved repetitions
+(``benchmarks._seed_batch``): one seed, the ten as one stack (``parts.stacked``) and the
+ten one by one. In float64 the stack takes the separate runs' actions (``same_pairs``).
+
+    banditkit bench --only neural_seed_batch --out results/bench
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchmarks._common import write_outputs
+from benchmarks._seed_batch import SeedBatch, measure, table
+
+POLICY = "neural-ts"
+POLICY_PARAMS: dict[str, Any] = {}
+ENV = "classification"
+ENV_PARAMS: dict[str, Any] = {"dataset": "digits"}
+HORIZON = 1000
+SEEDS = list(range(10))
+
+
+def main(quick: bool, out: Path) -> dict[str, Any]:
+    """Time one seed, the stack of ten and (full mode) ten one by one, interleaved."""
+    work = SeedBatch(POLICY, ENV, HORIZON, SEEDS, POLICY_PARAMS, ENV_PARAMS)
+    result: dict[str, Any] = {"workload": "neural_seed_batch", "quick": quick}
+    result |= measure(work, quick, reps=1 if quick else 3)
+    cpu = result["cpu_median"]
+    result["ratio_stack_to_one"] = cpu["stack"] / cpu["one"]
+    ratios = f"Ten stacked / one seed (CPU): {result['ratio_stack_to_one']:.2f}x."
+    if "separate" in cpu:
+        result["ratio_separate_to_stack"] = cpu["separate"] / cpu["stack"]
+        ratios += (
+            f" Ten one by one / ten stacked: {result['ratio_separate_to_stack']:.2f}x."
+        )
+    write_outputs(out, result, table("neural_seed_batch", quick, result, ratios))
+    return result
