@@ -52,8 +52,17 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
     return time.perf_counter() - wall, time.process_time() - cpu, out
 
 
-def measure(work: SeedBatch, quick: bool, reps: int) -> dict[str, Any]:
-    """Time the cases (module docstring); the stack's actions against the separate runs'."""
+def measure(name: str, work: SeedBatch, quick: bool, clock: str) -> dict[str, Any]:
+    """Time the cases (module docstring); the stack's actions against the separate runs'.
+
+    Args:
+        name: The benchmark's name (``workload`` in the result).
+        work: The workload.
+        quick: One repetition without the separate runs (else 3 repetitions).
+        clock: "wall" or "cpu": the seconds of the ratios ``ratio_stack_to_one`` and
+            ``ratio_separate_to_stack`` (the latter unless quick).
+    """
+    reps = 1 if quick else 3
     seeds, T = work.seeds, work.horizon
     cases = {
         "one": lambda: work.play(seeds[:1], False, T),
@@ -82,7 +91,17 @@ def measure(work: SeedBatch, quick: bool, reps: int) -> dict[str, Any]:
         float(np.max(np.abs(a.cumulative_regret - b.cumulative_regret)))
         for a, b in zip(results["stack"], separate, strict=True)
     )
+    med = {
+        k: statistics.median(v) for k, v in (wall if clock == "wall" else cpu).items()
+    }
+    ratios = {"ratio_stack_to_one": med["stack"] / med["one"]}
+    if "separate" in med:
+        ratios["ratio_separate_to_stack"] = med["separate"] / med["stack"]
     return {
+        "workload": name,
+        "quick": quick,
+        "clock": clock,
+        **ratios,
         "policy": {"name": work.policy, "params": work.policy_params},
         "env": {"name": work.env, "params": work.env_params},
         "horizon": T,
@@ -103,8 +122,14 @@ def measure(work: SeedBatch, quick: bool, reps: int) -> dict[str, Any]:
     }
 
 
-def table(name: str, quick: bool, result: dict[str, Any], ratios: str) -> str:
-    """The Markdown summary of ``measure``'s result, with ``ratios`` below the table."""
+def table(result: dict[str, Any], verdict: str = "") -> str:
+    """The Markdown summary of ``measure``'s result (``verdict`` after its ratios)."""
+    ratios = (
+        f"Stacked / one seed ({result['clock']}): {result['ratio_stack_to_one']:.2f}x"
+        f"{verdict}."
+    )
+    if "ratio_separate_to_stack" in result:
+        ratios += f" One by one / stacked: {result['ratio_separate_to_stack']:.2f}x."
     rows = "\n".join(
         f"| {k} | {result['wall_median'][k]:.2f} | {result['cpu_median'][k]:.2f} |"
         for k in result["wall_median"]
@@ -112,7 +137,7 @@ def table(name: str, quick: bool, result: dict[str, Any], ratios: str) -> str:
     policy, env = result["policy"], result["env"]
     return "\n".join(
         [
-            f"# {name}" + (" (quick)" if quick else ""),
+            f"# {result['workload']}" + (" (quick)" if result["quick"] else ""),
             "",
             f"{policy['name']} {policy['params']} on {env['name']} {env['params']}, "
             f"T={result['horizon']}, seeds {result['seeds']}; one thread; medians of "

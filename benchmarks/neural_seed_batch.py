@@ -28,15 +28,6 @@ SEEDS = list(range(10))
 def main(quick: bool, out: Path) -> dict[str, Any]:
     """Time one seed, the stack of ten and (full mode) ten one by one, interleaved."""
     work = SeedBatch(POLICY, ENV, HORIZON, SEEDS, POLICY_PARAMS, ENV_PARAMS)
-    result: dict[str, Any] = {"workload": "neural_seed_batch", "quick": quick}
-    result |= measure(work, quick, reps=1 if quick else 3)
-    cpu = result["cpu_median"]
-    result["ratio_stack_to_one"] = cpu["stack"] / cpu["one"]
-    ratios = f"Ten stacked / one seed (CPU): {result['ratio_stack_to_one']:.2f}x."
-    if "separate" in cpu:
-        result["ratio_separate_to_stack"] = cpu["separate"] / cpu["stack"]
-        ratios += (
-            f" Ten one by one / ten stacked: {result['ratio_separate_to_stack']:.2f}x."
-        )
-    write_outputs(out, result, table("neural_seed_batch", quick, result, ratios))
+    result = measure("neural_seed_batch", work, quick, clock="cpu")
+    write_outputs(out, result, table(result))
     return result

@@ -257,24 +257,20 @@ def test_members_with_their_own_block_rows_each_fit_as_alone() -> None:
     params = net.init(M, torch.Generator().manual_seed(2))
     center = net.init(M, torch.Generator().manual_seed(5))
     options = {"lr": 0.05, "steps": 30, "reduction": "mean", "record": "ends"}
-    with forced_blocks(K):
-        stacked = nn.fit(
-            net,
-            params,
-            nn.Rows(X, y),
-            nn.MSE(),
-            penalties=[nn.L2Penalty(0.3, center)],
-            **options,
-        )
-    with forced_blocks(None):  # the dense steps of the stack: the same up to rounding
-        dense = nn.fit(
-            net,
-            params,
-            nn.Rows(X, y),
-            nn.MSE(),
-            penalties=[nn.L2Penalty(0.3, center)],
-            **options,
-        )
+
+    def fit(blocks: int | None) -> nn.FitResult:
+        with forced_blocks(blocks):
+            return nn.fit(
+                net,
+                params,
+                nn.Rows(X, y),
+                nn.MSE(),
+                penalties=[nn.L2Penalty(0.3, center)],
+                **options,
+            )
+
+    stacked = fit(K)
+    dense = fit(None)  # the dense steps of the stack: the same up to rounding
     for s in range(M):
         own = {name: p[s : s + 1] for name, p in params.items()}
         own_center = {name: c[s : s + 1] for name, c in center.items()}
