@@ -13,6 +13,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 from banditkit.core import make_env, make_policy
 from banditkit.core.members import Separate, stack
 from banditkit.core.simulate import RunResult, simulate_seeds
-from benchmarks._common import host, single_threaded
+from benchmarks._common import host, single_threaded, write_outputs
 
 
 @dataclass(frozen=True)
@@ -153,3 +154,10 @@ def table(result: dict[str, Any], verdict: str = "") -> str:
             "",
         ]
     )
+
+
+def run(name: str, work: SeedBatch, quick: bool, out: Path) -> dict[str, Any]:
+    """``measure`` on CPU seconds, written to ``out`` (a benchmark's ``main``)."""
+    result = measure(name, work, quick, clock="cpu")
+    write_outputs(out, result, table(result))
+    return result

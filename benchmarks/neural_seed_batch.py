@@ -14,8 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import write_outputs
-from benchmarks._seed_batch import SeedBatch, measure, table
+from benchmarks._seed_batch import SeedBatch, run
 
 POLICY = "neural-ts"
 POLICY_PARAMS: dict[str, Any] = {}
@@ -28,6 +27,4 @@ SEEDS = list(range(10))
 def main(quick: bool, out: Path) -> dict[str, Any]:
     """Time one seed, the stack of ten and (full mode) ten one by one, interleaved."""
     work = SeedBatch(POLICY, ENV, HORIZON, SEEDS, POLICY_PARAMS, ENV_PARAMS)
-    result = measure("neural_seed_batch", work, quick, clock="cpu")
-    write_outputs(out, result, table(result))
-    return result
+    return run("neural_seed_batch", work, quick, out)

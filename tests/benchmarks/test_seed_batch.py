@@ -8,7 +8,7 @@ from types import ModuleType
 
 import pytest
 
-from benchmarks import neural_seed_batch, nvldb_seed_batch
+from benchmarks import ensemble_seed_batch, neural_seed_batch, nvldb_seed_batch
 
 
 @pytest.mark.parametrize(
@@ -16,6 +16,7 @@ from benchmarks import neural_seed_batch, nvldb_seed_batch
     [
         (nvldb_seed_batch, 0.75),  # Adam: tests/policies/dueling/test_stacked.py
         (neural_seed_batch, 1.0),  # GD in float64: the separate runs' actions
+        (ensemble_seed_batch, 1.0),
     ],
 )
 def test_tiny_workload_reports_the_ratio_and_the_equal_pairs(

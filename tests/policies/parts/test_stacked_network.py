@@ -147,3 +147,18 @@ def test_only_networks_it_can_hold_are_stacked() -> None:
     assert StackedNetwork.of(grouped) is None
     with pytest.raises(ValueError, match="depth 2"):
         StackedNetwork(_members(2, 3, 4, optimizer="adam"))
+
+
+def test_a_fit_that_no_step_size_settles_raises_and_keeps_nothing() -> None:
+    S, d, m, n = 2, 3, 4, 6
+    stacked = StackedNetwork(_members(S, d, m, loss="mse", center="init"))
+    history = StackedHistory(S, d, "float64", capacity=n)
+    rng = np.random.default_rng(1)
+    for _ in range(n):
+        history.append(rng.standard_normal((S, d)), np.array([0.5, 1e300]))
+    w1, w2, lrs = stacked.w1.clone(), stacked.w2.clone(), stacked.lrs.copy()
+    with pytest.raises(FloatingPointError, match=r"members \[1\].*lr / 10"):
+        stacked.fit(history)
+    torch.testing.assert_close(stacked.w1, w1, rtol=0, atol=0)
+    torch.testing.assert_close(stacked.w2, w2, rtol=0, atol=0)
+    np.testing.assert_array_equal(stacked.lrs, lrs)

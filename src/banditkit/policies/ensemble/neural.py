@@ -15,7 +15,9 @@ References:
 
 from __future__ import annotations
 
-from banditkit.core import POLICIES
+from collections.abc import Sequence
+
+from banditkit.core import POLICIES, Policy
 from banditkit.core.params import POSITIVE, Choice, Flag, Int, fixed, param
 from banditkit.policies.ensemble.base import (
     EnsemblePolicy,
@@ -24,6 +26,7 @@ from banditkit.policies.ensemble.base import (
 )
 from banditkit.policies.ensemble.members import NeuralEnsemble
 from banditkit.policies.ensemble.policies import REDUCTIONS
+from banditkit.policies.ensemble.stacked import StackedEnsembles, stackable
 from banditkit.policies.parts.models.compute import DEVICE, DTYPE
 
 __all__ = ["NeuralES", "NeuralPHE"]
@@ -44,6 +47,14 @@ class _NeuralEnsemblePolicy(EnsemblePolicy):
     independent_init: bool = param(Flag(), default=False)
     dtype: str = DTYPE
     device: str = DEVICE
+
+    @classmethod
+    def stack(cls, members: Sequence[Policy]) -> StackedEnsembles | None:
+        """S fresh members whose ensembles train as one stack (``ensemble.stacked``).
+
+        None with ``anytime`` restarts or off the CPU: those run seed by seed.
+        """
+        return StackedEnsembles(members) if stackable(members[0]) else None  # type: ignore[arg-type]
 
     def _make_model(self, members: int, *, restoring: bool = False) -> NeuralEnsemble:
         from banditkit.nn import make_generator
