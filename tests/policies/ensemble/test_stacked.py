@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import torch
 
-from banditkit.core import make_env, make_policy, simulate
+from banditkit.core import make_policy
 from banditkit.core.members import stack
-from banditkit.core.simulate import simulate_seeds
 from banditkit.policies.ensemble import NeuralEnsemble, PerturbedHistory
 from banditkit.policies.ensemble.stacked import StackedEnsembles, fit_together
+from tests.policies.helpers import assert_stack_equals_separate
 
 ENV = {"function": "quadratic", "d": 6, "n_arms": 8}
 
@@ -94,34 +94,10 @@ def test_a_seed_that_diverges_is_rescued_on_its_own() -> None:
 )
 def test_stacked_runs_equal_separate_runs(name: str, extra: dict) -> None:
     params = {"width": 8, "steps": 10, "warmup": 8, **extra}
-    seeds, horizon = [0, 3, 7, 8], 50
-    separate = [
-        simulate(
-            make_policy(name, **params, seed=s),
-            make_env("nonlinear", **ENV),
-            horizon,
-            seed=s,
-            progress=False,
-        )
-        for s in seeds
-    ]
-    policies = [make_policy(name, **params, seed=s) for s in seeds]
-    members = stack(policies)
-    assert isinstance(members, StackedEnsembles)
-    batched = simulate_seeds(
-        policies,
-        [make_env("nonlinear", **ENV) for _ in seeds],
-        horizon,
-        seeds,
-        members=members,
+    members = assert_stack_equals_separate(
+        name, params, "nonlinear", ENV, [0, 3, 7, 8], 50
     )
-    for one, many in zip(separate, batched, strict=True):
-        np.testing.assert_array_equal(many.actions, one.actions)
-        np.testing.assert_allclose(
-            many.cumulative_regret, one.cumulative_regret, rtol=0, atol=1e-9
-        )
-        np.testing.assert_array_equal(many.n_updates, one.n_updates)
-        assert many.meta == one.meta
+    assert isinstance(members, StackedEnsembles)
 
 
 def test_anytime_restarts_run_seed_by_seed() -> None:

@@ -54,7 +54,7 @@ class _NeuralEnsemblePolicy(EnsemblePolicy):
 
         None with ``anytime`` restarts or off the CPU: those run seed by seed.
         """
-        return StackedEnsembles(members) if stackable(members[0]) else None  # type: ignore[arg-type]
+        return StackedEnsembles(members) if stackable(members[0]) else None
 
     def _make_model(self, members: int, *, restoring: bool = False) -> NeuralEnsemble:
         from banditkit.nn import make_generator

@@ -26,13 +26,12 @@ batched products.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from banditkit.core.environment import Environment
+from banditkit.core.members import Separate
 from banditkit.core.policy import Actions, Contexts, Feedbacks
-from banditkit.core.types import Action, Context
 from banditkit.policies.parts.models.compute import compute_options
 from banditkit.policies.parts.models.rescue import settled
 
@@ -123,26 +122,16 @@ def _fit_group(group: list[FitRequest], step: float, steps: int) -> None:
             model.fit_grouped(rows, counts, sums, steps=own_steps)
 
 
-class StackedEnsembles:
+class StackedEnsembles(Separate):
     """S fresh Neural-ES / Neural-PHE members of one configuration in lockstep.
 
+    Each member starts, acts and reports as on its own (``core.members.Separate``); only
+    its round's fit is deferred and run with the others' (module docstring).
+
     Args:
-        members: The members (``core.members.stack`` checked them: fresh, one
+        policies: The members (``core.members.stack`` checked them: fresh, one
             configuration); they play and learn as their separate runs would.
     """
-
-    def __init__(self, members: Sequence[EnsemblePolicy]) -> None:
-        self.members = list(members)
-
-    def start(self, horizon: int, envs: Sequence[Environment]) -> None:
-        """``begin(horizon)`` and ``attach(env)`` for each member."""
-        for member, env in zip(self.members, envs, strict=True):
-            member.begin(horizon)
-            member.attach(env)
-
-    def act_all(self, ctxs: Sequence[Context]) -> list[Action]:
-        """Each member's action (its own ensemble, warm-up and stream)."""
-        return [m.act(c) for m, c in zip(self.members, ctxs, strict=True)]
 
     def update_all(
         self, ctxs: Contexts, actions: Actions, feedbacks: Feedbacks
@@ -150,9 +139,9 @@ class StackedEnsembles:
         """Each member's round with its fit deferred, then the round's fits as one stack."""
         requests: list[FitRequest] = []
         for member, ctx, action, feedback in zip(
-            self.members, ctxs, actions, feedbacks, strict=True
+            self.policies, ctxs, actions, feedbacks, strict=True
         ):
-            model = member.model
+            model = cast("EnsemblePolicy", member).model
 
             def defer(
                 X: np.ndarray,
@@ -171,14 +160,6 @@ class StackedEnsembles:
                 del model.fit_grouped  # the class's method again
         if requests:
             fit_together(requests)
-
-    def n_updates_all(self) -> list[int]:
-        """Each member's refits."""
-        return [m.n_updates for m in self.members]
-
-    def propensities_all(self) -> list[float | None]:
-        """Each member's ``last_propensity``."""
-        return [m.last_propensity for m in self.members]
 
 
 def stackable(policy: Any) -> bool:
