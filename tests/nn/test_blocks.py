@@ -245,3 +245,54 @@ def test_neural_model_fits_block_rows_as_dense() -> None:
         theta.append(nn.flat_params(model.mlp))
     assert (theta[0] - model.mlp.theta0).abs().max() > 1e-3
     torch.testing.assert_close(theta[1], theta[0], rtol=0, atol=1e-10)
+
+
+def test_members_with_their_own_block_rows_each_fit_as_alone() -> None:
+    """X (M, N, D): one block loop per member, each that member's fit on its own rows."""
+    M, K, d, N = 3, 4, 5, 40
+    rows = [block_rows(K, d, N, seed=s) for s in range(M)]
+    X = torch.from_numpy(np.stack([r[0] for r in rows]))
+    y = torch.from_numpy(np.stack([r[1] for r in rows]))
+    net = nn.StackedMLP(K * d, width=8)
+    params = net.init(M, torch.Generator().manual_seed(2))
+    center = net.init(M, torch.Generator().manual_seed(5))
+    options = {"lr": 0.05, "steps": 30, "reduction": "mean", "record": "ends"}
+
+    def fit(blocks: int | None) -> nn.FitResult:
+        with forced_blocks(blocks):
+            return nn.fit(
+                net,
+                params,
+                nn.Rows(X, y),
+                nn.MSE(),
+                penalties=[nn.L2Penalty(0.3, center)],
+                **options,
+            )
+
+    stacked = fit(K)
+    dense = fit(None)  # the dense steps of the stack: the same up to rounding
+    for s in range(M):
+        own = {name: p[s : s + 1] for name, p in params.items()}
+        own_center = {name: c[s : s + 1] for name, c in center.items()}
+        with forced_blocks(K):
+            alone = nn.fit(
+                net,
+                own,
+                nn.Rows(X[s], y[s]),
+                nn.MSE(),
+                penalties=[nn.L2Penalty(0.3, own_center)],
+                **options,
+            )
+        for name in params:  # the same block loop on the same rows: the same numbers
+            torch.testing.assert_close(
+                stacked.params[name][s : s + 1], alone.params[name], rtol=0, atol=0
+            )
+        torch.testing.assert_close(
+            stacked.history[:, s : s + 1], alone.history, rtol=0, atol=0
+        )
+    for name in params:
+        torch.testing.assert_close(
+            stacked.params[name], dense.params[name], rtol=0, atol=1e-10
+        )
+    moved = (stacked.params["layers.0.weight"] - params["layers.0.weight"]).abs()
+    assert moved.max() > 1e-3

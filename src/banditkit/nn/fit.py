@@ -25,7 +25,9 @@ network without biases trained by GD on unweighted rows with BCE or MSE and L2 p
 on every parameter runs its unrecorded relu/BCE steps with the hidden layer as (m, N)
 when the one penalty has no centre (``nn._fused``), and, when its rows are block-encoded
 on the CPU and the saving is large enough, the block loop of ``nn._blocks`` (the first
-layer on each row's block). These round differently from the plain pass (tests: 1e-12).
+layer on each row's block); members of such networks with their own block-encoded rows
+(X (M, N, D)) run one block loop each, which is what each would run alone. These round
+differently from the plain pass (tests: 1e-12).
 
 Symbols: lr = η, steps = J.
 """
@@ -206,26 +208,94 @@ def fit(
         params = {name: p.detach().clone() for name, p in params.items()}
     scale = 1.0 / obs.n if reduction == "mean" else 1.0
     with torch.no_grad():
-        if optimizer == "gd" and blocks_apply(net, params, obs, loss, penalties):
-            blocks = choose_blocks(obs.X, net.width)
-            if blocks is not None:  # block-encoded rows (nn._blocks)
-                assert isinstance(obs, Rows)
-                history = fused_gd_blocks(
-                    net,
-                    params,
-                    obs,
-                    loss,
-                    penalties,
-                    BlockLayout.of(obs.X, blocks),
-                    step=lr * scale,
-                    steps=steps,
-                    record=record,
-                )
-                return FitResult(params, _stacked(history, M, obs.X) * scale)
+        members = (
+            _block_members(net, params, obs, loss, penalties)
+            if optimizer == "gd"
+            else None
+        )
+        if members is not None:  # block-encoded rows (nn._blocks)
+            history = _fit_blocks(members, net, loss, lr * scale, steps, record)
+            return FitResult(params, _stacked(history, M, obs.X) * scale)
         history = _steps(
             net, params, obs, loss, penalties, optimizer, lr, steps, scale, record
         )
     return FitResult(params, _stacked(history, M, obs.X) * scale)
+
+
+#: One member's share of a fit: its parameters (views), rows, penalties and layout.
+_Member = tuple[Params, Rows, list[L2Penalty], BlockLayout]
+
+
+def _block_members(
+    net: StackedMLP,
+    params: Params,
+    obs: Observations,
+    loss: Loss,
+    penalties: Sequence[L2Penalty],
+) -> list[_Member] | None:
+    """The fit as block loops (``nn._blocks``), one per member, or None (dense steps).
+
+    One member on rows (N, D) is one block loop. Members with their own rows
+    (X (M, N, D), y (M, N)) are M: each member's share is what a fit of that member
+    alone would be given (its parameters as views of the stack, its rows and targets,
+    its penalty centres), so it runs the block loop of its own layout, K times fewer
+    flops than the stack's dense steps on K blocks. None unless every share qualifies
+    (``blocks_apply``, ``choose_blocks``).
+    """
+    if not isinstance(obs, Rows):
+        return None
+    shares: list[tuple[Params, Rows, list[L2Penalty]]]
+    if obs.X.ndim == 2:
+        shares = [(params, obs, list(penalties))]
+    elif obs.y.ndim == 2:
+        M = obs.X.shape[0]
+        shares = [
+            (
+                {name: p[s : s + 1] for name, p in params.items()},  # views
+                Rows(obs.X[s], obs.y[s], validate=False),
+                [_member_penalty(p, s, M) for p in penalties],
+            )
+            for s in range(M)
+        ]
+    else:
+        return None
+    members: list[_Member] = []
+    for own, rows, terms in shares:
+        if not blocks_apply(net, own, rows, loss, terms):
+            return None
+        blocks = choose_blocks(rows.X, net.width)
+        if blocks is None:
+            return None
+        members.append((own, rows, terms, BlockLayout.of(rows.X, blocks)))
+    return members
+
+
+def _member_penalty(penalty: L2Penalty, s: int, M: int) -> L2Penalty:
+    """Member s's share of a penalty: its own centre (or the shared one)."""
+    center = penalty.center
+    if center is not None:
+        center = {n: c[s : s + 1] if c.shape[0] == M else c for n, c in center.items()}
+    return L2Penalty(penalty.lam, center, penalty.names)
+
+
+def _fit_blocks(
+    members: list[_Member],
+    net: StackedMLP,
+    loss: Loss,
+    step: float,
+    steps: int,
+    record: str,
+) -> list[torch.Tensor]:
+    """The block loop of each member (``_block_members``); J (M,) of the recorded steps."""
+    histories = [
+        fused_gd_blocks(
+            net, own, rows, loss, terms, layout, step=step, steps=steps, record=record
+        )
+        for own, rows, terms, layout in members
+    ]
+    if len(histories) == 1:
+        return histories[0]
+    return [torch.cat(values) for values in zip(*histories, strict=True)]
 
 
 def _stacked(history: list[torch.Tensor], M: int, like: torch.Tensor) -> torch.Tensor:

@@ -20,8 +20,11 @@ import pandas as pd
 import pytest
 
 from banditkit.experiments import run_experiment
-from banditkit.experiments.compute.execute import compute_run
+from banditkit.experiments.compute.execute import compute_run, compute_seed_group
+from banditkit.experiments.config.resolve import resolve
 from banditkit.experiments.config.resolved import RunSpec
+from banditkit.experiments.plan.plan import make_plan
+from banditkit.experiments.plan.tasks import SeedGroup
 from banditkit.experiments.store.checkpoints import CheckpointFiles, RunCheckpoints
 from banditkit.experiments.store.tables import TIMING_COLUMNS
 from tests.experiments.helpers import tiny, untimed_tables, write_yaml
@@ -136,3 +139,48 @@ def test_checkpoint_every_must_be_a_positive_int(tmp_path, value):
 
     with pytest.raises(ConfigError, match="checkpoint_every"):
         run_experiment(tiny(checkpoint_every=value), tmp_path, progress="none")
+
+
+STACKED_PARAMS = {"width": 4, "steps": 2}
+STACKED = {"name": "neural-ts", "label": "NeuralTS", **STACKED_PARAMS}
+
+
+def test_runs_that_ask_for_checkpoints_are_not_batched(tmp_path):
+    """A seed batch is not checkpointed, so the runner computes such runs one by one."""
+    config = tiny(
+        envs=[{"name": "linear", "d": 3, "n_arms": 4}],
+        policies=[STACKED],
+        seeds=3,
+        horizon=12,
+        checkpoint_every=5,
+    )
+    plan = make_plan(resolve(config), lambda run_id: False)
+    assert not any(isinstance(task, SeedGroup) for task in plan.tasks)
+    result = run_experiment(config, tmp_path, progress="none", figures=False)
+    assert result.ok
+    metas = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*.json")]
+    assert len(metas) == 3 and not any("batched_seeds" in m for m in metas)
+    batched = tmp_path / "batched"  # without checkpoints the same seeds batch
+    config.pop("checkpoint_every")
+    assert run_experiment(config, batched, progress="none", figures=False).ok
+    metas = [json.loads(p.read_text()) for p in (batched / "runs").glob("*.json")]
+    assert [m.get("batched_seeds") for m in metas] == [3, 3, 3]
+
+
+def test_a_seed_group_given_checkpoints_runs_and_saves_run_by_run(tmp_path):
+    specs = tuple(
+        RunSpec("linear", {"d": 3, "n_arms": 4}, "neural-ts", STACKED_PARAMS, s, 12)
+        for s in (0, 1)
+    )
+    saved: list[str] = []
+
+    class _Kept(CheckpointFiles):
+        def save(self, run_id: str, data: bytes) -> None:
+            saved.append(run_id)
+            super().save(run_id, data)
+
+    records = compute_seed_group(
+        SeedGroup(specs), RunCheckpoints(5, _Kept(tmp_path / "checkpoints"))
+    )
+    assert all(r.ok and "batched_seeds" not in r.meta for r in records)
+    assert sorted(set(saved)) == sorted(spec.id for spec in specs)

@@ -132,8 +132,8 @@ def compute_item(
 ) -> list[RunRecord]:
     """The records of a task (``plan.tasks``): one run or a group of seeds.
 
-    ``checkpoints`` and ``threads`` as in :func:`compute_run`; a group computed as one
-    batch is not checkpointed (``compute_seed_group``).
+    ``checkpoints`` and ``threads`` as in :func:`compute_run`; a group given
+    ``checkpoints`` is computed run by run, each run checkpointed (``compute_seed_group``).
     """
     if isinstance(item, SeedGroup):
         return compute_seed_group(item, checkpoints, threads)
@@ -148,8 +148,9 @@ def compute_seed_group(
     Each record is that of ``compute_run`` for its spec up to the order of floating-point
     operations in the policy; its ``meta`` adds ``batched_seeds`` (the group's size), and
     ``wall_seconds`` is the group's divided by its size. A group whose configuration has
-    no batched policy is computed run by run (with ``checkpoints``); a batch is not
-    checkpointed (stacked members cannot be resumed yet). When the batch raises, every
+    no batched policy, or that is given ``checkpoints``, is computed run by run (with
+    ``checkpoints``): a batch is not checkpointed (stacked members cannot be resumed
+    yet), and a run that asks for checkpoints keeps them. When the batch raises, every
     run of the group is returned failed with the traceback.
     """
     specs = list(group.specs)
@@ -166,8 +167,8 @@ def compute_seed_group(
                 core.make_policy(s.policy_name, **s.policy_params, seed=s.seed)
                 for s in specs
             ]
-            batch = stack(policies)
-            if batch is None:
+            batch = None if checkpoints is not None else stack(policies)
+            if batch is None:  # run by run (a batch is not checkpointed)
                 return [compute_run(spec, checkpoints, threads) for spec in specs]
             for meta, policy in zip(metas, policies, strict=True):
                 meta["compute"] = compute_options(policy)

@@ -55,7 +55,8 @@ def make_plan(
     """The plan of ``resolved``, given which run ids are ``finished``.
 
     ``backend="auto"`` is "process" when ``jobs`` > 1 and more than one run is left, else
-    "serial".
+    "serial". A config with ``checkpoint_every`` computes every run on its own
+    (``batch_seeds`` "off"): a seed batch is not checkpointed.
 
     Example:
         >>> from banditkit.experiments.config.resolve import resolve
@@ -73,5 +74,7 @@ def make_plan(
     if backend == "auto":
         backend = "process" if jobs > 1 and len(todo) > 1 else "serial"
     workers = 1 if backend == "serial" else jobs
+    if resolved.config.checkpoint_every is not None:
+        batch_seeds = "off"  # a batch is not checkpointed: its runs would lose theirs
     tasks = tuple(group_seeds(list(todo), batch_seeds, workers))
     return Plan(resolved, runs, todo, tasks, backend, workers)

@@ -24,7 +24,7 @@ from banditkit.core.params import POSITIVE, Choice, Flag, Int, Real, param
 from banditkit.linalg import GRAMS, make_gram
 from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models import NeuralModel
-from banditkit.policies.parts.models.compute import DEVICE, DTYPES
+from banditkit.policies.parts.models.compute import DEVICE, DTYPES, compute_options
 from banditkit.policies.parts.schedules import Periodic
 from banditkit.policies.parts.scored import ScoredParts, ScoredPolicy
 from banditkit.policies.parts.scorer import Scorer
@@ -136,6 +136,20 @@ class NeuralBandit(ScoredPolicy):
             / math.sqrt(self.width),  # [Zhou2020, Alg. 1]: Z += g g^T / m
         )
         return ScoredParts(History(d), scorer, rule, Periodic(self.update_every))
+
+    def _stackable(self) -> bool:
+        """Seeds batch with a diagonal Z, depth 2, every row trained on, on the CPU.
+
+        The parts then have stacked forms (``parts.stacked``: S seeds play one round
+        and their networks train as one ``nn.fit`` stack, each on its own rows);
+        other configurations run seed by seed (docs/experiments.md, "Seed batching").
+        """
+        return (
+            self.gram == "diagonal"
+            and self.depth == 2
+            and not self.grouped
+            and compute_options(self)["device"] == "cpu"
+        )
 
 
 @POLICIES.register("neural-ucb")

@@ -351,15 +351,13 @@ class NeuralEnsemble:
             )
 
         def fit(base: float) -> nn.FitResult:
-            # GD on J / n with step lr is GD on J with step lr / n (n counts repeats).
-            lr = base / max(n, 1.0) if self.reduction == "mean" else base
             return nn.fit(
                 self.net,
                 self.params,
                 rows,
                 nn.MSE(),
                 penalties=[self.penalty],
-                lr=lr,
+                lr=self.step_size(n, base),
                 steps=self.steps if steps is None else steps,
                 reduction="sum",
                 record="ends",  # the divergence check reads the last J
@@ -375,6 +373,14 @@ class NeuralEnsemble:
             lambda result, lr: f"the objective ended at {result.history[-1, 0]:.4g}",
         )
         self.params = result.params
+
+    def step_size(self, n: float, base: float | None = None) -> float:
+        """The GD step on the summed objective of n observations, from lr (or ``base``).
+
+        GD on J / n with step lr is GD on J with step lr / n (n counts repeats).
+        """
+        lr = self.lr if base is None else base
+        return lr / max(n, 1.0) if self.reduction == "mean" else lr
 
     def _host(self, f: torch.Tensor) -> np.ndarray:
         """A float64 host copy of f: one crossing from the device."""

@@ -12,7 +12,9 @@ References:
 
 from __future__ import annotations
 
-from banditkit.core import POLICIES
+from collections.abc import Sequence
+
+from banditkit.core import POLICIES, Policy
 from banditkit.core.params import POSITIVE, Choice, Flag, Int, fixed, param
 from banditkit.policies.ensemble.base import (
     EnsemblePolicy,
@@ -21,6 +23,7 @@ from banditkit.policies.ensemble.base import (
 )
 from banditkit.policies.ensemble.members import NeuralEnsemble
 from banditkit.policies.ensemble.policies import REDUCTIONS
+from banditkit.policies.ensemble.stacked import StackedEnsembles, stackable
 from banditkit.policies.parts.models.compute import DEVICE, DTYPE
 
 __all__ = ["NeuralES", "NeuralPHE"]
@@ -41,6 +44,14 @@ class _NeuralEnsemblePolicy(EnsemblePolicy):
     independent_init: bool = param(Flag(), default=False)
     dtype: str = DTYPE
     device: str = DEVICE
+
+    @classmethod
+    def stack(cls, members: Sequence[Policy]) -> StackedEnsembles | None:
+        """S fresh members whose ensembles train as one stack (``ensemble.stacked``).
+
+        None with ``anytime`` restarts or off the CPU: those run seed by seed.
+        """
+        return StackedEnsembles(members) if stackable(members[0]) else None
 
     def _make_model(self, members: int, *, restoring: bool = False) -> NeuralEnsemble:
         from banditkit.nn import make_generator

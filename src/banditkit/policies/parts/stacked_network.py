@@ -10,27 +10,39 @@
                in O(K m d) without the (K, p) gradient block
     features   z = g(x_t; theta) = [c x^T (row-major), s h], c = 1[h > 0] s w_2, of the
                played arm as it was scored
-    training   ``steps`` full-batch GD steps on the (S, n, d) rows of all members, the
-               arithmetic of ``nn.fused`` with a member axis (``fit_stacked``)
+    training   ``steps`` full-batch GD steps on the (S, n, d) rows of all members: one
+               ``nn.fit`` of the stack with each member's own rows, targets and L2
+               centre (``fit_members``); a member whose fit ends above its start is
+               backtracked, and one that diverged rescued, at its own lr / 10, as its
+               ``NeuralModel.fit`` would (``parts.models.rescue``)
 
 It is built from the S members' own ``NeuralModel``s (``StackedNetwork.of``), so the
 initial networks are those of the separate runs; results equal theirs up to the order of
 floating-point operations (batched products round differently). Supported: a bias-free
-relu network of depth 2, not linearised, trained by GD on the BCE loss with
-(lam / 2) ||theta||^2 (the practical NeuralLog networks).
+relu network of depth 2, not linearised, not ``grouped``, on the CPU, trained by GD on
+the BCE or the squared loss with (lam / 2) ||theta - c||^2, c = 0 or theta_0 (the
+practical NeuralLog networks, NeuralUCB and NeuralTS).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from banditkit.core.lazy import torch  # imported at first use
 from banditkit.policies.parts.models import NeuralModel
+from banditkit.policies.parts.models.rescue import (
+    RESCUES,
+    improved,
+    settled_members,
+)
 
-__all__ = ["StackedNetwork", "StackedRows", "fit_stacked"]
+if TYPE_CHECKING:
+    from banditkit import nn
+
+__all__ = ["StackedNetwork", "StackedRows", "fit_members"]
 
 
 class StackedRows(Protocol):
@@ -41,46 +53,57 @@ class StackedRows(Protocol):
         ...
 
 
-def fit_stacked(
-    X: torch.Tensor,
-    y: torch.Tensor,
+def fit_members(
+    net: nn.StackedMLP,
     w1: torch.Tensor,
     w2: torch.Tensor,
+    rows: tuple[torch.Tensor, torch.Tensor],
     *,
-    out_scale: float,
+    loss: str,
     lam: float,
-    step: float,
+    center: tuple[torch.Tensor, torch.Tensor] | None,
+    lr: float,
     steps: int,
-) -> None:
-    """``steps`` GD steps on BCE + (lam / 2) ||theta||^2 for S depth-2 relu networks.
+    reduction: str,
+) -> torch.Tensor:
+    """``steps`` GD steps of S depth-2 networks, each on its own rows, in place.
 
-    Member s has its own rows X[s] (S, n, d), labels y[s] (S, n) and parameters
-    W_1 = w1[s] (S, m, d), w_2 = w2[s] (S, m), updated in place; per step (reduction
-    "sum" of the loss; ``step`` is lr / n for the mean-scaled objective):
+    Member s has its own rows X[s] (S, n, d), targets y[s] (S, n), parameters
+    W_1 = w1[s] (S, m, d), w_2 = w2[s] (S, m) and L2 centre (c_1[s], c_2[s]) (zero
+    without ``center``): ``nn.fit`` of the stack, as each member's ``NeuralModel``
+    fits its own network (the same loss, penalty, step and reduction), so the
+    iterates agree with the separate runs' up to rounding.
 
-        h = relu(X W_1^T),  sw = s w_2,  f = h sw,  v = sigmoid(f) - y,
-        dW_1 = sw * (1[h > 0] v)^T X,  dw_2 = (s v)^T h,
-        grad = [dW_1, dw_2] + lam theta,  theta -= step * grad.
-
-    This is ``nn.fit`` on per-member rows: the trainer's units steps with a member axis
-    (private to ``nn``). Batched products round differently from one member's steps, so
-    the iterates agree with the separate runs' up to rounding.
+    Returns:
+        The objective of each member at the first and the last step, (2, S) ((1, S)
+        for one step).
     """
     from banditkit import nn  # PyTorch: imported at first use, not with the registry
 
-    net = nn.StackedMLP(X.shape[-1], width=w1.shape[1], scale_output=out_scale != 1.0)
-    assert net.out_scale == out_scale
-    nn.fit(
+    X, y = rows
+    if X.shape[0] == 1:  # one member: its rows as a separate run's (n, d), (n,)
+        X, y = X[0], y[0]
+    penalties = []
+    if lam > 0.0:
+        c = (
+            None
+            if center is None
+            else {"layers.0.weight": center[0], "layers.1.weight": center[1][:, None]}
+        )
+        penalties = [nn.L2Penalty(lam, c)]
+    result = nn.fit(
         net,
         {"layers.0.weight": w1, "layers.1.weight": w2.unsqueeze(1)},
         nn.Rows(X, y, validate=False),
-        nn.BCE(),
-        penalties=[nn.L2Penalty(lam)],
-        lr=step,
+        nn.BCE() if loss == "bce" else nn.MSE(),
+        penalties=penalties,
+        lr=lr,
         steps=steps,
+        reduction=reduction,
         inplace=True,
-        record="none",
+        record="ends",
     )
+    return result.history
 
 
 def _stackable(model: Any) -> bool:
@@ -92,8 +115,10 @@ def _stackable(model: Any) -> bool:
         mlp.depth == 2
         and mlp.activation == "relu"
         and not mlp.bias
-        and trainer.loss == "bce"
-        and trainer.center == "zero"
+        and not model.grouped
+        and model.device.type == "cpu"
+        and trainer.loss in ("bce", "mse")
+        and trainer.center in ("zero", "init")
         and trainer.optimizer == "gd"
     )
 
@@ -115,27 +140,32 @@ class StackedNetwork:
     def __init__(self, models: Sequence[NeuralModel]) -> None:
         if not all(_stackable(m) for m in models):
             raise ValueError(
-                "models must be bias-free relu networks of depth 2 trained by GD on BCE."
+                "models must be bias-free relu networks of depth 2 on the CPU, not "
+                "grouped, trained by GD on BCE or the squared loss."
             )
-        from banditkit import nn  # PyTorch, as in fit_stacked
+        from banditkit import nn  # PyTorch, as in fit_members
 
         first = models[0]
         mlp = first.mlp
         self.members = len(models)
         self.width = m = mlp.width
-        self.d = d = mlp.d
+        self.d = mlp.d
         self.n_params = mlp.n_params
         self.out_scale = float(mlp.out_scale)
         self.dtype = first.dtype
         self._np_dtype = np.dtype(first.dtype)
+        self._net = mlp.network
         trainer = first.trainer
-        self.lam, self.lr, self.steps = trainer.lam, trainer.lr, trainer.steps
-        self._mean_scaled = trainer.reduction == "mean"
-        thetas = [nn.flat_params(model.mlp) for model in models]
-        self.w1 = (
-            torch.stack([t[: m * d] for t in thetas]).reshape(-1, m, d).contiguous()
+        self.trainer = trainer
+        self.backtrack = first.backtrack
+        #: Each member's step size (a backtracked or rescued fit lowers its own).
+        self.lrs = np.array([model.trainer.lr for model in models], dtype=np.float64)
+        self.w1, self.w2 = _split([nn.flat_params(model.mlp) for model in models], m)
+        self._center = (
+            _split([model.mlp.theta0 for model in models], m)
+            if trainer.center == "init"
+            else None
         )
-        self.w2 = torch.stack([t[m * d :] for t in thetas])
         self._W1, self._W2 = self.w1.numpy(), self.w2.numpy()  # views: fits in place
         self._half = m // 2 if mlp.init == "mirrored" else 0
         self._kept: tuple[np.ndarray, ...] | None = None
@@ -233,31 +263,110 @@ class StackedNetwork:
 
     # ------------------------------------------------------------------ training
     def fit(self, history: StackedRows) -> None:
-        """``steps`` GD steps of every member on its own rows (``fit_stacked``).
+        """``steps`` GD steps of every member on its own rows (``fit_members``).
+
+        As each member's ``NeuralModel.fit``: a member whose objective ends above its
+        start (or overflows) is refitted from the parameters before the fit at its lr
+        / 10, up to ``backtrack`` times, then, while it has not settled, at lr / 10
+        again (``parts.models.rescue``); the lowered lr is kept for its later fits.
 
         Raises:
-            FloatingPointError: If a member's training diverged.
+            FloatingPointError: If a member's training diverged at every step size
+                down to lr / 10^RESCUES; the parameters and step sizes are then put
+                back as they were before the fit.
         """
-        X, y = history.tensors()
-        n = X.shape[1]
-        step = self.lr / n if self._mean_scaled else self.lr
-        fit_stacked(
-            X,
-            y,
-            self.w1,
-            self.w2,
-            out_scale=self.out_scale,
-            lam=self.lam,
-            step=step,
-            steps=self.steps,
-        )
-        self._kept = None  # theta changed: sw again (``_params``)
+        rows = history.tensors()
+        before, lrs = (self.w1.clone(), self.w2.clone()), self.lrs.copy()
+        everyone = np.arange(self.members)
+        first, last = self._fit(rows, everyone)
+        try:
+            for _ in range(self.backtrack):
+                redo = everyone[~improved(first, last)]
+                if not redo.size:
+                    break
+                self._refit(rows, redo, before, first, last)
+            for retry in range(RESCUES + 1):
+                redo = everyone[~self._settled(first, last)]
+                if not redo.size:
+                    break
+                if retry == RESCUES:
+                    raise FloatingPointError(
+                        f"training diverged for the members {redo.tolist()} on "
+                        f"{rows[0].shape[1]} observations even at lr="
+                        f"{self.lrs[redo].min():g} ({RESCUES} retries at lr / 10); "
+                        "rescale the features or rewards, or use a smaller lr."
+                    )
+                self._refit(rows, redo, before, first, last)
+        except BaseException:  # nothing of a failed fit is kept
+            self.w1.copy_(before[0])
+            self.w2.copy_(before[1])
+            self.lrs = lrs
+            raise
+        finally:
+            self._kept = None  # theta changed: sw again (``_params``)
+
+    def _fit(
+        self, rows: tuple[torch.Tensor, torch.Tensor], members: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Fit ``members`` (those of one lr together); their objective at the ends."""
+        trainer = self.trainer
+        first = np.empty(len(members))
+        last = np.empty(len(members))
+        for lr in np.unique(self.lrs[members]):
+            chosen = np.flatnonzero(self.lrs[members] == lr)
+            subset = members[chosen]
+            whole = len(subset) == self.members
+            index = torch.as_tensor(subset)
+            w1 = self.w1 if whole else self.w1[index]
+            w2 = self.w2 if whole else self.w2[index]
+            center = self._center
+            if center is not None and not whole:
+                center = (center[0][index], center[1][index])
+            objective = fit_members(
+                self._net,
+                w1,
+                w2,
+                rows if whole else (rows[0][index], rows[1][index]),
+                loss=trainer.loss,
+                lam=trainer.lam,
+                center=center,
+                lr=float(lr),
+                steps=trainer.steps,
+                reduction=trainer.reduction,
+            ).numpy()
+            if not whole:
+                self.w1[index] = w1
+                self.w2[index] = w2
+            first[chosen], last[chosen] = objective[0], objective[-1]
+        return first, last
+
+    def _refit(
+        self,
+        rows: tuple[torch.Tensor, torch.Tensor],
+        members: np.ndarray,
+        before: tuple[torch.Tensor, torch.Tensor],
+        first: np.ndarray,
+        last: np.ndarray,
+    ) -> None:
+        """``members`` again from ``before`` at lr / 10 (kept); their objective updated."""
+        index = torch.as_tensor(members)
+        self.w1[index] = before[0][index]
+        self.w2[index] = before[1][index]
+        self.lrs[members] = self.lrs[members] / 10.0
+        first[members], last[members] = self._fit(rows, members)
+
+    def _settled(self, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+        """Each member's fit settled with finite parameters (``rescue.settled``)."""
         finite = torch.isfinite(self.w1).flatten(1).all(1) & torch.isfinite(
             self.w2
         ).all(1)
-        if not bool(finite.all()):
-            bad = np.flatnonzero(~finite.numpy()).tolist()
-            raise FloatingPointError(
-                f"training diverged on {n} observations for the members {bad} at "
-                f"lr={self.lr:g}; use a smaller lr."
-            )
+        return settled_members(first, last) & finite.numpy()
+
+
+def _split(thetas: Sequence[torch.Tensor], m: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Flat parameters (p,) of S members as W_1 (S, m, d) and w_2 (S, m), contiguous."""
+    stacked = torch.stack(list(thetas))
+    md = stacked.shape[1] - m
+    return stacked[:, :md].reshape(len(thetas), m, -1).contiguous(), stacked[
+        :, md:
+    ].contiguous()

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,7 +28,12 @@ from banditkit.glm.links import LogisticLink, get_link
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
 from banditkit.policies.parts.models.compute import DEVICES, DTYPES
 from banditkit.policies.parts.models.device_history import DeviceObservations
-from banditkit.policies.parts.models.rescue import rescue, saved_lr, settled
+from banditkit.policies.parts.models.rescue import (
+    improved,
+    rescue,
+    saved_lr,
+    settled,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -232,7 +236,7 @@ class NeuralModel:
         try:
             objective = self._fit_once(history)
             for _ in range(self.backtrack):
-                if math.isfinite(objective[-1]) and objective[-1] <= objective[0]:
+                if improved(objective[0], objective[-1]):
                     break
                 # GD that ends above its start (or overflows) took too long a step:
                 # restart this fit from the parameters before it with lr / 10, and keep it.

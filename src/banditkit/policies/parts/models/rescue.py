@@ -32,7 +32,16 @@ else:
 
     torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
 
-__all__ = ["GROWTH", "RESCUES", "finite_fit", "rescue", "saved_lr", "settled"]
+__all__ = [
+    "GROWTH",
+    "RESCUES",
+    "finite_fit",
+    "improved",
+    "rescue",
+    "saved_lr",
+    "settled",
+    "settled_members",
+]
 
 #: Retries at lr / 10 of a diverged fit: 10^-20 covers the largest accepted input
 #: (|x| <= 1e8, whose squared loss scales the curvature by up to 1e16).
@@ -112,13 +121,38 @@ def settled(first: Any, last: Any) -> bool:
         >>> settled(36.5, 1.1e62), settled(0.8, 0.5), settled(0.8, float("nan"))
         (False, True, False)
     """
+    return bool(settled_members(first, last).all())
+
+
+def settled_members(first: Any, last: Any) -> np.ndarray:
+    """:func:`settled` member by member: a bool array of the shape of ``last``.
+
+    Example:
+        >>> settled_members([36.5, 0.8], [1.1e62, 0.5]).tolist()
+        [False, True]
+    """
     first, last = (
         np.asarray(first, dtype=np.float64),
         np.asarray(last, dtype=np.float64),
     )
     with np.errstate(invalid="ignore", over="ignore"):
         bound = GROWTH * np.maximum(first, 1.0)
-        return bool((np.isfinite(last) & (last <= bound)).all())
+        return np.isfinite(last) & (last <= bound)
+
+
+def improved(first: Any, last: Any) -> np.ndarray:
+    """Whether each fit ended finite and not above its start (else it is backtracked).
+
+    Example:
+        >>> improved([1.0, 1.0, 1.0], [0.5, 1.5, float("nan")]).tolist()
+        [True, False, False]
+    """
+    first, last = (
+        np.asarray(first, dtype=np.float64),
+        np.asarray(last, dtype=np.float64),
+    )
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(last) & (last <= first)
 
 
 def finite_fit(result: FitResult) -> bool:

@@ -1,0 +1,40 @@
+"""The seed-stack benchmarks (NVLDB, NeuralTS) run end to end on tiny workloads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from benchmarks import ensemble_seed_batch, neural_seed_batch, nvldb_seed_batch
+
+
+@pytest.mark.parametrize(
+    ("bench", "least_same_pairs"),
+    [
+        (nvldb_seed_batch, 0.75),  # Adam: tests/policies/dueling/test_stacked.py
+        (neural_seed_batch, 1.0),  # GD in float64: the separate runs' actions
+        (ensemble_seed_batch, 1.0),
+    ],
+)
+def test_tiny_workload_reports_the_ratio_and_the_equal_pairs(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    bench: ModuleType,
+    least_same_pairs: float,
+) -> None:
+    monkeypatch.setattr(bench, "HORIZON", 12)
+    monkeypatch.setattr(bench, "SEEDS", [0, 1, 2])
+    monkeypatch.setattr(bench, "POLICY_PARAMS", {"width": 6, "steps": 2})
+    result = bench.main(True, tmp_path)
+    assert set(result["wall_median"]) == set(result["cpu_median"]) == {"one", "stack"}
+    assert result["ratio_stack_to_one"] > 0.0
+    assert result["same_pairs"] >= least_same_pairs
+    if least_same_pairs == 1.0:
+        assert result["max_regret_gap"] <= 1e-9
+    assert len(result["regret"]["stack"]) == 3
+    saved = json.loads((tmp_path / "result.json").read_text())
+    assert saved["workload"] == bench.__name__.rsplit(".", 1)[-1]
+    assert "(quick)" in (tmp_path / "result.md").read_text()
