@@ -16,7 +16,7 @@ References:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from banditkit.core import POLICIES, Context, ContextualPolicy
 from banditkit.core.params import POSITIVE, Real, param
@@ -96,6 +96,8 @@ class LinUCB(RidgePolicy):
     """
 
     nu: float = param(Real(low=0.0), default=1.0)
+    #: What an update changes inside (``core.transaction``): the rest it only rebinds.
+    _undo_parts: ClassVar[tuple[str, ...]] = ("history", "model")
 
     def _resolve(self) -> None:
         self._scorer: Scorer | None = None
@@ -132,6 +134,7 @@ class LinTS(RidgePolicy):
     """
 
     nu: float = param(Real(low=0.0), default=1.0)
+    _undo_parts: ClassVar[tuple[str, ...]] = LinUCB._undo_parts
 
     def _act(self, ctx: Context) -> Action:
         X = ctx.arms
