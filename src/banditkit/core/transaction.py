@@ -116,18 +116,6 @@ class Snapshot:
     def _object(self, value: Any) -> None:
         self._dict(vars(value), getattr(type(value), "_append_only", ()))
 
-    def _parts(self, obj: Any) -> None:
-        """An object that declares ``_undo_parts``: its attributes, then those parts."""
-        parts = type(obj).__dict__["_undo_parts"]
-        attributes = vars(obj)
-        saved = dict(attributes)
-        self._undo.append(lambda: _refill(attributes, saved))
-        for name in getattr(type(obj), "_append_only", ()):
-            self._undo.append(_truncate(saved[name]))
-        for name in parts:
-            if name in saved:  # a part made by the first update is not there yet
-                self._record(saved[name])
-
     def _hook(self, obj: Any) -> None:
         """What the object's ``_transaction()`` returns: undo, or (undo, done)."""
         undo = obj._transaction()
@@ -206,7 +194,7 @@ def _recorder(kind: type) -> Callable[[Snapshot, Any], None]:
     if issubclass(kind, _ATOMS):
         return _atom
     if "_undo_parts" in kind.__dict__:  # the exact class declares it
-        return Snapshot._parts
+        return _declared(kind.__dict__["_undo_parts"], getattr(kind, "_append_only", ()))
     checks: tuple[tuple[Any, Callable[[Snapshot, Any], None]], ...] = (
         (lambda k: hasattr(k, "_transaction"), Snapshot._hook),
         (lambda k: issubclass(k, np.ndarray), Snapshot._array),
@@ -220,6 +208,24 @@ def _recorder(kind: type) -> Callable[[Snapshot, Any], None]:
         (lambda k: k.__dictoffset__ != 0, Snapshot._object),  # instances have __dict__
     )
     return next((record for test, record in checks if test(kind)), _atom)
+
+
+def _declared(
+    parts: tuple[str, ...], append_only: tuple[str, ...]
+) -> Callable[[Snapshot, Any], None]:
+    """The recorder of a class that declares ``_undo_parts``: its attributes, its parts."""
+
+    def record(snap: Snapshot, obj: Any) -> None:
+        attributes = vars(obj)
+        saved = attributes.copy()
+        snap._undo.append(lambda: _refill(attributes, saved))
+        for name in append_only:
+            snap._undo.append(_truncate(saved[name]))
+        for name in parts:
+            if name in saved:  # a part made by the first update is not there yet
+                snap._record(saved[name])
+
+    return record
 
 
 def _refill(container: Any, contents: Any) -> None:
