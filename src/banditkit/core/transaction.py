@@ -194,7 +194,9 @@ def _recorder(kind: type) -> Callable[[Snapshot, Any], None]:
     if issubclass(kind, _ATOMS):
         return _atom
     if "_undo_parts" in kind.__dict__:  # the exact class declares it
-        return _declared(kind.__dict__["_undo_parts"], getattr(kind, "_append_only", ()))
+        return _declared(
+            kind.__dict__["_undo_parts"], getattr(kind, "_append_only", ())
+        )
     checks: tuple[tuple[Any, Callable[[Snapshot, Any], None]], ...] = (
         (lambda k: hasattr(k, "_transaction"), Snapshot._hook),
         (lambda k: issubclass(k, np.ndarray), Snapshot._array),
