@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from banditkit.core import POLICIES, Context, ContextualPolicy
-from banditkit.core.params import POSITIVE, Real, param
+from banditkit.core.params import POSITIVE, Flag, Real, param
 from banditkit.core.types import Action, Feedback
 from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models import RidgeModel
@@ -43,10 +43,14 @@ class RidgePolicy(ContextualPolicy):
 
     Args:
         lam: Ridge weight, V_0 = lam * I, > 0.
+        keep_history: Keep every observation (x, r) in ``history`` and in the saved
+            state (default True); False keeps only the ridge statistics, whose update is
+            incremental: the saved state stays O(d^2) however long the policy runs.
         seed: Seed of the policy's own stream.
     """
 
     lam: float = param(POSITIVE, default=1.0)
+    keep_history: bool = param(Flag(), default=True, quiet=True)
 
     def _setup(self, ctx: Context) -> None:
         self._build()
@@ -58,8 +62,11 @@ class RidgePolicy(ContextualPolicy):
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)
-        self.history.append(ctx.arms[action], float(feedback))
-        self.model.fit(self.history)  # O(d^2): the new row only
+        if self.keep_history:
+            self.history.append(ctx.arms[action], float(feedback))
+            self.model.fit(self.history)  # O(d^2): the new row only
+        else:  # the same rank-1 step, the row not kept
+            self.model.add(ctx.arms[action], float(feedback))
         self._n_updates += 1
 
     def _state(self) -> dict[str, Any]:
@@ -84,6 +91,9 @@ class LinUCB(RidgePolicy):
     Args:
         nu: Exploration scale, >= 0; 0 is greedy.
         lam: Ridge weight, > 0.
+        keep_history: Keep every observation (x, r) in ``history`` and in the saved
+            state (default True); False keeps only the ridge statistics, whose update is
+            incremental: the saved state stays O(d^2) however long the policy runs.
         seed: Seed of the policy's own stream (ties are broken at random).
 
     Notes:
@@ -126,6 +136,9 @@ class LinTS(RidgePolicy):
     Args:
         nu: Posterior scale, >= 0; 0 is greedy.
         lam: Ridge weight, > 0.
+        keep_history: Keep every observation (x, r) in ``history`` and in the saved
+            state (default True); False keeps only the ridge statistics, whose update is
+            incremental: the saved state stays O(d^2) however long the policy runs.
         seed: Seed of the policy's own stream (the posterior draws).
 
     Example:
@@ -162,6 +175,9 @@ class EpsGreedy(RidgePolicy):
     Args:
         epsilon: Exploration rate in [0, 1]; 0 is greedy, 1 is uniform play.
         lam: Ridge weight, > 0.
+        keep_history: Keep every observation (x, r) in ``history`` and in the saved
+            state (default True); False keeps only the ridge statistics, whose update is
+            incremental: the saved state stays O(d^2) however long the policy runs.
         seed: Seed of the policy's own stream.
 
     Example:
