@@ -219,10 +219,11 @@ class EventLog:
 
         One transaction for the whole group: one sync to disk for every event in it.
         """
-        raw = self.conn.connection.driver_connection
         if self._pipelined and rows and not self.conn.in_transaction():
-            self._append_pipelined(raw, rows)
-            return
+            raw = self.conn.connection.driver_connection
+            if raw.info.transaction_status == 0:  # idle: the BEGIN can be ours
+                self._append_pipelined(raw, rows)
+                return
         try:
             self._insert(rows)
             self.conn.commit()
