@@ -15,22 +15,24 @@ A PyTorch module is recorded by its attributes, parameters, buffers and children
 hooks). The environment a privileged policy was attached to is not part of the policy and
 is not recorded.
 
-That walk discovers at every update what a class could have said once. A class (the exact
-class: a subclass that declares nothing is walked) declares what its update changes in one
-of two ways, and the snapshot records only that:
+That walk discovers at every update what a class could have said once. A class declares
+what its update changes in one of two ways, and the snapshot records only that:
 
-- ``_undo_parts``: the names of the attributes whose *contents* its update changes (an
-  array written in place, a part that learns). Each is recorded as the walk would record
-  it (an array copied, a part by its own declaration); every other attribute is kept by
-  reference, as the update only rebinds it (a counter, an array replaced by a new one).
-  The policies declare their learning parts this way (``linucb``: its history and model).
-- ``_transaction()``: a method returning the function that undoes what comes next, or the
-  pair (undo, done) when the object keeps a journal until the update ends (``done`` runs
-  after a successful update, :meth:`Snapshot.commit`). Append-only buffers
-  (``parts.history``) record their length, not their rows; caches that can be rebuilt
-  (device mirrors of a history) are dropped; an ``InPlaceGram`` journals the blocks its
-  rank-1 update is about to overwrite (one d x d block of a block-encoded Gram, not the
-  whole matrix).
+- ``_undo_parts``, read from the exact class (a subclass that declares nothing is walked,
+  as its update may change more): the names of the attributes whose *contents* its update
+  changes (an array written in place, a part that learns). Each is recorded as the walk
+  would record it (an array copied, a part by its own declaration); every other attribute
+  is kept by reference, as the update only rebinds it (a counter, an array replaced by a
+  new one). The policies declare their learning parts this way (``linucb``: its history
+  and model).
+- ``_transaction()``, for parts with their own way of undoing: a method returning the
+  function that undoes what comes next, or the pair (undo, done) when the object keeps a
+  journal until the update ends (``done`` runs after a successful update,
+  :meth:`Snapshot.commit`). Append-only buffers (``parts.history``) record their length,
+  not their rows; caches that can be rebuilt (device mirrors of a history) are dropped; an
+  ``InPlaceGram`` journals the blocks its rank-1 update is about to overwrite (one block
+  of a block-encoded Gram, not the whole matrix); an ``nn.MLP`` copies its parameters into
+  one flat buffer that it reuses.
 
 A class also lists in ``_append_only`` the attributes that are lists only ever appended to
 (a Gram's queued rank-1 rows): they are undone by their length.
