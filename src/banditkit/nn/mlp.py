@@ -396,9 +396,14 @@ class MLP(torch.nn.Module):
         """
         params = list(self.parameters())
         n = sum(p.numel() for p in params)
+        first = params[0]
         flat = _UNDO_BUFFERS.get(self)
-        if flat is None or flat.numel() != n or flat.dtype != params[0].dtype:
-            flat = torch.empty(n, dtype=params[0].dtype, device=params[0].device)
+        if flat is None or (flat.numel(), flat.dtype, flat.device) != (
+            n,
+            first.dtype,
+            first.device,
+        ):
+            flat = torch.empty(n, dtype=first.dtype, device=first.device)
             _UNDO_BUFFERS[self] = flat
         torch.cat([p.detach().reshape(-1) for p in params], out=flat)
 
