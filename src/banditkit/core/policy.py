@@ -432,6 +432,7 @@ class Policy(metaclass=DeclaredMeta):
         except BaseException:  # a failed update leaves no trace (core.transaction)
             before.restore()
             raise
+        before.commit()
         self.t += 1
         if not self.counts_updates:
             self._n_updates += 1

@@ -11,14 +11,31 @@ The snapshot walks the policy's attributes once: containers (dicts, lists, sets,
 random generators keep their bit-generator state; what is immutable (numbers, strings,
 read-only arrays such as a ``Context``'s) is kept by reference. Restoring writes the
 records back into the very same objects, so parts that share an object keep sharing it.
-Two kinds of object say themselves what to record, through a ``_transaction()`` method that
-returns the function undoing the update: append-only buffers (``parts.history``: their
-length and arrays, no copy of the rows, so the snapshot costs O(1) in the history's length)
-and caches that can be rebuilt (device mirrors of a history: dropped). A class lists in
-``_append_only`` the attributes that are lists only ever appended to (a Gram's queued rank-1
-rows): they are undone by their length. A PyTorch module is recorded by its attributes,
-parameters, buffers and children (not its hooks). The environment a privileged policy was
-attached to is not part of the policy and is not recorded.
+A PyTorch module is recorded by its attributes, parameters, buffers and children (not its
+hooks). The environment a privileged policy was attached to is not part of the policy and
+is not recorded.
+
+That walk discovers at every update what a class could have said once. A class declares
+what its update changes in one of two ways, and the snapshot records only that:
+
+- ``_undo_parts``, read from the exact class (a subclass that declares nothing is walked,
+  as its update may change more): the names of the attributes whose *contents* its update
+  changes (an array written in place, a part that learns). Each is recorded as the walk
+  would record it (an array copied, a part by its own declaration); every other attribute
+  is kept by reference, as the update only rebinds it (a counter, an array replaced by a
+  new one). The policies declare their learning parts this way (``linucb``: its history
+  and model).
+- ``_transaction()``, for parts with their own way of undoing: a method returning the
+  function that undoes what comes next, or the pair (undo, done) when the object keeps a
+  journal until the update ends (``done`` runs after a successful update,
+  :meth:`Snapshot.commit`). Append-only buffers (``parts.history``) record their length,
+  not their rows; caches that can be rebuilt (device mirrors of a history) are dropped; an
+  ``InPlaceGram`` journals the blocks its rank-1 update is about to overwrite (one block
+  of a block-encoded Gram, not the whole matrix); an ``nn.MLP`` copies its parameters into
+  one flat buffer that it reuses.
+
+A class also lists in ``_append_only`` the attributes that are lists only ever appended to
+(a Gram's queued rank-1 rows): they are undone by their length.
 """
 
 from __future__ import annotations
@@ -62,6 +79,7 @@ class Snapshot:
 
     def __init__(self) -> None:
         self._undo: list[Callable[[], None]] = []
+        self._done: list[Callable[[], None]] = []
         self._seen: set[int] = set()
         self._keep: list[Any] = []  # keeps recorded objects alive (ids stay unique)
 
@@ -70,40 +88,43 @@ class Snapshot:
         for undo in reversed(self._undo):
             undo()
 
+    def commit(self) -> None:
+        """The update succeeded: close the journals that objects opened for it."""
+        for done in self._done:
+            done()
+
     def _record(self, value: Any) -> None:
-        if (
-            type(value) in _SCALARS
-            or isinstance(value, _ATOMS)
-            or id(value) in self._seen
-        ):
+        kind = type(value)
+        if kind in _SCALARS or id(value) in self._seen:
             return
-        self._seen.add(id(value))
-        self._keep.append(value)
-        hook = getattr(type(value), "_transaction", None)
-        if hook is not None and not isinstance(value, type):
-            self._undo.append(hook(value))
-        elif isinstance(value, np.ndarray):
-            self._array(value)
-        elif isinstance(value, np.random.Generator):
-            self._generator(value)
-        elif _is_tensor(value):
-            self._tensor(value)
-        elif isinstance(value, dict):
-            self._dict(value)
-        elif isinstance(value, list):
-            items = list(value)
-            self._undo.append(lambda: value.__setitem__(slice(None), items))
-            self._walk(items)
-        elif isinstance(value, set):
-            members = set(value)
-            self._undo.append(lambda: _refill(value, members))
-            self._walk(members)
-        elif isinstance(value, tuple | frozenset):
-            self._walk(value)
-        elif _is_module(value):
-            self._module(value)
-        elif hasattr(value, "__dict__"):
-            self._dict(vars(value), getattr(type(value), "_append_only", ()))
+        record = _RECORDERS.get(kind)
+        if record is None:
+            record = _RECORDERS[kind] = _recorder(kind)
+        if record is not _atom:
+            self._seen.add(id(value))
+            self._keep.append(value)
+            record(self, value)
+
+    def _list(self, value: list[Any]) -> None:
+        items = list(value)
+        self._undo.append(lambda: value.__setitem__(slice(None), items))
+        self._walk(items)
+
+    def _set(self, value: set[Any]) -> None:
+        members = set(value)
+        self._undo.append(lambda: _refill(value, members))
+        self._walk(members)
+
+    def _object(self, value: Any) -> None:
+        self._dict(vars(value), getattr(type(value), "_append_only", ()))
+
+    def _hook(self, obj: Any) -> None:
+        """What the object's ``_transaction()`` returns: undo, or (undo, done)."""
+        undo = obj._transaction()
+        if isinstance(undo, tuple):
+            undo, done = undo
+            self._done.append(done)
+        self._undo.append(undo)
 
     def _walk(self, values: Any) -> None:
         record, ndarray = self._record, np.ndarray
@@ -112,6 +133,9 @@ class Snapshot:
             if type(item) is ndarray and not item.flags.writeable:
                 continue
             record(item)
+
+    def _tuple(self, value: tuple[Any, ...] | frozenset[Any]) -> None:
+        self._walk(value)
 
     def _dict(self, mapping: dict[Any, Any], append_only: tuple[str, ...] = ()) -> None:
         items = dict(mapping)
@@ -159,6 +183,55 @@ class Snapshot:
         self._undo.append(undo)
 
 
+def _atom(snap: Snapshot, value: Any) -> None:
+    """Immutable: nothing to record."""
+
+
+#: How each type is recorded, decided once per type (a snapshot is taken at every update).
+_RECORDERS: dict[type, Callable[[Snapshot, Any], None]] = {}
+
+
+def _recorder(kind: type) -> Callable[[Snapshot, Any], None]:
+    """How a value of type ``kind`` is recorded (module docstring)."""
+    if issubclass(kind, _ATOMS):
+        return _atom
+    if "_undo_parts" in kind.__dict__:  # the exact class declares it
+        return _declared(
+            kind.__dict__["_undo_parts"], getattr(kind, "_append_only", ())
+        )
+    checks: tuple[tuple[Any, Callable[[Snapshot, Any], None]], ...] = (
+        (lambda k: hasattr(k, "_transaction"), Snapshot._hook),
+        (lambda k: issubclass(k, np.ndarray), Snapshot._array),
+        (lambda k: issubclass(k, np.random.Generator), Snapshot._generator),
+        (lambda k: _is_torch(k, "Tensor"), Snapshot._tensor),
+        (lambda k: issubclass(k, dict), Snapshot._dict),
+        (lambda k: issubclass(k, list), Snapshot._list),
+        (lambda k: issubclass(k, set), Snapshot._set),
+        (lambda k: issubclass(k, tuple | frozenset), Snapshot._tuple),
+        (lambda k: _is_torch(k, "nn.Module"), Snapshot._module),
+        (lambda k: k.__dictoffset__ != 0, Snapshot._object),  # instances have __dict__
+    )
+    return next((record for test, record in checks if test(kind)), _atom)
+
+
+def _declared(
+    parts: tuple[str, ...], append_only: tuple[str, ...]
+) -> Callable[[Snapshot, Any], None]:
+    """The recorder of a class that declares ``_undo_parts``: its attributes, its parts."""
+
+    def record(snap: Snapshot, obj: Any) -> None:
+        attributes = vars(obj)
+        saved = attributes.copy()
+        snap._undo.append(lambda: _refill(attributes, saved))
+        for name in append_only:
+            snap._undo.append(_truncate(saved[name]))
+        for name in parts:
+            if name in saved:  # a part made by the first update is not there yet
+                snap._record(saved[name])
+
+    return record
+
+
 def _refill(container: Any, contents: Any) -> None:
     """Put ``contents`` back into a dict or set, in place."""
     container.clear()
@@ -175,16 +248,13 @@ def _truncate(rows: list[Any]) -> Callable[[], None]:
     return undo
 
 
-def _is_module(value: object) -> bool:
-    """Whether ``value`` is a PyTorch module (without importing PyTorch)."""
+def _is_torch(kind: type, name: str) -> bool:
+    """Whether ``kind`` is a PyTorch ``Tensor`` or ``nn.Module`` (without importing PyTorch)."""
     torch = sys.modules.get("torch")
-    return torch is not None and isinstance(value, torch.nn.Module)
-
-
-def _is_tensor(value: object) -> bool:
-    """Whether ``value`` is a PyTorch tensor (without importing PyTorch)."""
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(value, torch.Tensor)
+    if torch is None:
+        return False
+    base = torch.nn.Module if name == "nn.Module" else torch.Tensor
+    return issubclass(kind, base)
 
 
 def snapshot(obj: object) -> Snapshot:

@@ -15,7 +15,7 @@ References:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -98,6 +98,10 @@ class DiagonalGram(GramBase):
     def logdet(self) -> float:
         """sum_j log V_jj, in O(d)."""
         return float(np.sum(np.log(self._diagonal)))
+
+    #: An update replaces the (read-only) diagonal: nothing inside changes
+    #: (``core.transaction``).
+    _undo_parts: ClassVar[tuple[str, ...]] = ()
 
     def update_unchecked(self, x: np.ndarray, w: float) -> None:
         """:meth:`update` for a checked pull: x finite float64 (d,), w a float > 0.

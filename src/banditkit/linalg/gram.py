@@ -22,7 +22,7 @@ References:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -105,6 +105,10 @@ class Gram(FullGramBase):
     def cholesky(self) -> np.ndarray:
         """Lower-triangular L with V = L L^T, shape (d, d), read-only."""
         return self._factor()
+
+    #: An update replaces V, V^-1 and L (read-only arrays) and appends to ``_pending``:
+    #: nothing inside changes (``core.transaction``).
+    _undo_parts: ClassVar[tuple[str, ...]] = ()
 
     def _factor(self) -> np.ndarray:
         """L with every queued rank-1 term applied, in the order they were added."""

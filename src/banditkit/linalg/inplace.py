@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -79,6 +80,8 @@ class InPlaceGram(FullGramBase):
 
     _KIND = "InPlaceGram"
     _LOADS = ("Gram",)  # restores a Gram's state too
+    #: The blocks overwritten since an update began (``core.transaction``); None outside.
+    _journal: list[tuple[np.ndarray, int, int, np.ndarray]] | None = None
 
     def __init__(self, d: int, lam: float, *, refactor_every: int = 512) -> None:
         super().__init__(d, lam, refactor_every=refactor_every)
@@ -135,6 +138,9 @@ class InPlaceGram(FullGramBase):
             # w x^T V^-1 x >= 0; the clip guards the round-off of a near-zero x.
             q = max(w * float(xs @ u[lo:hi]), 0.0)
             c = w / (1.0 + q)
+            if self._journal is not None:
+                self._overwrites(inverse, *span(u))
+                self._overwrites(matrix, lo, hi)
             subtract_outer(inverse, u, c)  # [Sherman1950]
             subtract_outer(matrix, x, -w)
             self._pending.append(frozen(x.copy() if w == 1.0 else math.sqrt(w) * x))
@@ -152,6 +158,40 @@ class InPlaceGram(FullGramBase):
         for i in range(n):
             self.rank1_update(np.ascontiguousarray(X[i]), float(w[i]))
 
+    def _transaction(
+        self,
+    ) -> tuple[Callable[[], None], Callable[[], None]]:
+        """Undo what comes next (``core.transaction``) without copying V, V^-1 or L.
+
+        Until the update ends, every block about to be overwritten in place is copied
+        first (:meth:`_overwrites`): on block-encoded arms one block, not the whole matrix.
+        Undoing writes the blocks back, drops the queued rank-1 rows added since and puts
+        back the attributes (arrays a refactorisation replaced, counters, log det V).
+        """
+        attributes = vars(self)
+        saved = dict(attributes)
+        pending, n_pending = self._pending, len(self._pending)
+        journal: list[tuple[np.ndarray, int, int, np.ndarray]] = []
+        self._journal = journal
+
+        def undo() -> None:
+            for array, lo, hi, block in reversed(journal):
+                array[lo:hi, lo:hi] = block
+            del pending[n_pending:]
+            attributes.clear()
+            attributes.update(saved)
+
+        def done() -> None:
+            if self._journal is journal:
+                del self._journal  # back to the class's None
+
+        return undo, done
+
+    def _overwrites(self, array: np.ndarray, lo: int, hi: int) -> None:
+        """``array[lo:hi, lo:hi]`` is about to be overwritten: journal it in an update."""
+        if self._journal is not None and hi > lo:
+            self._journal.append((array, lo, hi, array[lo:hi, lo:hi].copy()))
+
     def _factor(self) -> np.ndarray:
         """L with every queued rank-1 term applied, in the order they were added."""
         chol, d = self._cholesky, self._d
@@ -161,6 +201,7 @@ class InPlaceGram(FullGramBase):
                 continue
             if hi < d and chol[hi:, lo:hi].any():
                 hi = d  # the columns reach below the span: update the trailing block
+            self._overwrites(chol, lo, hi)
             block = chol[lo:hi, lo:hi]
             p = sla.solve_triangular(block, v[lo:hi], lower=True, check_finite=False)
             chol[lo:hi, lo:hi] = cholesky_update(block, v[lo:hi], p)
@@ -192,6 +233,7 @@ class InPlaceGram(FullGramBase):
             ValueError: If lam is not > 0.
         """
         lam = check_scalar("lam", lam, low=0.0, low_open=True)
+        self._overwrites(self._matrix, 0, self._d)
         self._matrix += (lam - self._lam) * np.eye(self._d)
         self._lam = lam
         self._refactor()

@@ -28,6 +28,8 @@ References:
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import Any, cast
 
 import torch
@@ -36,6 +38,12 @@ from banditkit.nn.network import Params, StackedMLP, draw_layers
 from banditkit.nn.params import flat_params
 
 __all__ = ["MLP"]
+
+#: Each network's flat copy of its parameters for ``MLP._transaction`` (scratch space
+#: reused at every update, not part of the network: kept outside it).
+_UNDO_BUFFERS: weakref.WeakKeyDictionary[MLP, torch.Tensor] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class _Affine(torch.nn.Module):
@@ -377,6 +385,37 @@ class MLP(torch.nn.Module):
         hidden = [self.activate(z) for z in parts]
         f = self._head(hidden)
         return f, torch.cat(parts, dim=1), torch.cat(hidden, dim=1)
+
+    def _transaction(self) -> Callable[[], None]:
+        """Undo what comes next (``banditkit.core.transaction``): the parameters only.
+
+        Training writes into the parameters and nothing else; they are copied into one
+        flat buffer, allocated at the first transaction and reused (not a walk over the
+        module's attributes and hooks). Undoing copies back those that changed (the others
+        keep their version counters, which the per-round passes' caches are keyed on).
+        """
+        params = list(self.parameters())
+        n = sum(p.numel() for p in params)
+        first = params[0]
+        flat = _UNDO_BUFFERS.get(self)
+        if flat is None or (flat.numel(), flat.dtype, flat.device) != (
+            n,
+            first.dtype,
+            first.device,
+        ):
+            flat = torch.empty(n, dtype=first.dtype, device=first.device)
+            _UNDO_BUFFERS[self] = flat
+        torch.cat([p.detach().reshape(-1) for p in params], out=flat)
+
+        def undo() -> None:
+            with torch.no_grad():
+                pieces = flat.split([p.numel() for p in params])
+                for p, piece in zip(params, pieces, strict=True):
+                    saved = piece.view_as(p)
+                    if not torch.equal(p, saved):  # the others keep their versions
+                        p.copy_(saved)
+
+        return undo
 
     def extra_repr(self) -> str:
         """Hyper-parameters shown by ``repr(model)``."""

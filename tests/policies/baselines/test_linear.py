@@ -41,3 +41,28 @@ def test_eps_greedy_explores_at_rate_epsilon():
     picks = np.array([p.act(ctx) for _ in range(4000)])
     # Arm 1 is played only when exploring and drawing it: rate 0.15, sd ~ 0.0056; 4 sd.
     assert abs(picks.mean() - 0.15) < 0.025
+
+
+def test_without_history_the_ridge_policies_play_the_same_with_a_state_of_size_d2(
+    tmp_path,
+):
+    """keep_history=False: the same actions bit for bit, a saved state that does not grow."""
+    rng = np.random.default_rng(4)
+    contexts = [Context(arms=rng.normal(size=(5, 3))) for _ in range(60)]
+    for name in ("linucb", "lints", "eps-greedy"):
+        kept = bk.make_policy(name, seed=1)
+        bounded = bk.make_policy(name, seed=1, keep_history=False)
+        for t, ctx in enumerate(contexts):
+            action = kept.act(ctx)
+            assert bounded.act(ctx) == action
+            for p in (kept, bounded):
+                p.update(ctx, action, float(t % 3))
+        assert kept.history.n == 60 and bounded.history.n == 0
+        assert np.array_equal(kept.model.theta, bounded.model.theta)
+        path = tmp_path / f"{name}.bk"
+        bk.save_policy(bounded, path)
+        loaded = bk.load_policy(path, expect=name)
+        assert loaded.keep_history is False
+        ctx = contexts[0]
+        assert loaded.act(ctx) == bounded.act(ctx)
+        assert loaded.history.n == 0

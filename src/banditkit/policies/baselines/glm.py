@@ -10,7 +10,7 @@ References:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -165,6 +165,9 @@ class GLMUCB(GLMPolicy):
         >>> GLMUCB(nu=0.5).act(Context(arms=np.eye(3))) in range(3)
         True
     """
+
+    #: What an update changes inside (``core.transaction``): the rest it only rebinds.
+    _undo_parts: ClassVar[tuple[str, ...]] = ("history", "design", "model")
 
     def _choose(self, ctx: Context) -> Action:
         # x^T theta + nu ||x||_{V^-1}

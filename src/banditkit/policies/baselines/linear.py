@@ -13,10 +13,10 @@ References:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from banditkit.core import POLICIES, Context, ContextualPolicy
-from banditkit.core.params import POSITIVE, Real, param
+from banditkit.core.params import POSITIVE, Flag, Real, param
 from banditkit.core.types import Action, Feedback
 from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models import RidgeModel
@@ -40,10 +40,14 @@ class RidgePolicy(ContextualPolicy):
 
     Args:
         lam: Ridge weight, V_0 = lam * I, > 0.
+        keep_history: Keep every observation (x, r) in ``history`` and in the saved
+            state (default True); False keeps only the ridge statistics, whose update is
+            incremental: the saved state stays O(d^2) however long the policy runs.
         seed: Seed of the policy's own stream.
     """
 
     lam: float = param(POSITIVE, default=1.0)
+    keep_history: bool = param(Flag(), default=True, quiet=True)
 
     def _setup(self, ctx: Context) -> None:
         self._build()
@@ -55,8 +59,11 @@ class RidgePolicy(ContextualPolicy):
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, int)
-        self.history.append(ctx.arms[action], float(feedback))
-        self.model.fit(self.history)  # O(d^2): the new row only
+        if self.keep_history:
+            self.history.append(ctx.arms[action], float(feedback))
+            self.model.fit(self.history)  # O(d^2): the new row only
+        else:  # the same rank-1 step, the row not kept
+            self.model.add(ctx.arms[action], float(feedback))
         self._n_updates += 1
 
     def _state(self) -> dict[str, Any]:
@@ -81,6 +88,9 @@ class LinUCB(RidgePolicy):
     Args:
         nu: Exploration scale, >= 0; 0 is greedy.
         lam: Ridge weight, > 0.
+        keep_history: Keep every observation (x, r) in ``history`` and in the saved
+            state (default True); False keeps only the ridge statistics, whose update is
+            incremental: the saved state stays O(d^2) however long the policy runs.
         seed: Seed of the policy's own stream (ties are broken at random).
 
     Notes:
@@ -93,6 +103,8 @@ class LinUCB(RidgePolicy):
     """
 
     nu: float = param(Real(low=0.0), default=1.0)
+    #: What an update changes inside (``core.transaction``): the rest it only rebinds.
+    _undo_parts: ClassVar[tuple[str, ...]] = ("history", "model")
 
     def _resolve(self) -> None:
         self._scorer: Scorer | None = None
@@ -121,6 +133,9 @@ class LinTS(RidgePolicy):
     Args:
         nu: Posterior scale, >= 0; 0 is greedy.
         lam: Ridge weight, > 0.
+        keep_history: Keep every observation (x, r) in ``history`` and in the saved
+            state (default True); False keeps only the ridge statistics, whose update is
+            incremental: the saved state stays O(d^2) however long the policy runs.
         seed: Seed of the policy's own stream (the posterior draws).
 
     Example:
@@ -129,6 +144,7 @@ class LinTS(RidgePolicy):
     """
 
     nu: float = param(Real(low=0.0), default=1.0)
+    _undo_parts: ClassVar[tuple[str, ...]] = LinUCB._undo_parts
 
     def _act(self, ctx: Context) -> Action:
         X = ctx.arms
@@ -156,6 +172,9 @@ class EpsGreedy(RidgePolicy):
     Args:
         epsilon: Exploration rate in [0, 1]; 0 is greedy, 1 is uniform play.
         lam: Ridge weight, > 0.
+        keep_history: Keep every observation (x, r) in ``history`` and in the saved
+            state (default True); False keeps only the ridge statistics, whose update is
+            incremental: the saved state stays O(d^2) however long the policy runs.
         seed: Seed of the policy's own stream.
 
     Example:

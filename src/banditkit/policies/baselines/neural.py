@@ -17,7 +17,7 @@ References:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from banditkit.core import POLICIES
 from banditkit.core.params import POSITIVE, Choice, Flag, Int, Real, param
@@ -198,6 +198,16 @@ class NeuralUCB(NeuralBandit):
         >>> policy.act(Context(arms=np.eye(3))) in range(3)
         True
     """
+
+    #: What an update changes inside (``core.transaction``): the rest it only rebinds.
+    _undo_parts: ClassVar[tuple[str, ...]] = (
+        "rng",
+        "history",
+        "scorer",
+        "regulariser",
+        "weights",
+        "schedule",
+    )
 
     def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
         return self._parts(d, generator, Optimistic(), radius=1.0)

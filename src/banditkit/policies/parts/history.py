@@ -187,6 +187,10 @@ class History(_Entries):
         self.d = d
         self._buf = _Buffers({"X": ((d,), float), "y": ((), float), "w": ((), float)})
 
+    def _transaction(self) -> Callable[[], None]:
+        """Undo what comes next (``core.transaction``): appends change the buffers only."""
+        return self._buf._transaction()
+
     def append(self, x: np.ndarray, y: float, weight: float = 1.0) -> None:
         """Add one row (x, y, weight)."""
         self._buf.push(X=x, y=y, w=weight)

@@ -16,7 +16,7 @@ A selection rule (``policies.parts.selection``) turns the two arrays into an act
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -72,6 +72,9 @@ class Scorer:
         >>> mean.tolist(), width.tolist()
         ([0.0, 0.0], [2.0, 2.0])
     """
+
+    #: What an update changes inside (``core.transaction``); the cache is replaced.
+    _undo_parts: ClassVar[tuple[str, ...]] = ("model", "design", "effdim")
 
     def __init__(
         self,

@@ -25,7 +25,7 @@ References:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -114,6 +114,9 @@ class RidgeModel:
 
     members = 1
     linearised = False
+    #: What an update changes inside (``core.transaction``): the Gram; b and theta are
+    #: replaced by new arrays, not written into.
+    _undo_parts: ClassVar[tuple[str, ...]] = ("gram",)
 
     def __init__(self, d: int, lam: float, *, in_place: bool = False) -> None:
         self.in_place = bool(in_place)
@@ -137,7 +140,7 @@ class RidgeModel:
             )
             return
         self.gram.update(x, weight)
-        self.b += (y if weight == 1.0 else weight * y) * x
+        self.b = self.b + (y if weight == 1.0 else weight * y) * x  # a new array
         self._theta = None
 
     def _add_in_place(self, x: np.ndarray, y: float, weight: float) -> None:
@@ -146,7 +149,7 @@ class RidgeModel:
         assert isinstance(gram, InPlaceGram)
         theta = self.theta
         u, q = gram.rank1_update(x, weight)
-        self.b += (y if weight == 1.0 else weight * y) * x
+        self.b = self.b + (y if weight == 1.0 else weight * y) * x  # a new array
         if gram.since_refactor == 0:  # refactorised: theta afresh, no drift carried
             self._theta = gram.inverse @ self.b
         else:
@@ -277,6 +280,10 @@ class GLMModel:
 
     members = 1
     linearised = False
+
+    #: What an update changes inside (``core.transaction``): nothing; a fit replaces
+    #: theta and the cached factor.
+    _undo_parts: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,

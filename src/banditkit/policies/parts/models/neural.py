@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -108,6 +108,11 @@ class NeuralModel:
     #: The latent returned by ``evaluate`` is f(x; theta) itself.
     linearised = False
     members = 1
+
+    #: What an update changes inside (``core.transaction``): the network's parameters
+    #: (trained in place), the device mirror of the history and the per-round passes'
+    #: caches; the trainer is replaced, not changed.
+    _undo_parts: ClassVar[tuple[str, ...]] = ("mlp", "_observations", "_arms")
 
     def __init__(
         self,
