@@ -8,6 +8,7 @@ appends one set per round to.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -73,6 +74,24 @@ class MNLSetBuffer:
         self._Z[i, :k], self._offset[i, :k], self._mask[i, :k] = Z, offset, True
         self._choice[i] = choice
         self.n += 1
+
+    def _transaction(self) -> Callable[[], None]:
+        """Undo what comes next (``core.transaction``) in O(width p), not O(n).
+
+        An append writes row n only (after growing into new arrays when full); rows past n
+        are kept clean (zeros, no mask, choice -1), so the undo puts back the arrays and n
+        and cleans row n.
+        """
+        arrays, n = (self._Z, self._offset, self._mask, self._choice), self.n
+
+        def undo() -> None:
+            self._Z, self._offset, self._mask, self._choice = arrays
+            if n < self._Z.shape[0]:  # clean the row the failed append wrote
+                self._Z[n], self._offset[n] = 0.0, 0.0
+                self._mask[n], self._choice[n] = False, -1
+            self.n = n
+
+        return undo
 
     @property
     def sets(self) -> MNLSets:

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from banditkit.glm.mnl import MNLSets, fit_mnl, mnl_objective
+from banditkit.core.transaction import snapshot
+from banditkit.glm.mnl import MNLSetBuffer, MNLSets, fit_mnl, mnl_objective
 
 
 def random_sets(rng, n=40, width=4, p=3, ragged=True, scale=1.0):
@@ -117,8 +118,6 @@ def test_fit_mnl_validates():
 
 
 def test_set_buffer_grows_and_restores():
-    from banditkit.glm.mnl import MNLSetBuffer
-
     rng = np.random.default_rng(5)
     buf, sizes = MNLSetBuffer(3), [2, 1, 4, 3] * 5
     for k in sizes:
@@ -261,3 +260,25 @@ def test_round_by_round_refits_stay_at_the_scipy_optimum():
             value, grad, _ = mnl_objective(buf.sets, w, lam=1.0)
             assert fit.value == pytest.approx(value, rel=1e-12)
             np.testing.assert_allclose(fit.grad, grad, atol=1e-9)
+
+
+@pytest.mark.parametrize("n_sets", [0, 3, 8])  # fresh, mid-buffer, growing the rows
+@pytest.mark.parametrize("failed_size", [2, 5])  # within the width, widening it
+def test_an_undone_append_leaves_the_set_buffer_as_a_twin(n_sets, failed_size):
+    """snapshot, append, restore, append a smaller set: as a buffer that never failed."""
+    rng = np.random.default_rng(9)
+    buf, twin = MNLSetBuffer(3), MNLSetBuffer(3)
+    for _ in range(n_sets):
+        Z, offset = rng.normal(size=(3, 3)), rng.normal(size=3)
+        buf.append(Z, offset, 1)
+        twin.append(Z, offset, 1)
+    saved = snapshot(buf)
+    buf.append(np.ones((failed_size, 3)), np.ones(failed_size), failed_size - 1)
+    saved.restore()
+    Z, offset = rng.normal(size=(1, 3)), rng.normal(size=1)
+    buf.append(Z, offset, -1)
+    twin.append(Z, offset, -1)
+    width = twin.sets.Z.shape[1]
+    for a, b in zip(buf.sets, twin.sets, strict=True):
+        np.testing.assert_array_equal(a[:, :width] if a.ndim > 1 else a, b)
+    assert not buf.sets.mask[:, width:].any()
