@@ -185,6 +185,25 @@ def test_health_openapi_metrics(live):
     assert TOKEN not in text
 
 
+def test_an_unexpected_error_is_a_500_and_the_service_goes_on(live, monkeypatch):
+    """The guard answers decide and feedback in front of FastAPI: it catches what breaks."""
+
+    async def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    before = live.client.get("/metrics").text
+    monkeypatch.setattr(live.service, "ask", broken)
+    r = post(live, "/v1/policies/rec/decide", {"context": {"arms": ARMS}})
+    assert r.status_code == 500 and r.json() == {"detail": "internal error"}
+    assert "boom" not in r.text
+    monkeypatch.undo()
+    text = live.client.get("/metrics").text
+    line = 'banditkit_serve_requests_total{code="500",endpoint="decide",policy="rec"}'
+    assert line not in before and f"{line} 1.0" in text
+    ok = post(live, "/v1/policies/rec/decide", {"context": {"arms": ARMS}})
+    assert ok.status_code == 200
+
+
 json_values = st.recursive(
     st.none()
     | st.booleans()

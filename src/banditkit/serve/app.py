@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -47,6 +48,8 @@ __all__ = [
     "FeedbackOut",
     "create_app",
 ]
+
+logger = logging.getLogger("banditkit.serve")
 
 EventId = Annotated[
     str,
@@ -196,7 +199,8 @@ async def _send_json(
     status: int,
     body: Any,
     headers: tuple[tuple[bytes, bytes], ...] = (),
-) -> None:
+) -> int:
+    """Send ``body`` as a JSON answer; returns ``status``."""
     data = json.dumps(body).encode()
     await send(
         {
@@ -210,6 +214,7 @@ async def _send_json(
         }
     )
     await send({"type": "http.response.body", "body": data})
+    return status
 
 
 def _route(path: str) -> tuple[str | None, str]:
@@ -225,13 +230,15 @@ def _route(path: str) -> tuple[str | None, str]:
 
 
 class Guard:
-    """ASGI middleware: checks, then answers decide and feedback itself (the hot path).
+    """The outermost ASGI app: checks, then answers decide and feedback itself (the hot path).
 
     For ``/v1/policies/{id}...``: an unknown policy is 404, a missing or wrong bearer
     token 401, a body over the limit 413. Decide and feedback requests are then validated
-    (pydantic, from the raw JSON), queued for the writer and answered here, without
-    FastAPI's routing (about a third of the service's time per request); everything else
-    goes on to FastAPI. Every request is counted and timed in the metrics.
+    (pydantic, from the raw JSON), queued for the writer and answered here, in front of
+    FastAPI and its middleware (their routing and wrappers cost about a third of the
+    service's time per request); everything else, the lifespan included, goes on to
+    FastAPI. An unexpected error on the hot path is logged and answered 500. Every request
+    is counted and timed in the metrics.
     """
 
     def __init__(
@@ -254,6 +261,22 @@ class Guard:
             return
         started = time.perf_counter()
         policy, endpoint = _route(scope["path"])
+        if policy is None or endpoint == "status":
+            code = await self._forward(scope, receive, send, policy)
+        else:
+            code = await self._policy_route(scope, receive, send, policy, endpoint)
+        label = policy if policy in self.tokens else ""
+        elapsed = time.perf_counter() - started
+        self.metrics.answered(label or "", endpoint, code, elapsed)
+
+    async def _forward(
+        self, scope: dict[str, Any], receive: Any, send: Send, policy: str | None
+    ) -> int:
+        """Hand the request to FastAPI (after the policy checks); the status it sent."""
+        if policy is not None:
+            refusal = self._refusal(scope, policy)
+            if refusal is not None:
+                return await _send_error(send, refusal)
         code = [500]
 
         async def sending(message: dict[str, Any]) -> None:
@@ -261,15 +284,8 @@ class Guard:
                 code[0] = message["status"]
             await send(message)
 
-        try:
-            if policy is None:
-                await self.app(scope, receive, sending)
-            else:
-                await self._policy_route(scope, receive, sending, policy, endpoint)
-        finally:
-            label = policy if policy in self.tokens else ""
-            elapsed = time.perf_counter() - started
-            self.metrics.answered(label or "", endpoint, code[0], elapsed)
+        await self.app(scope, receive, sending)
+        return code[0]
 
     def _refusal(self, scope: dict[str, Any], policy: str) -> ServeError | None:
         """404 for an unknown policy, 401 without its token, 413 for a declared big body."""
@@ -316,17 +332,13 @@ class Guard:
         send: Send,
         policy: str,
         endpoint: str,
-    ) -> None:
+    ) -> int:
+        """Answer a decide or feedback request; the status sent."""
         refusal = self._refusal(scope, policy)
+        if refusal is None and scope["method"] != "POST":
+            refusal = ServeError(405, f"{endpoint}: use POST.")
         if refusal is not None:
-            await _send_error(send, refusal)
-            return
-        if endpoint == "status":
-            await self.app(scope, receive, send)
-            return
-        if scope["method"] != "POST":
-            await _send_error(send, ServeError(405, f"{endpoint}: use POST."))
-            return
+            return await _send_error(send, refusal)
         try:
             body = await self._body(receive)
             if endpoint == "decide":
@@ -339,21 +351,23 @@ class Guard:
                     "feedback", policy, fed.event_id, fed.feedback
                 )
         except ServeError as exc:
-            await _send_error(send, exc)
-            return
-        await _send_json(send, 200, reply)
+            return await _send_error(send, exc)
+        except Exception:
+            logger.exception("%s of policy %s failed", endpoint, policy)
+            return await _send_error(send, ServeError(500, "internal error"))
+        return await _send_json(send, 200, reply)
 
 
 def _too_large(limit: int) -> ServeError:
     return ServeError(413, f"body: larger than the limit of {limit} bytes.")
 
 
-async def _send_error(send: Send, error: ServeError) -> None:
+async def _send_error(send: Send, error: ServeError) -> int:
     body: dict[str, Any] = {"detail": str(error)}
     if error.errors is not None:
         body["errors"] = error.errors
     headers = ((b"www-authenticate", b"Bearer"),) if error.status == 401 else ()
-    await _send_json(send, error.status, body, headers)
+    return await _send_json(send, error.status, body, headers)
 
 
 _ERRORS = {
@@ -426,6 +440,10 @@ def _ref(model: type[BaseModel]) -> dict[str, str]:
 def create_app(service: Service, tokens: Mapping[str, str | None] | None = None) -> Any:
     """The ASGI app serving an opened :class:`Service` (its writer starts with the app).
 
+    The app is the :class:`Guard` in front of a FastAPI app: the guard answers decide and
+    feedback, FastAPI the rest (status, health, metrics, ``/openapi.json``) and the
+    lifespan.
+
     Args:
         service: The service, after :meth:`Service.open`.
         tokens: Each policy's bearer token (None: no token); default
@@ -450,7 +468,6 @@ def create_app(service: Service, tokens: Mapping[str, str | None] | None = None)
         docs_url=None,
         redoc_url=None,
     )
-    app.add_middleware(Guard, service=service, tokens=tokens, metrics=metrics)
     _documented(app)
 
     @app.exception_handler(ServeError)
@@ -485,4 +502,4 @@ def create_app(service: Service, tokens: Mapping[str, str | None] | None = None)
 
         return Response(metrics.text(), media_type=CONTENT_TYPE_LATEST)
 
-    return app
+    return Guard(app, service=service, tokens=tokens, metrics=metrics)

@@ -106,6 +106,7 @@ class Metrics:
             registry=self.registry,
         )
         self.registry.register(_PolicyCounts(states))
+        self._children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
 
     def committed(self, seconds: float, events: int) -> None:
         """Record one group commit."""
@@ -113,9 +114,17 @@ class Metrics:
         self.commit_events.observe(events)
 
     def answered(self, policy: str, endpoint: str, code: int, seconds: float) -> None:
-        """Record one answered request."""
-        self.requests.labels(policy, endpoint, str(code)).inc()
-        self.latency.labels(policy, endpoint).observe(seconds)
+        """Record one answered request (each label set's children looked up once)."""
+        key = (policy, endpoint, code)
+        children = self._children.get(key)
+        if children is None:
+            children = self._children[key] = (
+                self.requests.labels(policy, endpoint, str(code)),
+                self.latency.labels(policy, endpoint),
+            )
+        count, latency = children
+        count.inc()
+        latency.observe(seconds)
 
     def text(self) -> bytes:
         """The Prometheus text exposition."""
