@@ -320,6 +320,27 @@ def test_a_retry_of_a_forgotten_decision_gets_the_logged_one(tmp_path):
     assert_same_state(service.states["rec"].policy, reference)
 
 
+@pytest.mark.parametrize(("careful_s", "rebuilds"), [(60.0, 1), (0.0, 4)])
+def test_retries_of_forgotten_decisions_cost_one_rebuild_per_window(
+    tmp_path, careful_s, rebuilds
+):
+    """A client replaying old event ids cannot make the writer rebuild on every request."""
+    rng = np.random.default_rng(12)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    cfg = config()
+    service = restart(cfg, url, cache_size=2, max_batch=2, careful_s=careful_s)
+    first = [ask(service, "decide", f"e{i}", ctx(rng)) for i in range(8)]
+    for i in range(4):  # one at a time: each a group of its own
+        assert ask(service, "decide", f"e{i}", ctx(rng)) == first[i]
+    assert service.rebuilds == rebuilds
+    assert ask(service, "decide", "new", ctx(rng))["event_id"] == "new"
+    assert service.states["rec"].status()["decisions"] == 9
+    reference, mismatches = twin_of(url, cfg)
+    assert mismatches == 0
+    assert_same_state(service.states["rec"].policy, reference)
+    service.stop()
+
+
 @pytest.mark.parametrize("update_every", [1, 3])
 def test_background_learning_decides_from_the_last_model(tmp_path, update_every):
     rng = np.random.default_rng(11)

@@ -85,6 +85,10 @@ class Service:
         cache_size: Decisions per policy kept in memory (older ones are read back).
         max_batch: Most requests committed together.
         tick_s: Longest wait of the idle writer (join windows close at this resolution).
+        careful_s: After a retry of a decision memory had forgotten (caught by the log's
+            unique key, which costs a rebuild of every state from the log), the writer
+            looks every event id of its groups up in the log for this many seconds, so
+            that further such retries cost one query per group instead of a rebuild each.
         clock: Wall-clock time in seconds (tests replace it).
         on_commit: Called with (seconds, events) after each commit (metrics).
     """
@@ -97,6 +101,7 @@ class Service:
         cache_size: int = 10_000,
         max_batch: int = 256,
         tick_s: float = 0.25,
+        careful_s: float = 60.0,
         clock: Callable[[], float] = time.time,
         on_commit: Callable[[float, int], None] | None = None,
     ) -> None:
@@ -106,6 +111,11 @@ class Service:
         self.cache_size = max(cache_size, max_batch)
         self.max_batch = max_batch
         self.tick_s = tick_s
+        self.careful_s = careful_s
+        self._careful_until = -float(
+            "inf"
+        )  # time.monotonic() of the careful window's end
+        self.rebuilds = 0  # rebuilds after a retry of a forgotten decision
         self.clock = clock
         self.on_commit = on_commit
         self.states: dict[str, PolicyState] = {}
@@ -262,8 +272,9 @@ class Service:
                     break
             stop = any(c is _STOP for c in batch)
             commands = [c for c in batch if isinstance(c, Command)]
+            careful = time.monotonic() < self._careful_until
             try:
-                self._group(commands)
+                self._group(commands, careful=careful)
             except Exception:  # a bug: answer, rebuild, keep serving
                 logger.exception("the writer failed on a group of %d", len(commands))
                 self._fail(
@@ -335,8 +346,14 @@ class Service:
             self._again(outcome, commands[first:])
 
     def _again(self, outcome: str, commands: list[Command]) -> None:
-        """After a commit refused for a known event id, run the commands again, carefully."""
+        """After a commit refused for a known event id, run the commands again, carefully.
+
+        The writer stays careful for ``careful_s`` seconds: a client retrying old events
+        (after a restart, or on purpose) costs one rebuild per window, not one per request.
+        """
         if outcome == "duplicate":
+            self.rebuilds += 1
+            self._careful_until = time.monotonic() + self.careful_s
             self._group(commands, careful=True)
 
     def _prefetch(self, commands: list[Command], careful: bool) -> None:
