@@ -204,6 +204,17 @@ def test_an_unexpected_error_is_a_500_and_the_service_goes_on(live, monkeypatch)
     assert ok.status_code == 200
 
 
+def test_a_shed_request_is_a_503_with_retry_after(live, monkeypatch):
+    from banditkit.serve.state import ServeError
+
+    monkeypatch.setattr(
+        live.service, "_refusal", lambda: ServeError(503, "the service is overloaded")
+    )
+    r = post(live, "/v1/policies/rec/feedback", {"event_id": "a1", "feedback": 1})
+    assert r.status_code == 503 and r.headers["retry-after"] == "1"
+    assert "overloaded" in r.json()["detail"]
+
+
 json_values = st.recursive(
     st.none()
     | st.booleans()

@@ -341,6 +341,37 @@ def test_retries_of_forgotten_decisions_cost_one_rebuild_per_window(
     service.stop()
 
 
+def test_an_overloaded_writer_sheds_requests_and_answers_the_queued_ones(tmp_path):
+    """Past limits.max_pending waiting requests: 503 at once, nothing logged for them."""
+    import threading
+
+    rng = np.random.default_rng(13)
+    cfg = {**config(), "limits": {"max_pending": 3}}
+    service = restart(cfg, f"sqlite:///{tmp_path / 'e.db'}")
+    gate, busy = threading.Event(), threading.Event()
+    group = service._group
+
+    def held(commands, **kw):  # the writer stalls on its first group
+        busy.set()
+        gate.wait(timeout=30)
+        group(commands, **kw)
+
+    service._group = held
+    first = service.submit("decide", "rec", "e0", ctx(rng))
+    assert busy.wait(timeout=30)
+    queued = [service.submit("decide", "rec", f"e{i}", ctx(rng)) for i in (1, 2, 3)]
+    shed = service.submit("decide", "rec", "e4", ctx(rng))
+    err = shed.exception(timeout=5)
+    assert isinstance(err, ServeError) and err.status == 503
+    assert "max_pending = 3" in str(err)
+    gate.set()
+    replies = [f.result(timeout=30) for f in (first, *queued)]
+    assert [r["event_id"] for r in replies] == ["e0", "e1", "e2", "e3"]
+    assert service.states["rec"].status()["decisions"] == 4
+    assert ask(service, "decide", "e4", ctx(rng))["event_id"] == "e4"  # room again
+    service.stop()
+
+
 @pytest.mark.parametrize("update_every", [1, 3])
 def test_background_learning_decides_from_the_last_model(tmp_path, update_every):
     rng = np.random.default_rng(11)

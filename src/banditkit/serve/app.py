@@ -366,7 +366,10 @@ async def _send_error(send: Send, error: ServeError) -> int:
     body: dict[str, Any] = {"detail": str(error)}
     if error.errors is not None:
         body["errors"] = error.errors
-    headers = ((b"www-authenticate", b"Bearer"),) if error.status == 401 else ()
+    headers = {
+        401: ((b"www-authenticate", b"Bearer"),),
+        503: ((b"retry-after", b"1"),),
+    }.get(error.status, ())
     return await _send_json(send, error.status, body, headers)
 
 
@@ -376,7 +379,8 @@ _ERRORS = {
     "409": "feedback past the event's join window",
     "413": "body over the size limit",
     "422": "invalid body; detail names the field",
-    "503": "the event log is unavailable; nothing was recorded, retry",
+    "503": "the event log is unavailable, the service is stopping, or it is overloaded "
+    "(limits.max_pending requests waiting); nothing was recorded, retry",
 }
 
 

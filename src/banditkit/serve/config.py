@@ -53,13 +53,19 @@ class ServeConfigError(BanditkitError, ValueError):
 
 
 class Limits(BaseModel):
-    """Bounds on what a request may hold; larger requests are refused (413 or 422)."""
+    """Bounds on requests: their size, and how many may wait for the writer.
+
+    A larger request is refused (413 or 422); past ``max_pending`` waiting requests a new
+    one is refused 503 with ``Retry-After``, so an overloaded service sheds load instead
+    of queueing without end.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     max_body_bytes: int = Field(1_048_576, ge=256)
     max_arms: int = Field(1024, ge=1)
     max_features: int = Field(4096, ge=1)
+    max_pending: int = Field(4096, ge=1)
 
 
 class PolicySpec(BaseModel):

@@ -228,20 +228,36 @@ class Service:
     ) -> Future[Any]:
         """Queue a request from any thread; the future holds the reply or a ServeError."""
         future: Future[Any] = Future()
-        if self._closing or self._thread is None:
-            future.set_exception(ServeError(503, "the service is stopping; retry"))
+        refusal = self._refusal()
+        if refusal is not None:
+            future.set_exception(refusal)
         else:
             self._queue.put(Command(kind, policy, event_id, body, future))
         return future
+
+    def _refusal(self) -> ServeError | None:
+        """503 while the service stops, or with ``limits.max_pending`` requests waiting."""
+        if self._closing or self._thread is None:
+            return ServeError(503, "the service is stopping; retry")
+        waiting = self._queue.qsize()
+        if waiting >= self.config.limits.max_pending:
+            return ServeError(
+                503,
+                f"the service is overloaded ({waiting} requests waiting, "
+                f"limits.max_pending = {self.config.limits.max_pending}); retry later",
+            )
+        return None
 
     async def ask(self, kind: str, policy: str, event_id: str | None, body: Any) -> Any:
         """Queue a request from the event loop and wait for its reply.
 
         Raises:
-            ServeError: The request is refused (or the service is stopping).
+            ServeError: The request is refused (or the service is stopping or
+                overloaded: 503).
         """
-        if self._closing or self._thread is None:
-            raise ServeError(503, "the service is stopping; retry")
+        refusal = self._refusal()
+        if refusal is not None:
+            raise refusal
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self._queue.put(Command(kind, policy, event_id, body, future, loop))
