@@ -100,3 +100,21 @@ def test_an_undone_update_costs_o1_in_the_pulls_and_restores_h_bit_for_bit():
         assert np.array_equal(within.inverse, twin.inverse)
         assert np.array_equal(within.matrix, twin.matrix)
     assert sizes[0] == sizes[1]
+
+
+def test_interval_rows_undo_an_append_in_o1_across_a_doubling():
+    """The transaction keeps the arrays and n, not a copy of the rows (also when full)."""
+    rng = np.random.default_rng(9)
+    rows, twin = IntervalRows(2, capacity=4), IntervalRows(2, capacity=4)
+    kept = []
+    for n in (3, 1, 4, 7):  # the appends undone at 3, 4 (doubling), 8 (doubling), 15
+        for x in rng.normal(size=(n, 2)):
+            rows.append(x, float(x[0]))
+            twin.append(x, float(x[0]))
+        saved = snapshot(rows)
+        kept.append(sum(a.nbytes for a in saved._keep if isinstance(a, np.ndarray)))
+        rows.append(rng.normal(size=2), 9.0)
+        saved.restore()
+        assert rows.n == twin.n
+        assert np.array_equal(rows.X, twin.X) and np.array_equal(rows.y, twin.y)
+    assert kept == [0, 0, 0, 0]
