@@ -25,22 +25,16 @@ References:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import torch  # imported at first use
 from banditkit.core.validation import check_int, check_state_array
 from banditkit.glm import fit_glm_stacked, get_link
 from banditkit.linalg import Gram
 from banditkit.policies.ensemble.history import PerturbedHistory
 from banditkit.policies.parts.models.rescue import finite_fit, rescue, saved_lr
-
-if TYPE_CHECKING:
-    import torch
-else:
-    from banditkit.core.lazy import lazy_import
-
-    torch = lazy_import("torch")
 
 __all__ = ["GLMEnsemble", "NeuralEnsemble", "RidgeEnsemble"]
 

@@ -30,21 +30,19 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from banditkit.core.lazy import torch  # imported at first use
 from banditkit.core.members import Separate
 from banditkit.core.policy import Actions, Contexts, Feedbacks
 from banditkit.policies.parts.models.compute import compute_options
 from banditkit.policies.parts.models.rescue import settled
 
 if TYPE_CHECKING:
-    import torch
-
     from banditkit import nn
     from banditkit.policies.ensemble.base import EnsemblePolicy
     from banditkit.policies.ensemble.members import NeuralEnsemble
 else:
     from banditkit.core.lazy import lazy_import
 
-    torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
     nn = lazy_import("banditkit.nn")
 
 __all__ = ["FitRequest", "StackedEnsembles", "fit_together", "stackable"]

@@ -16,18 +16,13 @@ import numpy as np
 
 from banditkit.assortment import optimal_assortment
 from banditkit.assortment.solvers import top_k
+from banditkit.core.lazy import torch  # imported at first use
 from banditkit.core.types import Context
 from banditkit.core.validation import check_choice
 from banditkit.policies.parts.history import SetHistory
 
 if TYPE_CHECKING:
-    import torch
-
     from banditkit.nn import MLP
-else:
-    from banditkit.core.lazy import lazy_import
-
-    torch = lazy_import("torch")
 
 __all__ = [
     "PHASE1_SAMPLERS",
