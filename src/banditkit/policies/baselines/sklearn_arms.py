@@ -367,13 +367,7 @@ class SklearnArms(PerArmPolicy):
     )
 
     def _state(self) -> dict[str, Any]:
-        return {
-            "rows": self.rows,
-            "targets": self.targets,
-            "row_arms": self.row_arms,
-            "weights": self.weights,
-            "n_fit": self.n_fit,
-        }
+        return {**self._log.state_dict(), "n_fit": self.n_fit}
 
     def _load_state(self, state: dict[str, Any]) -> None:
         """Restore the log, checked against the shapes and ranges the policy keeps.
