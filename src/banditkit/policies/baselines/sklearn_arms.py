@@ -51,7 +51,7 @@ from banditkit.core.validation import (
     check_scalar,
     check_state_array,
 )
-from banditkit.policies.baselines.catalogue import PerArmPolicy
+from banditkit.policies.baselines.catalogue import PerArmPolicy, drop_logged_arm
 from banditkit.policies.parts.history import _Buffers, _View
 from banditkit.policies.parts.propensity import ArrayLaw, monte_carlo, tie_law
 from banditkit.policies.parts.selection import (
@@ -477,16 +477,7 @@ class SklearnArms(PerArmPolicy):
         The other arms keep their estimators as they are (no refit) and their rows, so their
         predictions do not change, and a restored copy replays the same fits.
         """
-        keep = self.row_arms != arm
-        arms = self.row_arms[keep]
-        self._log.load(
-            {
-                "rows": self.rows[keep],
-                "targets": self.targets[keep],
-                "row_arms": arms - (arms > arm),
-                "weights": self.weights[keep],
-            }
-        )
+        drop_logged_arm(self._log, arm)
         self.n_fit = np.delete(self.n_fit, arm)
         del self._models[arm]
 
