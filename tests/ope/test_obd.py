@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from banditkit import ope
+from banditkit.datasets import load_obd
 from tests.datasets._data import require_reference_data, use_reference_data
 
 
@@ -14,7 +15,7 @@ def _data(monkeypatch):
 
 
 def test_obd_log_arrays():
-    log = ope.obd_log("bts", "all")
+    log = ope.obd_log(load_obd("bts", "all"))
     assert log.n == 10_000 and log.n_actions == 80
     assert log.actions.min() >= 0 and log.actions.max() < 80
     assert np.all((log.propensities > 0) & (log.propensities <= 1))

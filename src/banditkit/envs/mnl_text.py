@@ -139,7 +139,7 @@ def text_utilities(
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from banditkit.nn import BCE, MLP, Rows, fit, stack_params
+    from banditkit.nn import MLP, train
 
     texts, labels = load_corpus(
         corpus, text_column=text_column, label_column=label_column
@@ -168,28 +168,26 @@ def text_utilities(
             f"train_fraction {train_fraction} leaves no training or no held-out text "
             f"among {len(texts)}."
         )
-    train, held = order[:n_train], order[n_train:]
+    seen, held = order[:n_train], order[n_train:]
     net = MLP.plain(
         k,
         width=hidden,
         activation="sigmoid",
         generator=torch.Generator().manual_seed(0),
     )
-    rows = Rows(torch.tensor(X[train]), torch.tensor(y[train]))
-    fit(
-        net.network,
-        stack_params(net),
-        rows,
-        BCE(),
+    train(
+        net,
+        X[seen],
+        y[seen],
+        lam=0.0,
         optimizer="adam",
         lr=lr,
         steps=steps,
         reduction="mean",
-        inplace=True,
     )
     with torch.no_grad():
         logits = net(torch.tensor(X)).numpy()
-    accuracy = float(np.mean((logits[train] > 0) == (y[train] > 0.5)))
+    accuracy = float(np.mean((logits[seen] > 0) == (y[seen] > 0.5)))
     return np.ascontiguousarray(X[held]), logits[held].copy(), accuracy
 
 

@@ -17,24 +17,18 @@ References:
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from banditkit.core import ENVIRONMENTS, Context, ContextualEnvironment, Step
 from banditkit.core.environment import saved_queue
+from banditkit.core.lazy import special  # imported at first use
 from banditkit.core.params import Check, Choice, Free, Int, Maybe, Real, param
 from banditkit.core.types import Action
 from banditkit.core.validation import check_choice, check_int
 from banditkit.envs.latent import LATENT_FUNCTIONS, LatentFn, check_theta, make_latent
 from banditkit.envs.laws import LAWS, sample_contexts
-
-if TYPE_CHECKING:
-    import scipy.special as special
-else:
-    from banditkit.core.lazy import lazy_import
-
-    special = lazy_import("scipy.special")  # slow to import: at first use
 
 __all__ = [
     "BernoulliRewards",

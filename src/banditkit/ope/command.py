@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from banditkit.core.validation import check_choice
+from banditkit.datasets.obd import load_obd
 from banditkit.ope.estimators import Estimate, on_policy
 from banditkit.ope.logs import (
     METHODS,
@@ -135,10 +136,10 @@ def evaluate_command(
     targets = [target] if isinstance(target, str | os.PathLike | Mapping) else target
     reference: Estimate | None = None
     if log is None:
-        data = obd_log("bts", campaign)
+        data = obd_log(load_obd("bts", campaign))
         if [str(t) for t in targets] == ["uniform"]:
             reference = on_policy(
-                rewards=obd_log("random", campaign).rewards, level=level
+                rewards=obd_log(load_obd("random", campaign)).rewards, level=level
             )
         title = (
             f"OBD campaign {campaign!r}: BTS log, n = {data.n}, K = {data.n_actions}"

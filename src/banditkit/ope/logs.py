@@ -33,7 +33,7 @@ import numpy as np
 from banditkit.core.lazy import pd  # imported at first use
 from banditkit.core.validation import check_choice, check_int
 from banditkit.datasets.logs import ACTION_KINDS, BanditLog, padded_actions
-from banditkit.datasets.obd import load_obd
+from banditkit.datasets.obd import OBDLog, load_obd
 from banditkit.ope.estimators import (
     Estimate,
     direct_method,
@@ -68,14 +68,7 @@ def _onehot(codes: np.ndarray, levels: list[int]) -> np.ndarray:
     return np.hstack(blocks) if blocks else np.zeros((codes.shape[0], 0))
 
 
-def obd_log(
-    behavior_policy: str = "bts",
-    campaign: str = "all",
-    *,
-    variant: str = "auto",
-    root: str | os.PathLike[str] | None = None,
-    download: bool = True,
-) -> BanditLog:
+def obd_log(log: OBDLog) -> BanditLog:
     """An Open Bandit Dataset log as arrays: clicks, items, propensities and features.
 
     The features (for a reward model) are the one-hot user features followed by the one-hot
@@ -83,19 +76,11 @@ def obd_log(
     See the module docstring for the handling of positions.
 
     Args:
-        behavior_policy: "bts" (Bernoulli Thompson sampling, propensities estimated by the
-            dataset's authors) or "random" (uniform logging).
-        campaign: "all" (80 items), "men" (34) or "women" (46).
-        variant: "sample" (10,000 rows), "full" or "auto" (``banditkit.datasets.load_obd``).
-        root: The data home (default ``$BANDITKIT_DATA`` or the user cache).
-        download: Download the sample when it is missing.
-
-    Raises:
-        banditkit.datasets.DatasetNotFoundError: The files are absent and not downloadable.
+        log: A log as ``banditkit.datasets.load_obd`` reads it (which logging policy,
+            campaign and variant, from where): ``load_obd("bts")`` is the log of
+            Bernoulli Thompson sampling, with propensities estimated by the dataset's
+            authors; ``load_obd("random")`` the uniform one.
     """
-    log = load_obd(
-        behavior_policy, campaign, variant=variant, root=root, download=download
-    )
     levels = [int(m) for m in log.user_levels]
     position = log.position - 1
     features = np.hstack(
@@ -304,9 +289,10 @@ def obd_uniform_check(
     Returns:
         ({method: estimate}, on-policy estimate of the random log's click rate).
     """
-    options = {"variant": variant, "root": root, "download": download}
-    bts = obd_log("bts", campaign, **options)  # type: ignore[arg-type]
-    uniform = obd_log("random", campaign, **options)  # type: ignore[arg-type]
+    bts, uniform = (
+        obd_log(load_obd(p, campaign, variant=variant, root=root, download=download))
+        for p in ("bts", "random")
+    )
     estimates = evaluate(
         bts, bts.uniform_target(), methods=methods, seed=seed, level=level
     )

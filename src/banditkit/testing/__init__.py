@@ -26,31 +26,13 @@ hypothesis; the ``fuzz`` contract imports hypothesis when it runs
 ``unittest.SkipTest``), with a warning from ``check_policy`` naming that command.
 """
 
-from banditkit.testing import contracts, doubles
+from banditkit.testing import contracts, doubles, harness
 from banditkit.testing.contracts import *  # noqa: F403 (the contract clauses)
 from banditkit.testing.doubles import *  # noqa: F403 (the scripted environments)
 from banditkit.testing.fuzz import check_fuzz
-from banditkit.testing.harness import (
-    FAMILY_BASES,
-    ContractSkipped,
-    PolicyCase,
-    assert_finite_state,
-    assert_same_state,
-    play,
-    policy_cases,
-    start,
-)
+from banditkit.testing.harness import *  # noqa: F403 (cases, play and state checks)
 
-__all__ = [
-    "FAMILY_BASES",
-    "ContractSkipped",
-    "PolicyCase",
-    "assert_finite_state",
-    "assert_same_state",
-    "check_fuzz",
-    "play",
-    "policy_cases",
-    "start",
-]
+__all__ = ["check_fuzz"]
+__all__ += harness.__all__
 __all__ += contracts.__all__
 __all__ += doubles.__all__

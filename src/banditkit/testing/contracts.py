@@ -415,8 +415,10 @@ def _run_contracts(case: PolicyCase, skip: Collection[str]) -> None:
 class PolicyContract:
     """The contract suite as a pytest test class: subclass it as ``Test...`` to run it.
 
-    Set ``policy_class`` (and ``params`` if the defaults are slow); each contract becomes
-    one test. pytest is not imported: the methods are plain ``test_*`` functions.
+    Set ``policy_class`` (and ``params`` if the defaults are slow); each contract of
+    :data:`CONTRACTS` becomes one test, ``test_<name>`` (documented by its clause), and
+    ``test_defaults`` runs them on the class's defaults. pytest is not imported: the
+    methods are plain ``test_*`` functions.
 
     Example:
         A test module of a user package::
@@ -437,38 +439,6 @@ class PolicyContract:
             raise ValueError(f"{type(self).__name__}.policy_class is not set.")
         CONTRACTS[contract](PolicyCase(self.policy_class, self.params))
 
-    def test_params(self) -> None:
-        """Family declared through its base; get_params rebuilds the policy."""
-        self._run("params")
-
-    def test_actions(self) -> None:
-        """Valid, normalised actions for K = 1 and K = 200."""
-        self._run("actions")
-
-    def test_horizon(self) -> None:
-        """The horizon hand-off."""
-        self._run("horizon")
-
-    def test_bad_input(self) -> None:
-        """Bad ctx / action / feedback raise ValueError naming the argument."""
-        self._run("bad_input")
-
-    def test_inputs(self) -> None:
-        """The context is left untouched."""
-        self._run("inputs")
-
-    def test_reproducible(self) -> None:
-        """Same seed, same actions."""
-        self._run("reproducible")
-
-    def test_save_restore(self) -> None:
-        """Save, load, continue bit-identically."""
-        self._run("save_restore")
-
-    def test_fuzz(self) -> None:
-        """Random valid input: no exception, no NaN."""
-        self._run("fuzz")
-
     def test_defaults(self) -> None:
         """The contracts but those of SKIPPED_WITH_DEFAULTS, with the class's defaults."""
         if self.policy_class is None:
@@ -476,3 +446,19 @@ class PolicyContract:
         if self.policy_class.contract_params or self.params:
             case = PolicyCase(self.policy_class, {})
             _run_contracts(case, SKIPPED_WITH_DEFAULTS)
+
+
+def _contract_test(name: str) -> Callable[[PolicyContract], None]:
+    """The test method of contract ``name``: its clause, run on the class under test."""
+
+    def test(self: PolicyContract) -> None:
+        self._run(name)
+
+    test.__name__ = f"test_{name}"
+    test.__qualname__ = f"PolicyContract.test_{name}"
+    test.__doc__ = CONTRACTS[name].__doc__
+    return test
+
+
+for _name in CONTRACTS:
+    setattr(PolicyContract, f"test_{_name}", _contract_test(_name))

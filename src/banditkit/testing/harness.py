@@ -1,4 +1,7 @@
-"""What the contracts share: the policy under test, a play loop, and state comparisons."""
+"""What the contracts share: the policy under test, a play loop, and state comparisons.
+
+``banditkit.testing`` re-exports the names of ``__all__``; ``expect`` is the clauses' own.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +30,6 @@ __all__ = [
     "PolicyCase",
     "assert_finite_state",
     "assert_same_state",
-    "expect",
     "play",
     "policy_cases",
     "start",

@@ -15,7 +15,7 @@ import torch
 
 from banditkit.core import make_policy
 from banditkit.core.members import stack
-from banditkit.policies.ensemble import NeuralEnsemble, PerturbedHistory
+from banditkit.policies.ensemble import GroupedRows, NeuralEnsemble, PerturbedHistory
 from banditkit.policies.ensemble.stacked import StackedEnsembles, fit_together
 from tests.policies.helpers import assert_stack_equals_separate
 
@@ -37,7 +37,7 @@ def _model(seed: int, independent: bool = False) -> NeuralEnsemble:
     )
 
 
-def _rows(seed: int, n: int, K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _rows(seed: int, n: int, K: int) -> GroupedRows:
     rng = np.random.default_rng(seed)
     arms = rng.standard_normal((K, 4))
     history = PerturbedHistory(4, 3)
@@ -51,12 +51,10 @@ def test_the_stacked_fit_is_each_ensembles_own_fit(independent: bool) -> None:
     """Seeds with 3, 5 and 7 distinct rows (padded to 7), n = 30 observations each."""
     models = [_model(s, independent) for s in range(3)]
     twins = [copy.deepcopy(m) for m in models]
-    requests = [(m, *_rows(s, 30, 3 + 2 * s), None) for s, m in enumerate(models)]
+    requests = [(m, _rows(s, 30, 3 + 2 * s), None) for s, m in enumerate(models)]
     fit_together(requests)
-    for model, twin, (_, X, counts, sums, _) in zip(
-        models, twins, requests, strict=True
-    ):
-        twin.fit_grouped(X, counts, sums)
+    for model, twin, (_, grouped, _) in zip(models, twins, requests, strict=True):
+        twin.fit_grouped(grouped)
         for name in model.params:
             moved = (twin.params[name] - model.params0[name]).abs().max()
             assert moved > 1e-3
@@ -68,15 +66,14 @@ def test_the_stacked_fit_is_each_ensembles_own_fit(independent: bool) -> None:
 def test_a_seed_that_diverges_is_rescued_on_its_own() -> None:
     models = [_model(s) for s in range(3)]
     twins = [copy.deepcopy(m) for m in models]
-    requests = [(m, *_rows(s, 30, 4), None) for s, m in enumerate(models)]
-    model, X, counts, sums, _ = requests[1]
-    requests[1] = (model, X * 40.0, counts, sums * 1e3, None)  # lr 0.05 overshoots
+    requests = [(m, _rows(s, 30, 4), None) for s, m in enumerate(models)]
+    model, (X, counts, sums), _ = requests[1]
+    # lr 0.05 overshoots
+    requests[1] = (model, GroupedRows(X * 40.0, counts, sums * 1e3), None)
     fit_together(requests)
     assert models[1].lr < 0.05 and models[0].lr == models[2].lr == 0.05
-    for model, twin, (_, X, counts, sums, _) in zip(
-        models, twins, requests, strict=True
-    ):
-        twin.fit_grouped(X, counts, sums)
+    for model, twin, (_, grouped, _) in zip(models, twins, requests, strict=True):
+        twin.fit_grouped(grouped)
         assert model.lr == twin.lr
         for name in model.params:
             torch.testing.assert_close(

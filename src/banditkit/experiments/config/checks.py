@@ -29,6 +29,7 @@ from banditkit.experiments.config.resolved import (
 from banditkit.experiments.config.schema import ExperimentConfig
 
 __all__ = [
+    "check_env_label",
     "check_env_labels",
     "check_families",
     "check_grid",
@@ -98,13 +99,20 @@ def check_env_labels(
 ) -> None:
     """The keys of ``mapping`` (the config's ``what``) are environment labels."""
     for label in mapping:
-        if label not in env_labels:
-            raise ConfigError(
-                f"no environment labelled {label!r}.{suggest(label, env_labels)} "
-                f"Environment labels: {', '.join(sorted(env_labels))}.",
-                source=source,
-                field=f"{what}.{label}",
-            )
+        check_env_label(label, env_labels, source, f"{what}.{label}")
+
+
+def check_env_label(
+    ref: str, env_labels: set[str], source: str, field_name: str
+) -> None:
+    """``ref`` (at ``field_name``) is one of the environment labels."""
+    if ref not in env_labels:
+        raise ConfigError(
+            f"no environment labelled {ref!r}.{suggest(ref, env_labels)} "
+            f"Environment labels: {', '.join(sorted(env_labels))}.",
+            source=source,
+            field=field_name,
+        )
 
 
 def policy_label(
@@ -187,13 +195,7 @@ def resolve_claims(
         for attr in ("env", "envs"):
             refs = getattr(claim, attr)
             for ref in [refs] if isinstance(refs, str) else refs or []:
-                if ref not in env_labels:
-                    raise ConfigError(
-                        f"no environment labelled {ref!r}.{suggest(ref, env_labels)} "
-                        f"Environment labels: {', '.join(sorted(env_labels))}.",
-                        source=source,
-                        field=f"claims[{i}].{attr}",
-                    )
+                check_env_label(ref, env_labels, source, f"claims[{i}].{attr}")
         _check_claim_metric(claim, envs, cfg.checkpoints, source, f"claims[{i}]")
         for attr in ("policy", "other"):
             ref = getattr(claim, attr, None)

@@ -33,8 +33,9 @@ from banditkit.core.validation import (
     check_spd,
     check_state_array,
 )
+from banditkit.policies.parts.history import _Buffers
 
-__all__ = ["PerArmPolicy", "ask_shared", "check_batch"]
+__all__ = ["PerArmPolicy", "ask_shared", "check_batch", "drop_logged_arm"]
 
 
 def check_batch(
@@ -357,3 +358,15 @@ class PerArmPolicy(ContextualPolicy):
         check_batch(self, contexts, actions, rewards, n_arms, fresh=True)
         self.d, self.n_arms, self.t, self._n_updates = None, None, 0, 0
         return self.partial_fit(contexts, actions, rewards, n_arms=n_arms)
+
+
+def drop_logged_arm(log: _Buffers, arm: int) -> None:
+    """Drop the rows of ``arm`` from a per-arm policy's log; later arms move down by one.
+
+    ``log`` holds the learned rounds in order, with their arm in ``row_arms``.
+    """
+    arms = log.view("row_arms")
+    keep = arms != arm
+    kept = {name: log.view(name)[keep] for name in log.names}
+    kept["row_arms"] = kept["row_arms"] - (kept["row_arms"] > arm)
+    log.load(kept)

@@ -25,23 +25,17 @@ References:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from banditkit.core import POLICIES, Context, ContextualPolicy
+from banditkit.core.lazy import special  # imported at first use
 from banditkit.core.params import Real, param
 from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_int, check_state_array
 from banditkit.policies.parts.propensity import monte_carlo, tie_law
 from banditkit.policies.parts.selection import argmax_random_tie, sampled_arm_law
-
-if TYPE_CHECKING:
-    import scipy.special as special
-else:
-    from banditkit.core.lazy import lazy_import
-
-    special = lazy_import("scipy.special")  # slow to import: at first use
 
 __all__ = ["KLUCB", "UCB1", "BernoulliTS", "bernoulli_kl", "kl_ucb_index"]
 

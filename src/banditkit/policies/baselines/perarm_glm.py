@@ -27,8 +27,9 @@ from banditkit.core.params import POSITIVE, Choice, Int, Real, learned, param
 from banditkit.core.types import Action
 from banditkit.core.validation import check_state_array
 from banditkit.glm import LINKS, fit_glm, glm_hessian
-from banditkit.policies.baselines.catalogue import PerArmPolicy
+from banditkit.policies.baselines.catalogue import PerArmPolicy, drop_logged_arm
 from banditkit.policies.baselines.perarm import linear_scores
+from banditkit.policies.parts.history import _Buffers, _View
 from banditkit.policies.parts.selection import (
     TIE_RTOL,
     ArmRule,
@@ -100,13 +101,24 @@ class PerArmGLMPolicy(PerArmPolicy):
             "dirty": np.zeros((), dtype=bool),
         }
 
+    rows = _View("rows", "(n, d) features of the rounds learned from, in order", "_log")
+    targets = _View("targets", "(n,) their rewards", "_log")
+    row_arms = _View("row_arms", "(n,) the arm of each", "_log")
+
     def _allocate(self, n_arms: int) -> None:
         super()._allocate(n_arms)
+        self._log = self._empty_log()
+
+    def _empty_log(self) -> _Buffers:
+        """The log of learned rounds, each arm's MLE reading its rows (grown by doubling)."""
         assert self.d is not None
-        self.rows = np.zeros((0, self.d))
-        self.targets = np.zeros(0)
-        self.row_arms = np.zeros(0, dtype=np.int64)
-        self._n_rows = 0
+        return _Buffers(
+            {
+                "rows": ((self.d,), float),
+                "targets": ((), float),
+                "row_arms": ((), np.int64),
+            }
+        )
 
     def _learn(self, arm: int, x: np.ndarray, reward: float) -> None:
         """Design-Gram update (Sherman-Morrison) and the row logged for the arm's MLE."""
@@ -115,31 +127,20 @@ class PerArmGLMPolicy(PerArmPolicy):
         A_inv -= np.outer(u, u / (1.0 + x @ u))
         self.counts[arm] += 1
         self.dirty[arm] = True
-        n = self._n_rows
-        if n == self.rows.shape[0]:  # grow the log geometrically
-            size = max(16, 2 * n)
-            self.rows = np.resize(self.rows, (size, self.rows.shape[1]))
-            self.targets = np.resize(self.targets, size)
-            self.row_arms = np.resize(self.row_arms, size)
-        self.rows[n] = x
-        self.targets[n] = reward
-        self.row_arms[n] = arm
-        self._n_rows = n + 1
+        self._log.push(rows=x, targets=reward, row_arms=arm)
 
     def _learned(self) -> None:
-        if self._n_rows % self.update_every == 0:
+        if self._log.n % self.update_every == 0:
             self._refit()
             self._n_updates += 1
 
     def _refit(self) -> None:
         """Re-estimate the MLE and the Laplace precision of every arm with new rows."""
-        n = self._n_rows
-        arms_of_rows = self.row_arms[:n]
         for a in np.flatnonzero(
             self.dirty
         ):  # only the arms played since the last refit
-            mine = arms_of_rows == a
-            X, y = self.rows[:n][mine], self.targets[:n][mine]
+            mine = self.row_arms == a
+            X, y = self.rows[mine], self.targets[mine]
             theta = fit_glm(
                 X, y, link=self.link, lam=self.lam, theta0=self.theta[a]
             ).theta
@@ -150,34 +151,24 @@ class PerArmGLMPolicy(PerArmPolicy):
         self.dirty[:] = False
 
     def _removed(self, arm: int) -> None:
-        n = self._n_rows
-        keep = self.row_arms[:n] != arm
-        self.rows = self.rows[:n][keep]
-        self.targets = self.targets[:n][keep]
-        arms = self.row_arms[:n][keep]
-        self.row_arms = arms - (arms > arm)
-        self._n_rows = int(self.row_arms.shape[0])
+        drop_logged_arm(self._log, arm)
 
     def _state(self) -> dict[str, Any]:
-        state = super()._state()
-        n = self._n_rows
-        state.update(
-            rows=self.rows[:n], targets=self.targets[:n], row_arms=self.row_arms[:n]
-        )
-        return state
+        return {**super()._state(), **self._log.state_dict()}
 
     def _load_state(self, state: dict[str, Any]) -> None:
         super()._load_state(state)
         assert self.d is not None
         rows = check_state_array("rows", state["rows"], (None, self.d))
         n, K = rows.shape[0], self.counts.shape[0]
-        self.targets = check_state_array("targets", state["targets"], (n,))
+        targets = check_state_array("targets", state["targets"], (n,))
         row_arms = check_state_array(
             "row_arms", state["row_arms"], (n,), dtype=np.int64
         )
         if n and (row_arms.min() < 0 or row_arms.max() >= K):
             raise ValueError(f"row_arms must be arms in [0, {K}).")
-        self.rows, self.row_arms, self._n_rows = rows, row_arms, n
+        self._log = self._empty_log()
+        self._log.load({"rows": rows, "targets": targets, "row_arms": row_arms})
 
 
 @POLICIES.register("glm-ucb-per-arm")

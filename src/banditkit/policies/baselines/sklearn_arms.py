@@ -51,7 +51,8 @@ from banditkit.core.validation import (
     check_scalar,
     check_state_array,
 )
-from banditkit.policies.baselines.catalogue import PerArmPolicy
+from banditkit.policies.baselines.catalogue import PerArmPolicy, drop_logged_arm
+from banditkit.policies.parts.history import _Buffers, _View
 from banditkit.policies.parts.propensity import ArrayLaw, monte_carlo, tie_law
 from banditkit.policies.parts.selection import (
     TIE_RTOL,
@@ -344,65 +345,29 @@ class SklearnArms(PerArmPolicy):
     def _allocate(self, n_arms: int) -> None:
         assert self.d is not None
         self.n_arms = n_arms
-        self._set_log(
-            np.zeros((0, self.d)),
-            np.zeros(0),
-            np.zeros(0, dtype=np.int64),
-            np.zeros((0, self.n_bootstrap)),
+        #: The log of learned rounds, in order (buffers that grow by doubling).
+        self._log = _Buffers(
+            {
+                "rows": ((self.d,), float),
+                "targets": ((), float),
+                "row_arms": ((), np.int64),
+                "weights": ((self.n_bootstrap,), float),
+            }
         )
         self.n_fit = np.zeros(
             n_arms, dtype=np.int64
         )  # rows of each arm fitted (refit mode)
         self._models: list[list[Any] | None] = [None] * n_arms
 
-    def _set_log(
-        self,
-        rows: np.ndarray,
-        targets: np.ndarray,
-        arms: np.ndarray,
-        weights: np.ndarray,
-    ) -> None:
-        """Replace the log of learned rounds (buffers that grow geometrically)."""
-        self._buf = [rows, targets, arms, weights]
-        self._n = int(arms.shape[0])
-
-    def _append(self, x: np.ndarray, y: float, arm: int, w: np.ndarray) -> None:
-        n = self._n
-        if n == self._buf[2].shape[0]:
-            size = max(16, 2 * n)
-            self._buf = [np.resize(b, (size, *b.shape[1:])) for b in self._buf]
-        for buf, value in zip(self._buf, (x, y, arm, w), strict=True):
-            buf[n] = value
-        self._n = n + 1
-
-    @property
-    def rows(self) -> np.ndarray:
-        """(n, d) features of the rounds learned from, in order."""
-        return self._buf[0][: self._n]
-
-    @property
-    def targets(self) -> np.ndarray:
-        """(n,) their rewards."""
-        return self._buf[1][: self._n]
-
-    @property
-    def row_arms(self) -> np.ndarray:
-        """(n,) the arm of each."""
-        return self._buf[2][: self._n]
-
-    @property
-    def weights(self) -> np.ndarray:
-        """(n, n_bootstrap) the members' Poisson(1) bootstrap weights of each."""
-        return self._buf[3][: self._n]
+    rows = _View("rows", "(n, d) features of the rounds learned from, in order", "_log")
+    targets = _View("targets", "(n,) their rewards", "_log")
+    row_arms = _View("row_arms", "(n,) the arm of each", "_log")
+    weights = _View(
+        "weights", "(n, n_bootstrap) the members' Poisson(1) bootstrap weights", "_log"
+    )
 
     def _state(self) -> dict[str, Any]:
-        return {
-            "rows": self.rows,
-            "targets": self.targets,
-            "row_arms": self.row_arms,
-            "weights": self.weights,
-            "n_fit": self.n_fit,
-        }
+        return {**self._log.state_dict(), "n_fit": self.n_fit}
 
     def _load_state(self, state: dict[str, Any]) -> None:
         """Restore the log, checked against the shapes and ranges the policy keeps.
@@ -429,7 +394,9 @@ class SklearnArms(PerArmPolicy):
         if np.any(n_fit > np.bincount(row_arms, minlength=K)):
             raise ValueError("n_fit must not exceed each arm's rows.")
         self._allocate(K)
-        self._set_log(rows, targets, row_arms, weights)
+        self._log.load(
+            {"rows": rows, "targets": targets, "row_arms": row_arms, "weights": weights}
+        )
         self.n_fit = n_fit
         if self._partial:  # replay the per-round partial fits in order
             for i in range(self.row_arms.shape[0]):
@@ -485,8 +452,8 @@ class SklearnArms(PerArmPolicy):
         """Log the round with its bootstrap weights; partial fit, or refit when due."""
         B = self.n_bootstrap
         w = self.rng.poisson(1.0, size=B).astype(float) if B > 1 else np.ones(1)
-        self._append(x, reward, action, w)
-        n = self._n
+        self._log.push(rows=x, targets=reward, row_arms=action, weights=w)
+        n = self._log.n
         if self._partial:
             self._partial_fit(action, n - 1)
             self._n_updates += 1
@@ -510,14 +477,7 @@ class SklearnArms(PerArmPolicy):
         The other arms keep their estimators as they are (no refit) and their rows, so their
         predictions do not change, and a restored copy replays the same fits.
         """
-        keep = self.row_arms != arm
-        arms = self.row_arms[keep]
-        self._set_log(
-            self.rows[keep],
-            self.targets[keep],
-            arms - (arms > arm),
-            self.weights[keep],
-        )
+        drop_logged_arm(self._log, arm)
         self.n_fit = np.delete(self.n_fit, arm)
         del self._models[arm]
 

@@ -2,7 +2,8 @@
 
 Lin-ES, GLM-ES, Neural-ES, their anytime (doubling-trick) variants, and Neural-PHE:
 
-    history    PerturbedHistory: shared rows, stored per-member perturbations, grouped view
+    history    PerturbedHistory: shared rows, stored per-member perturbations, and its
+               grouped view GroupedRows (distinct rows, counts, target sums)
     members    RidgeEnsemble, GLMEnsemble, NeuralEnsemble: M members fitted as one stack
     warmup     G-optimal design rounding (Algorithms 2-3), warm-up plans
     anytime    doubling schedule T_i = floor(T0 b^i), per-phase (m_i, sigma_R,i), l(T0, b)
@@ -34,7 +35,7 @@ from banditkit.policies.ensemble.evill import (
     evill_perturbation,
     fit_linearly_perturbed,
 )
-from banditkit.policies.ensemble.history import PerturbedHistory
+from banditkit.policies.ensemble.history import GroupedRows, PerturbedHistory
 from banditkit.policies.ensemble.members import (
     GLMEnsemble,
     NeuralEnsemble,
@@ -52,6 +53,7 @@ __all__ = [
     "GOLDEN_BASE",
     "EnsemblePolicy",
     "GLMEnsemble",
+    "GroupedRows",
     "LinES",
     "NeuralES",
     "NeuralEnsemble",

@@ -121,7 +121,7 @@ class FreshPerturbations(Perturbations):
     def refit(self, model: Any, rows: PerturbedHistory, rng: Rng, sigma: float) -> None:
         """One fit on the targets y_l + z_l, all z_l drawn now."""
         z = rng.normal(0.0, sigma, (rows.n, 1))
-        model.fit_grouped(*rows.grouped_with(z))
+        model.fit_grouped(rows.grouped_with(z))
 
 
 class EnsemblePolicy(ContextualPolicy):

@@ -16,14 +16,25 @@ References:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from banditkit.core.validation import check_int
 from banditkit.policies.parts.history import History
 
-__all__ = ["PerturbedHistory"]
+__all__ = ["GroupedRows", "PerturbedHistory"]
+
+
+class GroupedRows(NamedTuple):
+    """A history's distinct rows and what the grouped losses read of them (module docstring)."""
+
+    #: Distinct rows x_u, (U, d).
+    X: np.ndarray
+    #: Occurrences c_u of each row, (U,).
+    counts: np.ndarray
+    #: Sums S_u of each member's targets over its occurrences, (U, M).
+    sums: np.ndarray
 
 
 class PerturbedHistory(History):
@@ -133,27 +144,27 @@ class PerturbedHistory(History):
         """Number of distinct rows U."""
         return len(self._rows)
 
-    def grouped(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def grouped(self) -> GroupedRows:
         """Distinct rows X (U, d), counts c (U,), target sums S (U, M) = sum of y + Z."""
         U = len(self._rows)
         X = np.array(self._rows).reshape(U, self.d)
         sums = self._ysum[:U, None] + self._zsum[:U]
-        return X, self._counts[:U].copy(), sums
+        return GroupedRows(X, self._counts[:U].copy(), sums)
 
-    def grouped_rewards(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def grouped_rewards(self) -> GroupedRows:
         """Distinct rows X (U, d), counts c (U,) and the unperturbed reward sums (U, 1)."""
         U = len(self._rows)
         X = np.array(self._rows).reshape(U, self.d)
-        return X, self._counts[:U].copy(), self._ysum[:U, None].copy()
+        return GroupedRows(X, self._counts[:U].copy(), self._ysum[:U, None].copy())
 
-    def grouped_with(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def grouped_with(self, z: np.ndarray) -> GroupedRows:
         """Distinct rows, counts and the sums of y + z for fresh perturbations z (n, M')."""
         U = len(self._rows)
         X = np.array(self._rows).reshape(U, self.d)
         targets = self.y[:, None] + z
         sums = np.zeros((U, targets.shape[1]))
         np.add.at(sums, self.inverse, targets)
-        return X, self._counts[:U].copy(), sums
+        return GroupedRows(X, self._counts[:U].copy(), sums)
 
     def state_dict(self) -> dict[str, Any]:
         """Rows, rewards, weights and perturbations (the groups are rebuilt on load)."""

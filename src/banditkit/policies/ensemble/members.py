@@ -25,22 +25,16 @@ References:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import torch  # imported at first use
 from banditkit.core.validation import check_int, check_state_array
 from banditkit.glm import fit_glm_stacked, get_link
 from banditkit.linalg import Gram
-from banditkit.policies.ensemble.history import PerturbedHistory
+from banditkit.policies.ensemble.history import GroupedRows, PerturbedHistory
 from banditkit.policies.parts.models.rescue import finite_fit, rescue, saved_lr
-
-if TYPE_CHECKING:
-    import torch
-else:
-    from banditkit.core.lazy import lazy_import
-
-    torch = lazy_import("torch")
 
 __all__ = ["GLMEnsemble", "NeuralEnsemble", "RidgeEnsemble"]
 
@@ -128,7 +122,19 @@ class RidgeEnsemble:
         self._theta = None
 
 
-class GLMEnsemble:
+class _GroupedFit:
+    """An ensemble refitted on its history's distinct rows (``PerturbedHistory.grouped``)."""
+
+    def fit(self, history: PerturbedHistory, *, steps: int | None = None) -> None:
+        """Refit every member on the history's distinct rows, warm-started."""
+        self.fit_grouped(history.grouped(), steps=steps)
+
+    def fit_grouped(self, grouped: GroupedRows, *, steps: int | None = None) -> None:
+        """Refit on distinct rows X (U, d), counts c (U,) and target sums S (U, M)."""
+        raise NotImplementedError
+
+
+class GLMEnsemble(_GroupedFit):
     """M regularised GLM fits on perturbed targets, as one (d, M) stack (GLM-ES).
 
     Args:
@@ -186,19 +192,9 @@ class GLMEnsemble:
                 )
             self.prior = prior.copy()
 
-    def fit(self, history: PerturbedHistory, *, steps: int | None = None) -> None:
-        """Refit every member, warm-started at the current stack."""
-        self.fit_grouped(*history.grouped(), steps=steps)
-
-    def fit_grouped(
-        self,
-        X: np.ndarray,
-        counts: np.ndarray,
-        sums: np.ndarray,
-        *,
-        steps: int | None = None,
-    ) -> None:
+    def fit_grouped(self, grouped: GroupedRows, *, steps: int | None = None) -> None:
         """Refit on distinct rows X, counts c and target sums S (U, M)."""
+        X, counts, sums = grouped
         if self.prior is not None:  # -lam theta_0^T theta as unit rows of count 0
             d = self.theta.shape[0]
             X = np.vstack([X, np.eye(d)])
@@ -240,7 +236,7 @@ class GLMEnsemble:
             self.prior = check_state_array("prior", state["prior"], shape)
 
 
-class NeuralEnsemble:
+class NeuralEnsemble(_GroupedFit):
     """M networks of the same architecture and the same theta_0, fitted as one stack.
 
     The network is ``nn.StackedMLP(d, width=N, depth=L)``: bias-free, output scaled by
@@ -313,20 +309,11 @@ class NeuralEnsemble:
         self.steps, self.lr, self.reduction = steps, lr, reduction
         self._lr0 = lr  # a rescued fit lowers lr, which is then saved
 
-    def fit(self, history: PerturbedHistory, *, steps: int | None = None) -> None:
-        """J GD steps for every member at once, warm-started."""
-        self.fit_grouped(*history.grouped(), steps=steps)
-
-    def fit_grouped(
-        self,
-        X: np.ndarray,
-        counts: np.ndarray,
-        sums: np.ndarray,
-        *,
-        steps: int | None = None,
-    ) -> None:
-        """J GD steps on distinct rows X, counts c and target sums S (U, M)."""
+    def fit_grouped(self, grouped: GroupedRows, *, steps: int | None = None) -> None:
+        """J GD steps for every member at once on the distinct rows, warm-started."""
         from banditkit import nn
+
+        X, counts, sums = grouped
 
         n = float(counts.sum())
         targets = np.ascontiguousarray((sums / counts[:, None]).T)

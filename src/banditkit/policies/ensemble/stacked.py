@@ -30,28 +30,27 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from banditkit.core.lazy import torch  # imported at first use
 from banditkit.core.members import Separate
 from banditkit.core.policy import Actions, Contexts, Feedbacks
 from banditkit.policies.parts.models.compute import compute_options
 from banditkit.policies.parts.models.rescue import settled
 
 if TYPE_CHECKING:
-    import torch
-
     from banditkit import nn
     from banditkit.policies.ensemble.base import EnsemblePolicy
+    from banditkit.policies.ensemble.history import GroupedRows
     from banditkit.policies.ensemble.members import NeuralEnsemble
 else:
     from banditkit.core.lazy import lazy_import
 
-    torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
     nn = lazy_import("banditkit.nn")
 
 __all__ = ["FitRequest", "StackedEnsembles", "fit_together", "stackable"]
 
-#: One seed's deferred fit: its model and ``fit_grouped``'s distinct rows X (U, d),
-#: counts (U,), target sums (U, m) and steps (None: the model's).
-FitRequest = tuple["NeuralEnsemble", np.ndarray, np.ndarray, np.ndarray, "int | None"]
+#: One seed's deferred fit: its model, ``fit_grouped``'s distinct rows and steps (None:
+#: the model's).
+FitRequest = tuple["NeuralEnsemble", "GroupedRows", "int | None"]
 
 
 def fit_together(requests: Sequence[FitRequest]) -> None:
@@ -62,9 +61,9 @@ def fit_together(requests: Sequence[FitRequest]) -> None:
     """
     groups: dict[tuple[float, int], list[FitRequest]] = {}
     for request in requests:
-        model, _, counts, _, steps = request
+        model, grouped, steps = request
         key = (
-            model.step_size(float(counts.sum())),
+            model.step_size(float(grouped.counts.sum())),
             model.steps if steps is None else steps,
         )
         groups.setdefault(key, []).append(request)
@@ -76,12 +75,12 @@ def _fit_group(group: list[FitRequest], step: float, steps: int) -> None:
     """One stacked fit of seeds with the same step size and steps."""
     first = group[0][0]
     M = first.members
-    U = max(len(counts) for _, _, counts, _, _ in group)
-    d = group[0][1].shape[1]
+    U = max(len(grouped.counts) for _, grouped, _ in group)
+    d = group[0][1].X.shape[1]
     X = np.zeros((len(group), U, d))
     y = np.zeros((len(group), M, U))
     w = np.zeros((len(group), U))
-    for i, (_, rows, counts, sums, _) in enumerate(group):
+    for i, (_, (rows, counts, sums), _) in enumerate(group):
         u = len(counts)
         X[i, :u], w[i, :u] = rows, counts
         y[i, :, :u] = (sums / counts[:, None]).T
@@ -110,7 +109,7 @@ def _fit_group(group: list[FitRequest], step: float, steps: int) -> None:
         reduction="sum",
         record="ends",
     )
-    for i, (model, rows, counts, sums, own_steps) in enumerate(group):
+    for i, (model, grouped, own_steps) in enumerate(group):
         members = slice(i * M, (i + 1) * M)
         mine = {k: v[members] for k, v in result.params.items()}
         history = result.history[:, members]
@@ -119,7 +118,7 @@ def _fit_group(group: list[FitRequest], step: float, steps: int) -> None:
         ):
             model.params = mine
         else:  # as its separate run would: the fit again, then its rescue
-            model.fit_grouped(rows, counts, sums, steps=own_steps)
+            model.fit_grouped(grouped, steps=own_steps)
 
 
 class StackedEnsembles(Separate):
@@ -144,14 +143,12 @@ class StackedEnsembles(Separate):
             model = cast("EnsemblePolicy", member).model
 
             def defer(
-                X: np.ndarray,
-                counts: np.ndarray,
-                sums: np.ndarray,
+                grouped: GroupedRows,
                 *,
                 steps: int | None = None,
                 model: NeuralEnsemble = model,
             ) -> None:
-                requests.append((model, X, counts, sums, steps))
+                requests.append((model, grouped, steps))
 
             model.fit_grouped = defer
             try:

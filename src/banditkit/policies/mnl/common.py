@@ -16,18 +16,13 @@ import numpy as np
 
 from banditkit.assortment import optimal_assortment
 from banditkit.assortment.solvers import top_k
+from banditkit.core.lazy import torch  # imported at first use
 from banditkit.core.types import Context
 from banditkit.core.validation import check_choice
 from banditkit.policies.parts.history import SetHistory
 
 if TYPE_CHECKING:
-    import torch
-
     from banditkit.nn import MLP
-else:
-    from banditkit.core.lazy import lazy_import
-
-    torch = lazy_import("torch")
 
 __all__ = [
     "PHASE1_SAMPLERS",
@@ -111,6 +106,8 @@ def _size_weights(n_items: int, k: int) -> np.ndarray:
 class UniformAssortmentLaw:
     """The law of :func:`uniform_assortment`: P(size = s) / C(N, s) for a set of s items.
 
+    A policy's random round proposes the law and plays :meth:`draw`.
+
     Example:
         >>> law = UniformAssortmentLaw(4, 2, "exactly-k")
         >>> round(law((0, 3)), 6), law((1,))
@@ -120,6 +117,7 @@ class UniformAssortmentLaw:
     def __init__(self, n_items: int, capacity: int, sampler: str = "uniform") -> None:
         self.n_items = n_items
         self.k = min(capacity, n_items)
+        self.sampler = sampler
         self.sizes = (
             _size_weights(n_items, self.k)
             if sampler == "uniform" and self.k > 1
@@ -132,6 +130,10 @@ class UniformAssortmentLaw:
         if not 1 <= s <= self.k:
             return 0.0
         return float(self.sizes[s - 1]) / math.comb(self.n_items, s)
+
+    def draw(self, rng: np.random.Generator) -> tuple[int, ...]:
+        """A set drawn from this law (:func:`uniform_assortment`)."""
+        return uniform_assortment(rng, self.n_items, self.k, self.sampler)
 
 
 def offered_set(z: np.ndarray, ctx: Context) -> tuple[int, ...]:

@@ -30,7 +30,6 @@ from banditkit.policies.mnl.common import (
     capacity_of,
     offered_set,
     slot_of,
-    uniform_assortment,
 )
 from banditkit.policies.parts.history import SetHistory
 from banditkit.policies.parts.models.compute import DEVICE, DTYPE
@@ -98,11 +97,7 @@ class EpsGreedyMNL(AssortmentPolicy):
         greedy = offered_set(self.net.predict(ctx.arms), ctx)
         uniform = UniformAssortmentLaw(ctx.n_arms, capacity_of(ctx), self.sampler)
         self.propose(Mixture([(eps, uniform), (1.0 - eps, PointLaw(greedy))]))
-        if explore:
-            return uniform_assortment(
-                self.rng, ctx.n_arms, capacity_of(ctx), self.sampler
-            )
-        return greedy
+        return uniform.draw(self.rng) if explore else greedy
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
         assert isinstance(action, tuple) and isinstance(feedback, int)

@@ -61,7 +61,6 @@ from banditkit.policies.mnl.common import (
     offered_set,
     offered_sets,
     slot_of,
-    uniform_assortment,
 )
 from banditkit.policies.parts.propensity import Law, PointLaw, SetLaw, monte_carlo
 
@@ -184,9 +183,9 @@ class _LinearMLE(AssortmentPolicy):
 
     def _act(self, ctx: Context) -> Action:
         if self.t < self.warmup:  # [Oh2021, Oh2019]: T0 rounds of random K-sets first
-            k = capacity_of(ctx)
-            self.propose(UniformAssortmentLaw(ctx.n_arms, k, "exactly-k"))
-            return uniform_assortment(self.rng, ctx.n_arms, k, "exactly-k")
+            uniform = UniformAssortmentLaw(ctx.n_arms, capacity_of(ctx), "exactly-k")
+            self.propose(uniform)
+            return uniform.draw(self.rng)
         alpha = self.alpha(self.t + 1, capacity_of(ctx))
         z = self.utilities(ctx.arms, self.theta, self.gram, alpha, self.rng)
         offer = offered_set(z, ctx)

@@ -57,7 +57,6 @@ from banditkit.policies.mnl.common import (
     capacity_of,
     offered_set,
     slot_of,
-    uniform_assortment,
 )
 from banditkit.policies.parts.history import SetHistory
 from banditkit.policies.parts.models.compute import DEVICE, DTYPE
@@ -176,12 +175,9 @@ class ONLMNL(AssortmentPolicy):
     # ------------------------------------------------------------------ loop
     def _act(self, ctx: Context) -> Action:
         if self.t < self.t0:
-            self.propose(
-                UniformAssortmentLaw(ctx.n_arms, capacity_of(ctx), self.phase1)
-            )
-            return uniform_assortment(
-                self.rng, ctx.n_arms, capacity_of(ctx), self.phase1
-            )
+            uniform = UniformAssortmentLaw(ctx.n_arms, capacity_of(ctx), self.phase1)
+            self.propose(uniform)
+            return uniform.draw(self.rng)
         f, G = self.net.evaluate(ctx.arms)
         beta = self.beta(self.t + 1)
         z = (

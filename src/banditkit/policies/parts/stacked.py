@@ -23,23 +23,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import torch  # imported at first use
 from banditkit.linalg import EffectiveDimension
 from banditkit.policies.parts.propensity import Law, MonteCarlo
 from banditkit.policies.parts.scorer import Scorer
 from banditkit.policies.parts.selection import ArmRule, RadiusRange
 from banditkit.policies.parts.stacked_network import StackedNetwork
 from banditkit.policies.parts.weights import FixedLambda
-
-if TYPE_CHECKING:
-    import torch
-else:
-    from banditkit.core.lazy import lazy_import
-
-    torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
 
 __all__ = [
     "MemberLambdas",

@@ -26,21 +26,15 @@ References:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from banditkit.core.lazy import torch  # imported at first use
 from banditkit.core.validation import check_int, check_scalar
 from banditkit.linalg import Gram
 from banditkit.linalg._base import FullGramBase, GramBase
 from banditkit.linalg._common import check_state, check_weight
-
-if TYPE_CHECKING:
-    import torch
-else:
-    from banditkit.core.lazy import lazy_import
-
-    torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
 
 __all__ = ["DeviceGram", "gram_for", "on_accelerator", "to_host"]
 

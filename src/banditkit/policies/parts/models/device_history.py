@@ -24,16 +24,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from banditkit.core.lazy import torch  # imported at first use
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
 
 if TYPE_CHECKING:
-    import torch
-
     from banditkit import nn
 else:
     from banditkit.core.lazy import lazy_import
 
-    torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
     nn = lazy_import("banditkit.nn")
 
 __all__ = ["DeviceObservations", "observations_of"]

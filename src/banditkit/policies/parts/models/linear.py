@@ -25,10 +25,11 @@ References:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
+from banditkit.core.lazy import sla  # imported at first use
 from banditkit.core.validation import (
     check_choice,
     check_int,
@@ -49,13 +50,6 @@ from banditkit.linalg import Gram, InPlaceGram
 from banditkit.linalg._common import check_vector, check_weight
 from banditkit.linalg.spans import cross_forms
 from banditkit.policies.parts.history import History, PairHistory
-
-if TYPE_CHECKING:
-    import scipy.linalg as sla
-else:
-    from banditkit.core.lazy import lazy_import
-
-    sla = lazy_import("scipy.linalg")  # slow to import: at first use
 
 __all__ = ["GLM_GD_REDUCTIONS", "GLM_SOLVERS", "GLMModel", "RidgeModel", "rows_of"]
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from banditkit.core.lazy import torch  # imported at first use
 from banditkit.core.validation import check_bool, check_state_array
 from banditkit.glm.links import LogisticLink, get_link
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
@@ -36,14 +37,11 @@ from banditkit.policies.parts.models.rescue import (
 )
 
 if TYPE_CHECKING:
-    import torch
-
     from banditkit import nn
     from banditkit.nn import Trainer
 else:
     from banditkit.core.lazy import lazy_import
 
-    torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
     nn = lazy_import("banditkit.nn")
 
 __all__ = ["DEVICES", "DTYPES", "NeuralModel", "TangentModel"]

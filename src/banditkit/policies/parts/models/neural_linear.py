@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from banditkit.core.lazy import torch  # imported at first use
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm.links import Link, LogisticLink, get_link
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
@@ -40,14 +41,11 @@ from banditkit.policies.parts.models.device_history import (
 from banditkit.policies.parts.models.rescue import finite_fit, rescue, saved_lr
 
 if TYPE_CHECKING:
-    import torch
-
     from banditkit import nn
     from banditkit.nn import L2Penalty, Params
 else:
     from banditkit.core.lazy import lazy_import
 
-    torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
     nn = lazy_import("banditkit.nn")
 
 __all__ = ["NeuralLinearModel", "observations_of"]

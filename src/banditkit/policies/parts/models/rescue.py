@@ -21,16 +21,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from banditkit.core.lazy import torch  # imported at first use
 from banditkit.core.validation import check_state_array
 
 if TYPE_CHECKING:
-    import torch
-
     from banditkit.nn import FitResult
-else:
-    from banditkit.core.lazy import lazy_import
-
-    torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
 
 __all__ = [
     "GROWTH",
