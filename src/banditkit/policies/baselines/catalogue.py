@@ -33,7 +33,7 @@ from banditkit.core.validation import (
     check_spd,
     check_state_array,
 )
-from banditkit.policies.parts.history import _Buffers
+from banditkit.policies.parts.history import Buffers
 
 __all__ = ["PerArmPolicy", "ask_shared", "check_batch", "drop_logged_arm"]
 
@@ -360,7 +360,7 @@ class PerArmPolicy(ContextualPolicy):
         return self.partial_fit(contexts, actions, rewards, n_arms=n_arms)
 
 
-def drop_logged_arm(log: _Buffers, arm: int) -> None:
+def drop_logged_arm(log: Buffers, arm: int) -> None:
     """Drop the rows of ``arm`` from a per-arm policy's log; later arms move down by one.
 
     ``log`` holds the learned rounds in order, with their arm in ``row_arms``.

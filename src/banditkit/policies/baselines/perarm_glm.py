@@ -29,7 +29,7 @@ from banditkit.core.validation import check_state_array
 from banditkit.glm import LINKS, fit_glm, glm_hessian
 from banditkit.policies.baselines.catalogue import PerArmPolicy, drop_logged_arm
 from banditkit.policies.baselines.perarm import linear_scores
-from banditkit.policies.parts.history import _Buffers, _View
+from banditkit.policies.parts.history import Buffers, BufferView
 from banditkit.policies.parts.selection import (
     TIE_RTOL,
     ArmRule,
@@ -101,18 +101,20 @@ class PerArmGLMPolicy(PerArmPolicy):
             "dirty": np.zeros((), dtype=bool),
         }
 
-    rows = _View("rows", "(n, d) features of the rounds learned from, in order", "_log")
-    targets = _View("targets", "(n,) their rewards", "_log")
-    row_arms = _View("row_arms", "(n,) the arm of each", "_log")
+    rows = BufferView(
+        "rows", "(n, d) features of the rounds learned from, in order", "_log"
+    )
+    targets = BufferView("targets", "(n,) their rewards", "_log")
+    row_arms = BufferView("row_arms", "(n,) the arm of each", "_log")
 
     def _allocate(self, n_arms: int) -> None:
         super()._allocate(n_arms)
         self._log = self._empty_log()
 
-    def _empty_log(self) -> _Buffers:
+    def _empty_log(self) -> Buffers:
         """The log of learned rounds, each arm's MLE reading its rows (grown by doubling)."""
         assert self.d is not None
-        return _Buffers(
+        return Buffers(
             {
                 "rows": ((self.d,), float),
                 "targets": ((), float),

@@ -52,7 +52,7 @@ from banditkit.core.validation import (
     check_state_array,
 )
 from banditkit.policies.baselines.catalogue import PerArmPolicy, drop_logged_arm
-from banditkit.policies.parts.history import _Buffers, _View
+from banditkit.policies.parts.history import Buffers, BufferView
 from banditkit.policies.parts.propensity import ArrayLaw, monte_carlo, tie_law
 from banditkit.policies.parts.selection import (
     TIE_RTOL,
@@ -346,7 +346,7 @@ class SklearnArms(PerArmPolicy):
         assert self.d is not None
         self.n_arms = n_arms
         #: The log of learned rounds, in order (buffers that grow by doubling).
-        self._log = _Buffers(
+        self._log = Buffers(
             {
                 "rows": ((self.d,), float),
                 "targets": ((), float),
@@ -359,10 +359,12 @@ class SklearnArms(PerArmPolicy):
         )  # rows of each arm fitted (refit mode)
         self._models: list[list[Any] | None] = [None] * n_arms
 
-    rows = _View("rows", "(n, d) features of the rounds learned from, in order", "_log")
-    targets = _View("targets", "(n,) their rewards", "_log")
-    row_arms = _View("row_arms", "(n,) the arm of each", "_log")
-    weights = _View(
+    rows = BufferView(
+        "rows", "(n, d) features of the rounds learned from, in order", "_log"
+    )
+    targets = BufferView("targets", "(n,) their rewards", "_log")
+    row_arms = BufferView("row_arms", "(n,) the arm of each", "_log")
+    weights = BufferView(
         "weights", "(n, n_bootstrap) the members' Poisson(1) bootstrap weights", "_log"
     )
 

@@ -20,18 +20,38 @@ import numpy as np
 
 from banditkit.core.validation import check_int, check_state_array
 
-__all__ = ["History", "PairHistory", "SetHistory"]
+__all__ = ["BufferView", "Buffers", "History", "PairHistory", "SetHistory"]
 
 _CAPACITY = 256
 
 
-class _Buffers:
-    """Named arrays sharing a leading length n, grown by doubling."""
+class Buffers:
+    """Named arrays sharing a leading length n, grown by doubling.
 
-    def __init__(self, shapes: dict[str, tuple[tuple[int, ...], type]]) -> None:
+    The one growable log of the package: the histories below, the per-arm baselines' logs
+    of learned rounds and the rare family's interval rows are built on it. An append
+    writes past n only, so the update transaction undoes it by the arrays and n.
+
+    Args:
+        shapes: For each name, (trailing shape, dtype) of its entries.
+        capacity: Entries allocated up front (>= 1).
+
+    Example:
+        >>> log = Buffers({"x": ((2,), float), "arm": ((), np.int64)})
+        >>> log.push(x=[1.0, 2.0], arm=3)
+        >>> log.view("x").tolist(), log.view("arm").tolist(), log.n
+        ([[1.0, 2.0]], [3], 1)
+    """
+
+    def __init__(
+        self,
+        shapes: dict[str, tuple[tuple[int, ...], type]],
+        capacity: int = _CAPACITY,
+    ) -> None:
         self._shapes = shapes
+        capacity = max(int(capacity), 1)
         self._arrays: dict[str, np.ndarray] = {
-            name: np.empty((_CAPACITY, *shape), dtype=dtype)
+            name: np.empty((capacity, *shape), dtype=dtype)
             for name, (shape, dtype) in shapes.items()
         }
         self.n = 0
@@ -124,10 +144,10 @@ class _Buffers:
         self.n = n
 
 
-class _View:
-    """A read-only attribute: the first n entries of one named array of a ``_Buffers``.
+class BufferView:
+    """A read-only attribute: the first n entries of one named array of a ``Buffers``.
 
-    ``X = _View("X", "The (n, d) features so far.")`` on a class whose ``_buf`` holds "X"
+    ``X = BufferView("X", "The (n, d) features so far.")`` on a class whose ``_buf`` holds "X"
     reads ``self._buf.view("X")`` (a view, no copy); ``source`` names another buffers
     attribute.
     """
@@ -137,7 +157,7 @@ class _View:
         self.__doc__ = f"{doc} (a view)"
 
     @overload
-    def __get__(self, obj: None, owner: type | None = None) -> _View: ...
+    def __get__(self, obj: None, owner: type | None = None) -> BufferView: ...
     @overload
     def __get__(self, obj: object, owner: type | None = None) -> np.ndarray: ...
     def __get__(self, obj: object | None, owner: type | None = None) -> Any:
@@ -152,14 +172,14 @@ class _View:
 class _Entries:
     """One buffer of entries with a weight each: ``n``, ``w`` and the state."""
 
-    _buf: _Buffers
+    _buf: Buffers
 
     @property
     def n(self) -> int:
         """Number of entries so far."""
         return self._buf.n
 
-    w = _View("w", "The (n,) weights so far")
+    w = BufferView("w", "The (n,) weights so far")
 
     def state_dict(self) -> dict[str, Any]:
         """Arrays only."""
@@ -185,7 +205,7 @@ class History(_Entries):
 
     def __init__(self, d: int) -> None:
         self.d = d
-        self._buf = _Buffers({"X": ((d,), float), "y": ((), float), "w": ((), float)})
+        self._buf = Buffers({"X": ((d,), float), "y": ((), float), "w": ((), float)})
 
     def _transaction(self) -> Callable[[], None]:
         """Undo what comes next (``core.transaction``): appends change the buffers only."""
@@ -195,8 +215,8 @@ class History(_Entries):
         """Add one row (x, y, weight)."""
         self._buf.push(X=x, y=y, w=weight)
 
-    X = _View("X", "The (n, d) features so far")
-    y = _View("y", "The (n,) targets so far")
+    X = BufferView("X", "The (n, d) features so far")
+    y = BufferView("y", "The (n,) targets so far")
 
 
 class PairHistory(_Entries):
@@ -215,7 +235,7 @@ class PairHistory(_Entries):
 
     def __init__(self, d: int) -> None:
         self.d = d
-        self._buf = _Buffers(
+        self._buf = Buffers(
             {
                 "X1": ((d,), float),
                 "X2": ((d,), float),
@@ -236,10 +256,10 @@ class PairHistory(_Entries):
         """Add one duel of x1 against x2 (arm indices ``arms``, -1 when unknown)."""
         self._buf.push(X1=x1, X2=x2, arms=arms, outcome=outcome, w=weight)
 
-    X1 = _View("X1", "The (n, d) features of the first arms")
-    X2 = _View("X2", "The (n, d) features of the second arms")
-    arms = _View("arms", "The (n, 2) arm indices of each duel within its round")
-    outcome = _View("outcome", "The (n,) outcomes, 1 if the first arm won")
+    X1 = BufferView("X1", "The (n, d) features of the first arms")
+    X2 = BufferView("X2", "The (n, d) features of the second arms")
+    arms = BufferView("arms", "The (n, 2) arm indices of each duel within its round")
+    outcome = BufferView("outcome", "The (n,) outcomes, 1 if the first arm won")
 
     @property
     def diff(self) -> np.ndarray:
@@ -268,10 +288,10 @@ class SetHistory:
 
     def __init__(self, d: int) -> None:
         self.d = d
-        self._sets = _Buffers(
+        self._sets = Buffers(
             {"end": ((), np.int64), "choice": ((), np.int64), "w": ((), float)}
         )
-        self._items = _Buffers({"items": ((d,), float)})
+        self._items = Buffers({"items": ((d,), float)})
 
     @property
     def n(self) -> int:
@@ -290,7 +310,7 @@ class SetHistory:
         self._items.extend(items=items)
         self._sets.push(end=self._items.n, choice=choice, w=weight)
 
-    items = _View("items", "All offered items, (N, d)", source="_items")
+    items = BufferView("items", "All offered items, (N, d)", source="_items")
 
     @property
     def offsets(self) -> np.ndarray:
@@ -302,10 +322,10 @@ class SetHistory:
         """(n,) sizes of the offered sets."""
         return np.diff(self.offsets)
 
-    choice = _View(
+    choice = BufferView(
         "choice", "(n,) chosen slot of each set, -1 for the outside option", "_sets"
     )
-    w = _View("w", "(n,) weights", source="_sets")
+    w = BufferView("w", "(n,) weights", source="_sets")
 
     def padded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return X (n, S, d) zero-padded, mask (n, S) of offered slots, choice (n,).

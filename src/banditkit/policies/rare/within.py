@@ -32,6 +32,7 @@ import numpy as np
 from banditkit.core.validation import check_scalar
 from banditkit.linalg import Gram
 from banditkit.linalg.gram import _cho_solve_lower
+from banditkit.policies.parts.history import Buffers, BufferView
 
 __all__ = ["IntervalRows", "WithinGram"]
 
@@ -170,9 +171,9 @@ class IntervalRows:
     """The pulls (x_t, r_t) of one interval, as a row ``History`` keeps them.
 
     A grid policy appends one row per round and reads the rows once, at the interval's
-    end. The same arrays as ``History``'s (``X`` and ``y`` are views of the first n rows
-    of buffers grown by doubling; the state is ``History``'s, weights 1), with an append
-    of two stores instead of ``History``'s general one.
+    end. ``X`` and ``y`` are views of the first n rows of a ``parts.history.Buffers``
+    (grown by doubling, an append undone by its length); the state is ``History``'s,
+    weights 1.
 
     Args:
         d: Dimension, >= 1.
@@ -187,46 +188,23 @@ class IntervalRows:
 
     def __init__(self, d: int, capacity: int = 256) -> None:
         self.d = d
-        capacity = max(int(capacity), 1)
-        self._X = np.empty((capacity, d))
-        self._y = np.empty(capacity)
-        self.n = 0
+        self._buf = Buffers({"X": ((d,), float), "y": ((), float)}, capacity)
+
+    def _transaction(self) -> Callable[[], None]:
+        """Undo what comes next (``core.transaction``): by the arrays and n, in O(1)."""
+        return self._buf._transaction()
+
+    @property
+    def n(self) -> int:
+        """Rows so far."""
+        return self._buf.n
 
     def append(self, x: np.ndarray, y: float) -> None:
         """Add the row (x, y); x of shape (d,)."""
-        n = self.n
-        if n == self._y.shape[0]:  # full: double, keeping the rows so far
-            X = np.empty((2 * n, self.d))
-            X[:n] = self._X
-            y_ = np.empty(2 * n)
-            y_[:n] = self._y
-            self._X, self._y = X, y_
-        self._X[n] = x
-        self._y[n] = y
-        self.n = n + 1
+        self._buf.push(X=x, y=y)
 
-    def _transaction(self) -> Callable[[], None]:
-        """Undo what comes next (``core.transaction``) in O(1), not O(n).
-
-        An append writes row n only (after doubling into new arrays when full), and rows
-        past n are never read: putting back the arrays and n undoes it.
-        """
-        arrays, n = (self._X, self._y), self.n
-
-        def undo() -> None:
-            (self._X, self._y), self.n = arrays, n
-
-        return undo
-
-    @property
-    def X(self) -> np.ndarray:
-        """The (n, d) rows so far (a view)."""
-        return self._X[: self.n]
-
-    @property
-    def y(self) -> np.ndarray:
-        """The (n,) rewards so far (a view)."""
-        return self._y[: self.n]
+    X = BufferView("X", "The (n, d) rows so far")
+    y = BufferView("y", "The (n,) rewards so far")
 
     @property
     def w(self) -> np.ndarray:
@@ -235,17 +213,11 @@ class IntervalRows:
 
     def state_dict(self) -> dict[str, Any]:
         """``History``'s state: copies of X, y and the weights (all 1)."""
-        return {"X": self.X.copy(), "y": self.y.copy(), "w": self.w}
+        return {**self._buf.state_dict(), "w": self.w}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict` (or a ``History``'s state with weights 1)."""
-        X = np.asarray(state["X"], dtype=float).reshape(-1, self.d)
-        y = np.asarray(state["y"], dtype=float).reshape(-1)
         if "w" in state and np.any(np.asarray(state["w"]) != 1.0):
             raise ValueError("state['w'] must be all ones for an interval's rows.")
-        n = X.shape[0]
-        self._X = np.empty((max(n, 1), self.d))
-        self._y = np.empty(max(n, 1))
-        self._X[:n] = X
-        self._y[:n] = y
-        self.n = n
+        X = np.asarray(state["X"], dtype=float).reshape(-1, self.d)
+        self._buf.load({"X": X, "y": state["y"]})
