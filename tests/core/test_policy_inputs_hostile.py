@@ -18,7 +18,7 @@ from hypothesis.extra import numpy as hnp
 
 import banditkit as bk
 from banditkit.core.validation import ArgumentTypeError
-from banditkit.policies.parts.history import _Buffers
+from banditkit.policies.parts.history import Buffers
 from banditkit.testing import (
     assert_finite_state,
     assert_same_state,
@@ -223,7 +223,7 @@ _WHERE = {
     # the policy's own _update ran to its end: every part has learned the round
     "end": lambda policy: (type(policy), "_update"),
     # a shared part mid-update: the round's row is in the history, nothing after it
-    "history": lambda policy: (_Buffers, "push"),
+    "history": lambda policy: (Buffers, "push"),
 }
 
 

@@ -28,7 +28,7 @@ from banditkit.nn._arms import NumpyArms
 from banditkit.policies.baselines.glm import GLMUCB
 from banditkit.policies.baselines.linear import LinTS, LinUCB
 from banditkit.policies.baselines.neural import NeuralUCB
-from banditkit.policies.parts.history import History, _Buffers
+from banditkit.policies.parts.history import Buffers, History
 from banditkit.policies.parts.models.linear import GLMModel, RidgeModel
 from banditkit.policies.parts.models.neural import NeuralModel
 from banditkit.policies.parts.scorer import Scorer
@@ -49,7 +49,7 @@ def assert_same_graph(
     seen.add(id(a))
     assert type(a) is type(b), f"{path}: {type(a).__name__} != {type(b).__name__}"
     if isinstance(
-        a, _Buffers
+        a, Buffers
     ):  # the rows past n are scratch space (appends write there)
         assert a.n == b.n, f"{path}.n: {a.n} != {b.n}"
         for name in a.names:
