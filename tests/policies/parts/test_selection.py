@@ -60,3 +60,48 @@ def test_bounds_decide_without_reading_the_radius_when_they_can() -> None:
     close = RadiusRange(1.0, 1.0, 20.0, True, lambda: 12.0)  # 0 wins at 1, 1 at 20
     expected = Optimistic().select(mean, 12.0 * norms, None)
     assert Optimistic().select_bracketed(mean, norms, close, None) == expected == 1
+
+
+def _beliefs(rng, kind):
+    """Means and widths (K,) with exact ties, ties within TIE_RTOL, infinities, or none."""
+    k = int(rng.integers(1, 7))
+    mean, width = rng.normal(size=k), rng.random(k)
+    if kind == "exact ties" and k > 1:
+        mean[:] = np.round(mean, 0)
+        width[:] = 0.5
+    elif kind == "rounding ties" and k > 1:
+        width[:] = 0.0
+        mean[:] = 0.3
+        mean[: k // 2] += 1e-16 * (1 + np.arange(k // 2))
+    elif kind == "infinite":
+        width[int(rng.integers(k))] = np.inf
+    return mean, width
+
+
+@pytest.mark.parametrize("kind", ["plain", "exact ties", "rounding ties", "infinite"])
+@pytest.mark.parametrize("rtol", [0.0, 1e-12])
+def test_decide_is_select_then_law(kind, rtol):
+    """The fused path of an exact rule: the same action, draws and law as the two calls."""
+    from banditkit.policies.parts.selection import Greedy
+
+    rng = np.random.default_rng(42)
+    for rule in (Optimistic(rtol), Greedy()):
+        rule.rtol = rtol
+        for _ in range(300):
+            mean, width = _beliefs(rng, kind)
+            seed = int(rng.integers(2**31))
+            for stream in (None, "rng"):
+                a = None if stream is None else np.random.default_rng(seed)
+                b = None if stream is None else np.random.default_rng(seed)
+                action, law = rule.decide(mean, width, a)
+                chosen = rule.select(mean, width, b)
+                expected = rule.law(mean, width, chosen)
+                assert action == chosen
+                assert np.array_equal(law.probs, expected.probs)
+                if stream is not None:  # the same draws were taken
+                    assert a.integers(2**31) == b.integers(2**31)
+
+
+def test_decide_refuses_nan_scores_as_select_does():
+    with pytest.raises(ValueError, match="NaN"):
+        Optimistic().decide(np.array([0.1, np.nan]), np.zeros(2), None)

@@ -134,7 +134,8 @@ def tie_shares(scores: np.ndarray, rtol: float = 0.0) -> np.ndarray:
     top = scores.max(axis=-1, keepdims=True)
     if rtol:
         # scores >= top - rtol |top|, with exact ties where top = +inf (as ``tied``)
-        bound = np.where(np.isfinite(top), top - rtol * np.abs(top), top)
+        with np.errstate(invalid="ignore"):  # inf - inf, replaced by top below
+            bound = np.where(np.isfinite(top), top - rtol * np.abs(top), top)
         ties = scores >= bound
     else:
         ties = scores == top

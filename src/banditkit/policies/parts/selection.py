@@ -425,10 +425,15 @@ def play(policy: Policy, rule: Rule, mean: np.ndarray, width: np.ndarray) -> Any
     """``rule.select`` with the policy's stream, its law proposed to the policy.
 
     The law is the rule's ``law`` at its choice, with the policy's Monte Carlo budget
-    (``propensity.monte_carlo``) for a sampler.
+    (``propensity.monte_carlo``) for a sampler. A :class:`ScoreRule` does both at once
+    (:meth:`ScoreRule.decide`: an exact rule scores and finds the ties once).
     """
-    action = rule.select(mean, width, policy.rng)
-    policy.propose(rule.law(mean, width, action, monte_carlo(policy)))
+    if isinstance(rule, ScoreRule):
+        action, law = rule.decide(mean, width, policy.rng, monte_carlo(policy))
+    else:
+        action = rule.select(mean, width, policy.rng)
+        law = rule.law(mean, width, action, monte_carlo(policy))
+    policy.propose(law)
     return action
 
 
@@ -521,6 +526,46 @@ class ScoreRule:
             assert rng is not None
             noise = rng.standard_normal(self._noise_shape(mean, width))
         return self._pick(self.score(mean, width, noise), rng)
+
+    def decide(
+        self,
+        mean: np.ndarray,
+        width: np.ndarray,
+        rng: np.random.Generator | None,
+        mc: MonteCarlo | None = None,
+    ) -> tuple[Any, Law | None]:
+        """``select`` and ``law`` at once: the same action, draws and law as the two.
+
+        An exact rule over one arm's float64 beliefs scores them once and finds the tied
+        best once, for the choice (:func:`argmax_random_tie`) and for the law
+        (:func:`~banditkit.policies.parts.propensity.tie_law`); any other rule calls the
+        two in turn.
+        """
+        cls = type(self)
+        if (
+            self.sampled
+            or cls._pick is not ScoreRule._pick
+            or cls._exact_law is not ScoreRule._exact_law
+            or getattr(mean, "dtype", None) != np.float64
+            or getattr(width, "dtype", None) != np.float64
+        ):
+            action = self.select(mean, width, rng)
+            return action, self.law(mean, width, action, mc)
+        scores = self.score(mean, width, None)
+        if scores.ndim != 1:
+            action = self._pick(scores, rng)
+            return action, self._exact_law(scores)
+        first = int(scores.argmax())
+        top = scores[first]
+        if top != top:
+            argmax_random_tie(scores)  # raises its error for NaN scores
+        ties = tied(scores, top, self.rtol) if self.rtol else scores == top
+        count = np.count_nonzero(ties)
+        action = first
+        if rng is not None and count > 1:
+            best = np.flatnonzero(ties)
+            action = int(best[rng.integers(best.size)])
+        return action, ArrayLaw(ties / count)
 
     def law(
         self,
