@@ -48,3 +48,9 @@ def test_evaluate_command_on_obd_shows_the_reference():
         "OBD campaign 'all': BTS log, n = 10000, K = 80\ntarget uniform\n"
     )
     assert "reference   0.0038" in text and "NO" not in text
+
+
+@pytest.mark.parametrize("wrong", ["bts", ("bts", "all"), None])
+def test_obd_log_names_the_new_call_for_anything_but_a_loaded_log(wrong):
+    with pytest.raises(TypeError, match=r"obd_log\(load_obd\('bts', 'all'\)\)"):
+        ope.obd_log(wrong)

@@ -80,7 +80,17 @@ def obd_log(log: OBDLog) -> BanditLog:
             campaign and variant, from where): ``load_obd("bts")`` is the log of
             Bernoulli Thompson sampling, with propensities estimated by the dataset's
             authors; ``load_obd("random")`` the uniform one.
+
+    Raises:
+        TypeError: ``log`` is not a loaded log (the signature before 2026-12-05 took the
+            policy and campaign: ``obd_log("bts", "all")`` is now
+            ``obd_log(load_obd("bts", "all"))``).
     """
+    if not isinstance(log, OBDLog):
+        raise TypeError(
+            "obd_log takes a log loaded by banditkit.datasets.load_obd, e.g. "
+            f"obd_log(load_obd('bts', 'all')); got {type(log).__name__} {log!r:.40}."
+        )
     levels = [int(m) for m in log.user_levels]
     position = log.position - 1
     features = np.hstack(
