@@ -184,7 +184,9 @@ def twin(
     import copy
 
     import banditkit as bk
+    from banditkit.serve.config import serving_params
 
+    params = serving_params(name, params)  # as the service builds it
     policy = bk.make_policy(name, **params)
     decided: dict[str, tuple[Any, Any]] = {}
     buffer: list[tuple[str, Any]] = []

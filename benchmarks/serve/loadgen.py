@@ -13,7 +13,8 @@ With ``--retry S`` a request that fails (connection refused, reset, 5xx) is sent
 the same event id, after 50 ms and then backing off to 1 s, for up to S seconds (what a
 client does across a restart of the service); ``--record FILE`` writes every acknowledged
 event as a JSON line ({"kind", "event_id", "action" or "duplicate"}), which
-``kill_suite.py`` checks against the database; ``--stop-file F`` ends the schedule early
+``kill_suite.py`` checks against the database; ``--timeline FILE`` writes every acknowledged
+request's due time and latency (CSV), to see *when* the slow ones came; ``--stop-file F`` ends the schedule early
 once F exists (requests in flight still finish). Rewards are
 Bernoulli(sigmoid(theta . x_action)) with a fixed random theta.
 """
@@ -135,6 +136,10 @@ class Load:
         self.stats = {"decide": Stats(), "feedback": Stats()}
         self.record = open(args.record, "a") if args.record else None  # noqa: SIM115
         self.failures = 0
+        self.timeline: list[tuple[str, float, float]] | None = (
+            [] if args.timeline else None
+        )
+        self.start = 0.0
 
     def _raw(self, endpoint: str, body: str) -> bytes:
         data = body.encode()
@@ -165,6 +170,8 @@ class Load:
             pause = min(1.0, pause * 1.5)
         late = time.perf_counter() - due
         self.stats[endpoint].add(str(status), late if status == 200 else None)
+        if self.timeline is not None and status == 200:
+            self.timeline.append((endpoint[0], due - self.start, late))
         if status != 200:
             self.failures += 1
             return None
@@ -213,7 +220,7 @@ class Load:
         """Send the whole schedule; the summary."""
         args = self.args
         n = int(args.rate * args.duration)
-        start = time.perf_counter() + 0.05
+        start = self.start = time.perf_counter() + 0.05
         tasks = set()
         for i in range(n):
             if args.stop_file and i % 50 == 0 and os.path.exists(args.stop_file):
@@ -231,6 +238,12 @@ class Load:
             await asyncio.sleep(0.01)
         if self.record:
             self.record.close()
+        if self.timeline is not None:
+            with open(args.timeline, "w") as fh:
+                fh.write("endpoint,due_s,latency_ms\n")
+                for kind, due, late in sorted(self.timeline, key=lambda r: r[1]):
+                    name = "decide" if kind == "d" else "feedback"
+                    fh.write(f"{name},{due:.6f},{late * 1e3:.3f}\n")
         return {
             "rate": args.rate,
             "duration_s": args.duration,
@@ -278,6 +291,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--record", default=None, help="append acknowledged events to this JSONL file"
     )
     p.add_argument("--out", default=None, help="write the summary JSON here")
+    p.add_argument(
+        "--timeline",
+        default=None,
+        help="write every acknowledged request's due time and latency here (CSV)",
+    )
     p.add_argument(
         "--stop-file", default=None, help="stop scheduling once this file exists"
     )

@@ -111,3 +111,23 @@ def test_missing_file_is_a_policy_file_error(tmp_path):
         bk.load_policy(tmp_path / "nope.bk")
     with pytest.raises(PolicyFileError, match="is a directory"):
         bk.load_policy(tmp_path)
+
+
+def test_policy_bytes_are_the_saved_file_and_load_with_its_checks(tmp_path):
+    from banditkit.core.serialization import policy_from_bytes, policy_to_bytes
+    from banditkit.testing import assert_same_state
+
+    rng = np.random.default_rng(3)
+    policy = bk.make_policy("linucb", nu=0.5, seed=4)
+    for _ in range(20):
+        ctx = bk.Context(arms=rng.normal(size=(5, 3)))
+        policy.update(ctx, policy.act(ctx), float(rng.random() < 0.5))
+    data = policy_to_bytes(policy)
+    bk.save_policy(policy, tmp_path / "p.bk")
+    assert data == (tmp_path / "p.bk").read_bytes()
+    restored = policy_from_bytes(data, expect="linucb")
+    assert_same_state(restored, policy)
+    with pytest.raises(PolicyFileError, match=r"snapshot 7.*not the expected 'lints'"):
+        policy_from_bytes(data, expect="lints", name="snapshot 7")
+    with pytest.raises(PolicyFileError, match="<policy bytes>"):
+        policy_from_bytes(data[: len(data) // 2])

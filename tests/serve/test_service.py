@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import banditkit as bk
+from banditkit.core.serialization import policy_from_bytes
 from banditkit.serve import ServeConfigError, export_policy
 from banditkit.serve.service import _STOP
 from banditkit.serve.state import ServeError
@@ -370,6 +371,171 @@ def test_an_overloaded_writer_sheds_requests_and_answers_the_queued_ones(tmp_pat
     assert service.states["rec"].status()["decisions"] == 4
     assert ask(service, "decide", "e4", ctx(rng))["event_id"] == "e4"  # room again
     service.stop()
+
+
+@pytest.mark.parametrize("keep", [None, True])
+def test_served_policies_keep_no_second_copy_of_the_log(tmp_path, keep):
+    """keep_history defaults to false when served: snapshots stay O(d^2), not O(log)."""
+    rng = np.random.default_rng(15)
+    params = {} if keep is None else {"keep_history": keep}
+    cfg = config("linucb", params=params, snapshot_every=10)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    service = restart(cfg, url)
+    for i in range(30):
+        ask(service, "decide", f"e{i}", ctx(rng))
+        ask(service, "feedback", f"e{i}", 1.0)
+    policy = service.states["rec"].policy
+    assert policy.keep_history is bool(keep)
+    assert policy.history.n == (30 if keep else 0)
+    service.stop()
+    reference, mismatches = twin_of(url, cfg)  # the twin is built the same way
+    assert mismatches == 0
+    restarted = restart(cfg, url)
+    assert_same_state(restarted.states["rec"].policy, reference)
+    restarted.stop()
+
+
+def test_snapshots_are_stored_by_the_writers_connection(tmp_path, monkeypatch):
+    """One connection writes the database: no second one contends for SQLite's lock.
+
+    The snapshot thread only serialises; the writer stores the bytes in its next commit.
+    A commit that fails keeps them for the one after it.
+    """
+    import banditkit.serve.service as module
+    from banditkit.serve.store import EventLog
+
+    opened = []
+
+    class Counted(EventLog):
+        def __init__(self, *args, **kwargs):
+            opened.append(args)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(module, "EventLog", Counted)
+    rng = np.random.default_rng(14)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    service = restart(config("linucb", snapshot_every=4), url)
+    append = service.log.append
+    failed = []
+
+    def flaky(rows, snapshots=(), parts=()):  # the first commit with a snapshot fails
+        if snapshots and not failed:
+            failed.append(len(snapshots))
+            raise OSError("disk unavailable")
+        append(rows, snapshots, parts)
+
+    service.log.append = flaky
+    for i in range(4):
+        ask(service, "decide", f"e{i}", ctx(rng))
+    deadline = time.monotonic() + 30
+
+    def rebuilt():  # after the failure, the writer reconnects and rebuilds
+        log = service._log
+        return failed and log is not None and log.append is not flaky
+
+    while not rebuilt() and time.monotonic() < deadline:  # the next commits carry it
+        time.sleep(0.01)
+    assert failed == [1]
+    reader = EventLog(url, create=False)
+    while reader.latest_snapshot("rec") is None and time.monotonic() < deadline:
+        reader.end_read()
+        time.sleep(0.01)
+    assert reader.latest_snapshot("rec")[0] == 4  # kept, and stored by the next commit
+    reader.close()
+    for i in range(4, 8):
+        ask(service, "decide", f"e{i}", ctx(rng))
+    service.stop()
+    assert len(opened) == 2  # the writer's, and its reconnection after the failure
+    reader = EventLog(url, create=False)
+    seq, meta, state = reader.latest_snapshot("rec")
+    reader.close()
+    assert seq == meta["seq"] == 8
+    restored = policy_from_bytes(state, expect="linucb")
+    reference, mismatches = twin_of(url, config("linucb"))
+    assert mismatches == 0
+    assert_same_state(restored, reference)
+
+
+def test_snapshot_writes_split_a_large_file_over_commits():
+    from banditkit.serve.service import _SnapshotWrites
+    from banditkit.serve.store import Snapshot
+
+    writes = _SnapshotWrites(part_bytes=10)
+    small = Snapshot("a", 1, 0.0, {}, b"x" * 4)
+    large = Snapshot("b", 2, 0.0, {}, bytes(range(25)))
+    writes.add(small)
+    writes.add(large)
+    parts, rows, done = writes.next(10)
+    assert rows == [small]  # whole, in its row; the large one starts in parts
+    assert [(p.part, p.data) for p in parts] == [(0, bytes(range(6)))]
+    again = writes.next(10)  # a failed commit: the same work is taken again
+    assert again[0] == parts and again[1] == rows
+    done()
+    parts, rows, done = writes.next(10)
+    assert [(p.policy, p.seq, p.part, p.data) for p in parts] == [
+        ("b", 2, 1, bytes(range(6, 16)))
+    ]
+    assert rows == []
+    done()
+    parts, rows, done = writes.next(10)
+    assert [p.data for p in parts] == [bytes(range(16, 25))]
+    assert rows == [large._replace(state=b"")]  # its row comes with its last part
+    done()
+    assert writes.next(10)[:2] == ([], [])
+    writes.add(large)  # all at once (a stop): whole
+    assert writes.next(None)[:2] == ([], [large])
+
+
+def test_large_snapshots_are_stored_in_parts_and_read_back_whole(tmp_path):
+    from banditkit.serve.store import EventLog, SnapshotPart
+
+    rng = np.random.default_rng(16)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    cfg = config("linucb", params={"keep_history": True}, snapshot_every=6)
+    service = restart(cfg, url, snapshot_part_bytes=2000, tick_s=0.01)
+    service.log.append((), parts=[SnapshotPart("rec", 40, 0, b"left by a kill")])
+    for i in range(15):
+        ask(service, "decide", f"e{i}", ctx(rng))
+        ask(service, "feedback", f"e{i}", float(rng.random() < 0.5))
+    reader = EventLog(url, create=False)
+    deadline = time.monotonic() + 30
+    while (reader.latest_snapshot("rec") or [0])[0] < 30:  # the writer's commits
+        assert time.monotonic() < deadline
+        reader.end_read()
+        time.sleep(0.01)
+    service.stop()  # nothing new since: no snapshot of its own
+    rows = reader.conn.execute(
+        reader._sa.select(reader.snapshots.c.seq, reader.snapshots.c.state)
+    ).all()
+    assert [(seq, len(state)) for seq, state in rows] == [(24, 0), (30, 0)]
+    stored = reader.conn.execute(reader._sa.select(reader.parts.c.seq)).all()
+    assert {seq for (seq,) in stored} == {24, 30}  # older and orphaned parts dropped
+    assert len(stored) > 4
+    seq, meta, state = reader.latest_snapshot("rec")
+    reader.close()
+    assert seq == meta["seq"] == 30
+    reference, mismatches = twin_of(url, cfg)
+    assert mismatches == 0
+    assert_same_state(policy_from_bytes(state, expect="linucb"), reference)
+    restarted = restart(cfg, url)  # restores from the parts
+    assert restarted.states["rec"].status()["decisions"] == 15
+    assert_same_state(restarted.states["rec"].policy, reference)
+    restarted.stop()
+
+
+def test_a_first_part_replaces_what_a_killed_service_left_of_it(tmp_path):
+    from banditkit.serve.store import EventLog, Snapshot, SnapshotPart
+
+    log = EventLog(f"sqlite:///{tmp_path / 'e.db'}")
+    log.append((), parts=[SnapshotPart("rec", 7, 0, b"half of an old ")])
+    log.append((), parts=[SnapshotPart("rec", 7, 0, b"whole ")])
+    log.append(
+        (),
+        [Snapshot("rec", 7, 0.0, {"seq": 7}, b"")],
+        [SnapshotPart("rec", 7, 1, b"file")],
+    )
+    assert log.latest_snapshot("rec") == (7, {"seq": 7}, b"whole file")
+    log.close()
 
 
 @pytest.mark.parametrize("update_every", [1, 3])

@@ -69,6 +69,7 @@ __all__ = [
     "make_env",
     "make_policy",
     "make_rng",
+    "policy_name",
     "simulate",
     "simulate_seeds",
     "spawn_seeds",
@@ -102,6 +103,20 @@ def make_policy(name: str, *, per_arm: bool = False, **params: Any) -> Policy:
         >>> bk.make_policy("linucb", per_arm=True).registry_name
         'linucb-per-arm'
     """
+    policy: Policy = POLICIES.make(policy_name(name, per_arm=per_arm), **params)
+    return policy
+
+
+def policy_name(name: str, *, per_arm: bool = False) -> str:
+    """The registered name :func:`make_policy` builds for ``name`` and ``per_arm``.
+
+    Raises:
+        ValueError: ``per_arm=True`` for a policy without a per-arm variant.
+
+    Example:
+        >>> policy_name("linucb", per_arm=True)
+        'linucb-per-arm'
+    """
     if not isinstance(per_arm, bool):
         raise ValueError(f"per_arm must be True or False; got {per_arm!r}.")
     if per_arm:
@@ -115,8 +130,7 @@ def make_policy(name: str, *, per_arm: bool = False, **params: Any) -> Policy:
             raise ValueError(
                 f"per_arm=True: policy {name!r} has no per-arm variant; those that do: {bases}."
             )
-    policy: Policy = POLICIES.make(name, **params)
-    return policy
+    return name
 
 
 def make_env(name: str, **params: Any) -> Environment:

@@ -27,6 +27,7 @@ rename) with the mode a plain ``open()`` would give (``0o666`` less the umask).
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Callable
 from functools import partial
@@ -36,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.core.errors import BanditkitError, DamagedFileError
-from banditkit.core.files import atomic_write
+from banditkit.core.files import atomic_write_bytes
 from banditkit.core.policy import Policy
 from banditkit.core.registry import Registry
 from banditkit.core.statefile import StateFormat, pack_state, read_state
@@ -47,6 +48,8 @@ __all__ = [
     "PolicyFileError",
     "UnsavablePolicyError",
     "load_policy",
+    "policy_from_bytes",
+    "policy_to_bytes",
     "save_policy",
 ]
 
@@ -268,6 +271,25 @@ def save_policy(
         >>> bk.save_policy(p, f); bk.load_policy(f).seed
         3
     """
+    atomic_write_bytes(Path(path), policy_to_bytes(policy, registry))
+
+
+def policy_to_bytes(
+    policy: Policy, registry: Registry[type[Policy]] | None = None
+) -> bytes:
+    """The bytes of the file :func:`save_policy` writes, without touching the disk.
+
+    For a store that keeps policy files itself (the decision service keeps its snapshots in
+    its database); :func:`policy_from_bytes` reads them back with every check of
+    :func:`load_policy`. Refuses the same policies as :func:`save_policy`.
+
+    Example:
+        >>> import banditkit as bk
+        >>> from banditkit.core.serialization import policy_from_bytes, policy_to_bytes
+        >>> data = policy_to_bytes(bk.make_policy("linucb", seed=3))
+        >>> policy_from_bytes(data, expect="linucb").seed
+        3
+    """
     if registry is None:
         from banditkit.core import POLICIES
 
@@ -281,8 +303,9 @@ def save_policy(
             f"cannot save {state['policy']!r}: its state holds NaN, inf or non-real "
             "values, which load_policy refuses."
         ) from None
-    target = Path(path)
-    atomic_write(target, lambda fh: np.savez(fh, **members))
+    buffer = io.BytesIO()
+    np.savez(buffer, **members)
+    return buffer.getvalue()
 
 
 #: Largest total size, in bytes, of the arrays a policy file may declare (4 GiB); checked
@@ -330,11 +353,38 @@ def load_policy(
         ...
         banditkit.core.serialization.PolicyFileError: '...p.bk': it holds policy 'linucb', not the expected 'lints'
     """
+    return _load(Path(path), Path(path), expect, registry, max_bytes)
+
+
+def policy_from_bytes(
+    data: bytes,
+    expect: str | None = None,
+    *,
+    registry: Registry[type[Policy]] | None = None,
+    max_bytes: int = MAX_POLICY_BYTES,
+    name: str = "<policy bytes>",
+) -> Policy:
+    """Rebuild a policy from the bytes of a policy file (:func:`policy_to_bytes`).
+
+    Every check of :func:`load_policy` applies; ``name`` stands for the file in messages.
+
+    Raises:
+        PolicyFileError: As :func:`load_policy`.
+    """
+    return _load(data, Path(name), expect, registry, max_bytes)
+
+
+def _load(
+    source: Path | bytes,
+    path: Path,
+    expect: str | None,
+    registry: Registry[type[Policy]] | None,
+    max_bytes: int,
+) -> Policy:
     if registry is None:
         from banditkit.core import POLICIES
 
         registry = POLICIES
-    path = Path(path)
     known = registry
 
     def check(header: dict[str, Any]) -> None:
@@ -348,7 +398,9 @@ def load_policy(
                 path, f"it holds policy {name!r}, which is not registered"
             )
 
-    header, state = read_state(path, POLICY_FILE, max_bytes=max_bytes, check=check)
+    header, state = read_state(
+        source, POLICY_FILE, max_bytes=max_bytes, path=path, check=check
+    )
     name = header["policy"]
     if not isinstance(state, dict) or state.get("policy") != name:
         raise PolicyFileError(path, "the header and the state name different policies")

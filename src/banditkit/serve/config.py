@@ -21,6 +21,12 @@ A policy's *model definition* (``name``, ``params``, ``update_every``, ``horizon
 ``learning``) is stored in the database the first time the service runs it; later runs must
 give the same definition (replaying the log under another one would not rebuild the same
 state). The other fields may change between runs.
+
+A served policy takes :data:`SERVING_DEFAULTS` for the parameters it has and its entry
+leaves unset: ``keep_history: false``, because the event log already holds every
+observation; kept in the policy's state as well, they would make every snapshot grow with
+the log (176 bytes per linucb update at d = 20) and its serialisation stall the service. The
+actions are the same bit for bit; give ``keep_history: true`` to keep them.
 """
 
 from __future__ import annotations
@@ -36,16 +42,42 @@ from banditkit.core.safe_yaml import YamlFileError, read_yaml_file
 
 __all__ = [
     "ID_PATTERN",
+    "SERVING_DEFAULTS",
     "Limits",
     "PolicySpec",
     "ServeConfig",
     "ServeConfigError",
     "build_policy",
     "load_config",
+    "serving_params",
 ]
 
 #: Policy ids and event ids: printable ASCII without spaces (ids are also URL segments).
 ID_PATTERN = r"^[A-Za-z0-9_.:-]+$"
+
+
+#: Parameters a served policy takes unless its entry sets them (module docstring).
+SERVING_DEFAULTS: dict[str, Any] = {"keep_history": False}
+
+
+def serving_params(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` and the :data:`SERVING_DEFAULTS` that policy ``name`` has and they omit.
+
+    Raises:
+        ValueError: An unknown name (``UnknownNameError``, with suggestions).
+
+    Example:
+        >>> serving_params("linucb", {"nu": 0.5})
+        {'keep_history': False, 'nu': 0.5}
+        >>> serving_params("glm-ucb", {})
+        {}
+    """
+    from banditkit.core import POLICIES, policy_name
+
+    per_arm = params.get("per_arm", False)
+    names = POLICIES.get(policy_name(name, per_arm=per_arm)).param_names()
+    defaults = {k: v for k, v in SERVING_DEFAULTS.items() if k in names}
+    return {**defaults, **params}
 
 
 class ServeConfigError(BanditkitError, ValueError):
@@ -205,13 +237,16 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> ServeConf
 def build_policy(spec: PolicySpec | Mapping[str, Any]) -> Any:
     """A fresh policy of a spec (or of a stored model definition), horizon given.
 
+    The spec's parameters, with the :data:`SERVING_DEFAULTS` it leaves unset.
+
     Raises:
         ValueError: An unknown name or bad parameters (``UnknownNameError`` is one).
     """
     import banditkit as bk
 
     definition = spec.definition() if isinstance(spec, PolicySpec) else dict(spec)
-    policy = bk.make_policy(definition["name"], **definition["params"])
+    name = definition["name"]
+    policy = bk.make_policy(name, **serving_params(name, definition["params"]))
     horizon = definition.get("horizon")
     if policy.requires_horizon and horizon is None:
         raise ValueError(

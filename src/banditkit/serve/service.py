@@ -12,8 +12,11 @@ is rebuilt from the log, as at a restart. If the log cannot be written, the grou
 503 (nothing of it is recorded; a retry is safe) and every state is rebuilt from the log.
 
 After a group the writer takes the due snapshots (a copy of the policy, every
-``snapshot_every`` events) and a snapshot thread serialises and stores them on its own
-connection; a graceful stop snapshots every policy with new events. With ``learning:
+``snapshot_every`` events); a snapshot thread serialises them, and the writer stores them in
+its next groups' transactions, at most ``snapshot_part_bytes`` a group (a larger file goes in
+parts, its row with the last one). One connection writes the database: a snapshot neither
+waits for SQLite's write lock nor holds it against the events, and no group waits for a whole
+large snapshot to be written. A graceful stop snapshots every policy with new events. With ``learning:
 background`` a learner thread runs the learning steps on copies; the writer swaps each learned
 model in, as the last event of a group, with a logged ``model`` event.
 """
@@ -27,19 +30,22 @@ import queue
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
+from banditkit.core.serialization import policy_to_bytes
 from banditkit.serve.config import ServeConfig, ServeConfigError
-from banditkit.serve.state import (
-    PolicyState,
-    Record,
-    ServeError,
-    policy_bytes,
+from banditkit.serve.state import PolicyState, Record, ServeError
+from banditkit.serve.store import (
+    EventLog,
+    Snapshot,
+    SnapshotPart,
+    describe,
+    redact,
 )
-from banditkit.serve.store import EventLog, describe, redact
 
 __all__ = ["Command", "Service"]
 
@@ -89,6 +95,8 @@ class Service:
             unique key, which costs a rebuild of every state from the log), the writer
             looks every event id of its groups up in the log for this many seconds, so
             that further such retries cost one query per group instead of a rebuild each.
+        snapshot_part_bytes: Most bytes of snapshot stored with one group; a larger
+            snapshot is stored in parts over several groups.
         clock: Wall-clock time in seconds (tests replace it).
         on_commit: Called with (seconds, events) after each commit (metrics).
     """
@@ -102,6 +110,7 @@ class Service:
         max_batch: int = 256,
         tick_s: float = 0.25,
         careful_s: float = 60.0,
+        snapshot_part_bytes: int = 256 * 1024,
         clock: Callable[[], float] = time.time,
         on_commit: Callable[[float, int], None] | None = None,
     ) -> None:
@@ -127,6 +136,7 @@ class Service:
         self._last_ts = 0.0
         self.broken: str | None = None
         self._snapshotter = _Snapshotter(self)
+        self._writes = _SnapshotWrites(snapshot_part_bytes)  # for the writer's commits
         self._learner = _Learner(self)
 
     # ------------------------------------------------------------------ start and stop
@@ -210,6 +220,7 @@ class Service:
         if self._log is not None and self.broken is None:
             self._snapshots(force=True)
         self._snapshotter.stop()
+        self._store_serialised()
         self._learner.stop()
         if self._log is not None:
             self._log.close()
@@ -411,8 +422,9 @@ class Service:
         import sqlalchemy as sa
 
         started = time.perf_counter()
+        parts, snapshots, stored = self._writes.next(self._writes.part_bytes)
         try:
-            self.log.append(records)
+            self.log.append(records, snapshots, parts)
         except sa.exc.IntegrityError as exc:
             if not careful:
                 self._restore_all()
@@ -422,6 +434,7 @@ class Service:
         except Exception as exc:
             self._write_failed(exc, replies)
             return "failed"
+        stored()
         if self.on_commit is not None and records:
             self.on_commit(time.perf_counter() - started, len(records))
         self._answer(replies)
@@ -449,6 +462,18 @@ class Service:
         except Exception as exc:
             self.broken = describe(exc)
             logger.error("the event log is unavailable: %s", self.broken)
+
+    def _store_serialised(self) -> None:
+        """Store the serialised snapshots now, whole (the writer does not run)."""
+        parts, snapshots, stored = self._writes.next(None)
+        if snapshots and self._log is not None and self.broken is None:
+            try:
+                self._log.append((), snapshots, parts)
+                stored()
+            except Exception as exc:
+                logger.error(
+                    "storing %d snapshots failed: %s", len(snapshots), describe(exc)
+                )
 
     def _snapshots(self, *, force: bool = False) -> None:
         """Take the due snapshots (all changed ones when ``force``) for the snapshotter."""
@@ -507,35 +532,88 @@ class _Worker:
 
 
 class _Snapshotter(_Worker):
-    """Writes snapshots in the order they were taken, on its own thread and connection.
+    """Serialises snapshots in the order they were taken, on its own thread.
 
-    A snapshot's serialisation (``state_dict()``, the ``.bk`` file, its digest) and its
-    commit can take tens of milliseconds; done here, they do not hold up the writer.
-    Items: (policy id, meta, a frozen copy of the policy (``copy_policy``), time).
+    A snapshot's serialisation (``state_dict()``, the ``.bk`` bytes, its digest) can take
+    tens of milliseconds; done here, it does not hold up the writer, which stores the bytes
+    in its next transaction. Items: (policy id, meta, a frozen copy of the policy
+    (``copy_policy``), time). Done inline (no thread running: the writer neither), the
+    snapshot is stored at once.
     """
 
     name = "snapshots"
-    _log: EventLog | None = None
 
     def _do(self, item: Any, *, inline: bool) -> None:
         policy, meta, make, ts = item
         try:
-            if inline:
-                log = self.service.log
-            else:
-                service = self.service
-                self._log = self._log or EventLog(
-                    service._url, synchronous=service.config.sqlite_synchronous
-                )
-                log = self._log
-            log.save_snapshot(policy, meta["seq"], ts, meta, policy_bytes(make()))
+            state = policy_to_bytes(make())
         except Exception as exc:
             logger.error("policy %s: the snapshot failed: %s", policy, describe(exc))
+            return
+        self.service._writes.add(Snapshot(policy, meta["seq"], ts, meta, state))
+        if inline:
+            self.service._store_serialised()
 
-    def _done(self) -> None:
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+
+class _SnapshotWrites:
+    """Serialised snapshots waiting for the writer's commits, and how far the first got.
+
+    The snapshot thread adds; the writer takes what its next commit stores
+    (:meth:`next`) and, once that commit succeeded, calls the function it got, which
+    moves on (a failed commit leaves everything to be taken again).
+    """
+
+    def __init__(self, part_bytes: int) -> None:
+        self.part_bytes = part_bytes
+        self._queue: deque[Snapshot] = deque()
+        self._offset = 0  # bytes of the first snapshot already stored in parts
+        self._part = 0
+
+    def add(self, snapshot: Snapshot) -> None:
+        """Queue a serialised snapshot (from any thread)."""
+        self._queue.append(snapshot)
+
+    def next(
+        self, budget: int | None
+    ) -> tuple[list[SnapshotPart], list[Snapshot], Callable[[], None]]:
+        """(parts, finished snapshots, done) for one commit of at most ``budget`` bytes.
+
+        A snapshot that fits what is left of the budget goes whole, in its row; a larger
+        one in parts of up to the budget, its row (state empty) with the last part. None:
+        everything at once.
+        """
+        parts: list[SnapshotPart] = []
+        rows: list[Snapshot] = []
+        left = float("inf") if budget is None else budget
+        offset, part, taken = self._offset, self._part, 0
+        for snapshot in list(self._queue):
+            size = len(snapshot.state)
+            if offset == 0 and size <= left:
+                rows.append(snapshot)
+                left -= size
+                taken += 1
+                continue
+            if left <= 0 or (offset == 0 and size <= self.part_bytes):
+                break  # the next commit
+            end = int(min(size, offset + left))
+            parts.append(
+                SnapshotPart(
+                    snapshot.policy, snapshot.seq, part, snapshot.state[offset:end]
+                )
+            )
+            left -= end - offset
+            offset, part = end, part + 1
+            if offset < size:
+                break
+            rows.append(snapshot._replace(state=b""))
+            offset, part, taken = 0, 0, taken + 1
+
+        def done() -> None:
+            for _ in range(taken):
+                self._queue.popleft()
+            self._offset, self._part = offset, part
+
+        return parts, rows, done
 
 
 class _Learner(_Worker):

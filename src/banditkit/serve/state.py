@@ -22,18 +22,16 @@ from __future__ import annotations
 import copy
 import hashlib
 import logging
-import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-import banditkit as bk
 from banditkit.core import Context, Policy
+from banditkit.core.serialization import policy_from_bytes
 from banditkit.serve.config import PolicySpec, build_policy
 from banditkit.serve.schedule import make_schedule
 from banditkit.serve.store import Event, EventLog
@@ -47,8 +45,6 @@ __all__ = [
     "copy_policy",
     "decode_context",
     "encode_context",
-    "policy_bytes",
-    "policy_from_bytes",
     "reseed",
 ]
 
@@ -178,22 +174,6 @@ def decode_context(payload: dict[str, Any], data: bytes) -> Context:
         revenues=values[k * d :] if payload.get("revenues") else None,
         max_size=payload.get("max_size"),
     )
-
-
-def policy_bytes(policy: Policy) -> bytes:
-    """The policy's ``.bk`` file (``banditkit.save_policy``) as bytes."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "policy.bk"
-        bk.save_policy(policy, path)
-        return path.read_bytes()
-
-
-def policy_from_bytes(data: bytes) -> Policy:
-    """The policy of a ``.bk`` file's bytes (``banditkit.load_policy``)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "policy.bk"
-        path.write_bytes(data)
-        return bk.load_policy(path)
 
 
 _NOT_DEEPCOPYABLE: set[type] = set()

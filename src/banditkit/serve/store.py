@@ -1,6 +1,6 @@
 """The append-only event log and the snapshots, in SQLite or PostgreSQL (SQLAlchemy Core).
 
-Three tables:
+Four tables:
 
     bk_events     seq (the log position, assigned by the single writer), policy, kind
                   ("decision" or "feedback"), event_id, ts (seconds since the epoch), payload
@@ -9,7 +9,10 @@ Three tables:
                   (policy, kind, event_id) is unique, so a feedback can be logged once per
                   decision whatever happens in memory
     bk_snapshots  policy, seq (the last event the state includes), ts, meta (JSON), state
-                  (the policy's ``.bk`` file, see ``banditkit.save_policy``)
+                  (the policy's ``.bk`` file, see ``banditkit.save_policy``; empty when
+                  the file was stored in parts)
+    bk_snapshot_parts  policy, seq, part, data: a large snapshot's file in pieces, written
+                  over several of the writer's commits before its ``bk_snapshots`` row
     bk_policies   id, the model definition (JSON) the log was written under
 
 SQLite runs in WAL mode with ``synchronous=FULL`` by default: a commit returns once the log is
@@ -29,7 +32,15 @@ from typing import Any, NamedTuple
 
 from banditkit.core.errors import BanditkitError
 
-__all__ = ["DatabaseError", "Event", "EventLog", "describe", "redact"]
+__all__ = [
+    "DatabaseError",
+    "Event",
+    "EventLog",
+    "Snapshot",
+    "SnapshotPart",
+    "describe",
+    "redact",
+]
 
 
 class DatabaseError(BanditkitError, RuntimeError):
@@ -79,6 +90,16 @@ def _tables() -> Any:
         sa.Column("ts", sa.Double(), nullable=False),
         sa.Column("meta", sa.Text(), nullable=False),
         sa.Column("state", sa.LargeBinary(), nullable=False),
+    )
+    sa.Table(
+        "bk_snapshot_parts",
+        metadata,
+        sa.Column("id", sa.Integer(), primary_key=True, autoincrement=True),
+        sa.Column("policy", sa.String(64), nullable=False),
+        sa.Column("seq", sa.BigInteger(), nullable=False),
+        sa.Column("part", sa.Integer(), nullable=False),
+        sa.Column("data", sa.LargeBinary(), nullable=False),
+        sa.Index("bk_snapshot_parts_policy_seq", "policy", "seq"),
     )
     sa.Table(
         "bk_policies",
@@ -133,6 +154,28 @@ class Event(NamedTuple):
     data: bytes | None
 
 
+class Snapshot(NamedTuple):
+    """A policy's serialised state after event ``seq`` (a row of ``bk_snapshots``).
+
+    ``state`` is empty when the file went to ``bk_snapshot_parts`` first.
+    """
+
+    policy: str
+    seq: int
+    ts: float
+    meta: dict[str, Any]
+    state: bytes
+
+
+class SnapshotPart(NamedTuple):
+    """Bytes ``part`` (0, 1, ...) of the snapshot of ``policy`` after event ``seq``."""
+
+    policy: str
+    seq: int
+    part: int
+    data: bytes
+
+
 def _dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), allow_nan=False)
 
@@ -162,6 +205,7 @@ class EventLog:
         self._meta = _tables()
         self.events = self._meta.tables["bk_events"]
         self.snapshots = self._meta.tables["bk_snapshots"]
+        self.parts = self._meta.tables["bk_snapshot_parts"]
         self.policies = self._meta.tables["bk_policies"]
         e = self.events
         self._select = sa.select(
@@ -198,14 +242,15 @@ class EventLog:
         A ``.bk`` file barely compresses, and PostgreSQL's attempt (pglz, by default) cost
         the database server about 100 ms of CPU per 6 MB snapshot, taken from the writer.
         """
-        storage = self.conn.exec_driver_sql(
-            "SELECT attstorage FROM pg_attribute "
-            "WHERE attrelid = 'bk_snapshots'::regclass AND attname = 'state'"
-        ).scalar()
-        if storage != "e":
-            self.conn.exec_driver_sql(
-                "ALTER TABLE bk_snapshots ALTER COLUMN state SET STORAGE EXTERNAL"
-            )
+        for table, column in (("bk_snapshots", "state"), ("bk_snapshot_parts", "data")):
+            storage = self.conn.exec_driver_sql(
+                "SELECT attstorage FROM pg_attribute "
+                f"WHERE attrelid = '{table}'::regclass AND attname = '{column}'"
+            ).scalar()
+            if storage != "e":
+                self.conn.exec_driver_sql(
+                    f"ALTER TABLE {table} ALTER COLUMN {column} SET STORAGE EXTERNAL"
+                )
         self.conn.commit()
 
     def close(self) -> None:
@@ -214,18 +259,36 @@ class EventLog:
         self._engine.dispose()
 
     # ------------------------------------------------------------------ writing
-    def append(self, rows: Sequence[dict[str, Any]]) -> None:
+    def append(
+        self,
+        rows: Sequence[dict[str, Any]],
+        snapshots: Sequence[Snapshot] = (),
+        parts: Sequence[SnapshotPart] = (),
+    ) -> None:
         """Insert events (dicts of the columns; payload JSON-able, data bytes) and commit.
 
         One transaction for the whole group: one sync to disk for every event in it.
+        Snapshot ``parts`` and ``snapshots`` are stored in the same transaction (each policy
+        keeps its last two snapshots): the writer's one connection writes everything, so
+        a snapshot never waits for SQLite's write lock nor makes the events wait for it.
         """
-        if self._pipelined and rows and not self.conn.in_transaction():
+        if (
+            self._pipelined
+            and rows
+            and not snapshots
+            and not parts
+            and not self.conn.in_transaction()
+        ):
             raw = self.conn.connection.driver_connection
             if raw.info.transaction_status == 0:  # idle: the BEGIN can be ours
                 self._append_pipelined(raw, rows)
                 return
         try:
             self._insert(rows)
+            if parts:
+                self._store_parts(parts)
+            for snapshot in snapshots:
+                self._store(snapshot)
             self.conn.commit()
         except Exception:
             self.conn.rollback()
@@ -270,32 +333,46 @@ class EventLog:
         """End the current read transaction (lets SQLite checkpoint its WAL)."""
         self.conn.rollback()
 
-    def save_snapshot(
-        self, policy: str, seq: int, ts: float, meta: dict[str, Any], state: bytes
-    ) -> None:
-        """Store a snapshot and drop that policy's older ones but the previous one."""
-        sa = self._sa
-        snaps = self.snapshots
-        try:
-            self.conn.execute(
-                snaps.insert().values(
-                    policy=policy, seq=seq, ts=ts, meta=_dumps(meta), state=state
+    def _store_parts(self, parts: Sequence[SnapshotPart]) -> None:
+        """Insert snapshot parts; a first part drops what a stopped service left of it."""
+        table = self.parts
+        for p in parts:
+            if p.part == 0:
+                self.conn.execute(
+                    table.delete().where(
+                        table.c.policy == p.policy, table.c.seq == p.seq
+                    )
                 )
+        self.conn.execute(table.insert(), [p._asdict() for p in parts])
+
+    def _store(self, snapshot: Snapshot) -> None:
+        """Insert a snapshot; drop that policy's older ones but the previous one.
+
+        Parts of dropped snapshots go too, and so do parts left without a snapshot by a
+        service stopped while it wrote them.
+        """
+        sa = self._sa
+        snaps, parts = self.snapshots, self.parts
+        policy = snapshot.policy
+        row = {**snapshot._asdict(), "meta": _dumps(snapshot.meta)}
+        self.conn.execute(snaps.insert().values(**row))
+        keep = (
+            sa.select(snaps.c.id, snaps.c.seq)
+            .where(snaps.c.policy == policy)
+            .order_by(snaps.c.seq.desc(), snaps.c.id.desc())
+            .limit(2)
+        )
+        kept = self.conn.execute(keep).all()
+        self.conn.execute(
+            snaps.delete().where(
+                snaps.c.policy == policy, snaps.c.id.not_in([r[0] for r in kept])
             )
-            keep = (
-                sa.select(snaps.c.id)
-                .where(snaps.c.policy == policy)
-                .order_by(snaps.c.seq.desc(), snaps.c.id.desc())
-                .limit(2)
+        )
+        self.conn.execute(
+            parts.delete().where(
+                parts.c.policy == policy, parts.c.seq.not_in([r[1] for r in kept])
             )
-            kept = [r[0] for r in self.conn.execute(keep)]
-            self.conn.execute(
-                snaps.delete().where(snaps.c.policy == policy, snaps.c.id.not_in(kept))
-            )
-            self.conn.commit()
-        except Exception:
-            self.conn.rollback()
-            raise
+        )
 
     def register(self, policy: str, definition: dict[str, Any], ts: float) -> None:
         """Record a policy's model definition (first run only)."""
@@ -376,14 +453,24 @@ class EventLog:
 
     def latest_snapshot(self, policy: str) -> tuple[int, dict[str, Any], bytes] | None:
         """(seq, meta, state) of ``policy``'s latest snapshot, or None."""
-        s = self.snapshots
+        s, p = self.snapshots, self.parts
         row = self.conn.execute(
             self._sa.select(s.c.seq, s.c.meta, s.c.state)
             .where(s.c.policy == policy)
             .order_by(s.c.seq.desc(), s.c.id.desc())
             .limit(1)
         ).first()
-        return None if row is None else (int(row[0]), json.loads(row[1]), bytes(row[2]))
+        if row is None:
+            return None
+        seq, state = int(row[0]), bytes(row[2])
+        if not state:  # stored in parts
+            pieces = self.conn.execute(
+                self._sa.select(p.c.data)
+                .where(p.c.policy == policy, p.c.seq == seq)
+                .order_by(p.c.part)
+            )
+            state = b"".join(bytes(r[0]) for r in pieces)
+        return seq, json.loads(row[1]), state
 
 
 def _event(row: Any) -> Event:
