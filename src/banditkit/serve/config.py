@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from banditkit.core import POLICIES, policy_name
 from banditkit.core.errors import BanditkitError
 from banditkit.core.safe_yaml import YamlFileError, read_yaml_file
 
@@ -72,8 +73,6 @@ def serving_params(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
         >>> serving_params("glm-ucb", {})
         {}
     """
-    from banditkit.core import POLICIES, policy_name
-
     per_arm = params.get("per_arm", False)
     names = POLICIES.get(policy_name(name, per_arm=per_arm)).param_names()
     defaults = {k: v for k, v in SERVING_DEFAULTS.items() if k in names}
