@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from banditkit.core import POLICIES
 from banditkit.core.errors import BanditkitError, DamagedFileError
 from banditkit.core.files import atomic_write_bytes
 from banditkit.core.policy import Policy
@@ -291,8 +292,6 @@ def policy_to_bytes(
         3
     """
     if registry is None:
-        from banditkit.core import POLICIES
-
         registry = POLICIES
     state = policy.state_dict()
     _check_savable(policy, state, registry)
@@ -382,8 +381,6 @@ def _load(
     max_bytes: int,
 ) -> Policy:
     if registry is None:
-        from banditkit.core import POLICIES
-
         registry = POLICIES
     known = registry
 
