@@ -16,9 +16,9 @@ After a group the writer takes the due snapshots (a copy of the policy, every
 its next groups' transactions, at most ``snapshot_part_bytes`` a group (a larger file goes in
 parts, its row with the last one). One connection writes the database: a snapshot neither
 waits for SQLite's write lock nor holds it against the events, and no group waits for a whole
-large snapshot to be written. A graceful stop snapshots every policy with new events. With ``learning:
-background`` a learner thread runs the learning steps on copies; the writer swaps each learned
-model in, as the last event of a group, with a logged ``model`` event.
+large snapshot to be written. A graceful stop snapshots every policy with new events. With
+``learning: background`` a learner thread runs the learning steps on copies; the writer swaps
+each learned model in, as the last event of a group, with a logged ``model`` event.
 """
 
 from __future__ import annotations
