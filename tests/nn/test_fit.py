@@ -70,11 +70,16 @@ def test_stack_equals_members_trained_one_by_one(setup, optimizer, depth):
         return [L2Penalty(0.5, pick(anchors)), L2Penalty(0.1, None, net.head_names)]
 
     stacked = fit(net, params0, obs, loss, penalties=penalties(), **kw)
+    separate = fit(
+        net, params0, obs, loss, penalties=penalties(), separate_members=True, **kw
+    )
     assert stacked.history.shape == (15, M)
     for k in range(M):
         one = {n: p[k : k + 1] for n, p in params0.items()}
         alone = fit(net, one, member(obs, k), loss, penalties=penalties(k), **kw)
         for n in params0:
+            if depth > 2:  # separate_members: the stack computes member by member
+                assert torch.equal(separate.params[n][k], alone.params[n][0]), n
             torch.testing.assert_close(
                 stacked.params[n][k], alone.params[n][0], rtol=0, atol=1e-12
             )

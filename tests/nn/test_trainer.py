@@ -25,6 +25,7 @@ from banditkit.nn import (
     fit,
 )
 from banditkit.nn._flat import Adam, FlatParams
+from banditkit.nn._kernels import separate_members
 from banditkit.nn._passes import Deep, Dense2, Stacked2, make_pass
 from tests.nn.helpers import gen, rand, randn
 
@@ -58,12 +59,14 @@ def network(kind: str, depth: int, bias: bool, act: str) -> StackedMLP:
 
 
 @pytest.mark.parametrize(("kind", "depth", "M", "bias", "act"), NETS)
-def test_passes_equal_torch_func(kind, depth, M, bias, act):
+@pytest.mark.parametrize("separate", [False, True])
+def test_passes_equal_torch_func(kind, depth, M, bias, act, separate):
     net = network(kind, depth, bias, act)
     params = moved(net, M)
     X, v = randn(N, D, seed=2), randn(M, N, seed=3)
     flat = FlatParams(params)
-    network_pass = make_pass(net, flat.params, flat.grads, X)
+    with separate_members(separate):
+        network_pass = make_pass(net, flat.params, flat.grads, X)
     expected = {2: Dense2 if M == 1 else Stacked2}.get(depth, Deep)
     assert isinstance(network_pass, expected)
     with torch.no_grad():
@@ -71,15 +74,26 @@ def test_passes_equal_torch_func(kind, depth, M, bias, act):
         network_pass.backward(v)
     f_ref, vjp = net.forward_vjp(params, X, method="torch.func")
     torch.testing.assert_close(f, f_ref, **TOL)
+    one_by_one = separate and M > 1
     for name, g in vjp(v).items():
         torch.testing.assert_close(flat.grads[name], g, **TOL)
-        if depth > 2:  # the explicit pass performs autograd's operations
+        if depth > 2 and not one_by_one:  # the pass performs autograd's operations
             assert torch.equal(flat.grads[name], g), name
-    # and the functional form: forward_vjp with method "auto" is this pass
+    if depth > 2 and one_by_one:  # float64 on the CPU: member by member, each its graph
+        for k in range(M):
+            one = {name: p[k : k + 1] for name, p in params.items()}
+            f_k, vjp_k = net.forward_vjp(one, X, method="torch.func")
+            assert torch.equal(f[k], f_k[0])
+            for name, g in vjp_k(v[k : k + 1]).items():
+                assert torch.equal(flat.grads[name][k], g[0]), (k, name)
+    # and the functional form: forward_vjp with method "auto" is this pass (batched)
     f_auto, vjp_auto = net.forward_vjp(params, X)
     torch.testing.assert_close(f_auto, f_ref, **TOL)
+    exact = {"rtol": 0, "atol": 0}
     for name, g in vjp_auto(v).items():
-        torch.testing.assert_close(g, flat.grads[name], rtol=0, atol=0)
+        torch.testing.assert_close(
+            g, flat.grads[name], **(TOL if one_by_one else exact)
+        )
 
 
 def observations(kind: str, M: int):

@@ -37,7 +37,8 @@ blocks take about 7 % more off; the two GEMMs then take about 60 % of the step.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import contextvars
+from collections.abc import Callable, Iterator
 
 import torch
 
@@ -47,7 +48,9 @@ __all__ = [
     "depth2_dense_pass",
     "depth2_forward_vjp",
     "depth2_slopes",
+    "member_by_member",
     "no_grad_if_enabled",
+    "separate_members",
     "stack_mm",
     "stack_mv",
     "stack_vm",
@@ -63,6 +66,41 @@ VJP = Callable[[torch.Tensor], Grads]
 
 
 _NOTHING = contextlib.nullcontext()
+
+
+#: Set by ``nn.fit(..., separate_members=True)`` for the span of the fit.
+_SEPARATE_MEMBERS: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "separate_members", default=False
+)
+
+
+@contextlib.contextmanager
+def separate_members(on: bool) -> Iterator[None]:
+    """Within: a stack on the CPU in float64 computes member by member (below)."""
+    token = _SEPARATE_MEMBERS.set(on)
+    try:
+        yield
+    finally:
+        _SEPARATE_MEMBERS.reset(token)
+
+
+def member_by_member(x: torch.Tensor) -> bool:
+    """Whether a stack computes its members one by one, so each equals its separate run.
+
+    Inside ``separate_members(True)`` (``nn.fit(..., separate_members=True)``, which a
+    stack of seeds asks for), on the CPU in float64. A batched kernel rounds a member's
+    values differently from the same member alone (an (M, N, m) @ (M, m, 1) batched
+    product; the last elements of an elementwise exp, which its scalar path computes, sit
+    elsewhere in a stack), and Adam amplifies such last-bit differences until a seed's
+    actions part from its separate run's. Member by member, the products are the 2-D
+    ones of a single network and the elementwise passes run over each member's own row,
+    so a stack of seeds takes its seeds' separate actions bitwise. Otherwise (ensemble
+    members, float32, accelerators) the batched kernels are used: equal to rounding,
+    and faster.
+    """
+    return (
+        _SEPARATE_MEMBERS.get() and x.device.type == "cpu" and x.dtype == torch.float64
+    )
 
 
 def no_grad_if_enabled() -> contextlib.AbstractContextManager[object]:

@@ -22,7 +22,9 @@ Buffers are allocated once. The pass is chosen by the network (``make_pass``):
       dw_L = g^T h_{L-1},  db_L = sum_k g_k,  delta = (g w_L) * a'(z_{L-1}),
       dW_l = delta^T h_{l-1},  db_l = sum_k delta_k,  delta <- (delta W_l) * a'(z_{l-1}),
 
-  on 2-D products for one member and batched ones for a stack; the operations are
+  on 2-D products for one member and batched ones for a stack (on the CPU in float64,
+  2-D products member by member, so that a stack equals its members' separate runs
+  bitwise: ``nn._kernels.member_by_member``); the operations are
   those of the autograd graph of ``StackedMLP.forward``, so it equals ``torch.func``
   to rounding (tests: 1e-10 in float64).
 
@@ -38,7 +40,11 @@ from typing import TYPE_CHECKING, Protocol
 
 import torch
 
-from banditkit.nn._kernels import depth2_forward_vjp, depth2_slopes
+from banditkit.nn._kernels import (
+    depth2_forward_vjp,
+    depth2_slopes,
+    member_by_member,
+)
 
 if TYPE_CHECKING:
     from banditkit.nn.network import StackedMLP
@@ -171,6 +177,8 @@ class Deep:
         self.relu = net.activation == "relu"
         last = net.depth - 1
         self.one = next(iter(params.values())).shape[0] == 1
+        #: a stack on the CPU in float64: products and passes member by member
+        self.per_member = not self.one and member_by_member(X)
 
         def layer(i: int) -> Layer:
             w, gw = params[f"layers.{i}.weight"], grads[f"layers.{i}.weight"]
@@ -192,6 +200,9 @@ class Deep:
         """Return delta * a'(z) from h = a(z): the backward of the activation."""
         if self.relu:
             return _threshold_backward(delta, h, 0, grad_input=delta)
+        if self.per_member and delta.ndim == 3:
+            pairs = zip(delta, h, strict=True)
+            return torch.stack([_sigmoid_backward(d, y) for d, y in pairs])
         return _sigmoid_backward(delta, h)
 
     def forward(self) -> torch.Tensor:
@@ -204,14 +215,21 @@ class Deep:
                 if b is not None:
                     z.add_(b)
             else:
-                z = torch.matmul(h, wt)
+                z = self._mm(h, wt)
                 if b is not None:
                     z.add_(b.unsqueeze(1))
-            h = z.relu_() if self.relu else z.sigmoid_()
+            if self.relu:
+                h = z.relu_()
+            elif self.per_member:
+                h = torch.stack([r.sigmoid_() for r in z])
+            else:
+                h = z.sigmoid_()
             hidden.append(h)
         self.hidden = hidden
         if self.one:
             f = torch.mv(h, self.head).unsqueeze(0)
+        elif self.per_member:
+            f = torch.stack([torch.mv(h[i], self.head[i, 0]) for i in range(len(h))])
         else:
             f = torch.linalg.vecdot(h, self.head)
         if self.head_bias is not None:
@@ -227,7 +245,11 @@ class Deep:
             torch.mv(h.mT, g[0], out=self.ghead)
             delta = torch.outer(g[0], self.head)
         else:
-            self.ghead.copy_(torch.linalg.vecdot(h.mT, g.unsqueeze(1)))
+            if self.per_member:
+                for i in range(len(h)):
+                    torch.mv(h[i].mT, g[i], out=self.ghead[i])
+            else:
+                self.ghead.copy_(torch.linalg.vecdot(h.mT, g.unsqueeze(1)))
             delta = g.unsqueeze(-1) * self.head
         if self.ghead_bias is not None:
             torch.sum(g, 1, keepdim=True, out=self.ghead_bias)
@@ -238,9 +260,27 @@ class Deep:
             if self.one:
                 torch.mm(delta.mT, below, out=gw)
             else:
-                torch.matmul(delta.mT, below, out=gw)
+                self._mm(delta.mT, below, out=gw)
             if gb is not None:
                 torch.sum(delta, -2, out=gb[0] if self.one else gb)
             if i > 0:
-                delta = torch.mm(delta, w) if self.one else torch.matmul(delta, w)
+                delta = torch.mm(delta, w) if self.one else self._mm(delta, w)
                 delta = self._act_backward(delta, hidden[i])
+
+    def _mm(
+        self, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Return a @ b per member (either may be a shared 2-D matrix).
+
+        Batched, or (``per_member``) one 2-D product per member, as each member's
+        separate run computes it.
+        """
+        if not self.per_member:
+            return torch.matmul(a, b, out=out)
+        members = (a if a.ndim == 3 else b).shape[0]
+        if out is None:
+            rows = a.shape[-2]
+            out = a.new_empty((members, rows, b.shape[-1]))
+        for i in range(members):
+            torch.mm(a[i] if a.ndim == 3 else a, b[i] if b.ndim == 3 else b, out=out[i])
+        return out

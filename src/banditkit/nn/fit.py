@@ -43,6 +43,7 @@ from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.nn._blocks import BlockLayout, choose_blocks, fused_gd_blocks
 from banditkit.nn._flat import Adam, FlatParams, FlatPenalties
 from banditkit.nn._fused import blocks_apply, fused_steps
+from banditkit.nn._kernels import separate_members as kernels_separate_members
 from banditkit.nn._passes import Pass, make_pass
 from banditkit.nn.losses import Loss
 from banditkit.nn.network import Params, StackedMLP
@@ -147,6 +148,7 @@ def fit(
     reduction: str = "sum",
     inplace: bool = False,
     record: str = "all",
+    separate_members: bool = False,
 ) -> FitResult:
     """Train M members at once, warm-started from ``params`` (module docstring).
 
@@ -167,6 +169,10 @@ def fit(
         record: "all" (J at every step), "ends" (J at the first and the last step
             only, history (2, M), or (1, M) for one step) or "none" (history (0, M)):
             the parameters are the same; the other steps skip the objective's value.
+        separate_members: On the CPU in float64, compute the members one by one, so
+            that each member's fit equals its own fit alone bitwise (the seeds of one
+            configuration trained as a stack; ``nn._kernels.member_by_member``). Off,
+            the batched kernels agree with it to rounding and are faster.
 
     Returns:
         FitResult(params, history (steps, M), or the recorded steps).
@@ -207,7 +213,7 @@ def fit(
     if not inplace:
         params = {name: p.detach().clone() for name, p in params.items()}
     scale = 1.0 / obs.n if reduction == "mean" else 1.0
-    with torch.no_grad():
+    with torch.no_grad(), kernels_separate_members(separate_members):
         members = (
             _block_members(net, params, obs, loss, penalties)
             if optimizer == "gd"

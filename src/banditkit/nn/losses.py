@@ -37,6 +37,7 @@ References:
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ import torch
 
 from banditkit.core.validation import check_scalar
 from banditkit.glm.links import get_link
+from banditkit.nn._kernels import member_by_member
 from banditkit.nn.observations import Pairs, Rows, Sets
 
 __all__ = [
@@ -59,6 +61,20 @@ __all__ = [
     "mnl_nll",
     "mse_loss",
 ]
+
+
+def per_member(
+    fn: Callable[..., torch.Tensor], x: torch.Tensor, *others: torch.Tensor
+) -> torch.Tensor:
+    """fn(x, *others) elementwise; for a stack on the CPU in float64, row by row.
+
+    Each member's row is then computed as its separate run computes it
+    (``nn._kernels.member_by_member``); otherwise the one batched call.
+    """
+    if x.ndim < 2 or x.shape[0] == 1 or not member_by_member(x):
+        return fn(x, *others)
+    rows = [o.expand_as(x) for o in others]
+    return torch.stack([fn(x[i], *(o[i] for o in rows)) for i in range(x.shape[0])])
 
 
 def bce_loss(
@@ -81,8 +97,12 @@ def bce_loss(
         tensor([0.6931, 0.6931])
     """
     y = y.expand_as(f)
-    loss = torch.nn.functional.binary_cross_entropy_with_logits(f, y, reduction="none")
+    loss = per_member(_bce_with_logits, f, y)
     return loss if weights is None else weights * loss
+
+
+def _bce_with_logits(f: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.binary_cross_entropy_with_logits(f, y, reduction="none")
 
 
 def mse_loss(f: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -173,7 +193,7 @@ class BCE(Loss):
         self, f: torch.Tensor, y: torch.Tensor, weights: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Elementwise losses and d loss / d f for logits f, targets y, weights."""
-        deriv = torch.sigmoid(f) - y
+        deriv = per_member(torch.sigmoid, f) - y
         return bce_loss(f, y, weights), deriv if weights is None else weights * deriv
 
     def value_and_dloss_df(
@@ -186,7 +206,7 @@ class BCE(Loss):
         self, f: torch.Tensor, y: torch.Tensor, weights: torch.Tensor | None = None
     ) -> torch.Tensor:
         """D loss / d f = w (sigmoid(f) - y), as ``value_and_derivative``."""
-        deriv = torch.sigmoid(f).sub_(y)
+        deriv = per_member(torch.sigmoid, f).sub_(y)
         return deriv if weights is None else weights * deriv
 
     def dloss_df(self, f: torch.Tensor, obs: Rows) -> torch.Tensor:

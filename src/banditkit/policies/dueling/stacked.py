@@ -111,6 +111,7 @@ class StackedNeuralLinear:
             reduction=first.reduction,
             inplace=True,
             record="ends",
+            separate_members=True,  # each member's fit is its separate run's, bitwise
         )
         last = result.history[-1]
         finite = (
