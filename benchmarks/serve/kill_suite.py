@@ -280,11 +280,21 @@ def _kill_cycles(
     kills: int,
     rng: random.Random,
     say: Any,
+    started: list[subprocess.Popen[bytes]],
 ) -> tuple[subprocess.Popen[bytes], list[str]]:
-    """Start, wait a random moment, SIGKILL; ``kills`` times. Returns the last server."""
+    """Start, wait a random moment, SIGKILL; ``kills`` times. Returns the last server.
+
+    Every server started is appended to ``started``, so that a failure midway (a server
+    that never became healthy) leaves none running.
+    """
     log = work / "server.log"
     moments = []
-    server = start_server(config, db, port, log)
+
+    def start() -> subprocess.Popen[bytes]:
+        started.append(start_server(config, db, port, log))
+        return started[-1]
+
+    server = start()
     for i in range(kills):
         if rng.random() < 0.2:  # while it starts: imports, snapshot load, replay
             time.sleep(rng.uniform(0.0, 1.5))
@@ -295,7 +305,7 @@ def _kill_cycles(
             moments.append("serving")
         kill(server)
         say(f"kill {i + 1}/{kills} ({moments[-1]})")
-        server = start_server(config, db, port, log)
+        server = start()
     wait_healthy(server, port)
     return server, moments
 
@@ -367,9 +377,15 @@ def run(
     rng = random.Random(seed)
     started = time.monotonic()
     load = _load(work, port, rate, seconds=3600)
+    servers: list[subprocess.Popen[bytes]] = []
     try:
-        server, moments = _kill_cycles(config, db, port, work, kills, rng, say)
+        server, moments = _kill_cycles(config, db, port, work, kills, rng, say, servers)
         time.sleep(1.0)  # serve under load a while after the last restart
+    except BaseException:
+        for started_server in servers:  # none left running after a failure
+            if started_server.poll() is None:
+                kill(started_server)
+        raise
     finally:
         (work / "stop").touch()
         load.wait(timeout=300)

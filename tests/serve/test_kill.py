@@ -31,3 +31,23 @@ def test_kills_lose_nothing(kind, request, tmp_path):
     summary = {k: v for k, v in result.items() if k != "load"}
     assert result["passed"], summary
     assert result["acked_decisions"] > 50 and result["lost_decisions"] == 0
+
+
+def test_a_failed_kill_cycle_leaves_no_server_running(tmp_path, monkeypatch):
+    """A server that never becomes healthy: the suite raises, and kills what it started."""
+    started = []
+    start_server = suite.start_server
+
+    def start(*args, **kwargs):
+        started.append(start_server(*args, **kwargs))
+        return started[-1]
+
+    def never_healthy(server, port):
+        raise RuntimeError("never healthy")
+
+    monkeypatch.setattr(suite, "start_server", start)
+    monkeypatch.setattr(suite, "wait_healthy", never_healthy)
+    with pytest.raises(RuntimeError, match="never healthy"):
+        suite.run(kills=2, rate=20, seed=3, work=tmp_path, say=lambda _: None)
+    assert started
+    assert all(server.poll() is not None for server in started)
