@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from banditkit.core import POLICIES, policy_name
 from banditkit.core.errors import BanditkitError
 from banditkit.core.safe_yaml import YamlFileError, read_yaml_file
+from banditkit.serve.schedule import make_schedule
 
 __all__ = [
     "ID_PATTERN",
@@ -118,8 +119,6 @@ class PolicySpec(BaseModel):
     @field_validator("update_every")
     @classmethod
     def _schedule(cls, value: int | dict[str, Any]) -> int | dict[str, Any]:
-        from banditkit.serve.schedule import make_schedule
-
         make_schedule(value)  # raises ValueError naming the problem
         return value
 
