@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,6 +44,13 @@ from banditkit.core.lazy import pd  # imported at first use
 from banditkit.core.params import POSITIVE, Check, Free, Int, Maybe, Real, param
 from banditkit.datasets.storage import data_home
 from banditkit.envs.mnl import MNLChoiceEnv
+
+if TYPE_CHECKING:
+    from banditkit import nn
+else:
+    from banditkit.core.lazy import lazy_import
+
+    nn = lazy_import("banditkit.nn")  # PyTorch is imported at first use
 
 __all__ = ["TextMNLEnv", "load_corpus", "text_utilities"]
 
@@ -139,8 +146,6 @@ def text_utilities(
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from banditkit.nn import MLP, train
-
     texts, labels = load_corpus(
         corpus, text_column=text_column, label_column=label_column
     )
@@ -169,13 +174,13 @@ def text_utilities(
             f"among {len(texts)}."
         )
     seen, held = order[:n_train], order[n_train:]
-    net = MLP.plain(
+    net = nn.MLP.plain(
         k,
         width=hidden,
         activation="sigmoid",
         generator=torch.Generator().manual_seed(0),
     )
-    train(
+    nn.train(
         net,
         X[seen],
         y[seen],

@@ -25,7 +25,7 @@ References:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +35,13 @@ from banditkit.glm import fit_glm_stacked, get_link
 from banditkit.linalg import Gram
 from banditkit.policies.ensemble.history import GroupedRows, PerturbedHistory
 from banditkit.policies.parts.models.rescue import finite_fit, rescue, saved_lr
+
+if TYPE_CHECKING:
+    from banditkit import nn
+else:
+    from banditkit.core.lazy import lazy_import
+
+    nn = lazy_import("banditkit.nn")  # PyTorch is imported at first use
 
 __all__ = ["GLMEnsemble", "NeuralEnsemble", "RidgeEnsemble"]
 
@@ -284,8 +291,6 @@ class NeuralEnsemble(_GroupedFit):
         dtype: str = "float64",
         device: str = "cpu",
     ) -> None:
-        from banditkit import nn
-
         self.members = members
         self.dtype = nn.resolve_dtype(dtype)
         self.device = nn.resolve_device(device)
@@ -311,8 +316,6 @@ class NeuralEnsemble(_GroupedFit):
 
     def fit_grouped(self, grouped: GroupedRows, *, steps: int | None = None) -> None:
         """J GD steps for every member at once on the distinct rows, warm-started."""
-        from banditkit import nn
-
         X, counts, sums = grouped
 
         n = float(counts.sum())
@@ -398,8 +401,6 @@ class NeuralEnsemble(_GroupedFit):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict`."""
-        from banditkit import nn
-
         for k in self.params:
             for prefix, params in (("params", self.params), ("params0", self.params0)):
                 name = f"{prefix}.{k}"

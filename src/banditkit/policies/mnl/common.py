@@ -20,9 +20,14 @@ from banditkit.core.lazy import torch  # imported at first use
 from banditkit.core.types import Context
 from banditkit.core.validation import check_choice
 from banditkit.policies.parts.history import SetHistory
+from banditkit.policies.parts.models.device_history import DeviceObservations
 
 if TYPE_CHECKING:
-    from banditkit.nn import MLP
+    from banditkit import nn
+else:
+    from banditkit.core.lazy import lazy_import
+
+    nn = lazy_import("banditkit.nn")  # PyTorch is imported at first use
 
 __all__ = [
     "PHASE1_SAMPLERS",
@@ -197,11 +202,9 @@ class UtilityNet:
         dtype: str = "float64",
         device: str = "cpu",
     ) -> None:
-        from banditkit.nn import MLP, make_generator, resolve_device, resolve_dtype
-        from banditkit.policies.parts.models.device_history import DeviceObservations
-
-        self.dtype, self.device = resolve_dtype(dtype), resolve_device(device)
-        self.model: MLP = MLP(
+        self.dtype = nn.resolve_dtype(dtype)
+        self.device = nn.resolve_device(device)
+        self.model: nn.MLP = nn.MLP(
             d,
             width=width,
             depth=2,
@@ -209,7 +212,7 @@ class UtilityNet:
             init="standard",
             scale_output=False,
             bias=True,
-            generator=make_generator(rng),
+            generator=nn.make_generator(rng),
             dtype=self.dtype,
             device=self.device,
         )
@@ -219,15 +222,11 @@ class UtilityNet:
     @property
     def w(self) -> np.ndarray:
         """The parameters as one float64 vector (p,) (a copy)."""
-        from banditkit.nn import flat_params
-
-        return _host(flat_params(self.model)).copy()
+        return _host(nn.flat_params(self.model)).copy()
 
     def set_w(self, w: np.ndarray) -> None:
         """Overwrite the parameters from a vector (p,)."""
-        from banditkit.nn import set_flat_params
-
-        set_flat_params(
+        nn.set_flat_params(
             self.model,
             torch.as_tensor(
                 np.asarray(w, dtype=float), dtype=self.dtype, device=self.device
@@ -244,9 +243,7 @@ class UtilityNet:
 
     def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """f_w(x) (n,) and grad_w f_w(x) (n, p) for every row of X, in closed form."""
-        from banditkit.nn import forward_and_grads
-
-        f, G = forward_and_grads(self.model, self._rows(X), validate=False)
+        f, G = nn.forward_and_grads(self.model, self._rows(X), validate=False)
         return _host(f), _host(G)
 
     def fit(self, history: SetHistory, *, lr: float, steps: int) -> float:
@@ -254,15 +251,13 @@ class UtilityNet:
 
         Warm-started from the current weights; returns the final mean NLL.
         """
-        from banditkit.nn import MNL, fit, stack_params
-
         if history.n == 0:
             return float("nan")
-        result = fit(
+        result = nn.fit(
             self.model.network,
-            stack_params(self.model),
+            nn.stack_params(self.model),
             self._observations(history, weighted=False),
-            MNL(),
+            nn.MNL(),
             optimizer="adam",
             lr=lr,
             steps=steps,
