@@ -26,7 +26,11 @@ from benchmarks._common import host, single_threaded, write_outputs
 
 @dataclass(frozen=True)
 class SeedBatch:
-    """One workload: a policy configuration on an environment, its horizon and seeds."""
+    """One workload: a policy configuration on an environment, its horizon and seeds.
+
+    ``variants`` (policy name, extra parameters) make each seed several members, one per
+    variant (e.g. NVLDB's six pair rules of one network); none: the policy itself.
+    """
 
     policy: str
     env: str
@@ -34,17 +38,27 @@ class SeedBatch:
     seeds: list[int]
     policy_params: dict[str, Any] = field(default_factory=dict)
     env_params: dict[str, Any] = field(default_factory=dict)
+    variants: tuple[tuple[str, dict[str, Any]], ...] = ()
 
-    def play(self, seeds: list[int], stacked: bool, horizon: int) -> list[RunResult]:
-        """The runs of ``seeds``, as one stack or one by one."""
+    def play(
+        self, seeds: list[int], stacked: bool, horizon: int, one: bool = False
+    ) -> list[RunResult]:
+        """The runs of ``seeds`` (x the variants; ``one``: the first only), stacked or not."""
+        variants = self.variants or ((self.policy, {}),)
+        if one:
+            variants = variants[:1]
+        runs = [(name, extra, s) for name, extra in variants for s in seeds]
         policies = [
-            make_policy(self.policy, **self.policy_params, seed=s) for s in seeds
+            make_policy(name, **{**self.policy_params, **extra}, seed=s)
+            for name, extra, s in runs
         ]
-        envs = [make_env(self.env, **self.env_params) for _ in seeds]
+        envs = [make_env(self.env, **self.env_params) for _ in runs]
         members = stack(policies) if stacked else Separate(policies)
         if stacked and members is None:
             raise ValueError(f"{self.policy} {self.policy_params} does not stack.")
-        return simulate_seeds(policies, envs, horizon, seeds, members=members)
+        return simulate_seeds(
+            policies, envs, horizon, [s for _, _, s in runs], members=members
+        )
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
@@ -66,7 +80,7 @@ def measure(name: str, work: SeedBatch, quick: bool, clock: str) -> dict[str, An
     reps = 1 if quick else 3
     seeds, T = work.seeds, work.horizon
     cases = {
-        "one": lambda: work.play(seeds[:1], False, T),
+        "one": lambda: work.play(seeds[:1], False, T, one=True),
         "stack": lambda: work.play(seeds, True, T),
     }
     if not quick:
@@ -104,6 +118,7 @@ def measure(name: str, work: SeedBatch, quick: bool, clock: str) -> dict[str, An
         "clock": clock,
         **ratios,
         "policy": {"name": work.policy, "params": work.policy_params},
+        "variants": [list(v) for v in work.variants],
         "env": {"name": work.env, "params": work.env_params},
         "horizon": T,
         "seeds": seeds,
@@ -141,7 +156,12 @@ def table(result: dict[str, Any], verdict: str = "") -> str:
             f"# {result['workload']}" + (" (quick)" if result["quick"] else ""),
             "",
             f"{policy['name']} {policy['params']} on {env['name']} {env['params']}, "
-            f"T={result['horizon']}, seeds {result['seeds']}; one thread; medians of "
+            + (
+                f"variants {[tuple(v) for v in result['variants']]}, "
+                if result.get("variants")
+                else ""
+            )
+            + f"T={result['horizon']}, seeds {result['seeds']}; one thread; medians of "
             f"{result['reps']} interleaved repetitions.",
             "",
             "| case | wall s | CPU s |",

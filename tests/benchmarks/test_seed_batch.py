@@ -8,13 +8,21 @@ from types import ModuleType
 
 import pytest
 
-from benchmarks import ensemble_seed_batch, neural_seed_batch, nvldb_seed_batch
+from benchmarks import (
+    ensemble_seed_batch,
+    ndb_seed_batch,
+    neural_seed_batch,
+    nvldb_rule_batch,
+    nvldb_seed_batch,
+)
 
 
 @pytest.mark.parametrize(
     ("bench", "least_same_pairs"),
     [
-        (nvldb_seed_batch, 0.75),  # Adam: tests/policies/dueling/test_stacked.py
+        (nvldb_seed_batch, 1.0),  # float64: member by member (dueling.stacked)
+        (ndb_seed_batch, 1.0),
+        (nvldb_rule_batch, 1.0),  # six rules, one seed: members of one stack
         (neural_seed_batch, 1.0),  # GD in float64: the separate runs' actions
         (ensemble_seed_batch, 1.0),
     ],
@@ -26,7 +34,8 @@ def test_tiny_workload_reports_the_ratio_and_the_equal_pairs(
     least_same_pairs: float,
 ) -> None:
     monkeypatch.setattr(bench, "HORIZON", 12)
-    monkeypatch.setattr(bench, "SEEDS", [0, 1, 2])
+    if bench is not nvldb_rule_batch:  # its members are six rules x seed 0
+        monkeypatch.setattr(bench, "SEEDS", [0, 1, 2])
     monkeypatch.setattr(bench, "POLICY_PARAMS", {"width": 6, "steps": 2})
     result = bench.main(True, tmp_path)
     assert set(result["wall_median"]) == set(result["cpu_median"]) == {"one", "stack"}
@@ -34,7 +43,7 @@ def test_tiny_workload_reports_the_ratio_and_the_equal_pairs(
     assert result["same_pairs"] >= least_same_pairs
     if least_same_pairs == 1.0:
         assert result["max_regret_gap"] <= 1e-9
-    assert len(result["regret"]["stack"]) == 3
+    assert len(result["regret"]["stack"]) == (6 if bench is nvldb_rule_batch else 3)
     saved = json.loads((tmp_path / "result.json").read_text())
     assert saved["workload"] == bench.__name__.rsplit(".", 1)[-1]
     assert "(quick)" in (tmp_path / "result.md").read_text()

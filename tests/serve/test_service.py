@@ -492,8 +492,10 @@ def test_large_snapshots_are_stored_in_parts_and_read_back_whole(tmp_path):
     rng = np.random.default_rng(16)
     url = f"sqlite:///{tmp_path / 'e.db'}"
     cfg = config("linucb", params={"keep_history": True}, snapshot_every=6)
+    killed = EventLog(url)  # parts a killed writer left without their snapshot
+    killed.append((), parts=[SnapshotPart("rec", 40, 0, b"left by a kill")])
+    killed.close()
     service = restart(cfg, url, snapshot_part_bytes=2000, tick_s=0.01)
-    service.log.append((), parts=[SnapshotPart("rec", 40, 0, b"left by a kill")])
     for i in range(15):
         ask(service, "decide", f"e{i}", ctx(rng))
         ask(service, "feedback", f"e{i}", float(rng.random() < 0.5))
@@ -521,6 +523,54 @@ def test_large_snapshots_are_stored_in_parts_and_read_back_whole(tmp_path):
     assert restarted.states["rec"].status()["decisions"] == 15
     assert_same_state(restarted.states["rec"].policy, reference)
     restarted.stop()
+
+
+def test_the_next_snapshots_first_parts_survive_a_commit_that_stores_a_snapshot(
+    tmp_path,
+):
+    """One commit may end a snapshot (its row) and begin the next (its first parts).
+
+    Storing the row drops the parts of older snapshots; it must keep those of the next
+    one (newer), or the next snapshot is read back without its beginning. (It did not:
+    seen as a damaged snapshot in a loaded test run.)
+    """
+    from banditkit.serve.store import EventLog, Snapshot, SnapshotPart
+
+    log = EventLog(f"sqlite:///{tmp_path / 'e.db'}")
+    for seq in (6, 12):
+        log.append((), [Snapshot("rec", seq, 0.0, {"seq": seq}, b"whole %d" % seq)])
+    log.append((), parts=[SnapshotPart("rec", 18, 0, b"first half ")])
+    log.append(
+        (),
+        [Snapshot("rec", 18, 0.0, {"seq": 18}, b"")],
+        [SnapshotPart("rec", 18, 1, b"of 18"), SnapshotPart("rec", 24, 0, b"begins ")],
+    )
+    log.append(
+        (),
+        [Snapshot("rec", 24, 0.0, {"seq": 24}, b"")],
+        [SnapshotPart("rec", 24, 1, b"and ends")],
+    )
+    assert log.latest_snapshot("rec") == (24, {"seq": 24}, b"begins and ends")
+    seqs = log.conn.execute(log._sa.select(log.parts.c.seq)).all()
+    assert sorted(seq for (seq,) in seqs) == [18, 18, 24, 24]  # 6 and 12 kept whole
+    log.close()
+
+
+def test_a_reopened_log_drops_the_parts_a_stopped_writer_left(tmp_path):
+    from banditkit.serve.store import EventLog, Snapshot, SnapshotPart
+
+    log = EventLog(f"sqlite:///{tmp_path / 'e.db'}")
+    log.append(
+        (),
+        [Snapshot("rec", 6, 0.0, {"seq": 6}, b"")],
+        [SnapshotPart("rec", 6, 0, b"kept")],
+    )
+    log.append((), parts=[SnapshotPart("rec", 12, 0, b"orphan")])
+    log.append((), parts=[SnapshotPart("other", 6, 0, b"orphan too")])
+    assert log.drop_orphan_parts() == 2
+    assert log.latest_snapshot("rec") == (6, {"seq": 6}, b"kept")
+    assert len(log.conn.execute(log._sa.select(log.parts.c.seq)).all()) == 1
+    log.close()
 
 
 def test_a_first_part_replaces_what_a_killed_service_left_of_it(tmp_path):

@@ -11,7 +11,9 @@ talks to a ``Members`` object (``core.policy.Members``):
 
 ``Separate`` plays each policy on its own. A policy class may play S fresh members of one
 configuration as one stacked computation instead: its ``stack(members)`` class method
-returns such a ``Members`` or None (``Policy.stack``); :func:`stack` asks it. Each
+returns such a ``Members`` or None (``Policy.stack``); :func:`stack` asks it. Members share
+a ``Policy.stack_key``: one class (or ``stack_family``) and the same hyper-parameters, the
+seed and the class's ``stack_free`` parameters aside (NVLDB's pair rules). Each
 member's random stream is used as its separate run uses it, so the actions are those of
 S separate runs up to the order of floating-point operations (docs/performance.md,
 "Multi-seed batching").
@@ -102,24 +104,22 @@ def stack(policies: Sequence[Policy]) -> Members | None:
     (``Policy.stack``).
 
     Raises:
-        ValueError: If the policies are not fresh policies of one class with the same
-            hyper-parameters (seeds aside).
+        ValueError: If the policies are not fresh policies of one configuration: one
+            class with the same hyper-parameters, seeds aside, or the members a class
+            stacks together (``Policy.stack_key``: e.g. NVLDB's UCB and TS variants
+            under any pair rule, at one network).
     """
     policies = list(policies)
     if len(policies) < 2:
         return None
-    cls = type(policies[0])
-    params = _params_but_seed(policies[0])
+    key = policies[0].stack_key()
     for policy in policies:
-        if type(policy) is not cls or _params_but_seed(policy) != params:
+        if policy.stack_key() != key:
             raise ValueError(
                 "policies must be of one class with the same hyper-parameters "
-                f"(seeds aside); got {policy!r} besides {policies[0]!r}."
+                f"(seeds aside; Policy.stack_key); got {policy!r} besides "
+                f"{policies[0]!r}."
             )
         if policy.t or policy.d is not None:
             raise ValueError(f"policies must be fresh; {policy!r} has played.")
-    return cls.stack(policies)
-
-
-def _params_but_seed(policy: Policy) -> dict[str, Any]:
-    return {k: v for k, v in policy.get_params().items() if k != "seed"}
+    return type(policies[0]).stack(policies)

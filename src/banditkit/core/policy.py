@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import json
 import math
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
@@ -494,9 +495,42 @@ class Policy(metaclass=DeclaredMeta):
         A class that can (the practical NeuralLog policies: ``policies.parts.stacked``)
         returns a ``core.members.Members`` that plays them in lockstep, each member's
         random stream used as in its separate run; None (the default) runs them one by
-        one. ``core.members.stack`` checks that they are fresh and of one configuration.
+        one. ``core.members.stack`` checks that they are fresh and share a
+        :meth:`stack_key`.
         """
         return None
+
+    #: The hyper-parameters, besides the seed, in which the members of one stack may
+    #: differ: what the stacked play keeps per member (e.g. NVLDB's pair rule).
+    stack_free: ClassVar[frozenset[str]] = frozenset()
+    #: The name under which classes stack together (None: each class on its own), e.g.
+    #: the UCB and TS variants of one neural dueling model.
+    stack_family: ClassVar[str | None] = None
+
+    def stack_key(self) -> str:
+        """What the members of one stack share (``core.members.stack``), as JSON.
+
+        The class (or its ``stack_family``) and every hyper-parameter but the seed and
+        those of ``stack_free``: policies with equal keys are played by one ``stack``.
+
+        Example:
+            >>> from banditkit.core import make_policy
+            >>> keys = {make_policy(n, rule=r, seed=s).stack_key()
+            ...         for n in ("nvldb-ucb", "nvldb-ts") for r in ("asym", "osym")
+            ...         for s in (0, 1)}
+            >>> len(keys), make_policy("nvldb-ucb").stack_key() == make_policy(
+            ...     "nvldb-ucb", width=64).stack_key()
+            (1, False)
+        """
+        family = (
+            self.stack_family or f"{type(self).__module__}.{type(self).__qualname__}"
+        )
+        params = {
+            name: value
+            for name, value in self.get_params().items()
+            if name != "seed" and name not in self.stack_free
+        }
+        return json.dumps([family, params], sort_keys=True, default=repr)
 
     def warmup_rounds(self, horizon: int) -> int:
         """How many of the first ``horizon`` rounds this policy plays in a warm-up (0: none).

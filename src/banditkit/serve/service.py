@@ -156,6 +156,10 @@ class Service:
                 under.
         """
         self._log = EventLog(self._url, synchronous=self.config.sqlite_synchronous)
+        # nothing is being stored: parts without their snapshot were left by a stopped
+        # writer, and a snapshot still queued here starts again from its first part
+        self._log.drop_orphan_parts()
+        self._writes.restart()
         for spec in self.config.policies:
             self._check_definition(spec.id, spec.definition())
         self._restore_all()
@@ -572,6 +576,10 @@ class _SnapshotWrites:
     def add(self, snapshot: Snapshot) -> None:
         """Queue a serialised snapshot (from any thread)."""
         self._queue.append(snapshot)
+
+    def restart(self) -> None:
+        """Store the first queued snapshot from its first part again (a reopened log)."""
+        self._offset, self._part = 0, 0
 
     def next(
         self, budget: int | None

@@ -348,8 +348,11 @@ class EventLog:
     def _store(self, snapshot: Snapshot) -> None:
         """Insert a snapshot; drop that policy's older ones but the previous one.
 
-        Parts of dropped snapshots go too, and so do parts left without a snapshot by a
-        service stopped while it wrote them.
+        Parts of dropped snapshots go too: the parts older than the newest kept snapshot
+        that belong to neither kept one. Newer parts are kept: they belong to the next
+        snapshot, whose first parts may share this commit (the writer stores snapshots in
+        the order of their seq). Parts a stopped service left without a snapshot are
+        dropped when the next service opens the log (:meth:`drop_orphan_parts`).
         """
         sa = self._sa
         snaps, parts = self.snapshots, self.parts
@@ -370,9 +373,24 @@ class EventLog:
         )
         self.conn.execute(
             parts.delete().where(
-                parts.c.policy == policy, parts.c.seq.not_in([r[1] for r in kept])
+                parts.c.policy == policy,
+                parts.c.seq.not_in([r[1] for r in kept]),
+                parts.c.seq < max(r[1] for r in kept),
             )
         )
+
+    def drop_orphan_parts(self) -> int:
+        """Drop the snapshot parts without their snapshot (a stopped writer's), and commit.
+
+        For the writer when it opens the log, before it stores anything: then no snapshot
+        is being written, so every part without its row was left by a service stopped
+        while it wrote one. Returns how many were dropped.
+        """
+        snaps, parts = self.snapshots, self.parts
+        stored = self._sa.select(snaps.c.seq).where(snaps.c.policy == parts.c.policy)
+        result = self.conn.execute(parts.delete().where(parts.c.seq.not_in(stored)))
+        self.conn.commit()
+        return int(result.rowcount or 0)
 
     def register(self, policy: str, definition: dict[str, Any], ts: float) -> None:
         """Record a policy's model definition (first run only)."""

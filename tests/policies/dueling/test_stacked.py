@@ -1,4 +1,4 @@
-"""Seeds of one NVLDB / NLDB configuration trained as one stack (``dueling.stacked``).
+"""Seeds of one NVLDB / NLDB / NDB configuration trained as one stack (``dueling.stacked``).
 
 The stacked play must take the actions of the separate runs in float64 on the CPU,
 bitwise (the trainer computes a stack member by member there:
@@ -21,7 +21,10 @@ from banditkit.core.simulate import simulate_seeds
 from banditkit.experiments.config.resolved import RunSpec
 from banditkit.experiments.plan.tasks import SeedGroup, group_seeds
 from banditkit.experiments.store.tidy import load_runs
-from banditkit.policies.dueling.stacked import StackedDuels, StackedNeuralLinear
+from banditkit.nn import flat_params
+from banditkit.policies.dueling.stacked import DuelBuffers, StackedDuels
+from banditkit.policies.parts.history import PairHistory
+from banditkit.policies.parts.models.stacking import fit_stack
 
 SEEDS = [0, 1, 2]
 SMALL = {"width": 8, "steps": 3}
@@ -49,30 +52,82 @@ def _agreement(a: list, b: list) -> np.ndarray:
     )
 
 
-def test_one_stacked_fit_is_each_members_own_fit():
+def _buffers(histories: list, models: list, capacity: int = 2) -> DuelBuffers:
+    """The histories' duels in stacked buffers (grown on the way)."""
+    like = next(iter(models[0].fit_recipe(histories[0]).params.values()))
+    buffers = DuelBuffers(len(histories), histories[0].d, capacity, like)
+    for i in range(histories[0].n):
+        buffers.append(
+            np.stack([h.X1[i] for h in histories]),
+            np.stack([h.X2[i] for h in histories]),
+            np.array([h.outcome[i] for h in histories]),
+        )
+    return buffers
+
+
+def _observations(buffers: DuelBuffers, histories: list):
+    def observations(chosen: list, weighted: bool):
+        w = np.stack([histories[s].w for s in chosen]) if weighted else None
+        return buffers.pairs(chosen, w)
+
+    return observations
+
+
+@pytest.mark.parametrize("name", ["nvldb-ucb", "ndb-ucb"])
+def test_one_stacked_fit_is_each_members_own_fit(name):
     """The stack's building block against the members' own ``fit``: bitwise in float64."""
-    policies = [bk.make_policy("nvldb-ucb", seed=s, **SMALL) for s in SEEDS]
+    policies = [bk.make_policy(name, seed=s, **SMALL) for s in SEEDS]
     envs = [bk.make_env("dueling", utility="cos", d=4, n_arms=5) for _ in SEEDS]
     simulate_seeds(policies, envs, 6, SEEDS, members=Separate(policies))
     models = [p.model for p in policies]
+    histories = [p.history for p in policies]
     separate = [copy.deepcopy(m) for m in models]
-    stacked = StackedNeuralLinear(models, capacity=2)  # grown on the way
-    for i in range(policies[0].history.n):
-        stacked.append(
-            np.stack([p.history.X1[i] for p in policies]),
-            np.stack([p.history.X2[i] for p in policies]),
-            np.array([p.history.outcome[i] for p in policies]),
-        )
-    stacked.fit(np.stack([p.history.w for p in policies]))
+    buffers = _buffers(histories, models)
+    assert fit_stack(models, histories, _observations(buffers, histories)) == []
     arms = np.random.default_rng(0).normal(size=(7, 4))
-    for model, alone, policy in zip(models, separate, policies, strict=True):
-        alone.fit(policy.history)
-        for name, value in alone.params.items():
-            assert torch.equal(model.params[name], value), name
-        f, phi = model.evaluate(arms)  # the member reads its slice of the stack
-        f_alone, phi_alone = alone.evaluate(arms)
-        np.testing.assert_array_equal(phi, phi_alone)
+    for model, alone, history in zip(models, separate, histories, strict=True):
+        alone.fit(history)
+        mine, theirs = (m.fit_recipe(history).params for m in (model, alone))
+        for key, value in theirs.items():
+            assert torch.equal(mine[key], value), key
+        f, z = model.evaluate(arms)  # the member's own network after the stacked fit
+        f_alone, z_alone = alone.evaluate(arms)
+        np.testing.assert_array_equal(z, z_alone)
         np.testing.assert_array_equal(f, f_alone)
+
+
+def test_a_member_that_diverges_runs_its_own_fit():
+    """A member whose fit diverges is rescued by its own fit, bitwise its separate run.
+
+    Member 1's duels are 1000 times larger: at lr = 0.5 its stacked attempt does not
+    settle, so it refits alone at lr / 10 (kept: the next fit leaves it out of the
+    stack), as its ``NeuralModel.fit`` does; the other members keep the stacked fit.
+    """
+    policies = [
+        bk.make_policy("ndb-ucb", seed=s, width=8, steps=5, lr=0.5) for s in SEEDS
+    ]
+    for policy in policies:
+        policy.act(bk.Context(arms=np.eye(4)[:3]))  # builds the model
+    rng = np.random.default_rng(0)
+    histories = []
+    for s in SEEDS:
+        history = PairHistory(4)
+        scale = 1e3 if s == 1 else 1.0
+        for _ in range(12):
+            x1, x2 = scale * rng.normal(size=(2, 4))
+            history.append(x1, x2, float(rng.random() < 0.5))
+        histories.append(history)
+    models = [p.model for p in policies]
+    separate = [copy.deepcopy(m) for m in models]
+    buffers = _buffers(histories, models, capacity=16)
+    for fit in range(2):
+        alone = fit_stack(models, histories, _observations(buffers, histories))
+        assert alone == [1]
+        for model, own, history in zip(models, separate, histories, strict=True):
+            own.fit(history)
+            assert torch.equal(flat_params(model.mlp), flat_params(own.mlp)), fit
+            assert model.trainer.lr == own.trainer.lr
+    assert [m.trainer.lr for m in models] == [0.5, 0.05, 0.5]
 
 
 @pytest.mark.parametrize(
@@ -85,6 +140,9 @@ def test_one_stacked_fit_is_each_members_own_fit():
         ("nvldb-ucb", {"gram_mode": "incremental", "zeta_mode": "frozen"}),
         ("nvldb-ucb", {"link": "thurstone", "penalised": "head", "update_every": 3}),
         ("nvldb-ts", {"variance_mode": "oracle", "depth": 2}),
+        ("ndb-ucb", {}),
+        ("ndb-ts", {"gram": "diagonal"}),
+        ("ndb-ucb", {"link": "thurstone", "update_every": 3}),
     ],
 )
 def test_stacked_seeds_take_the_separate_runs_actions(name, params):
@@ -119,7 +177,61 @@ def test_the_runner_groups_dueling_seeds():
     tasks = group_seeds(specs, "on")
     groups = [t for t in tasks if isinstance(t, SeedGroup)]
     assert len(groups) == 1 and [s.seed for s in groups[0].specs] == SEEDS
-    assert stack([bk.make_policy("ndb-ucb", seed=s) for s in SEEDS]) is None
+    assert isinstance(
+        stack([bk.make_policy("ndb-ucb", seed=s) for s in SEEDS]), StackedDuels
+    )
+
+
+RULES = [
+    (name, rule)
+    for name in ("nvldb-ucb", "nvldb-ts")
+    for rule in ("asym", "osym", "csym")
+]
+
+
+def test_the_six_pair_rules_of_one_network_stack_and_equal_their_runs():
+    """Members that differ in their rule (and UCB / TS, NLDB beside NVLDB) share a stack.
+
+    Each member keeps its rule, its stream and its weights; only the fit is shared
+    (``Policy.stack_key``), and every member takes its separate run's pairs.
+    """
+    configs = [*RULES, ("nldb-ucb", "osym")]
+    seeds = [s for _ in configs for s in (0, 1)]
+
+    def play(stacked: bool) -> list:
+        policies = [
+            bk.make_policy(name, rule=rule, seed=s, **SMALL)
+            for name, rule in configs
+            for s in (0, 1)
+        ]
+        envs = [bk.make_env("dueling", utility="cos", d=4, n_arms=5) for _ in seeds]
+        members = stack(policies) if stacked else Separate(policies)
+        assert isinstance(members, StackedDuels) or not stacked
+        return simulate_seeds(policies, envs, 30, seeds, members=members)
+
+    separate, stacked = play(False), play(True)
+    assert _agreement(_actions(stacked), _actions(separate)).all()
+    for a, b in zip(stacked, separate, strict=True):
+        np.testing.assert_array_equal(a.regret, b.regret)
+    # the rules do differ: not every member takes the same pairs
+    assert len({tuple(np.asarray(r.actions).ravel()) for r in separate[::2]}) > 1
+
+
+def test_the_runner_batches_the_pair_rules_of_one_network():
+    env = {"utility": "cos", "d": 4, "n_arms": 5}
+    specs = [
+        RunSpec("dueling", env, name, {**SMALL, "rule": rule}, seed=s, horizon=8)
+        for name, rule in RULES
+        for s in (0, 1)
+    ]
+    specs.append(RunSpec("dueling", env, "nvldb-ucb", {"width": 16}, seed=0, horizon=8))
+    specs.append(RunSpec("dueling", env, "ndb-ucb", SMALL, seed=0, horizon=8))
+    tasks = group_seeds(specs, "on")
+    groups = [t for t in tasks if isinstance(t, SeedGroup)]
+    assert len(groups) == 1 and list(groups[0].specs) == specs[:12]
+    assert tasks[1:] == specs[12:]  # another width, another model: on their own
+    with pytest.raises(ValueError, match="stack_key"):
+        stack([bk.make_policy("nvldb-ucb", seed=0), bk.make_policy("ndb-ucb", seed=1)])
 
 
 def test_the_runner_stores_batched_duels_as_separate_runs(tmp_path):

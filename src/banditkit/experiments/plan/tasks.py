@@ -3,7 +3,9 @@
 A task is one run (:class:`~banditkit.experiments.config.resolved.RunSpec`) or a
 :class:`SeedGroup`: the seeds of one configuration (same environment, policy, parameters and
 horizon) computed as one stacked computation, where the policy offers a batched counterpart
-(``core.members``; docs/experiments.md, "Seed batching"). A backend computes either kind.
+(``core.members``; docs/experiments.md, "Seed batching"); a policy class may stack runs of
+several configurations too (``Policy.stack_key``: the pair rules of one NVLDB network). A
+backend computes either kind.
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ BATCH_SEEDS = ("auto", "on", "off")
 
 @dataclass(frozen=True)
 class SeedGroup:
-    """Runs that differ only in their seed, computed as one batch (``compute.execute``)."""
+    """Runs computed as one batch (``compute.execute``).
+
+    The seeds of a configuration, or configurations a policy class stacks together
+    (``Policy.stack_key``).
+    """
 
     specs: tuple[RunSpec, ...]
 
@@ -34,36 +40,46 @@ class SeedGroup:
         return json.dumps(["seed-group", len(self.specs), self.specs[0].kind])
 
 
-def _batchable(spec: RunSpec) -> bool:
-    """Whether the policy of ``spec`` offers a batched counterpart for its configuration.
+def _stack_key(spec: RunSpec) -> str | None:
+    """The batch ``spec`` can join, or None when its policy does not stack.
 
-    Only on contextual and dueling environments that accept every round (not replay
-    environments).
+    Runs with one key share the environment's configuration and the horizon, and their
+    policies a ``Policy.stack_key`` (seeds aside, and what the class stacks together:
+    NVLDB's pair rules at one network). Only on contextual and dueling environments
+    that accept every round (not replay environments).
     """
     try:
         env_cls = ENVIRONMENTS.get(spec.env_name)
         if getattr(env_cls, "family", None) not in ("contextual", "dueling") or (
             isinstance(env_cls, type) and issubclass(env_cls, ReplayEnv)
         ):
-            return False
+            return None
         members = [
             make_policy(spec.policy_name, **spec.policy_params, seed=s) for s in (0, 1)
         ]
-        return stack(members) is not None
+        if stack(members) is None:
+            return None
+        return json.dumps(
+            [spec.env_name, spec.env_params, spec.horizon, members[0].stack_key()],
+            sort_keys=True,
+            default=str,
+        )
     except Exception:  # the run itself will report the error
-        return False
+        return None
 
 
 def group_seeds(
     specs: list[RunSpec], batch_seeds: str = "auto", jobs: int = 1
 ) -> list[RunSpec | SeedGroup]:
-    """The tasks for ``specs``: runs that differ only in their seed as ``SeedGroup``s.
+    """The tasks for ``specs``: runs that can share a batch as ``SeedGroup``s.
 
-    "off" keeps every run on its own. "on" and "auto" group the seeds of each
-    configuration whose policy offers a stacked play (``core.members.stack``); other
-    runs stay single. "auto" also splits a group into up to ``jobs`` parts when there
-    are fewer tasks than workers (each part keeps at least two seeds), so that batching
-    does not leave workers idle; "on" keeps one group per configuration.
+    "off" keeps every run on its own. "on" and "auto" group the runs whose policy offers
+    a stacked play (``core.members.stack``) by their batch (:func:`_stack_key`): the
+    seeds of one configuration, and the configurations a policy class stacks together
+    (the pair rules of one NVLDB network); other runs stay single. "auto" also splits a
+    group into up to ``jobs`` parts when there are fewer tasks than workers (each part
+    keeps at least two runs), so that batching does not leave workers idle; "on" keeps
+    one group per batch.
 
     Raises:
         ValueError: For an unknown ``batch_seeds``.
@@ -74,20 +90,25 @@ def group_seeds(
         )
     if batch_seeds == "off":
         return list(specs)
+    keys: dict[str, str | None] = {}  # by configuration: one policy built per kind
+    for spec in specs:
+        if spec.kind not in keys:
+            keys[spec.kind] = _stack_key(spec)
     groups: dict[str, list[RunSpec]] = {}
     for spec in specs:
-        groups.setdefault(spec.kind, []).append(spec)
-    batchable = {
-        key: len(group) > 1 and _batchable(group[0]) for key, group in groups.items()
-    }
-    n_tasks = sum(1 if batchable[k] else len(g) for k, g in groups.items())
+        key = keys[spec.kind]
+        if key is not None:
+            groups.setdefault(key, []).append(spec)
+    batched = {key for key, group in groups.items() if len(group) > 1}
+    n_tasks = len(batched) + sum(keys[s.kind] not in batched for s in specs)
     tasks: list[RunSpec | SeedGroup] = []
     done: set[str] = set()
     for spec in specs:
-        key = spec.kind
-        if not batchable[key]:
+        key = keys[spec.kind]
+        if key not in batched:
             tasks.append(spec)
             continue
+        assert key is not None
         if key in done:
             continue
         done.add(key)

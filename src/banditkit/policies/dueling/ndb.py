@@ -29,7 +29,7 @@ References:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -69,6 +69,8 @@ class NeuralDuelingPolicy(NeuralDuelingBase):
             training, the duels and V live (a missing device is a ``ValueError``).
         seed: Seed of the policy's streams.
     """
+
+    stack_family: ClassVar[str | None] = "neural-dueling"
 
     gram: str = param(Choice(GRAMS), default="full")
     exact_inverse: bool = param(Flag(), default=False)
@@ -124,13 +126,17 @@ class NeuralDuelingPolicy(NeuralDuelingBase):
         self.propose(self.selector.law(f, b, self.t + 1, pair, monte_carlo(self)))
         return pair
 
-    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+    def _record(self, ctx: Context, action: Action, feedback: Feedback) -> np.ndarray:
+        """The round's duel; g of the pair (2, p) at theta_{t-1}, for V after the fit."""
         assert isinstance(action, tuple)
         i, j = action
         G = self.model.features(np.array(ctx.arms[[i, j]]))  # at theta_{t-1}
         self.history.append(ctx.arms[i], ctx.arms[j], float(feedback), arms=(i, j))
-        self._refit()
-        self.design.update(self.scale * (G[0] - G[1]))
+        return G
+
+    def _after_fit(self, recorded: np.ndarray) -> None:
+        """V += (g_1 - g_2)(g_1 - g_2)^T / m, the gradients of the pair before the fit."""
+        self.design.update(self.scale * (recorded[0] - recorded[1]))
 
 
 @POLICIES.register("ndb-ucb")

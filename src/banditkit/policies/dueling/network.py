@@ -23,11 +23,12 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-from banditkit.core import Context, DuelingPolicy
+from banditkit.core import Context, DuelingPolicy, Policy
 from banditkit.core.params import (
     POSITIVE,
     AsGiven,
@@ -39,10 +40,12 @@ from banditkit.core.params import (
     learned,
     param,
 )
+from banditkit.core.types import Action, Feedback
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm.duel_links import DuelLink, get_duel_link
 from banditkit.linalg import GramLike
 from banditkit.policies.dueling.rules import PairRule
+from banditkit.policies.dueling.stacked import StackedDuels
 from banditkit.policies.parts.history import PairHistory
 from banditkit.policies.parts.models.compute import DEVICE, DTYPE
 from banditkit.policies.parts.schedules import Periodic
@@ -94,6 +97,25 @@ class NeuralDuelingBase(DuelingPolicy):
     needs_torch = True
     #: The family of the pair rule: "ucb" or "ts" (``rules.PairRule``).
     exploration: ClassVar[str] = "ucb"
+    #: What members of one stack may differ in (``dueling.stacked``): the pair rule and
+    #: its coefficient, and what shapes the weights and the design but not the fit (the
+    #: stack trains the networks, with each member's own weights). The UCB and TS
+    #: classes of one model share a ``stack_family``: the six pair rules of one network
+    #: (and NLDB beside NVLDB) train as one stack.
+    stack_free: ClassVar[frozenset[str]] = frozenset(
+        {
+            "a",
+            "rule",
+            "tscsym_form",
+            "variance_mode",
+            "eps",
+            "gram_mode",
+            "zeta_mode",
+            "feature_scale",
+            "gram",
+            "exact_inverse",
+        }
+    )
     contract_params: ClassVar[dict[str, Any]] = {"width": 4, "steps": 2}
 
     a: float = param(Real(low=0.0), default=1.0)
@@ -143,6 +165,28 @@ class NeuralDuelingBase(DuelingPolicy):
         if self.schedule.due(self.history.n, self.design):
             self.model.fit(self.history)
             self._n_updates += 1
+
+    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        recorded = self._record(ctx, action, feedback)
+        self._refit()
+        self._after_fit(recorded)
+
+    def _record(self, ctx: Context, action: Action, feedback: Feedback) -> np.ndarray:
+        """The round's duel into the history; what ``_after_fit`` needs of the pair.
+
+        The round is split at the fit so that seeds can fit as one stack in between
+        (``dueling.stacked``).
+        """
+        raise NotImplementedError
+
+    def _after_fit(self, recorded: np.ndarray) -> None:
+        """The rest of the round after the (possible) fit: the design's update."""
+        raise NotImplementedError
+
+    @classmethod
+    def stack(cls, members: Sequence[Policy]) -> StackedDuels | None:
+        """S fresh members as one stack whose networks train together (``dueling.stacked``)."""
+        return StackedDuels(members)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ state
     def _state(self) -> dict[str, Any]:

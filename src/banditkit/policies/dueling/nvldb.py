@@ -36,12 +36,11 @@ References:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from banditkit.core import POLICIES, Context, Environment, Policy
+from banditkit.core import POLICIES, Context, Environment
 from banditkit.core.params import POSITIVE, AsGiven, Choice, Maybe, fixed, param
 from banditkit.core.types import Action, Feedback
 from banditkit.policies.dueling.network import (
@@ -50,7 +49,6 @@ from banditkit.policies.dueling.network import (
     resolve_preset,
 )
 from banditkit.policies.dueling.rules import RULES, TSCSYM_FORMS, PairRule
-from banditkit.policies.dueling.stacked import StackedDuels
 from banditkit.policies.parts.history import PairHistory
 from banditkit.policies.parts.models.device_gram import DeviceGram, gram_for, to_host
 from banditkit.policies.parts.propensity import monte_carlo
@@ -120,6 +118,8 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
             training, the duels and V live (a missing device is a ``ValueError``).
         seed: Seed of the policy's streams.
     """
+
+    stack_family: ClassVar[str | None] = "neural-linear-dueling"
 
     rule: str = param(Choice(RULES), default="asym")
     variance_mode: str = param(Choice(VARIANCE_MODES), default="estimated")
@@ -217,16 +217,6 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
         """The zeta of Eq. 5 for estimated margins df (estimated mode)."""
         sigma = np.sqrt(self._link.variance(df))
         return np.maximum(sigma, self.floor)
-
-    def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
-        phi_sel = self._record(ctx, action, feedback)
-        self._refit()
-        self._after_fit(phi_sel)
-
-    @classmethod
-    def stack(cls, members: Sequence[Policy]) -> StackedDuels | None:
-        """S fresh members as one stack whose networks train together (``dueling.stacked``)."""
-        return StackedDuels(members)  # type: ignore[arg-type]
 
     def _record(self, ctx: Context, action: Action, feedback: Feedback) -> np.ndarray:
         """The round's duel, weighted at the network in force; phi of the pair (2, D)."""

@@ -1,23 +1,25 @@
-"""S seeds of one NVLDB / NLDB configuration trained as one stacked computation.
+"""S seeds of one neural dueling configuration (NVLDB / NLDB / NDB) trained as one stack.
 
-Training is almost all of an NVLDB round (``steps`` Adam steps on every duel so far, each
-step's cost mostly fixed overhead at m = 32). ``StackedDuels`` plays S fresh members of one
-configuration in lockstep (``core.members``): each member keeps every part of its own
-separate run (history, Gram, pair rule, random stream, weights), and only their networks
-are trained together, as the members of one ``nn.fit`` stack:
+Training is almost all of a neural dueling round (``steps`` Adam steps on every duel so
+far, each step's cost mostly fixed overhead at m = 32). ``StackedDuels`` plays S fresh
+members of one configuration in lockstep (``core.members``): each member keeps every part
+of its own separate run (history, Gram, pair rule, random stream, weights, network), and
+only their fits run together, as the members of one ``nn.fit`` stack
+(``parts.models.stacking.fit_stack``):
 
-    parameters   the S networks' tensors concatenated on the member axis (S, ...); each
-                 member's model reads its own slice (a view), so the stacked fit updates
-                 the separate models in place
     data         each member's duels in preallocated device buffers (S, capacity, d),
-                 doubled when full; every round appends the S new duels, and the
-                 weights 1 / zeta_i^2 (rewritten by the members) are copied whole
+                 doubled when full (``DuelBuffers``); every round appends the S new duels,
+                 and NVLDB's weights 1 / zeta_i^2 (rewritten by the members) are copied
+                 whole at each fit
     loss         ``nn.Pairs`` over the per-member tables [X1; X2] (S, 2n, d), targets and
                  weights (S, n), the penalty towards each member's own initial draw
+    parameters   concatenated on the member axis for the fit; each member's result is
+                 copied into its own network when its own fit would keep it, and a member
+                 whose fit diverged runs its own fit (backtracking, step-size rescue)
 
-The round of each member is its separate run's round split at the fit
-(``NeuralLinearDuelingPolicy._record`` and ``_after_fit``), so the actions equal the
-separate runs' up to the order of floating-point operations in the batched products.
+The round of each member is its separate run's round split at the fit (``_record`` and
+``_after_fit`` of ``NeuralDuelingBase``), so in float64 on the CPU the actions equal the
+separate runs' bitwise; in float32 or on a GPU (batched kernels) up to rounding.
 """
 
 from __future__ import annotations
@@ -30,45 +32,38 @@ import numpy as np
 from banditkit.core.environment import Environment
 from banditkit.core.policy import Actions, Contexts, Feedbacks
 from banditkit.core.types import Action, Context
+from banditkit.policies.parts.models.stacking import fit_stack
 
 if TYPE_CHECKING:
     import torch
 
     from banditkit import nn
-    from banditkit.policies.dueling.nvldb import NeuralLinearDuelingPolicy
-    from banditkit.policies.parts.models import NeuralLinearModel
+    from banditkit.policies.dueling.network import NeuralDuelingBase
 else:
     from banditkit.core.lazy import lazy_import
 
     torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
     nn = lazy_import("banditkit.nn")
 
-__all__ = ["StackedDuels", "StackedNeuralLinear"]
+__all__ = ["DuelBuffers", "StackedDuels"]
 
 
-class StackedNeuralLinear:
-    """The S members' ``NeuralLinearModel``s trained as one stack (module docstring).
+class DuelBuffers:
+    """The S members' duels in preallocated device buffers, doubled when full.
 
     Args:
-        models: The members' models, freshly built (one configuration).
-        capacity: Duels to allocate (the horizon, when known; doubled when exceeded).
+        members: S.
+        d: The arms' dimension.
+        capacity: Duels to allocate (the horizon, when known).
+        like: A tensor of the networks' dtype and device.
     """
 
-    def __init__(self, models: Sequence[NeuralLinearModel], capacity: int) -> None:
-        first = models[0]
-        self.models = list(models)
-        self.net, self.device, self.dtype = first.net, first.device, first.dtype
-        names = list(first.params)
-        self.params = {k: torch.cat([m.params[k] for m in models]) for k in names}
-        self.params0 = {k: torch.cat([m.params0[k] for m in models]) for k in names}
-        for s, model in enumerate(self.models):  # each model reads its slice (a view)
-            model.params = {k: v[s : s + 1] for k, v in self.params.items()}
-            model.params0 = {k: v[s : s + 1] for k, v in self.params0.items()}
-        S, d = len(models), self.net.d
+    def __init__(self, members: int, d: int, capacity: int, like: torch.Tensor) -> None:
+        self.dtype, self.device = like.dtype, like.device
         cap = max(int(capacity), 1)
-        self._X1 = torch.empty((S, cap, d), dtype=self.dtype, device=self.device)
+        self._X1 = torch.empty((members, cap, d), dtype=self.dtype, device=self.device)
         self._X2 = torch.empty_like(self._X1)
-        self._y = torch.empty((S, cap), dtype=self.dtype, device=self.device)
+        self._y = torch.empty((members, cap), dtype=self.dtype, device=self.device)
         self.n = 0
 
     def append(self, x1: np.ndarray, x2: np.ndarray, outcome: np.ndarray) -> None:
@@ -82,69 +77,44 @@ class StackedNeuralLinear:
             buffer[:, n] = torch.as_tensor(value, dtype=self.dtype, device=self.device)
         self.n = n + 1
 
-    def fit(self, weights: np.ndarray) -> None:
-        """Train the S networks on their duels, weights (S, n), warm-started, in place.
+    def pairs(self, members: list[int], weights: np.ndarray | None) -> nn.Pairs:
+        """``nn.Pairs`` of the chosen members over their tables [X1; X2] (G, 2n, d).
 
-        Raises:
-            FloatingPointError: If a member's training diverged (as a separate run's).
+        The layout of each member's own fit (``DeviceObservations``): first = i,
+        second = n + i, y = the outcome; ``weights`` (G, n) or None.
         """
-        first, n = self.models[0], self.n
-        table = torch.cat([self._X1[:, :n], self._X2[:, :n]], dim=1)
+        n = self.n
+        chosen = slice(None) if len(members) == self._X1.shape[0] else members
+        table = torch.cat([self._X1[chosen, :n], self._X2[chosen, :n]], dim=1)
         rows = torch.arange(n, device=self.device)
-        w = torch.as_tensor(weights, dtype=self.dtype, device=self.device)
-        y = self._y[:, :n].contiguous()
-        pairs = nn.Pairs(table, rows, rows + n, y, w, validate=False)
-        penalties = []
-        if first.lam != 0.0:
-            names = first.net.head_names if first.penalised == "head" else None
-            center = self.params0 if first.center == "init" else None
-            penalties = [nn.L2Penalty(first.lam, center, names)]
-        result = nn.fit(
-            self.net,
-            self.params,
-            pairs,
-            first._loss_object("BradleyTerry"),
-            penalties=penalties,
-            optimizer=first.optimizer,
-            lr=first.lr,
-            steps=first.steps,
-            reduction=first.reduction,
-            inplace=True,
-            record="ends",
-            separate_members=True,  # each member's fit is its separate run's, bitwise
+        y = self._y[chosen, :n].contiguous()
+        w = (
+            None
+            if weights is None
+            else torch.as_tensor(weights, dtype=self.dtype, device=self.device)
         )
-        last = result.history[-1]
-        finite = (
-            torch.stack(
-                [p.flatten(1).isfinite().all(1) for p in self.params.values()]
-            ).all(0)
-            & last.isfinite()
-        )
-        if not bool(finite.all()):
-            bad = torch.nonzero(~finite).flatten().tolist()
-            raise FloatingPointError(
-                f"training diverged for members {bad} on {n} duels at lr={first.lr}; "
-                "use a smaller lr."
-            )
+        return nn.Pairs(table, rows, rows + n, y, w, validate=False)
 
 
-def _duels(policy: NeuralLinearDuelingPolicy) -> tuple[np.ndarray, np.ndarray]:
+def _duels(policy: NeuralDuelingBase) -> tuple[np.ndarray, np.ndarray]:
     """The rows of a member's last duel (x1, x2)."""
     return policy.history.X1[-1], policy.history.X2[-1]
 
 
 class StackedDuels:
-    """S fresh NVLDB / NLDB members of one configuration in lockstep (module docstring).
+    """S fresh neural dueling members of one configuration in lockstep (module docstring).
 
     Args:
         members: The members (``core.members.stack`` checked them: fresh, one
             configuration); they play and learn as their separate runs would.
     """
 
-    def __init__(self, members: Sequence[NeuralLinearDuelingPolicy]) -> None:
+    def __init__(self, members: Sequence[NeuralDuelingBase]) -> None:
         self.members = list(members)
-        self.stack: StackedNeuralLinear | None = None
+        self.buffers: DuelBuffers | None = None
         self._capacity = 1024
+        #: Fits in which members ran their own fit (a diverged or rescued member).
+        self.alone: list[tuple[int, list[int]]] = []
 
     def start(self, horizon: int, envs: Sequence[Environment]) -> None:
         """``begin(horizon)`` and ``attach(env)`` for each member."""
@@ -156,17 +126,18 @@ class StackedDuels:
     def act_all(self, ctxs: Sequence[Context]) -> list[Action]:
         """Each member's pair (its own model, Gram, rule and stream)."""
         actions = [m.act(c) for m, c in zip(self.members, ctxs, strict=True)]
-        if self.stack is None:  # the members built their models at this first round
-            self.stack = StackedNeuralLinear(
-                [m.model for m in self.members], self._capacity
-            )
+        if self.buffers is None:  # the members built their models at this first round
+            first = self.members[0]
+            like = next(iter(first.model.fit_recipe(first.history).params.values()))
+            assert first.d is not None
+            self.buffers = DuelBuffers(len(self.members), first.d, self._capacity, like)
         return actions
 
     def update_all(
         self, ctxs: Contexts, actions: Actions, feedbacks: Feedbacks
     ) -> None:
         """Each member's round up to its fit, one stacked fit, then the rest of it."""
-        assert self.stack is not None, "act_all comes before update_all"
+        assert self.buffers is not None, "act_all comes before update_all"
         kept = []
         for member, ctx, action, feedback in zip(
             self.members, ctxs, actions, feedbacks, strict=True
@@ -178,17 +149,31 @@ class StackedDuels:
             )
         rows = [_duels(m) for m in self.members]
         outcomes = np.array([m.history.outcome[-1] for m in self.members])
-        self.stack.append(
+        self.buffers.append(
             np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows]), outcomes
         )
         # one schedule on the same n: the members refit in the same rounds
         due = [m.schedule.due(m.history.n, m.design) for m in self.members]
         if any(due):
-            self.stack.fit(np.stack([m.history.w for m in self.members]))
-        for member, phi_sel, refitted in zip(self.members, kept, due, strict=True):
+            self._fit()
+        for member, recorded, refitted in zip(self.members, kept, due, strict=True):
             member._n_updates += int(refitted)
-            member._after_fit(phi_sel)
+            member._after_fit(recorded)
             member.t += 1
+
+    def _fit(self) -> None:
+        """Every member's fit on its duels: one stack (``parts.models.stacking``)."""
+        assert self.buffers is not None
+        histories = [m.history for m in self.members]
+        buffers = self.buffers
+
+        def observations(chosen: list[int], weighted: bool) -> nn.Pairs:
+            weights = np.stack([histories[s].w for s in chosen]) if weighted else None
+            return buffers.pairs(chosen, weights)
+
+        alone = fit_stack([m.model for m in self.members], histories, observations)
+        if alone:
+            self.alone.append((histories[0].n, alone))
 
     def n_updates_all(self) -> list[int]:
         """Each member's refits."""

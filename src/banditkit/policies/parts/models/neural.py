@@ -35,6 +35,7 @@ from banditkit.policies.parts.models.rescue import (
     saved_lr,
     settled,
 )
+from banditkit.policies.parts.models.stacking import FitRecipe
 
 if TYPE_CHECKING:
     from banditkit import nn
@@ -292,15 +293,66 @@ class NeuralModel:
             f"rescale the features or rewards, or use a smaller lr{hint}"
         )
 
-    def _fit_once(self, history: History | PairHistory | SetHistory) -> list[float]:
-        """One run of the trainer on ``history``; the objective at its ends."""
-        trainer = self.trainer
-        loss = trainer.loss
+    def _check_weights(self, history: History | PairHistory | SetHistory) -> None:
+        """Weights other than 1 need the weighted loss."""
+        loss = self.trainer.loss
         if loss != "weighted-bce" and history.n and np.any(history.w != 1.0):
             raise ValueError(
                 f"history has weights other than 1, which loss={loss!r} would ignore; "
                 "use loss='weighted-bce' (or NeuralLinearModel, which weights every loss)."
             )
+
+    def fit_recipe(self, history: PairHistory) -> FitRecipe:
+        """The trainer's next run on the duels of ``history``, as a stack member reads it.
+
+        ``parts.models.stacking.fit_stack`` trains the members of a seed stack as one;
+        the recipe is :meth:`fit`'s first attempt (``_fit_once``) on a ``PairHistory``.
+
+        Raises:
+            TypeError: For another history (rows may be ``grouped``; sets are not stacked).
+        """
+        if not isinstance(history, PairHistory) or self.trainer.loss not in (
+            "bce",
+            "weighted-bce",
+        ):
+            raise TypeError(
+                "a stacked fit reads duels (a PairHistory, loss 'bce' or "
+                f"'weighted-bce'); got {type(history).__name__} with "
+                f"loss={self.trainer.loss!r}."
+            )
+        self._check_weights(history)
+        trainer = self.trainer
+        return FitRecipe(
+            net=self.mlp.network,
+            params=nn.stack_params(self.mlp),  # views: a kept result is copied in
+            center=self.mlp.initial_params() if trainer.center == "init" else None,
+            loss=self._loss(history),
+            lam=trainer.lam,
+            names=None,
+            optimizer=trainer.optimizer,
+            lr=trainer.lr,
+            steps=trainer.steps,
+            reduction=trainer.reduction,
+            weighted=trainer.loss == "weighted-bce",
+        )
+
+    def keeps(self, first: float, last: float, params: nn.Params) -> bool:
+        """Whether :meth:`fit` keeps a first attempt from J = ``first`` to ``last``.
+
+        Kept when it did not climb (or the model does not backtrack), settled and left
+        ``params`` (the attempt's result, a stack of one) finite.
+        """
+        return (
+            (self.backtrack == 0 or bool(improved(first, last)))
+            and settled(first, last)
+            and all(bool(torch.isfinite(p).all()) for p in params.values())
+        )
+
+    def _fit_once(self, history: History | PairHistory | SetHistory) -> list[float]:
+        """One run of the trainer on ``history``; the objective at its ends."""
+        trainer = self.trainer
+        loss = trainer.loss
+        self._check_weights(history)
         lr, reduction, n = trainer.lr, trainer.reduction, float(history.n)
         grouped = (
             self.grouped and loss == "mse" and isinstance(history, History) and n > 0

@@ -38,7 +38,13 @@ from banditkit.policies.parts.models.device_history import (
     DeviceObservations,
     observations_of,
 )
-from banditkit.policies.parts.models.rescue import finite_fit, rescue, saved_lr
+from banditkit.policies.parts.models.rescue import (
+    finite_fit,
+    rescue,
+    saved_lr,
+    settled,
+)
+from banditkit.policies.parts.models.stacking import FitRecipe
 
 if TYPE_CHECKING:
     from banditkit import nn
@@ -282,6 +288,44 @@ class NeuralLinearModel:
         )
         self.params = result.params
         return [float(v) for v in result.history[:, 0].tolist()]
+
+    def fit_recipe(self, history: History | PairHistory | SetHistory) -> FitRecipe:
+        """:meth:`fit`'s first attempt on ``history``, as a stack member reads it.
+
+        ``parts.models.stacking.fit_stack`` trains the members of a seed stack as one.
+
+        Raises:
+            TypeError: If the history is not the kind ``loss`` reads.
+        """
+        loss_name, kind = LOSSES[self.loss]
+        if not isinstance(history, kind):
+            raise TypeError(
+                f"loss={self.loss!r} reads a {kind.__name__}; "
+                f"got {type(history).__name__}."
+            )
+        return FitRecipe(
+            net=self.net,
+            params=self.params,  # a kept result is copied in
+            center=self.params0 if self.center == "init" else None,
+            loss=self._loss_object(loss_name),
+            lam=self.lam,
+            names=tuple(self.net.head_names) if self.penalised == "head" else None,
+            optimizer=self.optimizer,
+            lr=self.lr,
+            steps=self.steps,
+            reduction=self.reduction,
+            weighted=True,
+        )
+
+    def keeps(self, first: float, last: float, params: Params) -> bool:
+        """Whether :meth:`fit` keeps a first attempt from J = ``first`` to ``last``.
+
+        Kept when it settled with ``params`` (its result, a stack of one) finite
+        (``rescue.finite_fit``).
+        """
+        return settled(first, last) and all(
+            bool(torch.isfinite(p).all()) for p in params.values()
+        )
 
     def _loss_object(self, loss_name: str) -> nn.Loss:
         """The ``nn`` loss of ``loss``; a pair loss through ``link`` unless logistic."""
