@@ -573,6 +573,38 @@ def test_a_reopened_log_drops_the_parts_a_stopped_writer_left(tmp_path):
     log.close()
 
 
+def test_a_damaged_snapshot_is_skipped_and_the_log_replayed(tmp_path, caplog):
+    """Restoring from a snapshot that does not read back uses the previous one."""
+    from banditkit.serve.store import EventLog
+
+    rng = np.random.default_rng(21)
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    cfg = config("linucb", snapshot_every=4)
+    service = restart(cfg, url)
+    for i in range(6):
+        ask(service, "decide", f"e{i}", ctx(rng))
+        ask(service, "feedback", f"e{i}", float(rng.random() < 0.5))
+    service.stop()
+    reference, mismatches = twin_of(url, cfg)
+    assert mismatches == 0
+    log = EventLog(url)
+    seqs = [seq for seq, _, _ in log.snapshots_of("rec")]
+    assert len(seqs) == 2  # the last two are kept
+    snaps = log.snapshots
+    log.conn.execute(
+        snaps.update().where(snaps.c.seq == seqs[0]).values(state=b"PK\x03\x04 cut")
+    )
+    log.conn.commit()
+    log.close()
+    with caplog.at_level("ERROR", logger="banditkit.serve"):
+        restarted = restart(cfg, url)
+    assert f"the snapshot after event {seqs[0]} is damaged" in caplog.text
+    state = restarted.states["rec"]
+    assert state.status()["decisions"] == 6 and state.replay_mismatches == 0
+    assert_same_state(state.policy, reference)
+    restarted.stop()
+
+
 def test_a_first_part_replaces_what_a_killed_service_left_of_it(tmp_path):
     from banditkit.serve.store import EventLog, Snapshot, SnapshotPart
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.core import Context, Policy
-from banditkit.core.serialization import policy_from_bytes
+from banditkit.core.serialization import PolicyFileError, policy_from_bytes
 from banditkit.serve.config import PolicySpec, build_policy
 from banditkit.serve.schedule import make_schedule
 from banditkit.serve.store import Event, EventLog
@@ -641,17 +641,31 @@ class PolicyState:
     def restore(self) -> int:
         """Load the last snapshot, rebuild the open windows, replay the log after it.
 
+        A snapshot that does not read back (``PolicyFileError``: damaged or truncated)
+        is logged and skipped: the previous one (each policy keeps two), else none, with
+        the log after it replayed; the log holds every event.
+
         Windows that closed meanwhile stay open until the writer's next :meth:`expire`
         (a reader's replay, such as ``serve export``, logs nothing).
 
         Returns:
             The number of events replayed.
         """
-        snap = self.log.latest_snapshot(self.id)
-        if snap is not None:
-            self._load(*snap)
+        for snap in self.log.snapshots_of(self.id):  # the newest that reads back
+            try:
+                self._load(*snap)
+            except PolicyFileError as exc:
+                logger.error(
+                    "policy %s: the snapshot after event %d is damaged (%s); "
+                    "restoring from an older one and the log after it",
+                    self.id,
+                    snap[0],
+                    exc,
+                )
+                continue
             if self.due_pending:  # the step started right after the snapshot's event
                 self.start_learning()
+            break
         replayed = 0
         for event in self.log.read(self.id, self.last_seq):
             self.apply(event)

@@ -471,24 +471,28 @@ class EventLog:
 
     def latest_snapshot(self, policy: str) -> tuple[int, dict[str, Any], bytes] | None:
         """(seq, meta, state) of ``policy``'s latest snapshot, or None."""
+        return next(iter(self.snapshots_of(policy)), None)
+
+    def snapshots_of(self, policy: str) -> list[tuple[int, dict[str, Any], bytes]]:
+        """(seq, meta, state) of each stored snapshot of ``policy``, the newest first."""
         s, p = self.snapshots, self.parts
-        row = self.conn.execute(
+        rows = self.conn.execute(
             self._sa.select(s.c.seq, s.c.meta, s.c.state)
             .where(s.c.policy == policy)
             .order_by(s.c.seq.desc(), s.c.id.desc())
-            .limit(1)
-        ).first()
-        if row is None:
-            return None
-        seq, state = int(row[0]), bytes(row[2])
-        if not state:  # stored in parts
-            pieces = self.conn.execute(
-                self._sa.select(p.c.data)
-                .where(p.c.policy == policy, p.c.seq == seq)
-                .order_by(p.c.part)
-            )
-            state = b"".join(bytes(r[0]) for r in pieces)
-        return seq, json.loads(row[1]), state
+        ).all()
+        found = []
+        for row in rows:
+            seq, state = int(row[0]), bytes(row[2])
+            if not state:  # stored in parts
+                pieces = self.conn.execute(
+                    self._sa.select(p.c.data)
+                    .where(p.c.policy == policy, p.c.seq == seq)
+                    .order_by(p.c.part)
+                )
+                state = b"".join(bytes(r[0]) for r in pieces)
+            found.append((seq, json.loads(row[1]), state))
+        return found
 
 
 def _event(row: Any) -> Event:
