@@ -20,7 +20,11 @@ import pandas as pd
 import pytest
 
 from banditkit.experiments import run_experiment
-from banditkit.experiments.compute.execute import compute_run, compute_seed_group
+from banditkit.experiments.compute.execute import (
+    compute_run,
+    compute_seed_group,
+    group_checkpoint_id,
+)
 from banditkit.experiments.config.resolve import resolve
 from banditkit.experiments.config.resolved import RunSpec
 from banditkit.experiments.plan.plan import make_plan
@@ -48,6 +52,9 @@ class _DiesAt:
 
     def load(self, run_id: str) -> bytes | None:
         return self.files.load(run_id)
+
+    def drop(self, run_id: str) -> None:
+        self.files.drop(run_id)
 
 
 def _untimed(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -146,7 +153,7 @@ STACKED = {"name": "neural-ts", "label": "NeuralTS", **STACKED_PARAMS}
 
 
 def test_runs_that_ask_for_checkpoints_are_not_batched(tmp_path):
-    """A seed batch is not checkpointed, so the runner computes such runs one by one."""
+    """A stack that cannot be resumed is not checkpointed: such runs go one by one."""
     config = tiny(
         envs=[{"name": "linear", "d": 3, "n_arms": 4}],
         policies=[STACKED],
@@ -184,3 +191,65 @@ def test_a_seed_group_given_checkpoints_runs_and_saves_run_by_run(tmp_path):
     )
     assert all(r.ok and "batched_seeds" not in r.meta for r in records)
     assert sorted(set(saved)) == sorted(spec.id for spec in specs)
+
+
+DUELS = {"utility": "cos", "d": 4, "n_arms": 5}
+DUEL_PARAMS = {"width": 6, "steps": 2}
+
+
+def _duel_group() -> SeedGroup:
+    """Two seeds x two pair rules of one NVLDB network: one resumable stack."""
+    return SeedGroup(
+        tuple(
+            RunSpec("dueling", DUELS, name, {**DUEL_PARAMS, "rule": rule}, s, 24)
+            for name, rule in (("nvldb-ucb", "asym"), ("nvldb-ts", "csym"))
+            for s in (0, 1)
+        )
+    )
+
+
+def test_a_dueling_stack_is_checkpointed_as_one_and_resumes(tmp_path):
+    """A stack killed mid-run resumes from its group checkpoint, with the same results.
+
+    The four runs go into one checkpoint every 5 rounds; the re-run finds it, resumes
+    after round 10 (the second save), and every run equals the uninterrupted group's
+    and its separate run's; the finished group's checkpoint is dropped.
+    """
+    group = _duel_group()
+    whole = compute_seed_group(group)
+    crashed = compute_seed_group(group, RunCheckpoints(5, _DiesAt(tmp_path, 3)))
+    assert not any(r.ok for r in crashed)
+    assert all("the node died" in r.meta["error"] for r in crashed)
+    saved = list(tmp_path.iterdir())
+    assert [p.name for p in saved] == [f"{group_checkpoint_id(group.specs)}.npz"]
+    resumed = compute_seed_group(group, RunCheckpoints(5, CheckpointFiles(tmp_path)))
+    assert not list(tmp_path.iterdir())  # dropped once the group is done
+    for a, b, spec in zip(whole, resumed, group.specs, strict=True):
+        assert b.ok and b.meta["resumed_at"] == 10 and b.meta["batched_seeds"] == 4
+        separate = compute_run(spec)
+        assert a.columns is not None and b.columns is not None
+        assert separate.columns is not None
+        for name, column in _untimed(a.columns).items():
+            np.testing.assert_array_equal(column, b.columns[name], err_msg=name)
+            np.testing.assert_array_equal(column, separate.columns[name], err_msg=name)
+
+
+def test_checkpointed_duels_batch_where_the_stack_resumes(tmp_path):
+    config = tiny(
+        envs=[{"name": "dueling", **DUELS}],
+        policies=[
+            {"name": "nvldb-ucb", "label": "UCB", **DUEL_PARAMS},
+            {"name": "nvldb-ts", "label": "TS", "rule": "osym", **DUEL_PARAMS},
+        ],
+        seeds=2,
+        horizon=12,
+        checkpoint_every=4,
+    )
+    plan = make_plan(resolve(config), lambda run_id: False)
+    groups = [task for task in plan.tasks if isinstance(task, SeedGroup)]
+    assert len(plan.tasks) == 1 and len(groups[0].specs) == 4
+    result = run_experiment(config, tmp_path, progress="none", figures=False)
+    assert result.ok
+    metas = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*.json")]
+    assert [m.get("batched_seeds") for m in metas] == [4, 4, 4, 4]
+    assert not list((tmp_path / "checkpoints").iterdir())

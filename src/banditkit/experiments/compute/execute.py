@@ -15,6 +15,7 @@ the config's ``resources`` give its tasks more CPUs (``compute.resources``).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import socket
@@ -33,7 +34,7 @@ from banditkit import core
 from banditkit.core.environment import Environment
 from banditkit.core.members import stack
 from banditkit.core.records import Record
-from banditkit.core.resume import Checkpoints, Snapshot
+from banditkit.core.resume import Checkpoints, Resumable, Snapshot
 from banditkit.core.simulate import RunResult, row_width, simulate_seeds
 from banditkit.core.threads import limit_threads
 from banditkit.experiments.config.resolved import RunSpec
@@ -147,11 +148,14 @@ def compute_seed_group(
 
     Each record is that of ``compute_run`` for its spec up to the order of floating-point
     operations in the policy; its ``meta`` adds ``batched_seeds`` (the group's size), and
-    ``wall_seconds`` is the group's divided by its size. A group whose configuration has
-    no batched policy, or that is given ``checkpoints``, is computed run by run (with
-    ``checkpoints``): a batch is not checkpointed (stacked members cannot be resumed
-    yet), and a run that asks for checkpoints keeps them. When the batch raises, every
-    run of the group is returned failed with the traceback.
+    ``wall_seconds`` is the group's divided by its size. Given ``checkpoints``, a batch
+    whose members can be resumed (``core.resume.Resumable``: the neural dueling stacks)
+    is checkpointed as one: every ``checkpoints.every`` rounds all its runs go into one
+    checkpoint (:func:`group_checkpoint_id`), a group that finds it resumes from it
+    (``meta["resumed_at"]``), and it is dropped once the group is done. A group whose
+    policy does not stack, or whose stack cannot be resumed, is computed run by run,
+    each run checkpointed. When the batch raises, every run of the group is returned
+    failed with the traceback.
     """
     specs = list(group.specs)
     size = len(specs)
@@ -167,17 +171,35 @@ def compute_seed_group(
                 core.make_policy(s.policy_name, **s.policy_params, seed=s.seed)
                 for s in specs
             ]
-            batch = None if checkpoints is not None else stack(policies)
-            if batch is None:  # run by run (a batch is not checkpointed)
+            batch = stack(policies)
+            if batch is None or (
+                checkpoints is not None and not isinstance(batch, Resumable)
+            ):  # run by run, each run checkpointed
                 return [compute_run(spec, checkpoints, threads) for spec in specs]
             for meta, policy in zip(metas, policies, strict=True):
                 meta["compute"] = compute_options(policy)
             envs = [core.make_env(s.env_name, **s.env_params) for s in specs]
             if policies[0].needs_torch:  # the one-time import, outside the clock
                 import_module("torch")
+            key = group_checkpoint_id(group.specs)
+            saving = None
+            if checkpoints is not None:  # the group's runs in one checkpoint
+                saving = _checkpointing(
+                    key, size, specs[0].horizon, envs[0], checkpoints
+                )
+                if saving.resume is not None:
+                    for meta in metas:
+                        meta["resumed_at"] = saving.resume.rounds
             results = simulate_seeds(
-                policies, envs, specs[0].horizon, [s.seed for s in specs], members=batch
+                policies,
+                envs,
+                specs[0].horizon,
+                [s.seed for s in specs],
+                members=batch,
+                checkpoints=saving,
             )
+            if checkpoints is not None:  # its runs are about to be stored
+                checkpoints.sink.drop(key)
     except Exception as exc:
         records = []
         for spec, meta in zip(specs, metas, strict=True):
@@ -292,16 +314,34 @@ def _checkpoints(
     """The run's checkpointing: saves into the sink, from the snapshot found there."""
     if checkpoints is None:
         return None
+    return _checkpointing(spec.id, 1, spec.horizon, env, checkpoints)
+
+
+def group_checkpoint_id(specs: tuple[RunSpec, ...]) -> str:
+    """The checkpoint id of a seed group: its runs' ids, in order, hashed.
+
+    A group formed again of the same runs (a retried task, a resumed experiment) finds its
+    checkpoint; another grouping starts its runs from round 1.
+    """
+    digest = hashlib.sha256(" ".join(s.id for s in specs).encode()).hexdigest()
+    return f"group-{digest[:16]}"
+
+
+def _checkpointing(
+    key: str, runs: int, horizon: int, env: Environment, checkpoints: RunCheckpoints
+) -> Checkpoints:
+    """Checkpoints of ``runs`` runs in lockstep under ``key``, from the one found there."""
     sink, family = checkpoints.sink, env.family
 
     def save(snapshot: Snapshot) -> None:
-        sink.save(spec.id, encode_snapshot(snapshot, spec.id, family))
+        sink.save(key, encode_snapshot(snapshot, key, family))
 
     resume = read_checkpoint(
         checkpoints,
-        spec.id,
+        key,
         width=row_width(env),
-        horizon=spec.horizon,
+        horizon=horizon,
         family=family,
+        runs=runs,
     )
     return Checkpoints(checkpoints.every, save, resume)

@@ -66,6 +66,9 @@ class _Keeper:
     def load(self, run_id: str) -> bytes | None:
         return self.files.load(run_id)
 
+    def drop(self, run_id: str) -> None:
+        self.files.drop(run_id)
+
 
 @dataclass(frozen=True)
 class KeeperSink:
@@ -80,6 +83,10 @@ class KeeperSink:
     def load(self, run_id: str) -> bytes | None:
         """The run's last checkpoint, or None."""
         return ray.get(self.keeper.load.remote(run_id))
+
+    def drop(self, run_id: str) -> None:
+        """Forget the checkpoint (a finished seed group's), then return."""
+        ray.get(self.keeper.drop.remote(run_id))
 
 
 class RayBackend:

@@ -55,8 +55,9 @@ def make_plan(
     """The plan of ``resolved``, given which run ids are ``finished``.
 
     ``backend="auto"`` is "process" when ``jobs`` > 1 and more than one run is left, else
-    "serial". A config with ``checkpoint_every`` computes every run on its own
-    (``batch_seeds`` "off"): a seed batch is not checkpointed.
+    "serial". A config with ``checkpoint_every`` batches only the runs whose batch is
+    checkpointed as one (``plan.tasks.group_seeds``, ``checkpointed``); every other run
+    is computed, and checkpointed, on its own.
 
     Example:
         >>> from banditkit.experiments.config.resolve import resolve
@@ -74,7 +75,9 @@ def make_plan(
     if backend == "auto":
         backend = "process" if jobs > 1 and len(todo) > 1 else "serial"
     workers = 1 if backend == "serial" else jobs
-    if resolved.config.checkpoint_every is not None:
-        batch_seeds = "off"  # a batch is not checkpointed: its runs would lose theirs
-    tasks = tuple(group_seeds(list(todo), batch_seeds, workers))
+    checkpointed = resolved.config.checkpoint_every is not None
+    # checkpointed runs batch only where the batch is checkpointed as one
+    tasks = tuple(
+        group_seeds(list(todo), batch_seeds, workers, checkpointed=checkpointed)
+    )
     return Plan(resolved, runs, todo, tasks, backend, workers)

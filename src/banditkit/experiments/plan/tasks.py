@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from banditkit.core import ENVIRONMENTS, make_policy
 from banditkit.core.members import stack
+from banditkit.core.resume import Resumable
 from banditkit.envs.replay import ReplayEnv
 from banditkit.experiments.config.resolved import RunSpec
 
@@ -40,8 +41,11 @@ class SeedGroup:
         return json.dumps(["seed-group", len(self.specs), self.specs[0].kind])
 
 
-def _stack_key(spec: RunSpec) -> str | None:
+def _stack_key(spec: RunSpec, checkpointed: bool = False) -> str | None:
     """The batch ``spec`` can join, or None when its policy does not stack.
+
+    ``checkpointed``: only a stack that can be checkpointed and resumed
+    (``core.resume.Resumable``); the others' runs keep their own checkpoints.
 
     Runs with one key share the environment's configuration and the horizon, and their
     policies a ``Policy.stack_key`` (seeds aside, and what the class stacks together:
@@ -57,7 +61,8 @@ def _stack_key(spec: RunSpec) -> str | None:
         members = [
             make_policy(spec.policy_name, **spec.policy_params, seed=s) for s in (0, 1)
         ]
-        if stack(members) is None:
+        batch = stack(members)
+        if batch is None or (checkpointed and not isinstance(batch, Resumable)):
             return None
         return json.dumps(
             [spec.env_name, spec.env_params, spec.horizon, members[0].stack_key()],
@@ -69,7 +74,11 @@ def _stack_key(spec: RunSpec) -> str | None:
 
 
 def group_seeds(
-    specs: list[RunSpec], batch_seeds: str = "auto", jobs: int = 1
+    specs: list[RunSpec],
+    batch_seeds: str = "auto",
+    jobs: int = 1,
+    *,
+    checkpointed: bool = False,
 ) -> list[RunSpec | SeedGroup]:
     """The tasks for ``specs``: runs that can share a batch as ``SeedGroup``s.
 
@@ -79,7 +88,8 @@ def group_seeds(
     (the pair rules of one NVLDB network); other runs stay single. "auto" also splits a
     group into up to ``jobs`` parts when there are fewer tasks than workers (each part
     keeps at least two runs), so that batching does not leave workers idle; "on" keeps
-    one group per batch.
+    one group per batch. ``checkpointed`` (runs checkpointed every N rounds): only the
+    batches that are checkpointed as one (``compute.execute.compute_seed_group``).
 
     Raises:
         ValueError: For an unknown ``batch_seeds``.
@@ -93,7 +103,7 @@ def group_seeds(
     keys: dict[str, str | None] = {}  # by configuration: one policy built per kind
     for spec in specs:
         if spec.kind not in keys:
-            keys[spec.kind] = _stack_key(spec)
+            keys[spec.kind] = _stack_key(spec, checkpointed)
     groups: dict[str, list[RunSpec]] = {}
     for spec in specs:
         key = keys[spec.kind]

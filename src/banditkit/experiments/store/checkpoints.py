@@ -114,6 +114,10 @@ class CheckpointSink(Protocol):
         """The last checkpoint of ``run_id``, or None."""
         ...
 
+    def drop(self, run_id: str) -> None:
+        """Forget the checkpoint of ``run_id`` (a finished seed group's; none: nothing)."""
+        ...
+
 
 @dataclass(frozen=True)
 class CheckpointFiles:
@@ -169,11 +173,13 @@ def read_checkpoint(
     width: int,
     horizon: int,
     family: str,
+    runs: int = 1,
 ) -> Snapshot | None:
     """The snapshot a run resumes from, or None (none kept, or one that does not fit).
 
-    A checkpoint that cannot be used is logged as a warning and ignored: the run is
-    computed from round 1 and its next checkpoint replaces it.
+    ``runs`` > 1: the checkpoint of a seed group, its runs in lockstep. A checkpoint
+    that cannot be used is logged as a warning and ignored: the run is computed from
+    round 1 and its next checkpoint replaces it.
     """
     data = checkpoints.sink.load(run_id)
     if data is None:
@@ -182,7 +188,7 @@ def read_checkpoint(
         return decode_snapshot(
             data,
             run_id=run_id,
-            runs=1,
+            runs=runs,
             width=width,
             horizon=horizon,
             family=family,

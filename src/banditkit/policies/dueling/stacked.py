@@ -25,11 +25,12 @@ separate runs' bitwise; in float32 or on a GPU (batched kernels) up to rounding.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from banditkit.core.environment import Environment
+from banditkit.core.members import Separate
 from banditkit.core.policy import Actions, Contexts, Feedbacks
 from banditkit.core.types import Action, Context
 from banditkit.policies.parts.models.stacking import fit_stack
@@ -123,14 +124,47 @@ class StackedDuels:
             member.begin(horizon)
             member.attach(env)
 
+    def state_dicts(self) -> list[dict[str, Any]]:
+        """Each member's ``state_dict()`` (a checkpoint: ``core.resume``)."""
+        return [m.state_dict() for m in self.members]
+
+    def resume(
+        self,
+        horizon: int,
+        envs: Sequence[Environment],
+        states: Sequence[dict[str, Any]],
+    ) -> None:
+        """Instead of :meth:`start`: each member takes its state; the buffers are refilled.
+
+        Raises:
+            ValueError: If a state is invalid, or was saved under another horizon.
+        """
+        Separate(self.members).resume(horizon, envs, states)
+        self._capacity = horizon
+        self.buffers = None
+        if self.members[0].d is not None:  # past the first round: the duels so far
+            self._buffers()
+            assert self.buffers is not None
+            histories = [m.history for m in self.members]
+            for i in range(histories[0].n):
+                self.buffers.append(
+                    np.stack([h.X1[i] for h in histories]),
+                    np.stack([h.X2[i] for h in histories]),
+                    np.array([h.outcome[i] for h in histories]),
+                )
+
+    def _buffers(self) -> None:
+        """The members' duel buffers, once their models exist (after the first act)."""
+        first = self.members[0]
+        like = next(iter(first.model.fit_recipe(first.history).params.values()))
+        assert first.d is not None
+        self.buffers = DuelBuffers(len(self.members), first.d, self._capacity, like)
+
     def act_all(self, ctxs: Sequence[Context]) -> list[Action]:
         """Each member's pair (its own model, Gram, rule and stream)."""
         actions = [m.act(c) for m, c in zip(self.members, ctxs, strict=True)]
         if self.buffers is None:  # the members built their models at this first round
-            first = self.members[0]
-            like = next(iter(first.model.fit_recipe(first.history).params.values()))
-            assert first.d is not None
-            self.buffers = DuelBuffers(len(self.members), first.d, self._capacity, like)
+            self._buffers()
         return actions
 
     def update_all(
