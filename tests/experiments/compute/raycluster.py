@@ -40,6 +40,7 @@ class LocalCluster:
     temp_dir: str
     address: str = ""
     nodes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    killed: set[int] = field(default_factory=set)
 
     @property
     def log(self) -> Any:
@@ -63,19 +64,28 @@ class LocalCluster:
             head = ["--head", f"--port={port}", "--num-cpus=0"]
             cluster._node([*head, "--node-ip-address=127.0.0.1"])
             cluster._wait(1)
-            for n in range(workers):  # one after the other: a loaded GCS times out
-                cluster._node(
-                    [
-                        f"--address={cluster.address}",
-                        f"--num-cpus={cpus}",
-                        "--node-ip-address=127.0.0.1",
-                    ]
-                )
-                cluster._wait(2 + n)
+            for _ in range(workers):  # one after the other: a loaded GCS times out
+                cluster.add_worker(cpus)
         except BaseException:
             cluster.stop()
             raise
         return cluster
+
+    @property
+    def workers(self) -> list[int]:
+        """The indices of the worker nodes still alive."""
+        return [i for i in range(1, len(self.nodes)) if i not in self.killed]
+
+    def add_worker(self, cpus: int = 1) -> None:
+        """Start one more worker node of ``cpus`` CPUs and wait until it is up."""
+        self._node(
+            [
+                f"--address={self.address}",
+                f"--num-cpus={cpus}",
+                "--node-ip-address=127.0.0.1",
+            ]
+        )
+        self._wait(1 + len(self.workers))
 
     def _node(self, args: list[str]) -> None:
         command = [RAY, "start", "--block", "--disable-usage-stats", *args]
@@ -95,8 +105,8 @@ class LocalCluster:
         """Until ``alive`` nodes are up (asked of the head with ``ray status``)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            for node in self.nodes:
-                if node.poll() is not None:
+            for index, node in enumerate(self.nodes):
+                if index not in self.killed and node.poll() is not None:
                     logs = sorted(Path(self.temp_dir).glob("node*.log"))
                     tail = "".join(p.read_text(errors="replace")[-2000:] for p in logs)
                     raise RuntimeError(
@@ -116,6 +126,7 @@ class LocalCluster:
     def kill_node(self, index: int) -> None:
         """Kill node ``index`` (0: the head) and everything it runs, as a lost machine."""
         node = self.nodes[index]
+        self.killed.add(index)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(node.pid, signal.SIGKILL)
         node.wait(timeout=30)

@@ -53,13 +53,15 @@ def cluster():
         nodes.stop()
 
 
-def _kill_when_checkpointed(cluster: LocalCluster, out: Path, killed: list[float]):
-    """Kill worker node 1 once both runs have a checkpoint (or give up after 120 s)."""
+def _kill_when_checkpointed(
+    cluster: LocalCluster, out: Path, killed: list[float], node: int = 1
+):
+    """Kill worker ``node`` once both tasks have a checkpoint (or give up after 120 s)."""
     deadline = time.monotonic() + 120
     folder = out / "checkpoints"
     while time.monotonic() < deadline:
         if len(list(folder.glob("*.npz"))) >= 2:
-            cluster.kill_node(1)
+            cluster.kill_node(node)
             killed.append(time.monotonic())
             return
         time.sleep(0.005)
@@ -107,5 +109,97 @@ def test_a_killed_worker_node_costs_a_few_rounds_not_the_results(cluster, tmp_pa
     run_experiment(CONFIG, reference, backend="serial", progress="none", figures=False)
     ours, ref = untimed_tables(out), untimed_tables(reference)
     assert ours.keys() == ref.keys() and len(ref) == 2
+    for key, table in ref.items():
+        pd.testing.assert_frame_equal(ours[key], table, check_exact=True)
+
+
+DUEL_EVERY = 50
+DUEL_CONFIG = tiny(
+    envs=[{"name": "dueling", "utility": "cos", "d": 4, "n_arms": 5}],
+    policies=[  # two networks: two seed stacks, one per worker node
+        {"name": "nvldb-ucb", "label": "narrow", "width": 4, "steps": 2},
+        {"name": "nvldb-ts", "label": "wide", "width": 6, "steps": 2},
+    ],
+    seeds=2,
+    horizon=1500,
+    checkpoint_every=DUEL_EVERY,
+)
+
+
+@pytest.fixture
+def fresh_cluster():
+    """A cluster of its own: a head and two worker nodes of one CPU each."""
+    if not Path(RAY).is_file():
+        pytest.skip(
+            f"the cluster test starts nodes with Ray's command, not found at {RAY}"
+        )
+    nodes = LocalCluster.start(workers=2)
+    try:
+        yield nodes
+    finally:
+        nodes.stop()
+
+
+def test_a_killed_worker_node_resumes_its_seed_stack(fresh_cluster, tmp_path):
+    """The same for two seed stacks, each checkpointed as one (``group-*.npz``).
+
+    Two worker nodes of one CPU each: one stack runs on each; the killed node's stack
+    resumes on the other afterwards.
+    """
+    cluster = fresh_cluster
+    config = write_yaml(tmp_path / "exp.yaml", DUEL_CONFIG)
+    out = tmp_path / "cluster"
+    killed: list[float] = []
+    killer = threading.Thread(
+        target=_kill_when_checkpointed,
+        args=(cluster, out, killed, cluster.workers[0]),
+        daemon=True,
+    )
+    killer.start()
+    driver = subprocess.run(
+        [
+            *BANDITKIT,
+            "run",
+            str(config),
+            "--out",
+            str(out),
+            "--backend",
+            "ray",
+            "--address",
+            cluster.address,
+            "--progress",
+            "log",
+        ],
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    killer.join(timeout=5)
+    assert killed, "no worker was killed: the stacks ended before both had a checkpoint"
+    assert driver.returncode == 0, driver.stderr[-3000:]
+    store = RunStore(out)
+    metas = [store.read_meta(run_id) for run_id in untimed_tables(out)]
+    assert [m["batched_seeds"] for m in metas] == [2, 2, 2, 2]
+    resumed = [m["resumed_at"] for m in metas if "resumed_at" in m]
+    # the killed node's stack: both its runs resume from one checkpoint
+    assert len(resumed) == 2 and len(set(resumed)) == 1, (
+        resumed,
+        driver.stderr[-2000:],
+    )
+    assert resumed[0] % DUEL_EVERY == 0 and resumed[0] >= DUEL_EVERY
+    assert not list((out / "checkpoints").iterdir())
+
+    reference = tmp_path / "serial"
+    run_experiment(
+        DUEL_CONFIG,
+        reference,
+        backend="serial",
+        progress="none",
+        figures=False,
+        batch_seeds="off",  # each run on its own: the stacks equal them bitwise
+    )
+    ours, ref = untimed_tables(out), untimed_tables(reference)
+    assert ours.keys() == ref.keys() and len(ref) == 4
     for key, table in ref.items():
         pd.testing.assert_frame_equal(ours[key], table, check_exact=True)
