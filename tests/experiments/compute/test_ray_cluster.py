@@ -40,8 +40,8 @@ CONFIG = tiny(
 )
 
 
-@pytest.fixture(scope="module")
-def cluster():
+def _local_cluster():
+    """A head and two worker nodes of one CPU each, killed at the end whatever happens."""
     if not Path(RAY).is_file():
         pytest.skip(
             f"the cluster test starts nodes with Ray's command, not found at {RAY}"
@@ -51,6 +51,11 @@ def cluster():
         yield nodes
     finally:
         nodes.stop()
+
+
+cluster = pytest.fixture(scope="module", name="cluster")(_local_cluster)
+#: A cluster of its own, for a test that must not follow another test's killed node.
+fresh_cluster = pytest.fixture(name="fresh_cluster")(_local_cluster)
 
 
 def _kill_when_checkpointed(
@@ -67,29 +72,31 @@ def _kill_when_checkpointed(
         time.sleep(0.005)
 
 
-def test_a_killed_worker_node_costs_a_few_rounds_not_the_results(cluster, tmp_path):
-    config = write_yaml(tmp_path / "exp.yaml", CONFIG)
+def _run_killing_a_node(
+    cluster: LocalCluster, config: dict, tmp_path: Path, node: int, *args: str
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """``banditkit run`` on the cluster, killing worker ``node`` once two checkpoints exist."""
+    path = write_yaml(tmp_path / "exp.yaml", config)
     out = tmp_path / "cluster"
     killed: list[float] = []
     killer = threading.Thread(
-        target=_kill_when_checkpointed, args=(cluster, out, killed), daemon=True
+        target=_kill_when_checkpointed, args=(cluster, out, killed, node), daemon=True
     )
     killer.start()
     driver = subprocess.run(  # the driver gets the cluster's token from its environment
         [
             *BANDITKIT,
             "run",
-            str(config),
+            str(path),
             "--out",
             str(out),
             "--backend",
             "ray",
             "--address",
             cluster.address,
-            "--batch-seeds",
-            "off",
             "--progress",
             "log",
+            *args,
         ],
         env=cluster.env,
         capture_output=True,
@@ -97,8 +104,13 @@ def test_a_killed_worker_node_costs_a_few_rounds_not_the_results(cluster, tmp_pa
         timeout=600,
     )
     killer.join(timeout=5)
-    assert killed, "no worker was killed: the runs ended before both had a checkpoint"
+    assert killed, "no worker was killed: the runs ended before two had a checkpoint"
     assert driver.returncode == 0, driver.stderr[-3000:]
+    return out, driver
+
+
+def test_a_killed_worker_node_costs_a_few_rounds_not_the_results(cluster, tmp_path):
+    out, _ = _run_killing_a_node(cluster, CONFIG, tmp_path, 1, "--batch-seeds", "off")
     store = RunStore(out)
     metas = [store.read_meta(run_id) for run_id in untimed_tables(out)]
     resumed = [m["resumed_at"] for m in metas if "resumed_at" in m]
@@ -126,20 +138,6 @@ DUEL_CONFIG = tiny(
 )
 
 
-@pytest.fixture
-def fresh_cluster():
-    """A cluster of its own: a head and two worker nodes of one CPU each."""
-    if not Path(RAY).is_file():
-        pytest.skip(
-            f"the cluster test starts nodes with Ray's command, not found at {RAY}"
-        )
-    nodes = LocalCluster.start(workers=2)
-    try:
-        yield nodes
-    finally:
-        nodes.stop()
-
-
 def test_a_killed_worker_node_resumes_its_seed_stack(fresh_cluster, tmp_path):
     """The same for two seed stacks, each checkpointed as one (``group-*.npz``).
 
@@ -147,37 +145,9 @@ def test_a_killed_worker_node_resumes_its_seed_stack(fresh_cluster, tmp_path):
     resumes on the other afterwards.
     """
     cluster = fresh_cluster
-    config = write_yaml(tmp_path / "exp.yaml", DUEL_CONFIG)
-    out = tmp_path / "cluster"
-    killed: list[float] = []
-    killer = threading.Thread(
-        target=_kill_when_checkpointed,
-        args=(cluster, out, killed, cluster.workers[0]),
-        daemon=True,
+    out, driver = _run_killing_a_node(
+        cluster, DUEL_CONFIG, tmp_path, cluster.workers[0]
     )
-    killer.start()
-    driver = subprocess.run(
-        [
-            *BANDITKIT,
-            "run",
-            str(config),
-            "--out",
-            str(out),
-            "--backend",
-            "ray",
-            "--address",
-            cluster.address,
-            "--progress",
-            "log",
-        ],
-        env=cluster.env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    killer.join(timeout=5)
-    assert killed, "no worker was killed: the stacks ended before both had a checkpoint"
-    assert driver.returncode == 0, driver.stderr[-3000:]
     store = RunStore(out)
     metas = [store.read_meta(run_id) for run_id in untimed_tables(out)]
     assert [m["batched_seeds"] for m in metas] == [2, 2, 2, 2]

@@ -29,7 +29,7 @@ References:
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -40,8 +40,16 @@ from banditkit.linalg import DiagonalGram, Gram
 from banditkit.policies.dueling.network import NeuralDuelingBase
 from banditkit.policies.dueling.rules import PairRule
 from banditkit.policies.parts.history import PairHistory
+from banditkit.policies.parts.models import NeuralModel
 from banditkit.policies.parts.propensity import monte_carlo
 from banditkit.policies.parts.schedules import Periodic
+
+if TYPE_CHECKING:
+    from banditkit import nn
+else:
+    from banditkit.core.lazy import lazy_import
+
+    nn = lazy_import("banditkit.nn")  # PyTorch: imported at first use
 
 __all__ = ["NDBTS", "NDBUCB", "NeuralDuelingPolicy"]
 
@@ -83,10 +91,7 @@ class NeuralDuelingPolicy(NeuralDuelingBase):
             )
 
     def _build(self, d: int, generator: Any) -> None:
-        from banditkit.nn import Trainer
-        from banditkit.policies.parts.models import NeuralModel
-
-        trainer = Trainer(
+        trainer = nn.Trainer(
             loss="bce",
             lam=self.lam,
             center="init",

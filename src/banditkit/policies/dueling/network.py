@@ -24,7 +24,7 @@ References:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -49,6 +49,13 @@ from banditkit.policies.dueling.stacked import StackedDuels
 from banditkit.policies.parts.history import PairHistory
 from banditkit.policies.parts.models.compute import DEVICE, DTYPE
 from banditkit.policies.parts.schedules import Periodic
+
+if TYPE_CHECKING:
+    from banditkit import nn
+else:
+    from banditkit.core.lazy import lazy_import
+
+    nn = lazy_import("banditkit.nn")  # PyTorch: imported at first use
 
 __all__ = ["DUEL_LINK", "PRESETS", "NeuralDuelingBase", "resolve_preset"]
 
@@ -150,10 +157,8 @@ class NeuralDuelingBase(DuelingPolicy):
         raise NotImplementedError
 
     def _setup(self, ctx: Context) -> None:
-        from banditkit.nn import make_generator
-
         assert self.d is not None
-        self._build(self.d, make_generator(self.rng))
+        self._build(self.d, nn.make_generator(self.rng))
 
     def pair_scores(self, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
         """Return f (K,) and the bonuses b (K, K) of the pair rule (without a)."""
@@ -199,10 +204,8 @@ class NeuralDuelingBase(DuelingPolicy):
 
     def _load_state(self, state: dict[str, Any]) -> None:
         assert self.d is not None
-        from banditkit.nn import make_generator
-
         # the parameters come from the state: a throw-away stream for the initial draw
-        self._build(self.d, make_generator(np.random.default_rng(0)))
+        self._build(self.d, nn.make_generator(np.random.default_rng(0)))
         self.history.load_state_dict(state["history"])
         self.schedule.load_state_dict(state["schedule"])
         self.model.load_state_dict(state["model"])

@@ -36,7 +36,7 @@ References:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -50,12 +50,10 @@ from banditkit.policies.dueling.network import (
 )
 from banditkit.policies.dueling.rules import RULES, TSCSYM_FORMS, PairRule
 from banditkit.policies.parts.history import PairHistory
+from banditkit.policies.parts.models import NeuralLinearModel
 from banditkit.policies.parts.models.device_gram import DeviceGram, gram_for, to_host
 from banditkit.policies.parts.propensity import monte_carlo
 from banditkit.policies.parts.schedules import Periodic
-
-if TYPE_CHECKING:
-    from banditkit.policies.parts.models import NeuralLinearModel
 
 __all__ = [
     "GRAM_MODES",
@@ -164,8 +162,6 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
         self._env = env
 
     def _build(self, d: int, generator: Any) -> None:
-        from banditkit.policies.parts.models import NeuralLinearModel
-
         self.model: NeuralLinearModel = NeuralLinearModel(
             d,
             width=self._m,
