@@ -56,12 +56,7 @@ def _buffers(histories: list, models: list, capacity: int = 2) -> DuelBuffers:
     """The histories' duels in stacked buffers (grown on the way)."""
     like = next(iter(models[0].fit_recipe(histories[0]).params.values()))
     buffers = DuelBuffers(len(histories), histories[0].d, capacity, like)
-    for i in range(histories[0].n):
-        buffers.append(
-            np.stack([h.X1[i] for h in histories]),
-            np.stack([h.X2[i] for h in histories]),
-            np.array([h.outcome[i] for h in histories]),
-        )
+    buffers.sync(histories)  # grown past ``capacity`` on the way
     return buffers
 
 

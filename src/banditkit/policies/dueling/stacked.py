@@ -8,7 +8,7 @@ only their fits run together, as the members of one ``nn.fit`` stack
 (``parts.models.stacking.fit_stack``):
 
     data         each member's duels in preallocated device buffers (S, capacity, d),
-                 doubled when full (``DuelBuffers``); every round appends the S new duels,
+                 doubled when full (``DuelBuffers``); every round copies the S new duels,
                  and NVLDB's weights 1 / zeta_i^2 (rewritten by the members) are copied
                  whole at each fit
     loss         ``nn.Pairs`` over the per-member tables [X1; X2] (S, 2n, d), targets and
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from banditkit import nn
     from banditkit.policies.dueling.network import NeuralDuelingBase
+    from banditkit.policies.parts.history import PairHistory
 else:
     from banditkit.core.lazy import lazy_import
 
@@ -67,16 +68,29 @@ class DuelBuffers:
         self._y = torch.empty((members, cap), dtype=self.dtype, device=self.device)
         self.n = 0
 
-    def append(self, x1: np.ndarray, x2: np.ndarray, outcome: np.ndarray) -> None:
-        """The S new duels: rows (S, d) and outcomes (S,), one copy to the device."""
-        n = self.n
-        if n == self._X1.shape[1]:  # grow geometrically
-            self._X1 = torch.cat([self._X1, torch.empty_like(self._X1)], dim=1)
-            self._X2 = torch.cat([self._X2, torch.empty_like(self._X2)], dim=1)
-            self._y = torch.cat([self._y, torch.empty_like(self._y)], dim=1)
-        for buffer, value in ((self._X1, x1), (self._X2, x2), (self._y, outcome)):
-            buffer[:, n] = torch.as_tensor(value, dtype=self.dtype, device=self.device)
-        self.n = n + 1
+    def sync(self, histories: Sequence[PairHistory]) -> None:
+        """Copy the duels the S histories gained since the last call (one block each).
+
+        Every round adds one duel per member; a resumed stack copies all of them.
+        """
+        n, total = self.n, histories[0].n
+        if total == n:
+            return
+        capacity = self._X1.shape[1]
+        if total > capacity:  # grow geometrically
+            grown = max(2 * capacity, total)
+            self._X1, self._X2, self._y = (
+                torch.cat(
+                    [b, b.new_empty((b.shape[0], grown - capacity, *b.shape[2:]))], 1
+                )
+                for b in (self._X1, self._X2, self._y)
+            )
+        for buffer, name in ((self._X1, "X1"), (self._X2, "X2"), (self._y, "outcome")):
+            rows = np.stack([getattr(h, name)[n:total] for h in histories])
+            buffer[:, n:total] = torch.as_tensor(
+                rows, dtype=self.dtype, device=self.device
+            )
+        self.n = total
 
     def pairs(self, members: list[int], weights: np.ndarray | None) -> nn.Pairs:
         """``nn.Pairs`` of the chosen members over their tables [X1; X2] (G, 2n, d).
@@ -95,11 +109,6 @@ class DuelBuffers:
             else torch.as_tensor(weights, dtype=self.dtype, device=self.device)
         )
         return nn.Pairs(table, rows, rows + n, y, w, validate=False)
-
-
-def _duels(policy: NeuralDuelingBase) -> tuple[np.ndarray, np.ndarray]:
-    """The rows of a member's last duel (x1, x2)."""
-    return policy.history.X1[-1], policy.history.X2[-1]
 
 
 class StackedDuels:
@@ -145,13 +154,7 @@ class StackedDuels:
         if self.members[0].d is not None:  # past the first round: the duels so far
             self._buffers()
             assert self.buffers is not None
-            histories = [m.history for m in self.members]
-            for i in range(histories[0].n):
-                self.buffers.append(
-                    np.stack([h.X1[i] for h in histories]),
-                    np.stack([h.X2[i] for h in histories]),
-                    np.array([h.outcome[i] for h in histories]),
-                )
+            self.buffers.sync([m.history for m in self.members])
 
     def _buffers(self) -> None:
         """The members' duel buffers, once their models exist (after the first act)."""
@@ -181,11 +184,7 @@ class StackedDuels:
             kept.append(
                 member._record(ctx, checked, member._check_feedback(feedback, checked))
             )
-        rows = [_duels(m) for m in self.members]
-        outcomes = np.array([m.history.outcome[-1] for m in self.members])
-        self.buffers.append(
-            np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows]), outcomes
-        )
+        self.buffers.sync([m.history for m in self.members])
         # one schedule on the same n: the members refit in the same rounds
         due = [m.schedule.due(m.history.n, m.design) for m in self.members]
         if any(due):
