@@ -252,3 +252,38 @@ def test_any_body_is_answered_without_harm(live, body, endpoint):
         assert r.status_code in (404, 409, 422) and r.json()["detail"]
         assert after["decisions"] == before["decisions"]
         assert after["feedbacks"] == before["feedbacks"]
+
+
+def test_freeze_gc_moves_the_start_up_out_of_full_collections(tmp_path):
+    """``freeze_gc`` (set by ``banditkit serve run``) freezes what lives at start-up, and
+    every collection of the garbage collector is timed in ``/metrics``."""
+    import gc
+
+    from starlette.testclient import TestClient
+
+    from banditkit.serve.app import create_app
+
+    service = open_service(CONFIG, f"sqlite:///{tmp_path / 'e.db'}")
+    assert gc.get_freeze_count() == 0
+    callbacks = list(gc.callbacks)
+    try:
+        with TestClient(create_app(service, {"rec": TOKEN}, freeze_gc=True)) as client:
+            frozen = gc.get_freeze_count()
+            assert (
+                frozen > 1000
+            )  # the interpreter's start-up: modules, classes, policies
+            gc.collect()
+            text = client.get("/metrics").text
+            line = next(
+                row
+                for row in text.splitlines()
+                if row.startswith(
+                    'banditkit_serve_gc_pause_seconds_count{generation="2"}'
+                )
+            )
+            assert float(line.split()[-1]) >= 1.0
+        # frozen objects are still freed when their last reference goes (the app's own)
+        assert 0 < frozen - gc.get_freeze_count() < frozen // 10
+    finally:
+        gc.unfreeze()
+    assert gc.callbacks == callbacks  # a stopped app no longer times collections

@@ -100,7 +100,9 @@ def run(
     service.open()
     logging.getLogger("banditkit.serve").info("event log: %s", service.url)
     uvicorn.run(
-        create_app(service, tokens),
+        # the start-up's objects out of the garbage collector's full collections, which
+        # otherwise stop every thread for tens of milliseconds (create_app, freeze_gc)
+        create_app(service, tokens, freeze_gc=True),
         host=host,
         port=port,
         access_log=access_log,

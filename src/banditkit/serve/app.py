@@ -21,6 +21,7 @@ nothing.
 from __future__ import annotations
 
 import asyncio
+import gc
 import hmac
 import json
 import logging
@@ -441,7 +442,12 @@ def _ref(model: type[BaseModel]) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{model.__name__}"}
 
 
-def create_app(service: Service, tokens: Mapping[str, str | None] | None = None) -> Any:
+def create_app(
+    service: Service,
+    tokens: Mapping[str, str | None] | None = None,
+    *,
+    freeze_gc: bool = False,
+) -> Any:
     """The ASGI app serving an opened :class:`Service` (its writer starts with the app).
 
     The app is the :class:`Guard` in front of a FastAPI app: the guard answers decide and
@@ -452,6 +458,14 @@ def create_app(service: Service, tokens: Mapping[str, str | None] | None = None)
         service: The service, after :meth:`Service.open`.
         tokens: Each policy's bearer token (None: no token); default
             ``service.config.tokens()`` (read from the environment).
+        freeze_gc: Once the writer has started, move every object alive to the garbage
+            collector's permanent generation (``gc.freeze()``), so that its full
+            collections no longer scan the interpreter's start-up (the imports, the
+            restored policies): with the service imported a full collection stopped every
+            thread for 57-68 ms, after the freeze for microseconds. Frozen objects are
+            still freed when their last reference goes; only a reference cycle among them
+            would stay. ``banditkit serve run`` sets it; it is process-wide, so it is off
+            for apps built in a process that makes many (tests).
     """
     tokens = dict(service.config.tokens() if tokens is None else tokens)
     metrics = Metrics(service.states)
@@ -460,9 +474,14 @@ def create_app(service: Service, tokens: Mapping[str, str | None] | None = None)
     @asynccontextmanager
     async def lifespan(_app: Any) -> Any:
         service.start()
+        if freeze_gc:
+            gc.collect()
+            gc.freeze()
+        gc.callbacks.append(metrics.collecting)
         try:
             yield
         finally:
+            gc.callbacks.remove(metrics.collecting)
             await asyncio.get_running_loop().run_in_executor(None, service.stop)
 
     app = FastAPI(

@@ -7,12 +7,16 @@
     banditkit_serve_<count>_total{policy}                        decisions, feedbacks, defaults,
                                                                  updates, late, duplicates
     banditkit_serve_{pending,buffered,model_version,log_position}{policy}   current values
+    banditkit_serve_gc_pause_seconds{generation}                 one collection of Python's
+                                                                 cyclic garbage collector,
+                                                                 which stops every thread
 
 Each app has its own registry (several services can live in one process, as in tests).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -105,8 +109,25 @@ class Metrics:
             buckets=_BATCH_BUCKETS,
             registry=self.registry,
         )
+        self.gc_seconds = Histogram(
+            "banditkit_serve_gc_pause_seconds",
+            "one collection of the cyclic garbage collector (every thread waits)",
+            ["generation"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
         self.registry.register(_PolicyCounts(states))
         self._children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+        self._gc_started = 0.0
+
+    def collecting(self, phase: str, info: dict[str, Any]) -> None:
+        """A ``gc.callbacks`` entry: time each collection of the garbage collector."""
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        elif self._gc_started:
+            seconds = time.perf_counter() - self._gc_started
+            self._gc_started = 0.0
+            self.gc_seconds.labels(str(info.get("generation", ""))).observe(seconds)
 
     def committed(self, seconds: float, events: int) -> None:
         """Record one group commit."""
