@@ -98,8 +98,8 @@ def measure(name: str, work: SeedBatch, quick: bool, clock: str) -> dict[str, An
                 cpu.setdefault(key, []).append(c)
             loads.append(host()["loadavg"])
         separate = results.get("separate") or work.play(seeds, False, T)
-    pairs = [
-        np.all(np.asarray(a.actions) == np.asarray(b.actions), axis=-1)
+    pairs = [  # per round (actions may be arms, pairs or assortments of any size)
+        [np.array_equal(x, y) for x, y in zip(a.actions, b.actions, strict=True)]
         for a, b in zip(results["stack"], separate, strict=True)
     ]
     regret_gap = max(

@@ -1,4 +1,5 @@
-"""The seed-stack benchmarks (NVLDB, NeuralTS) run end to end on tiny workloads."""
+"""The seed-stack benchmarks (NVLDB, NDB, NeuralTS, Neural-ES, eps-greedy-MNL) run end to end
+on tiny workloads."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from benchmarks import (
     ensemble_seed_batch,
+    mnl_seed_batch,
     ndb_seed_batch,
     neural_seed_batch,
     nvldb_rule_batch,
@@ -25,6 +27,7 @@ from benchmarks import (
         (nvldb_rule_batch, 1.0),  # six rules, one seed: members of one stack
         (neural_seed_batch, 1.0),  # GD in float64: the separate runs' actions
         (ensemble_seed_batch, 1.0),
+        (mnl_seed_batch, 1.0),  # batched kernels: the offers of the separate runs
     ],
 )
 def test_tiny_workload_reports_the_ratio_and_the_equal_pairs(
@@ -33,7 +36,7 @@ def test_tiny_workload_reports_the_ratio_and_the_equal_pairs(
     bench: ModuleType,
     least_same_pairs: float,
 ) -> None:
-    monkeypatch.setattr(bench, "HORIZON", 12)
+    monkeypatch.setattr(bench, "HORIZON", 40 if bench is mnl_seed_batch else 12)
     if bench is not nvldb_rule_batch:  # its members are six rules x seed 0
         monkeypatch.setattr(bench, "SEEDS", [0, 1, 2])
     monkeypatch.setattr(bench, "POLICY_PARAMS", {"width": 6, "steps": 2})

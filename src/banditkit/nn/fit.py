@@ -113,6 +113,11 @@ def _check_members(
         raise ValueError(
             f"obs.X has {obs.X.shape[0]} member tables; the stack has M = {M}."
         )
+    items = getattr(obs, "items", None)  # Sets: per-member sets with per-member tables
+    if items is not None and items.ndim == 3 and items.shape[0] != M:
+        raise ValueError(
+            f"obs.items has {items.shape[0]} member sets; the stack has M = {M}."
+        )
     for name in ("y", "weights"):
         value = getattr(obs, name, None)
         if value is not None and value.ndim == 2 and value.shape[0] != M:

@@ -125,8 +125,8 @@ def mnl_nll(u: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> torch.Tenso
     Args:
         u: Utilities (..., n, S); entries where ``mask`` is False are ignored.
         y: Chosen slot (n,) in [0, S), int64, or -1 for the outside option; a chosen
-            slot must be offered (not checked here).
-        mask: Offered items (n, S), bool.
+            slot must be offered (not checked here). (..., n) with per-member sets.
+        mask: Offered items (n, S), bool; (..., n, S) with per-member sets.
 
     Returns:
         nll (..., n).
@@ -139,7 +139,7 @@ def mnl_nll(u: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> torch.Tenso
     masked = torch.where(mask, u, torch.full_like(u, -torch.inf))
     outside = torch.zeros_like(u[..., :1])
     lse = torch.logsumexp(torch.cat([outside, masked], dim=-1), dim=-1)
-    index = y.clamp(min=0)[:, None].expand(*u.shape[:-1], 1)
+    index = y.clamp(min=0).unsqueeze(-1).expand(*u.shape[:-1], 1)
     chosen = torch.gather(u, -1, index)[..., 0]
     return lse - torch.where(y >= 0, chosen, torch.zeros_like(chosen))
 
@@ -376,20 +376,27 @@ class MNL(Loss):
         outside = torch.zeros_like(u[..., :1])
         probs = torch.softmax(torch.cat([outside, masked], dim=-1), dim=-1)[..., 1:]
         chosen = torch.nn.functional.one_hot(choice.clamp(min=0), u.shape[-1])
-        return values, probs - chosen.to(u.dtype) * (choice >= 0).to(u.dtype)[:, None]
+        return values, probs - chosen.to(u.dtype) * (choice >= 0).to(u.dtype)[..., None]
 
     def value_and_dloss_df(
         self, f: torch.Tensor, obs: Sets
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """See ``Loss``."""
+        """See ``Loss``; per-member sets (items (M, n, S)) read each member's own f."""
         rows = obs.items.clamp(min=0)
-        values, du = self.value_and_derivative(f[:, rows], obs.choice, obs.offered)
+        M = f.shape[0]
+        if rows.ndim == 3:  # per-member sets: member s reads f[s, items[s]]
+            flat = rows.reshape(M, -1)
+            u = torch.gather(f, 1, flat).reshape(rows.shape)
+        else:
+            u = f[:, rows]
+        values, du = self.value_and_derivative(u, obs.choice, obs.offered)
         if obs.weights is not None:
             values, du = obs.weights * values, obs.weights.unsqueeze(-1) * du
-        du = du.expand(f.shape[0], *rows.shape)  # 0 on empty slots: added to row 0
-        df = torch.zeros_like(f).index_add_(
-            1, rows.reshape(-1), du.reshape(f.shape[0], -1)
-        )
+        du = du.expand(M, *rows.shape[-2:])  # 0 on empty slots: added to row 0
+        if rows.ndim == 3:
+            df = torch.zeros_like(f).scatter_add_(1, flat, du.reshape(M, -1))
+        else:
+            df = torch.zeros_like(f).index_add_(1, rows.reshape(-1), du.reshape(M, -1))
         return values, df
 
 

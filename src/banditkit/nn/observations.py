@@ -12,7 +12,10 @@ Per-member data (M members trained as one stack): targets y and weights may be (
 shared by every member, or (M, n), one row per member (bootstrap counts, 0/1 masks,
 perturbed targets of ensemble sampling). They are stored data: the trainer never draws.
 The table X of rows and pairs may be per member too, (M, N, d): each member its own rows
-(seeds of one configuration trained as one stack), the pairs' indices shared.
+(seeds of one configuration trained as one stack), the pairs' indices shared. Sets over
+per-member tables carry per-member sets too: items (M, n, S) and choice (M, n), each
+member's indices into its own table (the seeds' assortments differ in their items and
+sizes; the members share n and the padded width S).
 
 Every container checks its data (shapes, finite values, index ranges) unless built with
 ``validate=False``, for tensors already checked where they were stored (a model's device
@@ -208,10 +211,11 @@ class Sets:
     """Choices from offered assortments (sets) of rows, with an outside option.
 
     Args:
-        X: Item-feature table (N, d).
-        items: Offered rows (n, S), integers in [-1, N); -1 pads an empty slot.
+        X: Item-feature table (N, d), or one per member (M, N, d).
+        items: Offered rows (n, S), integers in [-1, N); -1 pads an empty slot. With
+            per-member tables, (M, n, S): each member's rows of its own table.
         choice: Chosen slot (n,) in [0, S), or -1 for the outside option (no choice);
-            a chosen slot must hold an item.
+            a chosen slot must hold an item. (M, n) with per-member tables.
         weights: None, or (n,) / (M, n) weights >= 0.
         dtype: Floating dtype of the tensors.
         device: Device of the tensors.
@@ -241,19 +245,25 @@ class Sets:
     ) -> None:
         if not validate:
             self.X, self.items, self.choice, self.weights = X, items, choice, weights
-            self.n, self.S = items.shape
+            self.n, self.S = items.shape[-2:]
             self.offered = items >= 0
             return
-        self.X = _features(X, "X", dtype, device)
-        N = self.X.shape[0]
+        self.X = _features(X, "X", dtype, device, per_member=True)
+        N = self.X.shape[-2]
+        members = self.X.shape[:-2]  # () shared, (M,) per member
         shape = _shape(items)
-        if len(shape) != 2 or shape[1] < 1:
-            raise ValueError(f"items must have shape (n, S) with S >= 1; got {shape}.")
+        if len(shape) != 2 + len(members) or shape[:-2] != members or shape[-1] < 1:
+            want = "(M, n, S) for per-member tables" if members else "(n, S)"
+            raise ValueError(f"items must have shape {want} with S >= 1; got {shape}.")
         self.items = _indices(items, "items", shape, -1, N, self.X.device)
-        self.n, self.S = shape
-        self.choice = _indices(choice, "choice", (self.n,), -1, self.S, self.X.device)
+        self.n, self.S = shape[-2:]
+        self.choice = _indices(
+            choice, "choice", (*members, self.n), -1, self.S, self.X.device
+        )
         self.offered = self.items >= 0
-        chosen = torch.gather(self.offered, 1, self.choice.clamp(min=0)[:, None])[:, 0]
+        chosen = torch.gather(self.offered, -1, self.choice.clamp(min=0).unsqueeze(-1))[
+            ..., 0
+        ]
         if not bool((chosen | (self.choice < 0)).all()):
             raise ValueError(
                 "choice must point at an offered slot (item >= 0) or be -1."

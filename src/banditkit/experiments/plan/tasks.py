@@ -49,12 +49,13 @@ def _stack_key(spec: RunSpec, checkpointed: bool = False) -> str | None:
 
     Runs with one key share the environment's configuration and the horizon, and their
     policies a ``Policy.stack_key`` (seeds aside, and what the class stacks together:
-    NVLDB's pair rules at one network). Only on contextual and dueling environments
-    that accept every round (not replay environments).
+    NVLDB's pair rules at one network). Only on environments that accept every round
+    (not replay environments).
     """
     try:
         env_cls = ENVIRONMENTS.get(spec.env_name)
-        if getattr(env_cls, "family", None) not in ("contextual", "dueling") or (
+        family = getattr(env_cls, "family", None)
+        if family not in ("contextual", "dueling", "assortment") or (
             isinstance(env_cls, type) and issubclass(env_cls, ReplayEnv)
         ):
             return None

@@ -10,6 +10,7 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,7 +21,10 @@ from banditkit.core.lazy import torch  # imported at first use
 from banditkit.core.types import Context
 from banditkit.core.validation import check_choice
 from banditkit.policies.parts.history import SetHistory
-from banditkit.policies.parts.models.device_history import DeviceObservations
+from banditkit.policies.parts.models.device_history import (
+    DeviceObservations,
+    member_sets,
+)
 
 if TYPE_CHECKING:
     from banditkit import nn
@@ -253,19 +257,39 @@ class UtilityNet:
         """
         if history.n == 0:
             return float("nan")
-        result = nn.fit(
-            self.model.network,
-            nn.stack_params(self.model),
-            self._observations(history, weighted=False),
-            nn.MNL(),
-            optimizer="adam",
-            lr=lr,
-            steps=steps,
-            reduction="mean",
-            inplace=True,
-            record="ends",  # the last J is read
-        )
-        return float(result.history[-1, 0])
+        obs = self._observations(history, weighted=False)
+        assert isinstance(obs, nn.Sets)
+        return _fit_mnl(
+            self.model.network, nn.stack_params(self.model), obs, lr, steps
+        )[0]
+
+    @staticmethod
+    def fit_stack(
+        nets: Sequence[UtilityNet],
+        histories: Sequence[SetHistory],
+        *,
+        lr: float,
+        steps: int,
+    ) -> list[float]:
+        """:meth:`fit` of each net on its own history, the S nets trained as one stack.
+
+        The nets (one configuration: width, dtype, device) become the members of one
+        ``nn.fit`` over per-member sets (``member_sets``, each member's own layout), with
+        the batched kernels: each member's result equals its own :meth:`fit` up to the
+        order of floating-point operations (the per-step work of the S fits is shared).
+        The histories must hold as many sets. Returns each member's final mean NLL.
+        """
+        first = nets[0]
+        if histories[0].n == 0:
+            return [float("nan")] * len(nets)
+        views = [nn.stack_params(net.model) for net in nets]
+        params = {name: torch.cat([v[name] for v in views]) for name in views[0]}
+        obs = member_sets(list(histories), dtype=first.dtype, device=first.device)
+        nll = _fit_mnl(first.model.network, params, obs, lr, steps)
+        for s, view in enumerate(views):
+            for name, value in view.items():
+                value.copy_(params[name][s : s + 1])
+        return nll
 
     def state_dict(self) -> dict[str, Any]:
         """The parameters as one array."""
@@ -274,3 +298,22 @@ class UtilityNet:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict`."""
         self.set_w(np.asarray(state["w"], dtype=float))
+
+
+def _fit_mnl(
+    network: nn.StackedMLP, params: nn.Params, obs: nn.Sets, lr: float, steps: int
+) -> list[float]:
+    """Full-batch Adam on the mean MNL NLL of ``obs``, in place; each member's last J."""
+    result = nn.fit(
+        network,
+        params,
+        obs,
+        nn.MNL(),
+        optimizer="adam",
+        lr=lr,
+        steps=steps,
+        reduction="mean",
+        inplace=True,
+        record="ends",  # the last J is read
+    )
+    return [float(v) for v in result.history[-1]]

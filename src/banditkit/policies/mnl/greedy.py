@@ -17,11 +17,12 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from banditkit.core import POLICIES
 from banditkit.core.params import POSITIVE, UNIT, Choice, Int, param
-from banditkit.core.policy import AssortmentPolicy
+from banditkit.core.policy import AssortmentPolicy, Policy
 from banditkit.core.types import Action, Context, Feedback
 from banditkit.policies.mnl.common import (
     PHASE1_SAMPLERS,
@@ -31,6 +32,7 @@ from banditkit.policies.mnl.common import (
     offered_set,
     slot_of,
 )
+from banditkit.policies.mnl.stacked import StackedEpsGreedy
 from banditkit.policies.parts.history import SetHistory
 from banditkit.policies.parts.models.compute import DEVICE, DTYPE
 from banditkit.policies.parts.propensity import Mixture, PointLaw
@@ -100,13 +102,30 @@ class EpsGreedyMNL(AssortmentPolicy):
         return uniform.draw(self.rng) if explore else greedy
 
     def _update(self, ctx: Context, action: Action, feedback: Feedback) -> None:
+        if self._record(ctx, action, feedback):
+            self._refitted(self.net.fit(self.epoch, lr=self.lr, steps=self.steps))
+
+    def _record(self, ctx: Context, action: Action, feedback: Feedback) -> bool:
+        """Add the round to the epoch; True when the epoch ends (a refit is due).
+
+        The round of :meth:`_update` up to the refit: a seed stack
+        (``policies.mnl.stacked``) refits its members together between the two halves.
+        """
         assert isinstance(action, tuple) and isinstance(feedback, int)
         self.epoch.append(ctx.arms[list(action)], slot_of(action, feedback))
         t = self.t + 1
-        if (t + 1) & t == 0:  # t = 2^k - 1: the epoch of length 2^(k-1) ends
-            self.nll = self.net.fit(self.epoch, lr=self.lr, steps=self.steps)
-            self.epoch = SetHistory(int(self.d))  # type: ignore[arg-type]
-            self._n_updates += 1
+        return (t + 1) & t == 0  # t = 2^k - 1: the epoch of length 2^(k-1) ends
+
+    def _refitted(self, nll: float) -> None:
+        """After the epoch's refit (final mean NLL ``nll``): a new epoch begins."""
+        self.nll = nll
+        self.epoch = SetHistory(int(self.d))  # type: ignore[arg-type]
+        self._n_updates += 1
+
+    @classmethod
+    def stack(cls, members: Sequence[Policy]) -> StackedEpsGreedy | None:
+        """S fresh members whose refits train as one stack (``policies.mnl.stacked``)."""
+        return StackedEpsGreedy(members)  # type: ignore[arg-type]
 
     def _state(self) -> dict[str, Any]:
         return {

@@ -34,7 +34,7 @@ else:
 
     nn = lazy_import("banditkit.nn")
 
-__all__ = ["DeviceObservations", "observations_of"]
+__all__ = ["DeviceObservations", "member_sets", "observations_of"]
 
 
 def _pair_indices(n: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -102,6 +102,46 @@ def observations_of(
         "history must be a History, a PairHistory or a SetHistory; "
         f"got {type(history).__name__}."
     )
+
+
+def member_sets(
+    histories: list[SetHistory],
+    *,
+    dtype: torch.dtype,
+    device: torch.device | str = "cpu",
+) -> nn.Sets:
+    """The sets of S histories with equal n as one per-member ``nn.Sets``.
+
+    Member s keeps the layout of its own ``observations_of``: its ragged item table,
+    padded with zero rows to the longest table (rows no set offers), and its items
+    (n, S_s) padded with empty slots (-1) to the widest set; so each member's loss and
+    gradient are those of its own fit up to the order of floating-point operations.
+
+    Raises:
+        ValueError: If the histories hold different numbers of sets.
+
+    Example:
+        >>> a, b = SetHistory(1), SetHistory(1)
+        >>> a.append(np.array([[1.0], [2.0]]), choice=0)
+        >>> b.append(np.array([[3.0]]), choice=-1)
+        >>> sets = member_sets([a, b], dtype=torch.float64)
+        >>> tuple(sets.X.shape), sets.items.tolist(), sets.choice.tolist()
+        ((2, 2, 1), [[[0, 1]], [[0, -1]]], [[0], [-1]])
+    """
+    n = {h.n for h in histories}
+    if len(n) != 1:
+        raise ValueError(f"the histories must hold as many sets; got {sorted(n)}.")
+    rows = max(h.items.shape[0] for h in histories)
+    width = max(int(h.sizes.max()) for h in histories)
+    d = histories[0].d
+    X = np.zeros((len(histories), rows, d))
+    items = np.full((len(histories), n.pop(), width), -1, dtype=np.int64)
+    for s, h in enumerate(histories):
+        X[s, : h.items.shape[0]] = h.items
+        own = _set_items(h)
+        items[s, :, : own.shape[1]] = own
+    choice = np.stack([h.choice for h in histories])
+    return nn.Sets(X, items, choice, dtype=dtype, device=device)
 
 
 class DeviceObservations:
