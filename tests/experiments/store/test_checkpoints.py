@@ -253,3 +253,48 @@ def test_checkpointed_duels_batch_where_the_stack_resumes(tmp_path):
     metas = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*.json")]
     assert [m.get("batched_seeds") for m in metas] == [4, 4, 4, 4]
     assert not list((tmp_path / "checkpoints").iterdir())
+
+
+MNL = {
+    "utility": "realizable",
+    "features": "gaussian",
+    "d": 3,
+    "n_items": 12,
+    "capacity": 4,
+}
+MNL_PARAMS = {"width": 3, "steps": 20, "lr": 0.05}
+
+
+def test_an_mnl_stack_is_checkpointed_as_one_and_resumes(tmp_path):
+    """eps-greedy-MNL seeds (``policies.mnl.stacked``) resume from their group checkpoint.
+
+    Killed at its third save, the group resumes after round 10 with every column of the
+    uninterrupted group (the members' networks and epochs come back from their states),
+    and within rounding of the separate runs (the stack's batched kernels).
+    """
+    group = SeedGroup(
+        tuple(
+            RunSpec("mnl", MNL, "eps-greedy-mnl", MNL_PARAMS, s, 24) for s in (0, 1, 2)
+        )
+    )
+    whole = compute_seed_group(group)
+    crashed = compute_seed_group(group, RunCheckpoints(5, _DiesAt(tmp_path, 3)))
+    assert not any(r.ok for r in crashed)
+    resumed = compute_seed_group(group, RunCheckpoints(5, CheckpointFiles(tmp_path)))
+    assert not list(tmp_path.iterdir())  # dropped once the group is done
+    for a, b, spec in zip(whole, resumed, group.specs, strict=True):
+        assert b.ok and b.meta["resumed_at"] == 10 and b.meta["batched_seeds"] == 3
+        separate = compute_run(spec)
+        assert a.columns is not None and b.columns is not None
+        assert separate.columns is not None
+        for name, column in _untimed(a.columns).items():
+            if isinstance(column, list):  # the offered assortments, of any size
+                assert [tuple(x) for x in column] == [tuple(x) for x in b.columns[name]]
+                assert [tuple(x) for x in column] == [
+                    tuple(x) for x in separate.columns[name]
+                ], name
+                continue
+            np.testing.assert_array_equal(column, b.columns[name], err_msg=name)
+            np.testing.assert_allclose(
+                column, separate.columns[name], rtol=0, atol=1e-9, err_msg=name
+            )
