@@ -111,8 +111,11 @@ class DuelBuffers:
         return nn.Pairs(table, rows, rows + n, y, w, validate=False)
 
 
-class StackedDuels:
+class StackedDuels(Separate):
     """S fresh neural dueling members of one configuration in lockstep (module docstring).
+
+    Each member acts, saves and counts on its own (``Separate``); the duel buffers and
+    :meth:`update_all`, whose fits run as one stack, are the stack's.
 
     Args:
         members: The members (``core.members.stack`` checked them: fresh, one
@@ -120,6 +123,7 @@ class StackedDuels:
     """
 
     def __init__(self, members: Sequence[NeuralDuelingBase]) -> None:
+        super().__init__(members)
         self.members = list(members)
         self.buffers: DuelBuffers | None = None
         self._capacity = 1024
@@ -129,13 +133,7 @@ class StackedDuels:
     def start(self, horizon: int, envs: Sequence[Environment]) -> None:
         """``begin(horizon)`` and ``attach(env)`` for each member."""
         self._capacity = horizon
-        for member, env in zip(self.members, envs, strict=True):
-            member.begin(horizon)
-            member.attach(env)
-
-    def state_dicts(self) -> list[dict[str, Any]]:
-        """Each member's ``state_dict()`` (a checkpoint: ``core.resume``)."""
-        return [m.state_dict() for m in self.members]
+        super().start(horizon, envs)
 
     def resume(
         self,
@@ -148,7 +146,7 @@ class StackedDuels:
         Raises:
             ValueError: If a state is invalid, or was saved under another horizon.
         """
-        Separate(self.members).resume(horizon, envs, states)
+        super().resume(horizon, envs, states)
         self._capacity = horizon
         self.buffers = None
         if self.members[0].d is not None:  # past the first round: the duels so far
@@ -165,7 +163,7 @@ class StackedDuels:
 
     def act_all(self, ctxs: Sequence[Context]) -> list[Action]:
         """Each member's pair (its own model, Gram, rule and stream)."""
-        actions = [m.act(c) for m, c in zip(self.members, ctxs, strict=True)]
+        actions = super().act_all(ctxs)
         if self.buffers is None:  # the members built their models at this first round
             self._buffers()
         return actions
@@ -207,11 +205,3 @@ class StackedDuels:
         alone = fit_stack([m.model for m in self.members], histories, observations)
         if alone:
             self.alone.append((histories[0].n, alone))
-
-    def n_updates_all(self) -> list[int]:
-        """Each member's refits."""
-        return [m.n_updates for m in self.members]
-
-    def propensities_all(self) -> list[float | None]:
-        """Each member's ``last_propensity``."""
-        return [m.last_propensity for m in self.members]

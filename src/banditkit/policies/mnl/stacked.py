@@ -19,12 +19,10 @@ where the members' sets here differ in their sizes.)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from banditkit.core.environment import Environment
 from banditkit.core.members import Separate
 from banditkit.core.policy import Actions, Contexts, Feedbacks
-from banditkit.core.types import Action, Context
 from banditkit.policies.mnl.common import UtilityNet
 
 if TYPE_CHECKING:
@@ -33,42 +31,21 @@ if TYPE_CHECKING:
 __all__ = ["StackedEpsGreedy"]
 
 
-class StackedEpsGreedy:
+class StackedEpsGreedy(Separate):
     """S fresh epsilon-greedy-MNL members of one configuration in lockstep.
+
+    Everything but the learning step is each member's own (``Separate``: start, act,
+    state and resume, counts); :meth:`update_all` runs the members' rounds with their
+    epoch refits as one stack (module docstring).
 
     Args:
         members: The members (``core.members.stack`` checked them: fresh, one
-            configuration); each plays and learns as its separate run, and their epoch
-            refits train as one stack (module docstring).
+            configuration).
     """
 
     def __init__(self, members: Sequence[EpsGreedyMNL]) -> None:
+        super().__init__(members)
         self.members = list(members)
-
-    def start(self, horizon: int, envs: Sequence[Environment]) -> None:
-        """``begin(horizon)`` and ``attach(env)`` for each member."""
-        Separate(self.members).start(horizon, envs)
-
-    def state_dicts(self) -> list[dict[str, Any]]:
-        """Each member's ``state_dict()`` (a checkpoint: ``core.resume``)."""
-        return [m.state_dict() for m in self.members]
-
-    def resume(
-        self,
-        horizon: int,
-        envs: Sequence[Environment],
-        states: Sequence[dict[str, Any]],
-    ) -> None:
-        """Instead of :meth:`start`: each member takes its state (its epoch included).
-
-        Raises:
-            ValueError: If a state is invalid, or was saved under another horizon.
-        """
-        Separate(self.members).resume(horizon, envs, states)
-
-    def act_all(self, ctxs: Sequence[Context]) -> list[Action]:
-        """Each member's offer (its own network, stream and schedule)."""
-        return [m.act(c) for m, c in zip(self.members, ctxs, strict=True)]
 
     def update_all(
         self, ctxs: Contexts, actions: Actions, feedbacks: Feedbacks
@@ -95,11 +72,3 @@ class StackedEpsGreedy:
                 member._refitted(value)
         for member in self.members:
             member.t += 1
-
-    def n_updates_all(self) -> list[int]:
-        """Each member's refits."""
-        return [m.n_updates for m in self.members]
-
-    def propensities_all(self) -> list[float | None]:
-        """Each member's ``last_propensity``."""
-        return [m.last_propensity for m in self.members]
