@@ -63,6 +63,25 @@ class Separate:
         ):
             policy.update(ctx, action, feedback)
 
+    def _records(
+        self, ctxs: Contexts, actions: Actions, feedbacks: Feedbacks
+    ) -> list[Any]:
+        """For a stack's ``update_all``: each member's checked round up to its learning step.
+
+        Checks each round as ``Policy.update`` does, then calls the member's
+        ``_record(ctx, action, feedback)`` (the first half of its ``_update``, which a
+        stack splits at the step its members share) and returns what each returned.
+        """
+        out = []
+        for policy, ctx, action, feedback in zip(
+            self.policies, ctxs, actions, feedbacks, strict=True
+        ):
+            policy._check_context(ctx)
+            checked = policy._check_action(action, ctx)
+            feedback = policy._check_feedback(feedback, checked)
+            out.append(policy._record(ctx, checked, feedback))  # type: ignore[attr-defined]
+        return out
+
     def n_updates_all(self) -> list[int]:
         """Each policy's ``n_updates``."""
         return [p.n_updates for p in self.policies]

@@ -173,15 +173,7 @@ class StackedDuels(Separate):
     ) -> None:
         """Each member's round up to its fit, one stacked fit, then the rest of it."""
         assert self.buffers is not None, "act_all comes before update_all"
-        kept = []
-        for member, ctx, action, feedback in zip(
-            self.members, ctxs, actions, feedbacks, strict=True
-        ):
-            member._check_context(ctx)
-            checked = member._check_action(action, ctx)
-            kept.append(
-                member._record(ctx, checked, member._check_feedback(feedback, checked))
-            )
+        kept = self._records(ctxs, actions, feedbacks)
         self.buffers.sync([m.history for m in self.members])
         # one schedule on the same n: the members refit in the same rounds
         due = [m.schedule.due(m.history.n, m.design) for m in self.members]

@@ -51,15 +51,7 @@ class StackedEpsGreedy(Separate):
         self, ctxs: Contexts, actions: Actions, feedbacks: Feedbacks
     ) -> None:
         """Each member's round up to its refit, one stacked refit, then the rest."""
-        due = []
-        for member, ctx, action, feedback in zip(
-            self.members, ctxs, actions, feedbacks, strict=True
-        ):
-            member._check_context(ctx)
-            checked = member._check_action(action, ctx)
-            due.append(
-                member._record(ctx, checked, member._check_feedback(feedback, checked))
-            )
+        due = self._records(ctxs, actions, feedbacks)  # True: the epoch ended
         if any(due):  # one schedule on the same t: every member's epoch ends together
             first = self.members[0]
             nll = UtilityNet.fit_stack(
