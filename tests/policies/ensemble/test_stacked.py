@@ -13,8 +13,6 @@ import numpy as np
 import pytest
 import torch
 
-from banditkit.core import make_policy
-from banditkit.core.members import stack
 from banditkit.policies.ensemble import GroupedRows, NeuralEnsemble, PerturbedHistory
 from banditkit.policies.ensemble.stacked import StackedEnsembles, fit_together
 from tests.policies.helpers import assert_stack_equals_separate
@@ -97,9 +95,13 @@ def test_stacked_runs_equal_separate_runs(name: str, extra: dict) -> None:
     assert isinstance(members, StackedEnsembles)
 
 
-def test_anytime_restarts_run_seed_by_seed() -> None:
-    def members(**params: object) -> list:
-        return [make_policy("neural-es", width=4, **params, seed=s) for s in (0, 1)]
-
-    assert stack(members(anytime={"t0": 20, "base": 2})) is None
-    assert stack(members()) is not None
+def test_anytime_restarts_stack_and_equal_separate_runs() -> None:
+    """The doubling trick's restarts (t0 = 10, base 2: phases end at 10, 20, 40) come at
+    the same rounds for every seed: the stack takes the separate runs' actions through
+    them (new ensembles of m_i members, new warm-ups)."""
+    params = {"width": 6, "steps": 5, "anytime": {"t0": 10, "base": 2}}
+    members = assert_stack_equals_separate(
+        "neural-es", params, "nonlinear", ENV, [0, 3, 7], 45
+    )
+    assert isinstance(members, StackedEnsembles)
+    assert [p.phase for p in members.policies] == [3, 3, 3]

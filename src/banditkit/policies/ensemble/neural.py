@@ -49,7 +49,7 @@ class _NeuralEnsemblePolicy(EnsemblePolicy):
     def stack(cls, members: Sequence[Policy]) -> StackedEnsembles | None:
         """S fresh members whose ensembles train as one stack (``ensemble.stacked``).
 
-        None with ``anytime`` restarts or off the CPU: those run seed by seed.
+        None off the CPU (those run seed by seed); anytime restarts stack too.
         """
         return StackedEnsembles(members) if stackable(members[0]) else None
 

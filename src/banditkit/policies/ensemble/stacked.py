@@ -160,5 +160,11 @@ class StackedEnsembles(Separate):
 
 
 def stackable(policy: Any) -> bool:
-    """Whether a Neural-ES / Neural-PHE configuration stacks: no anytime restarts, the CPU."""
-    return policy.anytime is None and compute_options(policy)["device"] == "cpu"
+    """Whether a Neural-ES / Neural-PHE configuration stacks: on the CPU.
+
+    Anytime restarts stack too: every member of one configuration restarts at the same
+    rounds (the doubling grid is a function of the configuration) with as many ensemble
+    members, and a restart round's deferred fit trains the ensemble the restart then
+    discards, as the separate run's fit does.
+    """
+    return compute_options(policy)["device"] == "cpu"
