@@ -27,7 +27,7 @@ from banditkit.nn import MLP
 from banditkit.nn._arms import NumpyArms
 from banditkit.policies.baselines.glm import GLMUCB
 from banditkit.policies.baselines.linear import LinTS, LinUCB
-from banditkit.policies.baselines.neural import NeuralUCB
+from banditkit.policies.baselines.neural import NeuralTS, NeuralUCB
 from banditkit.policies.parts.history import Buffers, History
 from banditkit.policies.parts.models.linear import GLMModel, RidgeModel
 from banditkit.policies.parts.models.neural import NeuralModel
@@ -138,6 +138,17 @@ _CASES: dict[str, tuple[str, dict[str, Any], list[tuple[type, str]]]] = {
             (Scorer, "add"),
             (DiagonalGram, "update_unchecked"),
             (NeuralUCB, "_update"),
+        ],
+    ),
+    "neural-ts": (
+        "neural-ts",
+        {"width": 8, "steps": 5, "update_every": 2},
+        [
+            (History, "append"),
+            (NeuralModel, "fit"),
+            (Scorer, "add"),
+            (DiagonalGram, "update_unchecked"),
+            (NeuralTS, "_update"),
         ],
     ),
 }

@@ -245,7 +245,7 @@ def test_lazy_factor_matches_the_eager_update(d):
             assert lazy.logdet == pytest.approx(eager["logdet"], rel=1e-10)
 
 
-def test_lazy_factor_is_flushed_by_solve_sample_state_and_copy():
+def test_lazy_factor_is_flushed_by_solve_sample_and_a_read_and_kept_by_copy():
     X, w = stream(4, 6, seed=5)
     gram = Gram(4, 1.0)
     for x, wi in zip(X, w, strict=True):

@@ -151,6 +151,36 @@ def test_state_round_trip_continues_bit_for_bit_and_reads_gram_states():
     assert np.array_equal(c.inverse, ref.inverse) and c.n_updates == 5
 
 
+@pytest.mark.parametrize("kind", [Gram, InPlaceGram], ids=lambda k: k.__name__)
+def test_the_state_keeps_the_queued_terms_without_applying_them(kind):
+    """state_dict is copies only; the restored Gram applies the queue as the original."""
+    X = block_stream(4, 3, 70, seed=3)
+    a = kind(12, 1.0, refactor_every=50)
+    for x in X[:40]:  # a refactorisation at 50: none yet, 40 terms queued
+        a.update(x, 1.5)
+    queued = list(a._pending)
+    state = a.state_dict()
+    assert a._pending == queued  # taking the state applied nothing
+    assert state["pending"].shape == (40, 12)
+    b = kind.from_state_dict(state)
+    assert np.array_equal(b.cholesky, a.cholesky)  # each applies the queue at its read
+    for x in X[40:]:  # through the refactorisation
+        a.update(x, 0.5)
+        b.update(x, 0.5)
+        for name in ("matrix", "inverse", "cholesky"):
+            assert np.array_equal(getattr(a, name), getattr(b, name))
+    # no queue, no key: the states of earlier versions (L always applied) round-trip
+    a.cholesky  # noqa: B018 (a read applies the queue)
+    assert "pending" not in a.state_dict()
+    assert kind.from_state_dict(a.state_dict())._pending == []
+    for bad, match in (
+        (np.ones((2, 5)), r"pending must have shape \(k, 12\)"),
+        (np.full((1, 12), np.nan), "pending"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            kind(12, 1.0).load_state_dict({**state, "pending": bad})
+
+
 @pytest.mark.parametrize("rows", ["dense", "block"])
 def test_in_place_ridge_model_matches_direct_ridge(rows):
     rng = np.random.default_rng(10)

@@ -118,6 +118,16 @@ def check_cholesky(name: str, value: Any, d: int) -> np.ndarray:
     return arr
 
 
+def check_pending(value: Any, d: int) -> list[np.ndarray]:
+    """The queued rank-1 rows of a full state, (k, d) finite, as read-only rows (None: k = 0)."""
+    if value is None:
+        return []
+    rows = check_finite_array("pending", value, ndim=2)
+    if rows.shape[1] != d:
+        raise ValueError(f"pending must have shape (k, {d}); got {rows.shape}.")
+    return [frozen(row.copy()) for row in rows]
+
+
 def check_full_arrays(state: dict[str, Any], d: int) -> dict[str, np.ndarray]:
     """V, V^-1 (symmetric positive-definite) and L (a Cholesky factor) of a full state."""
     return {

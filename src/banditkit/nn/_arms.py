@@ -31,7 +31,7 @@ References:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -63,6 +63,11 @@ class NumpyArms:
     Args:
         model: The network.
     """
+
+    #: Nothing here is written in place (each pass and each change of theta binds new
+    #: arrays): an update is undone by rebinding the attributes (``core.transaction``),
+    #: without copying the views of the parameters, which are the network's to put back.
+    _undo_parts: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, model: MLP) -> None:
         assert supports(model)

@@ -621,9 +621,8 @@ class PolicyState:
     def snapshot(self) -> tuple[dict[str, Any], Callable[[], Policy]]:
         """(meta, a frozen copy of the policy): the state after event ``last_seq``.
 
-        The copy (:func:`copy_policy`) is serialised later, off the writer's thread: a
-        policy's ``state_dict()`` may do deferred work (linucb applies its queued Cholesky
-        updates).
+        The copy (:func:`copy_policy`) is serialised later, off the writer's thread
+        (``state_dict()`` and the ``.bk`` bytes take milliseconds for a long history).
         """
         open_from = next(iter(self.open.values()))[1] if self.open else None
         meta = {

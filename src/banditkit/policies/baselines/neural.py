@@ -239,6 +239,9 @@ class NeuralTS(NeuralBandit):
         True
     """
 
+    #: The same parts as ``NeuralUCB`` (``core.transaction`` reads the exact class).
+    _undo_parts: ClassVar[tuple[str, ...]] = NeuralUCB._undo_parts
+
     def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
         # [Zhang2021, Alg. 1]: sigma_k = nu sqrt(lam) ||g_k / sqrt(m)||_{Z^-1}
         return self._parts(d, generator, Sampled(), radius=math.sqrt(self.lam))
