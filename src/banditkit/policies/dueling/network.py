@@ -34,6 +34,7 @@ from banditkit.core.params import (
     AsGiven,
     Check,
     Choice,
+    Flag,
     Int,
     Maybe,
     Real,
@@ -133,6 +134,7 @@ class NeuralDuelingBase(DuelingPolicy):
     depth: int = param(Int(low=2), default=3)
     steps: int = param(Int(low=1), default=20)
     update_every: int = param(Int(low=1), default=1)
+    distinct_duels: bool = param(Flag(), default=False, quiet=True)
     link: Any = param(DUEL_LINK, default="btl")
     dtype: str = DTYPE
     device: str = DEVICE
@@ -190,7 +192,12 @@ class NeuralDuelingBase(DuelingPolicy):
 
     @classmethod
     def stack(cls, members: Sequence[Policy]) -> StackedDuels | None:
-        """S fresh members as one stack whose networks train together (``dueling.stacked``)."""
+        """S fresh members as one stack whose networks train together (``dueling.stacked``).
+
+        None (one by one) for ``distinct_duels``: the stack's tables hold every duel.
+        """
+        if any(getattr(m, "distinct_duels", False) for m in members):
+            return None
         return StackedDuels(members)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ state

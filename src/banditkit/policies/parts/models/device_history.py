@@ -34,7 +34,7 @@ else:
 
     nn = lazy_import("banditkit.nn")
 
-__all__ = ["DeviceObservations", "member_sets", "observations_of"]
+__all__ = ["DeviceObservations", "distinct_duels", "member_sets", "observations_of"]
 
 
 def _pair_indices(n: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -50,19 +50,43 @@ def _set_items(history: SetHistory) -> np.ndarray:
     return np.where(slots < sizes[:, None], history.offsets[:-1, None] + slots, -1)
 
 
+def distinct_duels(history: PairHistory) -> np.ndarray | None:
+    """The duels of two different arms (x_i1 != x_i2), as indices; None if every one is.
+
+    A duel of an arm with itself has the margin f(x) - f(x) = 0 whatever the parameters:
+    its term of a pair loss is a constant and its gradient is 0, so a fit on the
+    distinct duels alone has the same gradient (up to rounding) and the same minimiser.
+    At least one duel is kept (the first, when none is distinct), so that the fit still
+    takes its penalty's steps.
+
+    Example:
+        >>> h = PairHistory(1)
+        >>> for a, b in ((1.0, 1.0), (2.0, 1.0), (3.0, 3.0)):
+        ...     h.append(np.array([a]), np.array([b]), 1.0)
+        >>> distinct_duels(h).tolist()
+        [1]
+    """
+    keep = np.flatnonzero((history.X1 != history.X2).any(axis=1))
+    if keep.size == history.n:
+        return None
+    return keep if keep.size else np.zeros(1, dtype=np.int64)
+
+
 def observations_of(
     history: History | PairHistory | SetHistory,
     *,
     weighted: bool = True,
     dtype: torch.dtype | None = None,
     device: torch.device | str = "cpu",
+    distinct: bool = False,
 ) -> nn.Rows | nn.Pairs | nn.Sets:
     """The ``nn.observations`` container of a history, with its weights w if ``weighted``.
 
     Rows for a ``History``; Pairs over the table [X1; X2] (first = i, second = n + i,
-    y = the outcome) for a ``PairHistory``; Sets over the ragged item table (padded
-    slots -1) for a ``SetHistory``. A fresh, checked conversion (float64 on the CPU by
-    default); models keep a ``DeviceObservations`` instead.
+    y = the outcome) for a ``PairHistory``, of its distinct duels only if ``distinct``
+    (:func:`distinct_duels`); Sets over the ragged item table (padded slots -1) for a
+    ``SetHistory``. A fresh, checked conversion (float64 on the CPU by default); models
+    keep a ``DeviceObservations`` instead.
 
     Raises:
         TypeError: For anything else.
@@ -79,12 +103,17 @@ def observations_of(
     if isinstance(history, History):
         return nn.Rows(history.X, history.y, w, dtype=dtype, device=device)
     if isinstance(history, PairHistory):
-        n = history.n
+        X1, X2, y = history.X1, history.X2, history.outcome
+        keep = distinct_duels(history) if distinct else None
+        if keep is not None:
+            X1, X2, y = X1[keep], X2[keep], y[keep]
+            w = None if w is None else w[keep]
+        n = len(y)
         return nn.Pairs(
-            np.concatenate([history.X1, history.X2]),
+            np.concatenate([X1, X2]),
             np.arange(n),
             np.arange(n, 2 * n),
-            history.outcome,
+            y,
             w,
             dtype=dtype,
             device=device,
@@ -178,12 +207,23 @@ class DeviceObservations:
         return undo
 
     def __call__(
-        self, history: History | PairHistory | SetHistory, *, weighted: bool = True
+        self,
+        history: History | PairHistory | SetHistory,
+        *,
+        weighted: bool = True,
+        distinct: bool = False,
     ) -> nn.Rows | nn.Pairs | nn.Sets:
-        """The container of ``history`` (weights w if ``weighted``) on the device."""
+        """The container of ``history`` (weights w if ``weighted``) on the device.
+
+        ``distinct``: a ``PairHistory``'s distinct duels only (:func:`distinct_duels`).
+        """
         if self.zero_copy or getattr(history, "n", None) == 0:
             return observations_of(
-                history, weighted=weighted, dtype=self.dtype, device=self.device
+                history,
+                weighted=weighted,
+                dtype=self.dtype,
+                device=self.device,
+                distinct=distinct,
             )
         if isinstance(history, History):
             t = self._mirror(history, {"X": history.X, "y": history.y})
@@ -194,10 +234,16 @@ class DeviceObservations:
                 history,
                 {"X1": history.X1, "X2": history.X2, "y": history.outcome},
             )
-            first, second = _pair_indices(history.n, self.device)
-            table = torch.cat([t["X1"], t["X2"]])
             w = self._weights(history.w) if weighted else None
-            return nn.Pairs(table, first, second, t["y"], w, validate=False)
+            X1, X2, y = t["X1"], t["X2"], t["y"]
+            keep = distinct_duels(history) if distinct else None
+            if keep is not None:
+                index = torch.as_tensor(keep, device=self.device)
+                X1, X2, y = X1[index], X2[index], y[index]
+                w = None if w is None else w[index]
+            first, second = _pair_indices(len(y), self.device)
+            table = torch.cat([X1, X2])
+            return nn.Pairs(table, first, second, y, w, validate=False)
         if isinstance(history, SetHistory):
             t = self._mirror(history, {"X": history.items}, ints={"c": history.choice})
             items = torch.as_tensor(_set_items(history), device=self.device)

@@ -84,6 +84,12 @@ class NeuralModel:
             step costs O(distinct rows) instead of O(t) on a fixed arm set. False (the
             default) fits every row.
 
+        distinct_duels: Fit a ``PairHistory`` on its duels of two different arms only
+            (``device_history.distinct_duels``): a duel of an arm with itself has the
+            margin f(x) - f(x) = 0 whatever theta, so its loss term is a constant and its
+            gradient 0; the iterates are the same up to rounding, the objective lower by
+            that constant, and a step costs O(distinct duels) instead of O(t). Needs the
+            reduction "sum". False (the default) fits every duel.
         pair_link: The link of the duel loss on a ``PairHistory``: "logistic" (default,
             Bradley-Terry-Luce, ``nn.BradleyTerry``), "probit" (Thurstone-Mosteller) or
             a ``glm.Link`` (``nn.PairwiseGLM``).
@@ -124,6 +130,7 @@ class NeuralModel:
         backtrack: int = 0,
         dtype: str = "float64",
         grouped: bool = False,
+        distinct_duels: bool = False,
         pair_link: Any = "logistic",
         init: str = "mirrored",
         device: str = "cpu",
@@ -151,6 +158,12 @@ class NeuralModel:
         self._lr0 = trainer.lr
         self.pair_link = get_link(pair_link)
         self.grouped = check_bool("grouped", grouped)
+        self.distinct_duels = check_bool("distinct_duels", distinct_duels)
+        if self.distinct_duels and trainer.reduction == "mean":
+            raise ValueError(
+                "distinct_duels needs the reduction 'sum' (the mean over the distinct "
+                "duels is another objective); got reduction='mean'."
+            )
         if isinstance(backtrack, bool) or int(backtrack) != backtrack or backtrack < 0:
             raise ValueError(f"backtrack must be an int >= 0; got {backtrack!r}.")
         #: Retries of a diverging fit, each from the parameters before it at lr / 10.
@@ -364,7 +377,9 @@ class NeuralModel:
             # GD on J / n with step lr is GD on J with step lr / n (n counts repeats)
             lr, reduction = (lr / n if reduction == "mean" else lr), "sum"
         else:
-            obs = self._observations(history, weighted=loss == "weighted-bce")
+            obs = self._observations(
+                history, weighted=loss == "weighted-bce", distinct=self.distinct_duels
+            )
         center = self.mlp.initial_params() if trainer.center == "init" else None
         result = nn.fit(
             self.mlp.network,

@@ -31,7 +31,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from banditkit.core.lazy import torch  # imported at first use
-from banditkit.core.validation import check_choice, check_int, check_scalar
+from banditkit.core.validation import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_scalar,
+)
 from banditkit.glm.links import Link, LogisticLink, get_link
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
 from banditkit.policies.parts.models.device_history import (
@@ -110,6 +115,12 @@ class NeuralLinearModel:
         steps: Steps per ``fit``, >= 1.
         optimizer: "adam" (fresh state at each fit) or "gd".
         reduction: "mean" (J / n, a step size independent of n) or "sum".
+        distinct_duels: Fit a ``PairHistory`` on its duels of two different arms only
+            (``device_history.distinct_duels``): a duel of an arm with itself has the
+            margin f(x) - f(x) = 0 whatever the parameters, so its loss term is a
+            constant and its gradient 0; the iterates are the same up to rounding, J
+            lower by that constant, and a step costs O(distinct duels) instead of O(n).
+            Needs the reduction "sum". False (the default) fits every duel.
         generator: Torch stream of the initial draw (the same draws on any device).
         dtype: "float64" (default) or "float32": the network, its training and its
             passes; what the methods return is float64 on the host either way.
@@ -144,6 +155,7 @@ class NeuralLinearModel:
         steps: int = 100,
         optimizer: str = "adam",
         reduction: str = "mean",
+        distinct_duels: bool = False,
         generator: torch.Generator,
         link: str | Link = "logistic",
         dtype: str = "float64",
@@ -171,6 +183,12 @@ class NeuralLinearModel:
         self.steps = check_int("steps", steps, low=1)
         self.optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
         self.reduction = check_choice("reduction", reduction, REDUCTIONS)
+        self.distinct_duels = check_bool("distinct_duels", distinct_duels)
+        if self.distinct_duels and self.reduction == "mean":
+            raise ValueError(
+                "distinct_duels needs reduction='sum' (the mean over the distinct duels "
+                "is another objective); got reduction='mean'."
+            )
         self.params: Params = self.net.init(
             1, generator, dtype=self.dtype, device=self.device
         )
@@ -257,7 +275,7 @@ class NeuralLinearModel:
             )
         if history.n == 0:
             return []
-        observations = self._observations(history)
+        observations = self._observations(history, distinct=self.distinct_duels)
 
         def fit(lr: float) -> nn.FitResult:
             return nn.fit(
