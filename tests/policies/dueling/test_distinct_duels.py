@@ -17,6 +17,8 @@ import torch
 import banditkit as bk
 from banditkit import nn
 from banditkit.core.members import stack
+from banditkit.core.simulate import simulate_seeds
+from banditkit.policies.dueling.stacked import DuelBuffers, StackedDuels
 from banditkit.policies.parts.history import PairHistory
 from banditkit.policies.parts.models import (
     DeviceObservations,
@@ -154,7 +156,50 @@ def test_the_policies_play_as_with_every_duel_within_noise(name: str) -> None:
     assert abs(final[1] - final[0]) <= 0.25 * max(final[0], 1.0)
 
 
-def test_members_with_distinct_duels_run_one_by_one() -> None:
+def test_members_with_distinct_duels_run_one_by_one_in_float64_on_the_cpu() -> None:
     members = [bk.make_policy("nvldb-ucb", seed=s, distinct_duels=True) for s in (0, 1)]
     assert stack(members) is None
     assert stack([bk.make_policy("nvldb-ucb", seed=s) for s in (0, 1)]) is not None
+
+
+def test_a_float32_stack_pads_each_member_with_its_own_duels_of_one_arm() -> None:
+    """Each member's distinct duels first, in order; then duels of an arm with itself."""
+    histories = [duels(30, seed=s) for s in range(3)]
+    histories[1].append(
+        np.ones(3), np.ones(3), 1.0
+    )  # one more duel of an arm with itself
+    for h in histories[::2]:
+        h.append(np.ones(3), np.zeros(3), 0.0)
+    buffers = DuelBuffers(3, 3, 8, torch.zeros(1, dtype=torch.float32))
+    buffers.sync(histories)
+    weights = np.stack([h.w for h in histories])
+    pairs = buffers.pairs([0, 1, 2], weights, distinct=True)
+    k = max(len(distinct_duels(h)) for h in histories)
+    assert pairs.X.shape == (3, 2 * k, 3)
+    for s, h in enumerate(histories):
+        own = observations_of(h, distinct=True, dtype=torch.float32)
+        m = own.n
+        torch.testing.assert_close(pairs.X[s, :m], own.X[:m], rtol=0, atol=0)
+        torch.testing.assert_close(pairs.X[s, k : k + m], own.X[m:], rtol=0, atol=0)
+        torch.testing.assert_close(pairs.weights[s, :m], own.weights, rtol=0, atol=0)
+        pad = slice(m, k)  # the padding: duels of an arm with itself
+        assert torch.equal(pairs.X[s, pad], pairs.X[s, k + m : 2 * k])
+    # the float32 stack plays as the separate float32 runs, up to rounding
+    env = {"utility": "square", "d": 3, "n_arms": 4}
+    params = {"width": 8, "steps": 5, "dtype": "float32", "distinct_duels": True}
+    members = [bk.make_policy("nvldb-ucb", seed=s, **params) for s in (0, 1, 2)]
+    batch = stack(members)
+    assert isinstance(batch, StackedDuels)
+    envs = [bk.make_env("dueling", **env) for _ in range(3)]
+    stacked = simulate_seeds(members, envs, 25, [0, 1, 2], members=batch)
+    for s in range(3):
+        alone = bk.simulate(
+            bk.make_policy("nvldb-ucb", seed=s, **params),
+            bk.make_env("dueling", **env),
+            horizon=25,
+            seed=s,
+        )
+        assert (
+            np.asarray(stacked[s].actions[:8]).tolist()
+            == np.asarray(alone.actions[:8]).tolist()
+        )

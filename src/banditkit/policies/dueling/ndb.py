@@ -74,7 +74,8 @@ class NeuralDuelingPolicy(NeuralDuelingBase):
             0) and nothing to its gradient, so the fits are the same up to rounding
             (not bit for bit) at the cost of the distinct duels: at T = 400 on the
             synthetic tasks 68-83 % of the duels are an arm against itself
-            (docs/dueling.md, "Training on the distinct duels"). Not stacked.
+            (docs/dueling.md, "Training on the distinct duels"). Seeds with it do
+            not stack on the CPU in float64 (the stack is exact there).
         gram: "full" (p x p) or "diagonal".
         exact_inverse: Refactorise V from scratch every round (O(p^3)).
         link: The preference link of the loss: "btl" (alias "logistic", the default),

@@ -194,9 +194,18 @@ class NeuralDuelingBase(DuelingPolicy):
     def stack(cls, members: Sequence[Policy]) -> StackedDuels | None:
         """S fresh members as one stack whose networks train together (``dueling.stacked``).
 
-        None (one by one) for ``distinct_duels``: the stack's tables hold every duel.
+        With ``distinct_duels`` on the CPU in float64, None (one by one): there the
+        stack computes each member as its separate run, bit for bit, on tables of one
+        length, which the members' distinct duels are not (elsewhere the batched kernels
+        agree with the separate runs up to rounding anyway, and the tables are padded).
         """
-        if any(getattr(m, "distinct_duels", False) for m in members):
+        first = members[0]
+        assert isinstance(first, NeuralDuelingBase)
+        if (
+            first.distinct_duels
+            and first.dtype == "float64"
+            and nn.resolve_device(first.device).type == "cpu"
+        ):
             return None
         return StackedDuels(members)  # type: ignore[arg-type]
 

@@ -104,7 +104,8 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
             0) and nothing to its gradient, so the fits are the same up to rounding
             (not bit for bit) at the cost of the distinct duels: at T = 400 on the
             synthetic tasks 68-83 % of the duels are an arm against itself
-            (docs/dueling.md, "Training on the distinct duels"). Not stacked.
+            (docs/dueling.md, "Training on the distinct duels"). Seeds with it do
+            not stack on the CPU in float64 (the stack is exact there).
         gram_mode: "rebuild" or "incremental".
         zeta_mode: "recompute" or "frozen".
         tscsym_form: "listing" or "paper" (TS-CSYM only; ``rules.ts_csym``).

@@ -92,23 +92,40 @@ class DuelBuffers:
             )
         self.n = total
 
-    def pairs(self, members: list[int], weights: np.ndarray | None) -> nn.Pairs:
+    def pairs(
+        self, members: list[int], weights: np.ndarray | None, *, distinct: bool = False
+    ) -> nn.Pairs:
         """``nn.Pairs`` of the chosen members over their tables [X1; X2] (G, 2n, d).
 
         The layout of each member's own fit (``DeviceObservations``): first = i,
-        second = n + i, y = the outcome; ``weights`` (G, n) or None.
+        second = n + i, y = the outcome; ``weights`` (G, n) or None. ``distinct``: each
+        member's duels of two different arms first, in their order, then duels of an arm
+        with itself up to the longest member's count k (G, 2k, d): those add a constant
+        to the member's loss and nothing to its gradient (``distinct_duels`` of the
+        models), so each member's fit is its own fit on its distinct duels up to rounding.
         """
         n = self.n
         chosen = slice(None) if len(members) == self._X1.shape[0] else members
-        table = torch.cat([self._X1[chosen, :n], self._X2[chosen, :n]], dim=1)
-        rows = torch.arange(n, device=self.device)
-        y = self._y[chosen, :n].contiguous()
+        X1, X2, y = self._X1[chosen, :n], self._X2[chosen, :n], self._y[chosen, :n]
         w = (
             None
             if weights is None
             else torch.as_tensor(weights, dtype=self.dtype, device=self.device)
         )
-        return nn.Pairs(table, rows, rows + n, y, w, validate=False)
+        if distinct:
+            keep = (X1 != X2).any(-1)  # (G, n)
+            keep[:, 0] |= ~keep.any(1)  # one duel at least, as a member's own fit
+            k = int(keep.sum(1).max())
+            # the kept duels first (a stable sort keeps their order), then the others
+            order = torch.argsort((~keep).to(torch.int8), dim=1, stable=True)[:, :k]
+            rows3 = order.unsqueeze(-1).expand(-1, -1, X1.shape[-1])
+            X1, X2 = X1.gather(1, rows3), X2.gather(1, rows3)
+            y = y.gather(1, order)
+            w = None if w is None else w.gather(1, order)
+            n = k
+        table = torch.cat([X1, X2], dim=1)
+        rows = torch.arange(n, device=self.device)
+        return nn.Pairs(table, rows, rows + n, y.contiguous(), w, validate=False)
 
 
 class StackedDuels(Separate):
@@ -190,9 +207,11 @@ class StackedDuels(Separate):
         histories = [m.history for m in self.members]
         buffers = self.buffers
 
+        distinct = self.members[0].distinct_duels
+
         def observations(chosen: list[int], weighted: bool) -> nn.Pairs:
             weights = np.stack([histories[s].w for s in chosen]) if weighted else None
-            return buffers.pairs(chosen, weights)
+            return buffers.pairs(chosen, weights, distinct=distinct)
 
         alone = fit_stack([m.model for m in self.members], histories, observations)
         if alone:
