@@ -227,8 +227,9 @@ class FullGramBase(GramBase):
     """What ``Gram`` and ``InPlaceGram`` share: V, V^-1, L and log det V kept in full.
 
     A subclass keeps ``_matrix`` (V), ``_inverse`` (V^-1), ``_cholesky`` (L as it
-    stands), ``_logdet``, ``_pending`` (the rank-1 terms not yet applied to L), the counters, and implements ``_factor`` (L with
-    the pending terms applied) and ``_set_arrays`` (how it stores restored arrays).
+    stands), ``_logdet``, ``_pending`` (the rank-1 terms not yet applied to L), the
+    counters, and implements ``_factor`` (L with the pending terms applied) and
+    ``_set_arrays`` (how it stores restored arrays).
     """
 
     _STATE_KEYS = (
@@ -324,9 +325,8 @@ class FullGramBase(GramBase):
             "inverse": np.array(self._inverse),
             "cholesky": np.array(self._cholesky),
         }
-        if (
-            self._pending
-        ):  # absent when none: the states of earlier versions load as saved
+        # absent when none is queued: the states of earlier versions load as saved
+        if self._pending:
             state["pending"] = _rows(self._pending, self._d)
         return state
 

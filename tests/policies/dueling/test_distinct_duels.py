@@ -173,7 +173,7 @@ def test_a_float32_stack_pads_each_member_with_its_own_duels_of_one_arm() -> Non
     buffers = DuelBuffers(3, 3, 8, torch.zeros(1, dtype=torch.float32))
     buffers.sync(histories)
     weights = np.stack([h.w for h in histories])
-    pairs = buffers.pairs([0, 1, 2], weights, distinct=True)
+    pairs = buffers.pairs([0, 1, 2], weights, [distinct_duels(h) for h in histories])
     k = max(len(distinct_duels(h)) for h in histories)
     assert pairs.X.shape == (3, 2 * k, 3)
     for s, h in enumerate(histories):

@@ -69,13 +69,7 @@ class NeuralDuelingPolicy(NeuralDuelingBase):
         steps: Adam steps per fit, >= 1.
         update_every: Rounds between fits, >= 1.
         distinct_duels: Train on the duels of two different arms only (False: every
-            duel, the default). A duel of an arm with itself adds the constant
-            loss(0) to the objective whatever the parameters (its margin f(x) - f(x) is
-            0) and nothing to its gradient, so the fits are the same up to rounding
-            (not bit for bit) at the cost of the distinct duels: at T = 400 on the
-            synthetic tasks 68-83 % of the duels are an arm against itself
-            (docs/dueling.md, "Training on the distinct duels"). Seeds with it do
-            not stack on the CPU in float64 (the stack is exact there).
+            duel), as ``NeuralLinearDuelingPolicy`` (``policies.dueling.nvldb``) does.
         gram: "full" (p x p) or "diagonal".
         exact_inverse: Refactorise V from scratch every round (O(p^3)).
         link: The preference link of the loss: "btl" (alias "logistic", the default),

@@ -33,6 +33,7 @@ from banditkit.core.environment import Environment
 from banditkit.core.members import Separate
 from banditkit.core.policy import Actions, Contexts, Feedbacks
 from banditkit.core.types import Action, Context
+from banditkit.policies.parts.models.device_history import distinct_duels
 from banditkit.policies.parts.models.stacking import fit_stack
 
 if TYPE_CHECKING:
@@ -93,16 +94,20 @@ class DuelBuffers:
         self.n = total
 
     def pairs(
-        self, members: list[int], weights: np.ndarray | None, *, distinct: bool = False
+        self,
+        members: list[int],
+        weights: np.ndarray | None,
+        kept: Sequence[np.ndarray | None] | None = None,
     ) -> nn.Pairs:
         """``nn.Pairs`` of the chosen members over their tables [X1; X2] (G, 2n, d).
 
         The layout of each member's own fit (``DeviceObservations``): first = i,
-        second = n + i, y = the outcome; ``weights`` (G, n) or None. ``distinct``: each
-        member's duels of two different arms first, in their order, then duels of an arm
-        with itself up to the longest member's count k (G, 2k, d): those add a constant
-        to the member's loss and nothing to its gradient (``distinct_duels`` of the
-        models), so each member's fit is its own fit on its distinct duels up to rounding.
+        second = n + i, y = the outcome; ``weights`` (G, n) or None. ``kept``: each
+        member's duels to train on (``device_history.distinct_duels``; None: all of
+        them), first and in their order, then the member's other duels up to the
+        longest member's count k (G, 2k, d). Those are duels of an arm with itself,
+        which add a constant to the member's loss and nothing to its gradient, so each
+        member's fit is its own fit on its kept duels up to rounding.
         """
         n = self.n
         chosen = slice(None) if len(members) == self._X1.shape[0] else members
@@ -112,12 +117,12 @@ class DuelBuffers:
             if weights is None
             else torch.as_tensor(weights, dtype=self.dtype, device=self.device)
         )
-        if distinct:
-            keep = (X1 != X2).any(-1)  # (G, n)
-            keep[:, 0] |= ~keep.any(1)  # one duel at least, as a member's own fit
-            k = int(keep.sum(1).max())
-            # the kept duels first (a stable sort keeps their order), then the others
-            order = torch.argsort((~keep).to(torch.int8), dim=1, stable=True)[:, :k]
+        if kept is not None:
+            k = max(n if keep is None else len(keep) for keep in kept)
+            order = torch.as_tensor(
+                np.stack([_kept_first(keep, n)[:k] for keep in kept]),
+                device=self.device,
+            )
             rows3 = order.unsqueeze(-1).expand(-1, -1, X1.shape[-1])
             X1, X2 = X1.gather(1, rows3), X2.gather(1, rows3)
             y = y.gather(1, order)
@@ -126,6 +131,14 @@ class DuelBuffers:
         table = torch.cat([X1, X2], dim=1)
         rows = torch.arange(n, device=self.device)
         return nn.Pairs(table, rows, rows + n, y.contiguous(), w, validate=False)
+
+
+def _kept_first(keep: np.ndarray | None, n: int) -> np.ndarray:
+    """The indices 0..n-1 with those of ``keep`` first, in order (None: 0..n-1)."""
+    if keep is None:
+        return np.arange(n)
+    rest = np.setdiff1d(np.arange(n), keep, assume_unique=True)
+    return np.concatenate([keep, rest])
 
 
 class StackedDuels(Separate):
@@ -211,7 +224,8 @@ class StackedDuels(Separate):
 
         def observations(chosen: list[int], weighted: bool) -> nn.Pairs:
             weights = np.stack([histories[s].w for s in chosen]) if weighted else None
-            return buffers.pairs(chosen, weights, distinct=distinct)
+            kept = [distinct_duels(histories[s]) for s in chosen] if distinct else None
+            return buffers.pairs(chosen, weights, kept)
 
         alone = fit_stack([m.model for m in self.members], histories, observations)
         if alone:
