@@ -33,6 +33,12 @@ from banditkit.policies.parts.selection import ArmRule, Optimistic, Sampled
 if TYPE_CHECKING:
     import torch
 
+    from banditkit import nn
+else:
+    from banditkit.core.lazy import lazy_import
+
+    nn = lazy_import("banditkit.nn")  # PyTorch: imported at first use
+
 __all__ = ["LOSS_REDUCTIONS", "NeuralBandit", "NeuralTS", "NeuralUCB"]
 
 LOSS_REDUCTIONS = {"mean_scaled": "mean", "sum": "sum"}
@@ -104,11 +110,8 @@ class NeuralBandit(ScoredPolicy):
     def _parts(
         self, d: int, generator: torch.Generator, rule: ArmRule, radius: float
     ) -> ScoredParts:
-        # PyTorch is imported here, not when the registry is built
-        from banditkit.nn import Trainer
-
         # [Zhou2020, Alg. 1]: sum (f - r)^2 / 2 + m lam ||theta - theta_0||^2 / 2
-        trainer = Trainer(
+        trainer = nn.Trainer(
             loss="mse",
             lam=self.width * self.lam,
             center="init",
