@@ -256,3 +256,63 @@ def test_the_runner_stores_batched_duels_as_separate_runs(tmp_path):
         for mode in ("on", "off")
     )
     np.testing.assert_allclose(on["regret"], off["regret"], atol=1e-12)
+
+
+def test_the_duels_margins_and_feature_differences_come_from_one_pass_each_side():
+    """``duel_outputs``: df and dphi equal the model's predict / features, bitwise."""
+    policy = bk.make_policy("nvldb-ucb", seed=0, **SMALL)
+    env = bk.make_env("dueling", utility="cos", d=4, n_arms=5)
+    bk.simulate(policy, env, 12, seed=0)
+    h, model = policy.history, policy.model
+    duels = policy.duel_outputs()
+    np.testing.assert_array_equal(duels.df, model.predict(h.X1) - model.predict(h.X2))
+    np.testing.assert_array_equal(
+        duels.dphi, model.features(h.X1) - model.features(h.X2)
+    )
+
+
+def _float32_stack(horizon: int) -> StackedDuels:
+    policies = [
+        bk.make_policy("nvldb-ucb", seed=s, dtype="float32", **SMALL) for s in SEEDS
+    ]
+    envs = [bk.make_env("dueling", utility="cos", d=4, n_arms=5) for _ in SEEDS]
+    members = stack(policies)
+    assert isinstance(members, StackedDuels)
+    simulate_seeds(policies, envs, horizon, SEEDS, members=members)
+    return members
+
+
+def test_a_float32_stack_evaluates_its_members_in_one_batched_pass():
+    """Outside the fit too: the arms at act, every duel after the fit (float32, CPU).
+
+    Each member's values equal its own passes up to float32 rounding; in float64 the
+    stack leaves them to the members (bit for bit their separate runs).
+    """
+    members = _float32_stack(horizon=10)
+    assert members._batched()
+    batched = members._duel_outputs()
+    assert batched is not None and len(batched) == len(SEEDS)
+    for member, duels in zip(members.members, batched, strict=True):
+        own = member.duel_outputs()
+        np.testing.assert_allclose(duels.df, own.df, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(duels.dphi, own.dphi, rtol=1e-5, atol=1e-6)
+    # the arms of a round: f and phi handed to each member equal its own pass
+    contexts = []
+    for s in SEEDS:
+        env = bk.make_env("dueling", utility="cos", d=4, n_arms=5)
+        env.reset(seed=s + 100)
+        contexts.append(env.context())
+    members.act_all(contexts)
+    for member, ctx in zip(members.members, contexts, strict=True):
+        assert member._given is not None
+        f, phi = member.model.evaluate(np.array(ctx.arms))
+        np.testing.assert_allclose(member._given[0], f, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(member._given[1], phi, rtol=1e-5, atol=1e-6)
+
+    policies = [bk.make_policy("nvldb-ucb", seed=s, **SMALL) for s in SEEDS]
+    envs = [bk.make_env("dueling", utility="cos", d=4, n_arms=5) for _ in SEEDS]
+    exact = stack(policies)
+    assert isinstance(exact, StackedDuels)
+    simulate_seeds(policies, envs, 4, SEEDS, members=exact)
+    assert not exact._batched() and exact._duel_outputs() is None
+    assert all(p._given is None for p in policies)

@@ -39,6 +39,7 @@ from banditkit.core.types import Action, Feedback
 from banditkit.linalg import DiagonalGram, Gram
 from banditkit.policies.dueling.network import NeuralDuelingBase
 from banditkit.policies.dueling.rules import PairRule
+from banditkit.policies.dueling.stacked import DuelOutputs
 from banditkit.policies.parts.history import PairHistory
 from banditkit.policies.parts.models import NeuralModel
 from banditkit.policies.parts.propensity import monte_carlo
@@ -142,8 +143,13 @@ class NeuralDuelingPolicy(NeuralDuelingBase):
         self.history.append(ctx.arms[i], ctx.arms[j], float(feedback), arms=(i, j))
         return G
 
-    def _after_fit(self, recorded: np.ndarray) -> None:
-        """V += (g_1 - g_2)(g_1 - g_2)^T / m, the gradients of the pair before the fit."""
+    def _after_fit(
+        self, recorded: np.ndarray, duels: DuelOutputs | None = None
+    ) -> None:
+        """V += (g_1 - g_2)(g_1 - g_2)^T / m, the gradients of the pair before the fit.
+
+        The history's duels are not read (``duels`` is None: ``_reads_duels``).
+        """
         self.design.update(self.scale * (recorded[0] - recorded[1]))
 
 

@@ -46,7 +46,7 @@ from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.glm.duel_links import DuelLink, get_duel_link
 from banditkit.linalg import GramLike
 from banditkit.policies.dueling.rules import PairRule
-from banditkit.policies.dueling.stacked import StackedDuels
+from banditkit.policies.dueling.stacked import DuelOutputs, StackedDuels
 from banditkit.policies.parts.history import PairHistory
 from banditkit.policies.parts.models.compute import DEVICE, DTYPE
 from banditkit.policies.parts.schedules import Periodic
@@ -186,8 +186,26 @@ class NeuralDuelingBase(DuelingPolicy):
         """
         raise NotImplementedError
 
-    def _after_fit(self, recorded: np.ndarray) -> None:
-        """The rest of the round after the (possible) fit: the design's update."""
+    def _after_fit(
+        self, recorded: np.ndarray, duels: DuelOutputs | None = None
+    ) -> None:
+        """The rest of the round after the (possible) fit: the design's update.
+
+        ``duels``: every duel's margin and feature difference at the network after the
+        fit, when a seed stack computed them for its members at once and
+        :meth:`_reads_duels` says the round reads them; None: computed as needed.
+        """
+        raise NotImplementedError
+
+    def _reads_duels(self) -> bool:
+        """Whether :meth:`_after_fit` reads every duel at the new network (NDB: never)."""
+        return False
+
+    def given_arm_outputs(self, f: np.ndarray, phi: np.ndarray) -> None:
+        """Hand in the next round's arm outputs from a seed stack's batched pass.
+
+        Only where :meth:`_reads_duels` (NVLDB / NLDB; NDB scores by its own gradients).
+        """
         raise NotImplementedError
 
     @classmethod

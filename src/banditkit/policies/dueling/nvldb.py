@@ -49,6 +49,7 @@ from banditkit.policies.dueling.network import (
     resolve_preset,
 )
 from banditkit.policies.dueling.rules import RULES, TSCSYM_FORMS, PairRule
+from banditkit.policies.dueling.stacked import DuelOutputs
 from banditkit.policies.parts.history import PairHistory
 from banditkit.policies.parts.models import NeuralLinearModel
 from banditkit.policies.parts.models.device_gram import DeviceGram, gram_for, to_host
@@ -145,6 +146,9 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
         )
         self._env: Environment | None = None
         self._oracle_sigma: float | None = None
+        #: f (K,) and phi (K, D) of the round's arms at the network in force, when a
+        #: seed stack evaluated its members' arms at once (``given_arm_outputs``).
+        self._given: tuple[np.ndarray, np.ndarray] | None = None
 
     # ------------------------------------------------------------------ parts
     @property
@@ -201,8 +205,21 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
         if isinstance(self.design, DeviceGram):  # phi and V on the device: one transfer
             f_t, phi_t = self.model.evaluate_tensors(arms)
             return to_host(f_t, self.design.pair_norms_tensor(self._scale * phi_t))
-        f, phi = self.model.evaluate(np.array(arms))  # a writable copy for torch
+        if self._given is not None:
+            f, phi = self._given
+        else:
+            f, phi = self.model.evaluate(np.array(arms))  # a writable copy for torch
         return f, self.design.pair_norms_unchecked(self._scale * phi)
+
+    def given_arm_outputs(self, f: np.ndarray, phi: np.ndarray) -> None:
+        """Hand in f (K,) and phi (K, D) of the next round's arms at the network in force.
+
+        A seed stack evaluates its members' arms in one batched pass
+        (``dueling.stacked``, float32 on the CPU); the round's act then scores from
+        them and its update reads the chosen pair's rows instead of a second pass.
+        Equal to the member's own pass up to rounding: a separate run never calls it.
+        """
+        self._given = (f, phi)
 
     def _act(self, ctx: Context) -> Action:
         f, b = self._scores(ctx.arms)
@@ -228,7 +245,11 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
         assert isinstance(action, tuple)
         i, j = action
         x1, x2 = ctx.arms[i], ctx.arms[j]
-        f_sel, phi_sel = self.model.evaluate(ctx.arms[[i, j]])  # at W_{t-1}
+        if self._given is not None:  # the act's pass (given_arm_outputs)
+            f_sel, phi_sel = self._given[0][[i, j]], self._given[1][[i, j]]
+            self._given = None
+        else:
+            f_sel, phi_sel = self.model.evaluate(ctx.arms[[i, j]])  # at W_{t-1}
         if self.variance_mode == "oracle":
             if self._oracle_sigma is None:
                 raise ValueError(
@@ -240,14 +261,46 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
         self.history.append(x1, x2, float(feedback), weight=weight, arms=(i, j))
         return phi_sel
 
-    def _after_fit(self, phi_sel: np.ndarray) -> None:
-        """Eq. 5's weights and V (Eq. 6) at the network after the round's fit."""
-        self._set_weights()
+    def _after_fit(self, phi_sel: np.ndarray, duels: DuelOutputs | None = None) -> None:
+        """Eq. 5's weights and V (Eq. 6) at the network after the round's fit.
+
+        ``duels``: the margins and feature differences of every duel at that network
+        (:meth:`duel_outputs`), when a seed stack computed its members' at once
+        (``dueling.stacked``); otherwise computed here when the weights or V read them,
+        one pass over each side of the history for both.
+        """
+        if duels is None and self._reads_duels():
+            duels = self.duel_outputs()
+        self._set_weights(duels)
         if self.gram_mode == "incremental":
             dphi = self._scale * (phi_sel[0] - phi_sel[1])
             self.design.update(dphi, float(self.history.w[-1]))
         else:
-            self._rebuild_design()
+            self._rebuild_design(duels)
+
+    def _reads_duels(self) -> bool:
+        """Whether :meth:`_after_fit` reads every duel at the new network on the host.
+
+        It does for the weights when every zeta_i is recomputed (estimated variances), V when it is
+        rebuilt on the host (a ``DeviceGram`` reads the duels' device mirror instead).
+        """
+        recompute = self.variance_mode == "estimated" and self.zeta_mode == "recompute"
+        host_rebuild = self.gram_mode == "rebuild" and not isinstance(
+            self.design, DeviceGram
+        )
+        return recompute or host_rebuild
+
+    def duel_outputs(self) -> DuelOutputs:
+        """Every duel's margin and feature difference at the current network.
+
+        Returns:
+            df_i = f(x_i1) - f(x_i2) (n,) and dphi_i = phi(x_i1) - phi(x_i2) (n, D),
+            float64, from one pass over each side of the history (the weights of Eq. 5
+            read df, V of Eq. 6 reads dphi).
+        """
+        f1, phi1 = self.model.evaluate(self.history.X1)
+        f2, phi2 = self.model.evaluate(self.history.X2)
+        return DuelOutputs(f1 - f2, phi1 - phi2)
 
     def _new_weight(self, df: float) -> float:
         """1 / zeta_t^2 of the new duel, from the network in force (before the fit)."""
@@ -259,8 +312,8 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
             zeta = float(self._zeta(np.array([df]))[0])
         return 1.0 / (zeta * zeta)
 
-    def _set_weights(self) -> None:
-        """Eq. 5 after the fit: every zeta_i ("recompute") or the new one ("frozen").
+    def _set_weights(self, duels: DuelOutputs | None) -> None:
+        """Eq. 5 after the fit: every zeta_i ("recompute", from ``duels``) or the new one ("frozen").
 
         The weights live in the history (``PairHistory.w``, written in place), which both
         the loss (Eq. 4) and the Gram (Eq. 6) read.
@@ -269,25 +322,23 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
             return  # 1 (agnostic) or the true sigma (oracle): fixed at append
         w = self.history.w  # a view: assignments write into the history
         if self.zeta_mode == "recompute":
-            f1 = self.model.predict(self.history.X1)
-            f2 = self.model.predict(self.history.X2)
-            zeta = self._zeta(f1 - f2)
+            assert duels is not None
+            zeta = self._zeta(duels.df)
             w[:] = 1.0 / (zeta * zeta)
         else:
             x1, x2 = self.history.X1[-1:], self.history.X2[-1:]
             zeta = self._zeta(self.model.predict(x1) - self.model.predict(x2))
             w[-1] = 1.0 / float(zeta[0] * zeta[0])
 
-    def _rebuild_design(self) -> None:
+    def _rebuild_design(self, duels: DuelOutputs | None) -> None:
         """V = lam I + s^2 sum_i w_i dphi_i dphi_i^T with the current features (Eq. 6)."""
         design = gram_for(self.model, self.model.n_params, self.lam)
         if isinstance(design, DeviceGram):  # from the duels' device mirror
             n, phi = self.history.n, self.model.observed_features(self.history)
             dphi: Any = phi[:n] - phi[n:]
         else:
-            dphi = self.model.features(self.history.X1) - self.model.features(
-                self.history.X2
-            )
+            assert duels is not None
+            dphi = duels.dphi
         design.update_batch(self._scale * dphi, self.history.w)
         self.design = design
 

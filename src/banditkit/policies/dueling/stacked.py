@@ -20,12 +20,18 @@ only their fits run together, as the members of one ``nn.fit`` stack
 The round of each member is its separate run's round split at the fit (``_record`` and
 ``_after_fit`` of ``NeuralDuelingBase``), so in float64 on the CPU the actions equal the
 separate runs' bitwise; in float32 or on a GPU (batched kernels) up to rounding.
+
+In float32 on the CPU the passes of NVLDB / NLDB members outside the fit are batched too
+(``StackedDuels._batched``): the arms' f and phi at each act (``given_arm_outputs``) and
+every duel's margin and feature difference after each fit (``DuelOutputs``, read by the
+weights of Eq. 5 and V of Eq. 6), one forward of the S networks each
+(``NeuralLinearModel.evaluate_members``) instead of several per member.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -33,6 +39,7 @@ from banditkit.core.environment import Environment
 from banditkit.core.members import Separate
 from banditkit.core.policy import Actions, Contexts, Feedbacks
 from banditkit.core.types import Action, Context
+from banditkit.policies.parts.models import NeuralLinearModel
 from banditkit.policies.parts.models.device_history import distinct_duels
 from banditkit.policies.parts.models.stacking import fit_stack
 
@@ -48,7 +55,17 @@ else:
     torch = lazy_import("torch")  # imported at first use (banditkit.core.lazy)
     nn = lazy_import("banditkit.nn")
 
-__all__ = ["DuelBuffers", "StackedDuels"]
+__all__ = ["DuelBuffers", "DuelOutputs", "StackedDuels"]
+
+
+class DuelOutputs(NamedTuple):
+    """Every duel's margin df (n,) and feature difference dphi (n, D) at one network.
+
+    What NVLDB's weights (Eq. 5, df) and V (Eq. 6, dphi) read after a fit.
+    """
+
+    df: np.ndarray
+    dphi: np.ndarray
 
 
 class DuelBuffers:
@@ -92,6 +109,11 @@ class DuelBuffers:
                 rows, dtype=self.dtype, device=self.device
             )
         self.n = total
+
+    def table(self) -> torch.Tensor:
+        """The members' duel rows [X1; X2] (S, 2n, d)."""
+        n = self.n
+        return torch.cat([self._X1[:, :n], self._X2[:, :n]], dim=1)
 
     def pairs(
         self,
@@ -192,7 +214,26 @@ class StackedDuels(Separate):
         self.buffers = DuelBuffers(len(self.members), first.d, self._capacity, like)
 
     def act_all(self, ctxs: Sequence[Context]) -> list[Action]:
-        """Each member's pair (its own model, Gram, rule and stream)."""
+        """Each member's pair (its own model, Gram, rule and stream).
+
+        Where the members' post-fit passes are batched (:meth:`_batched`), their arms'
+        f and phi come from one batched pass too (``given_arm_outputs``).
+        """
+        if self._batched():
+            arms = [np.asarray(ctx.arms) for ctx in ctxs]
+            d = self.members[0].d
+            if all(a.ndim == 2 and a.shape == arms[0].shape for a in arms) and (
+                arms[0].shape[1] == d
+            ):  # otherwise each member's act reports what is wrong
+                assert self.buffers is not None
+                X = torch.as_tensor(
+                    np.stack(arms), dtype=self.buffers.dtype, device=self.buffers.device
+                )
+                f, phi = NeuralLinearModel.evaluate_members(
+                    [m.model for m in self.members], X
+                )
+                for s, member in enumerate(self.members):
+                    member.given_arm_outputs(f[s], phi[s])
         actions = super().act_all(ctxs)
         if self.buffers is None:  # the members built their models at this first round
             self._buffers()
@@ -209,10 +250,52 @@ class StackedDuels(Separate):
         due = [m.schedule.due(m.history.n, m.design) for m in self.members]
         if any(due):
             self._fit()
-        for member, recorded, refitted in zip(self.members, kept, due, strict=True):
+        duels = self._duel_outputs()
+        for s, (member, recorded, refitted) in enumerate(
+            zip(self.members, kept, due, strict=True)
+        ):
             member._n_updates += int(refitted)
-            member._after_fit(recorded)
+            member._after_fit(recorded, None if duels is None else duels[s])
             member.t += 1
+
+    def _duel_outputs(self) -> list[DuelOutputs] | None:
+        """Every member's duels at its network after the fit, in one stacked pass.
+
+        For NVLDB / NLDB members in float32 on the CPU, whose weights (Eq. 5) and V
+        (Eq. 6) read every duel's margin and feature difference: one batched forward of
+        the S networks over their duel buffers instead of two per member (equal up to
+        rounding, as the stack's batched fits). None where each member computes its
+        own: in float64 on the CPU (the stack reproduces the separate runs bit for
+        bit there), on a device (its V reads the duels' device mirror) and for NDB.
+        """
+        if not self._batched():
+            return None
+        assert self.buffers is not None
+        members = self.members
+        n = self.buffers.n
+        f, phi = NeuralLinearModel.evaluate_members(
+            [m.model for m in members], self.buffers.table()
+        )
+        return [
+            DuelOutputs(f[s, :n] - f[s, n:], phi[s, :n] - phi[s, n:])
+            for s in range(len(members))
+        ]
+
+    def _batched(self) -> bool:
+        """Whether the members' forward passes outside the fit run as one batched pass.
+
+        For NVLDB / NLDB members (whose weights and V read every duel) in float32 on
+        the CPU, once the buffers exist: there the stack's fits are batched already.
+        Not in float64 on the CPU, where the stack reproduces the separate runs bit
+        for bit; not on a device, where V reads the duels' device mirror.
+        """
+        buffers = self.buffers
+        return (
+            buffers is not None
+            and buffers.dtype == torch.float32
+            and buffers.device.type == "cpu"
+            and all(m._reads_duels() for m in self.members)
+        )
 
     def _fit(self) -> None:
         """Every member's fit on its duels: one stack (``parts.models.stacking``)."""

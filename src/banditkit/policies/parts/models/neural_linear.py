@@ -26,6 +26,7 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -230,6 +231,25 @@ class NeuralLinearModel:
     def evaluate(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return f(x_k) (K,) and phi(x_k) (K, width) in one pass."""
         phi, f = self._evaluate(X)
+        return _host(f), _host(phi)
+
+    @staticmethod
+    def evaluate_members(
+        models: Sequence[NeuralLinearModel], X: torch.Tensor
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Return f (S, N) and phi (S, N, width) of S models of one network, own rows each.
+
+        One stacked pass over X (S, N, d) (the models' dtype and device) with the
+        batched kernels of a stack, so each member's values equal its :meth:`evaluate`
+        up to rounding, not bit for bit: a seed stack uses it where its fits are batched
+        too (float32). Returned as float64 host arrays.
+        """
+        first = models[0]
+        params = {k: torch.cat([m.params[k] for m in models]) for k in first.params}
+        last = first.net.depth - 1
+        phi = first.net.features(params, X)
+        head = params[f"layers.{last}.weight"][:, 0]  # (S, width)
+        f = torch.linalg.vecdot(phi, head.unsqueeze(1)) + params[f"layers.{last}.bias"]
         return _host(f), _host(phi)
 
     def evaluate_tensors(self, X: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
