@@ -34,7 +34,7 @@ from banditkit.experiments.bench import discover, run_benchmarks
 from banditkit.experiments.config.errors import ConfigError
 from banditkit.experiments.config.papers import paper_dir
 from banditkit.experiments.config.yaml_io import read_yaml
-from banditkit.experiments.plan.costs import paper_costs, plan_table
+from banditkit.experiments.plan.costs import UPPER, paper_costs, plan_table
 from banditkit.experiments.report.console import TERMINAL_WIDTH, claims_lines, shorten
 from banditkit.experiments.reproduce import build_report, paper_colours
 from banditkit.experiments.reproduce import reproduce as run_paper
@@ -232,6 +232,12 @@ def _print_plan(
         "after it (per-round cost a + b t, fitted). GPU-hours are an estimate from FLOPs (PyTorch "
         "policies only; see docs/performance.md, 'What a paper costs')."
     )
+    if any(cost.upper for cost in costs):
+        typer.echo(
+            f"{UPPER.strip()}: an upper bound. Runs with distinct_duels train on a share "
+            "of their duels that shrinks as the policy settles, which the probe's first "
+            "rounds overstate (docs/performance.md, 'What a paper costs')."
+        )
     for cost in costs:
         for error in sorted(set(cost.errors.values()))[:3]:
             typer.echo(f"{cost.figure}: some runs not priced: {error}")

@@ -195,3 +195,43 @@ def test_a_pytorch_policy_is_probed_replayed_and_its_flops_counted():
     cost = probe_kind(RunSpec("nonlinear", LOGISTIC, "neural-ucb", params, 0, 60))
     assert cost.error is None and cost.flops_a is not None and cost.flops_a > 0
     assert cost.a > 0 and cost.gpu_seconds(60) is not None
+
+
+def test_runs_on_their_distinct_duels_are_priced_apart_and_as_upper_bounds():
+    """``distinct_duels``: the first rounds overstate the share of duels the fits read."""
+    probed: list[bool] = []
+
+    def probe(spec: RunSpec) -> KindCost:
+        probed.append(bool(spec.policy_params.get("distinct_duels")))
+        return KindCost(0.0, 0.01, 1e-5, upper=costs._shrinking(spec))
+
+    config = {
+        **CONFIG,
+        "env": {"name": "dueling", "utility": "cos", "d": 3, "n_arms": 4},
+        "policies": [
+            {"name": "nvldb-ucb", "label": "all", "width": 4},
+            {
+                "name": "nvldb-ucb",
+                "label": "distinct",
+                "width": 4,
+                "distinct_duels": True,
+            },
+        ],
+    }
+    resolved = resolve(config)
+    prices = price(resolved.runs(), budget=1e9, probe=probe)
+    assert sorted(probed) == [False, True]  # not priced alike: one probe each
+    assert sorted(c.upper for c in prices.values()) == [False, True]
+    cost = figure_cost("figE5", resolved, prices)
+    assert cost.upper
+    exact = figure_cost(
+        "fig", resolve(CONFIG), price(resolve(CONFIG).runs(), 1e9, probe)
+    )
+    assert not exact.upper
+    table = plan_table([cost, exact], jobs=2, nodes=2, node_cpus=3)
+    rows = {line.split("|")[1].strip(): line for line in table.splitlines()[2:]}
+    # CPU-hours and the three wall times (no GPU-hours: these kinds count no FLOPs)
+    assert rows["figE5"].count("<= ") == 4
+    assert "<=" not in rows["fig"] and rows["**all**"].count("<= ") == 4
+    spec = next(s for s in resolved.runs() if s.policy_params.get("distinct_duels"))
+    assert probe_kind(spec).upper  # the real probe marks it too

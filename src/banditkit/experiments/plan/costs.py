@@ -32,6 +32,12 @@ which W are warm-up rounds is priced at
 
 about setup + warm W + a (T - W) + b (T^2 - W^2) / 2 for a warm-up at the start.
 
+A kind whose fits read a share of its history that shrinks as the policy settles
+(:data:`SHRINKING`: NVLDB / NDB with ``distinct_duels``, whose fits skip the duels of an arm
+with itself, a share that rises from the first rounds to about 94 % of 2,000) is priced on
+the same line, which its first rounds overstate: its price is an upper bound
+(``KindCost.upper``), marked "<=" in the plan.
+
 A GPU's time is an estimate from FLOPs: for a policy that computes with PyTorch, the probe
 plays :data:`FLOP_ROUNDS` more rounds under ``torch.utils.flop_counter.FlopCounterMode``
 (three re-trainings of one that re-trains every k), their FLOPs fitted the same way, and
@@ -64,6 +70,8 @@ from banditkit.experiments.config.resolved import ResolvedExperiment, RunSpec
 __all__ = [
     "GPU_FLOPS",
     "GPU_ROUND_SECONDS",
+    "SHRINKING",
+    "UPPER",
     "FigureCost",
     "KindCost",
     "duration",
@@ -105,6 +113,13 @@ GPU_FLOPS = 1e13
 #: of the action to the host).
 GPU_ROUND_SECONDS = 2e-4
 
+#: Parameter values under which a policy's fits read a share of its history that its first
+#: rounds overstate, so that the line fitted on them prices an upper bound
+#: (``distinct_duels``: the fits of NVLDB / NLDB / NDB skip the duels of an arm with itself,
+#: 68-83 % of the first 400 duels on the synthetic tasks and 94 % of 2,000; one such run
+#: of Figs. E.5-E.7 at T = 2,000 took about a sixth of its price).
+SHRINKING: dict[str, Any] = {"distinct_duels": True}
+
 Spans = tuple[tuple[int, int], ...]
 
 
@@ -134,6 +149,7 @@ class KindCost:
         error: Why the kind could not be probed (a missing dataset), else None.
         warm: CPU-seconds of a warm-up round.
         warmup: The warm-up rounds, as [start, stop) spans (:func:`warmup_spans`).
+        upper: Whether the price is an upper bound (:data:`SHRINKING`).
     """
 
     setup: float
@@ -145,6 +161,7 @@ class KindCost:
     error: str | None = None
     warm: float = 0.0
     warmup: Spans = ()
+    upper: bool = False
 
     def cpu_seconds(self, horizon: int) -> float:
         """CPU-seconds of a run of ``horizon`` rounds."""
@@ -428,6 +445,11 @@ def _keep(probe: _Probe, flops_grow: bool) -> str:
     return "none" if _grows(probe) is False else "significant"
 
 
+def _shrinking(spec: RunSpec) -> bool:
+    """Whether ``spec``'s fits read a share of its history that shrinks (:data:`SHRINKING`)."""
+    return any(spec.policy_params.get(k) == v for k, v in SHRINKING.items())
+
+
 def probe_kind(spec: RunSpec) -> KindCost:
     """Measure the costs of ``spec``'s kind (module docstring); never raises."""
     try:
@@ -439,7 +461,13 @@ def probe_kind(spec: RunSpec) -> KindCost:
         keep = _keep(probe, flops is not None and flops[2] > 0)
         warm, a, b = _fit(spec, probe.seconds, probe.warm, keep)
         cost = KindCost(
-            probe.setup, a, b, rounds=len(probe.seconds), warm=warm, warmup=probe.warmup
+            probe.setup,
+            a,
+            b,
+            rounds=len(probe.seconds),
+            warm=warm,
+            warmup=probe.warmup,
+            upper=_shrinking(spec),
         )
         if flops is None:
             return cost
@@ -460,6 +488,7 @@ class FigureCost:
         gpu_seconds: Per run, estimated GPU-seconds (None: no PyTorch).
         kinds: Per run, its kind.
         errors: Kinds that could not be probed: kind -> why (their runs count 0).
+        upper: Whether some of its runs are priced as upper bounds (``KindCost.upper``).
     """
 
     figure: str
@@ -469,6 +498,7 @@ class FigureCost:
     gpu_seconds: list[float | None]
     kinds: list[str]
     errors: dict[str, str]
+    upper: bool = False
 
     @property
     def cpu_hours(self) -> float:
@@ -499,6 +529,7 @@ def figure_cost(
         [c.gpu_seconds(s.horizon) for c, s in zip(costs, specs, strict=True)],
         [s.kind for s in specs],
         {s.kind: c.error for c, s in zip(costs, specs, strict=True) if c.error},
+        any(c.upper for c in costs),
     )
 
 
@@ -519,6 +550,7 @@ SIZES = (
     "update_every",
     "ensemble_size",
     "anytime",
+    *SHRINKING,
 )
 
 
@@ -668,14 +700,16 @@ def plan_table(
             total.gpu_seconds + cost.gpu_seconds,
             total.kinds + [f"{cost.figure}/{k}" for k in cost.kinds],
             {**total.errors, **cost.errors},
+            total.upper or cost.upper,
         )
     if len(costs) > 1:  # one after the other, as reproduce runs them
-        gpu = total.gpu_hours
+        gpu, at_most = total.gpu_hours, UPPER if total.upper else ""
         lines.append(
             f"| {total.figure} | {total.runs:,} | {total.rounds:,} "
-            f"| {total.cpu_hours:,.1f} | {'-' if gpu is None else f'{gpu:,.1f}'} "
+            f"| {at_most}{total.cpu_hours:,.1f} "
+            f"| {'-' if gpu is None else f'{at_most}{gpu:,.1f}'} "
             + "".join(
-                f"| {duration(sum(wall_seconds(c, w, g) for c in costs))} "
+                f"| {at_most}{duration(sum(wall_seconds(c, w, g) for c in costs))} "
                 for w, g in ((jobs, False), (jobs, True), (nodes * node_cpus, False))
             )
             + "|"
@@ -683,13 +717,18 @@ def plan_table(
     return "\n".join(lines)
 
 
+#: The mark of an upper bound in the plan's table (``FigureCost.upper``).
+UPPER = "<= "
+
+
 def _row(cost: FigureCost, jobs: int, cluster_cpus: int) -> str:
-    gpu = cost.gpu_hours
+    gpu, at_most = cost.gpu_hours, UPPER if cost.upper else ""
     missing = " (some runs not priced: see below)" if cost.errors else ""
     return (
         f"| {cost.figure}{missing} | {cost.runs:,} | {cost.rounds:,} "
-        f"| {cost.cpu_hours:,.1f} | {'-' if gpu is None else f'{gpu:,.1f}'} "
-        f"| {duration(wall_seconds(cost, jobs))} "
-        f"| {duration(wall_seconds(cost, jobs, gpu=True))} "
-        f"| {duration(wall_seconds(cost, cluster_cpus))} |"
+        f"| {at_most}{cost.cpu_hours:,.1f} "
+        f"| {'-' if gpu is None else f'{at_most}{gpu:,.1f}'} "
+        f"| {at_most}{duration(wall_seconds(cost, jobs))} "
+        f"| {at_most}{duration(wall_seconds(cost, jobs, gpu=True))} "
+        f"| {at_most}{duration(wall_seconds(cost, cluster_cpus))} |"
     )
