@@ -296,10 +296,14 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
         Returns:
             df_i = f(x_i1) - f(x_i2) (n,) and dphi_i = phi(x_i1) - phi(x_i2) (n, D),
             float64, from one pass over each side of the history (the weights of Eq. 5
-            read df, V of Eq. 6 reads dphi).
+            read df, V of Eq. 6 reads dphi). With a ``DeviceGram`` (whose V reads the
+            duels' device mirror) only df crosses to the host; dphi is None.
         """
-        f1, phi1 = self.model.evaluate(self.history.X1)
-        f2, phi2 = self.model.evaluate(self.history.X2)
+        X1, X2 = self.history.X1, self.history.X2
+        if isinstance(self.design, DeviceGram):
+            return DuelOutputs(self.model.predict(X1) - self.model.predict(X2), None)
+        f1, phi1 = self.model.evaluate(X1)
+        f2, phi2 = self.model.evaluate(X2)
         return DuelOutputs(f1 - f2, phi1 - phi2)
 
     def _new_weight(self, df: float) -> float:
@@ -337,7 +341,7 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
             n, phi = self.history.n, self.model.observed_features(self.history)
             dphi: Any = phi[:n] - phi[n:]
         else:
-            assert duels is not None
+            assert duels is not None and duels.dphi is not None
             dphi = duels.dphi
         design.update_batch(self._scale * dphi, self.history.w)
         self.design = design

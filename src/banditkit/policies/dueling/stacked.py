@@ -61,11 +61,12 @@ __all__ = ["DuelBuffers", "DuelOutputs", "StackedDuels"]
 class DuelOutputs(NamedTuple):
     """Every duel's margin df (n,) and feature difference dphi (n, D) at one network.
 
-    What NVLDB's weights (Eq. 5, df) and V (Eq. 6, dphi) read after a fit.
+    What NVLDB's weights (Eq. 5, df) and V (Eq. 6, dphi) read after a fit; dphi is None
+    where V is built on the device from the duels' mirror.
     """
 
     df: np.ndarray
-    dphi: np.ndarray
+    dphi: np.ndarray | None
 
 
 class DuelBuffers:
