@@ -3,11 +3,13 @@
 Workload: ``nvldb-ucb`` (preset "appendix": m = 32, depth 3, 20 Adam steps every round,
 rule ASYM) on ``dueling`` cos, d = 5, K = 5, T = 300, in two configurations:
 
-    exact   the defaults (float64): on the CPU the stack computes its members one by
-            one inside the stacked fit and takes the separate runs' pairs bit for bit
-    fast    ``dtype: float32, distinct_duels: true``: batched kernels for the fits and
-            for the members' passes outside them (equal to the separate runs up to
-            rounding), fits on the duels of two different arms only
+    exact   ``dtype: float64, distinct_duels: false`` (the defaults before 2026-12-06):
+            on the CPU the stack computes its members one by one inside the stacked
+            fit and takes the separate runs' pairs bit for bit
+    fast    ``dtype: float32, distinct_duels: true`` (the defaults since): batched
+            kernels for the fits and for the members' passes outside them (equal to
+            the separate runs up to rounding), fits on the duels of two different arms
+            only
 
 Each is timed in one process, interleaved (``reps`` repetitions, medians), one BLAS and
 one PyTorch thread (``benchmarks._seed_batch``): one seed alone, the 10 seeds 0..9 as one
@@ -29,7 +31,7 @@ from benchmarks._seed_batch import SeedBatch, measure, table
 
 POLICY = "nvldb-ucb"
 CONFIGS: dict[str, dict[str, Any]] = {
-    "exact": {},
+    "exact": {"dtype": "float64", "distinct_duels": False},
     "fast": {"dtype": "float32", "distinct_duels": True},
 }
 ENV = "dueling"

@@ -86,6 +86,7 @@ __all__ = [
     "pin",
     "quiet_defaults",
     "set_params",
+    "stored_params",
     "takes_declared",
 ]
 
@@ -273,6 +274,10 @@ class Check(Constraint):
         return self.function(name, value)
 
 
+#: ``Param.before`` of a parameter whose default never changed.
+_NO_BEFORE = object()
+
+
 @dataclass(frozen=True)
 class Param:
     """One declared hyper-parameter: its check and its default (see :func:`param`)."""
@@ -281,6 +286,9 @@ class Param:
     default: Any
     #: Left out of ``get_params`` at its default (:func:`param`).
     quiet: bool = False
+    #: The value of an earlier version's default, which stored parameter sets without
+    #: this parameter mean (:func:`param`, :func:`stored_params`).
+    before: Any = _NO_BEFORE
 
 
 @dataclass(frozen=True)
@@ -296,7 +304,9 @@ class _Learned:
 _UNSET = object()
 
 
-def param(check: Constraint, *, default: Any, quiet: bool = False) -> Any:
+def param(
+    check: Constraint, *, default: Any, quiet: bool = False, before: Any = _NO_BEFORE
+) -> Any:
     """Declare a hyper-parameter with its check and default (one line per parameter).
 
     The default goes through the check too (``Real`` stores 1 as 1.0); a default of None
@@ -304,8 +314,24 @@ def param(check: Constraint, *, default: Any, quiet: bool = False) -> Any:
     ``quiet=True`` leaves the parameter out of ``get_params`` while it is at its default:
     an option added after runs were stored, whose default computes what they computed,
     so that their run ids stay (``Policy.get_params``).
+
+    ``before``: for a parameter whose default changed, the default of the earlier
+    version (which may have left it out of ``get_params``, being ``quiet``). Such a
+    parameter is always in ``get_params`` (so the two values never share a run id), and
+    a stored parameter set without it (a state file, a run stored before the change)
+    means ``before`` (:func:`stored_params`): old states load as they were saved, and
+    old runs keep their ids and their numbers.
+
+    Raises:
+        ValueError: For ``quiet=True`` with ``before`` (a quiet parameter's absence
+            means its default).
     """
-    return Param(check, default, quiet)
+    if quiet and before is not _NO_BEFORE:
+        raise ValueError(
+            "a parameter with an earlier default (before=) cannot be quiet: its "
+            "absence from a stored parameter set means the earlier value."
+        )
+    return Param(check, default, quiet, before)
 
 
 def learned(*, default: Any = _UNSET, init: Literal[False] = False) -> Any:
@@ -435,6 +461,28 @@ def quiet_defaults(cls: type) -> dict[str, Any]:
     return {
         name: p.check.check(name, p.default) for name, p in params.items() if p.quiet
     }
+
+
+def stored_params(cls: object, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` as saved by an earlier version, with the earlier defaults it implies.
+
+    A parameter declared with ``before`` (:func:`param`) that ``params`` lacks was, when
+    they were saved, at that earlier default; every other entry is returned as given.
+
+    Example:
+        >>> from banditkit.policies.dueling import NVLDBUCB
+        >>> stored_params(NVLDBUCB, {"a": 1.0})["dtype"]
+        'float64'
+        >>> stored_params(NVLDBUCB, {"dtype": "float32"})["dtype"]
+        'float32'
+    """
+    declarations: dict[str, Param] = getattr(cls, "_declaration", ({}, {}))[0]
+    earlier = {
+        name: p.before
+        for name, p in declarations.items()
+        if p.before is not _NO_BEFORE and name not in params
+    }
+    return {**params, **earlier}
 
 
 def set_params(obj: Any, given: dict[str, Any]) -> None:

@@ -40,6 +40,7 @@ from banditkit.core.params import (
     param,
     quiet_defaults,
     set_params,
+    stored_params,
     takes_declared,
 )
 from banditkit.core.seeding import RoundStreams, make_rng
@@ -652,10 +653,11 @@ class Policy(metaclass=DeclaredMeta):
         name = self.registry_name or type(self).__name__
         if expected != name:
             raise ValueError(f"state belongs to policy {expected!r}, not {name!r}.")
-        if state["params"] != self.get_params():
+        saved = stored_params(type(self), state["params"])
+        if saved != self.get_params():
             raise ValueError(
                 "state was saved with other hyper-parameters: "
-                f"{state['params']} != {self.get_params()}."
+                f"{saved} != {self.get_params()}."
             )
         d = None if state["d"] is None else check_int("state['d']", state["d"], low=1)
         t = check_int("state['t']", state["t"], low=0)

@@ -39,6 +39,7 @@ import numpy as np
 from banditkit.core import POLICIES
 from banditkit.core.errors import BanditkitError, DamagedFileError
 from banditkit.core.files import atomic_write_bytes
+from banditkit.core.params import stored_params
 from banditkit.core.policy import Policy
 from banditkit.core.registry import Registry
 from banditkit.core.statefile import StateFormat, pack_state, read_state
@@ -404,6 +405,8 @@ def _load(
     params = state.get("params")
     if not isinstance(params, dict):
         raise PolicyFileError(path, "its state has no parameters")
+    # A file saved before a default changed lacks that parameter: it had the old value.
+    state = {**state, "params": stored_params(registry.get(name), params)}
     try:
         return _restore(partial(registry.make, name), state)
     except Exception as exc:  # a hostile state may break a policy in any way

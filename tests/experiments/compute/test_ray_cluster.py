@@ -126,11 +126,13 @@ def test_a_killed_worker_node_costs_a_few_rounds_not_the_results(cluster, tmp_pa
 
 
 DUEL_EVERY = 50
+EXACT = {"dtype": "float64", "distinct_duels": False}
 DUEL_CONFIG = tiny(
     envs=[{"name": "dueling", "utility": "cos", "d": 4, "n_arms": 5}],
-    policies=[  # two networks: two seed stacks, one per worker node
-        {"name": "nvldb-ucb", "label": "narrow", "width": 4, "steps": 2},
-        {"name": "nvldb-ts", "label": "wide", "width": 6, "steps": 2},
+    policies=[  # two networks: two seed stacks, one per worker node; on the exact
+        # path (float64, every duel), where a stack is bitwise its separate runs
+        {"name": "nvldb-ucb", "label": "narrow", "width": 4, "steps": 2, **EXACT},
+        {"name": "nvldb-ts", "label": "wide", "width": 6, "steps": 2, **EXACT},
     ],
     seeds=2,
     horizon=1500,

@@ -209,7 +209,7 @@ def test_runs_on_their_distinct_duels_are_priced_apart_and_as_upper_bounds():
         **CONFIG,
         "env": {"name": "dueling", "utility": "cos", "d": 3, "n_arms": 4},
         "policies": [
-            {"name": "nvldb-ucb", "label": "all", "width": 4},
+            {"name": "nvldb-ucb", "label": "all", "width": 4, "distinct_duels": False},
             {
                 "name": "nvldb-ucb",
                 "label": "distinct",

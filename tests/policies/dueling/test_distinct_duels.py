@@ -140,7 +140,7 @@ def test_distinct_duels_needs_the_sum_and_a_bool() -> None:
 def test_the_policies_play_as_with_every_duel_within_noise(name: str) -> None:
     """Same first rounds (the fits agree to rounding), then regrets of the same size."""
     env = {"utility": "square", "d": 3, "n_arms": 4}
-    params = {"width": 8, "steps": 5}
+    params = {"width": 8, "steps": 5, "dtype": "float64"}
     runs = [
         bk.simulate(
             bk.make_policy(name, seed=0, distinct_duels=distinct, **params),
@@ -157,9 +157,12 @@ def test_the_policies_play_as_with_every_duel_within_noise(name: str) -> None:
 
 
 def test_members_with_distinct_duels_run_one_by_one_in_float64_on_the_cpu() -> None:
-    members = [bk.make_policy("nvldb-ucb", seed=s, distinct_duels=True) for s in (0, 1)]
-    assert stack(members) is None
-    assert stack([bk.make_policy("nvldb-ucb", seed=s) for s in (0, 1)]) is not None
+    def members(**params: object) -> list[bk.Policy]:
+        return [bk.make_policy("nvldb-ucb", seed=s, **params) for s in (0, 1)]
+
+    assert stack(members(dtype="float64")) is None
+    assert stack(members(dtype="float64", distinct_duels=False)) is not None
+    assert stack(members()) is not None  # the defaults: float32, distinct duels
 
 
 def test_a_float32_stack_pads_each_member_with_its_own_duels_of_one_arm() -> None:

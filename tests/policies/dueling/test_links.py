@@ -88,7 +88,14 @@ def test_logistic_pair_loss_is_bradley_terry():
 
 def test_thurstone_policy_uses_the_link_in_loss_and_weights():
     env = bk.make_env("dueling", utility="square", d=3, n_arms=4, link="thurstone")
-    policy = NVLDBUCB(seed=1, eps=0.2, link="thurstone", **SMALL)
+    policy = NVLDBUCB(
+        seed=1,
+        eps=0.2,
+        link="thurstone",
+        dtype="float64",
+        distinct_duels=False,
+        **SMALL,
+    )
     result = bk.simulate(policy, env, horizon=15, seed=0)
     assert np.all(np.isfinite(result.regret))
     h, model = policy.history, policy.model

@@ -22,6 +22,9 @@ from banditkit.policies.dueling.nvldb import resolve_preset
 from banditkit.policies.parts.models import observations_of
 
 SMALL = {"width": 6, "steps": 3}
+#: NVLDB / NLDB on the exact path of the checks against float64 references (the
+#: defaults are float32 on the distinct duels).
+EXACT = {"dtype": "float64", "distinct_duels": False}
 
 
 def play(policy, env, T: int, seed: int = 0):
@@ -34,7 +37,7 @@ def square_env(**kw):
 
 @pytest.mark.parametrize("penalised", ["head", "all"])
 def test_weighted_loss_equals_hand_computation(penalised):
-    policy = NVLDBUCB(seed=1, eps=0.3, penalised=penalised, **SMALL)
+    policy = NVLDBUCB(seed=1, eps=0.3, penalised=penalised, **SMALL, **EXACT)
     play(policy, square_env(), 12)
     h, model = policy.history, policy.model
     f1, f2 = model.predict(h.X1), model.predict(h.X2)
@@ -92,7 +95,7 @@ def test_feature_scale_scales_the_bonuses():
 
 def test_incremental_equals_rebuild_when_the_features_do_not_move():
     # no refit within the horizon: phi is fixed, so both Gram modes hold the same sum
-    kw = dict(seed=3, update_every=1000, **SMALL)
+    kw = dict(seed=3, update_every=1000, **SMALL, **EXACT)
     a, b = NLDBUCB(gram_mode="incremental", **kw), NLDBUCB(gram_mode="rebuild", **kw)
     ra, rb = play(a, square_env(), 15), play(b, square_env(), 15)
     np.testing.assert_array_equal(ra.actions, rb.actions)

@@ -28,10 +28,14 @@ from banditkit.policies.parts.models.stacking import fit_stack
 
 SEEDS = [0, 1, 2]
 SMALL = {"width": 8, "steps": 3}
+#: The exact path, where a stack is bitwise its separate runs (NVLDB / NLDB default to
+#: float32 on the distinct duels; NDB is float64 on every duel by default anyway).
+EXACT = {"dtype": "float64", "distinct_duels": False}
 
 
 def _runs(name: str, stacked: bool, horizon: int = 16, **params: object) -> list:
-    policies = [bk.make_policy(name, seed=s, **SMALL, **params) for s in SEEDS]
+    params = {**SMALL, **EXACT, **params}
+    policies = [bk.make_policy(name, seed=s, **params) for s in SEEDS]
     envs = [bk.make_env("dueling", utility="cos", d=4, n_arms=5) for _ in SEEDS]
     members = stack(policies) if stacked else Separate(policies)
     assert isinstance(members, StackedDuels) or not stacked
@@ -71,7 +75,7 @@ def _observations(buffers: DuelBuffers, histories: list):
 @pytest.mark.parametrize("name", ["nvldb-ucb", "ndb-ucb"])
 def test_one_stacked_fit_is_each_members_own_fit(name):
     """The stack's building block against the members' own ``fit``: bitwise in float64."""
-    policies = [bk.make_policy(name, seed=s, **SMALL) for s in SEEDS]
+    policies = [bk.make_policy(name, seed=s, **SMALL, **EXACT) for s in SEEDS]
     envs = [bk.make_env("dueling", utility="cos", d=4, n_arms=5) for _ in SEEDS]
     simulate_seeds(policies, envs, 6, SEEDS, members=Separate(policies))
     models = [p.model for p in policies]
@@ -195,7 +199,7 @@ def test_the_six_pair_rules_of_one_network_stack_and_equal_their_runs():
 
     def play(stacked: bool) -> list:
         policies = [
-            bk.make_policy(name, rule=rule, seed=s, **SMALL)
+            bk.make_policy(name, rule=rule, seed=s, **SMALL, **EXACT)
             for name, rule in configs
             for s in (0, 1)
         ]
@@ -273,7 +277,10 @@ def test_the_duels_margins_and_feature_differences_come_from_one_pass_each_side(
 
 def _float32_stack(horizon: int) -> StackedDuels:
     policies = [
-        bk.make_policy("nvldb-ucb", seed=s, dtype="float32", **SMALL) for s in SEEDS
+        bk.make_policy(
+            "nvldb-ucb", seed=s, dtype="float32", distinct_duels=False, **SMALL
+        )
+        for s in SEEDS
     ]
     envs = [bk.make_env("dueling", utility="cos", d=4, n_arms=5) for _ in SEEDS]
     members = stack(policies)
@@ -309,7 +316,7 @@ def test_a_float32_stack_evaluates_its_members_in_one_batched_pass():
         np.testing.assert_allclose(member._given[0], f, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(member._given[1], phi, rtol=1e-5, atol=1e-6)
 
-    policies = [bk.make_policy("nvldb-ucb", seed=s, **SMALL) for s in SEEDS]
+    policies = [bk.make_policy("nvldb-ucb", seed=s, **SMALL, **EXACT) for s in SEEDS]
     envs = [bk.make_env("dueling", utility="cos", d=4, n_arms=5) for _ in SEEDS]
     exact = stack(policies)
     assert isinstance(exact, StackedDuels)

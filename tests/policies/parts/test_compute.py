@@ -8,6 +8,8 @@ unchanged) and a run's metadata records both.
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 import torch
@@ -15,6 +17,8 @@ import torch
 import banditkit as bk
 from banditkit.core import POLICIES
 from banditkit.core.params import quiet_defaults
+from banditkit.core.serialization import POLICY_FILE, policy_from_bytes
+from banditkit.core.statefile import pack_state
 from banditkit.experiments.compute.execute import compute_run
 from banditkit.experiments.config.resolved import RunSpec
 from banditkit.policies.parts.models.compute import check_device, compute_options
@@ -40,9 +44,12 @@ NEURAL = {
     "onl-mnl": "assortment",
     "eps-greedy-mnl": "assortment",
 }
-#: The policies whose dtype was in their run ids before ``device`` existed.
+#: The policies whose dtype is in their run ids: declared before ``device`` existed, or
+#: (NVLDB / NLDB) a default that changed (``param(before=...)``).
 DTYPE_IN_IDS = {
-    n for n in NEURAL if n.startswith(("neural-ucb", "neural-ts", "neurallog", "ncbf"))
+    n
+    for n in NEURAL
+    if n.startswith(("neural-ucb", "neural-ts", "neurallog", "ncbf", "nvldb", "nldb"))
 }
 CUDA = torch.cuda.is_available()
 
@@ -146,6 +153,45 @@ def test_compute_options_resolve_auto_and_default_to_float64_cpu():
         "dtype": "float32",
         "device": expected,
     }
+
+
+@pytest.mark.parametrize("name", ["nvldb-ucb", "nldb-ts"])
+def test_nvldb_defaults_float32_and_distinct_duels_and_old_states_load_as_saved(name):
+    """The defaults changed on 2026-12-06 (``param(before=...)``): both are in the run
+    ids, and a state saved before (its parameters without them) is the float64,
+    every-duel policy it was when it loads."""
+    new = _make(name)
+    assert (new.dtype, new.distinct_duels) == ("float32", True)
+    assert {
+        "dtype": "float32",
+        "distinct_duels": True,
+    }.items() <= new.get_params().items()
+    old = _make(name, dtype="float64", distinct_duels=False)
+    assert {
+        "dtype": "float64",
+        "distinct_duels": False,
+    }.items() <= old.get_params().items()
+    _play(old, name, horizon=6)
+    saved = old.state_dict()
+    for key in ("dtype", "distinct_duels"):  # as the version before the change saved it
+        del saved["params"][key]
+    members = pack_state(saved, POLICY_FILE, policy=saved["policy"])
+    buffer = io.BytesIO()
+    np.savez(buffer, **members)
+    loaded = policy_from_bytes(buffer.getvalue(), expect=name)
+    assert (loaded.dtype, loaded.distinct_duels) == ("float64", False)
+    assert loaded.get_params() == old.get_params()
+    env = scripted_env("dueling")
+    env.reset(5)
+    for _ in range(4):  # both go on alike
+        ctx = env.context()
+        action = old.act(ctx)
+        assert np.array_equal(loaded.act(ctx), action)
+        feedback = env.step(action).feedback
+        old.update(ctx, action, feedback)
+        loaded.update(ctx, action, feedback)
+    with pytest.raises(ValueError, match="other hyper-parameters"):
+        _make(name).load_state_dict(saved)  # the new defaults are another policy
 
 
 def test_a_run_records_its_dtype_and_device():

@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from banditkit.core import POLICIES, Context, Environment
-from banditkit.core.params import POSITIVE, AsGiven, Choice, Maybe, fixed, param
+from banditkit.core.params import POSITIVE, AsGiven, Choice, Flag, Maybe, fixed, param
 from banditkit.core.types import Action, Feedback
 from banditkit.policies.dueling.network import (
     PRESETS,
@@ -52,6 +52,7 @@ from banditkit.policies.dueling.rules import RULES, TSCSYM_FORMS, PairRule
 from banditkit.policies.dueling.stacked import DuelOutputs
 from banditkit.policies.parts.history import PairHistory
 from banditkit.policies.parts.models import NeuralLinearModel
+from banditkit.policies.parts.models.compute import DTYPES
 from banditkit.policies.parts.models.device_gram import DeviceGram, gram_for, to_host
 from banditkit.policies.parts.propensity import monte_carlo
 from banditkit.policies.parts.schedules import Periodic
@@ -99,14 +100,16 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
         depth: Linear layers including the head, >= 2 (3: two hidden layers, L = 3).
         steps: Adam steps per fit n, >= 1 (paper: 20).
         update_every: Episode length H, >= 1 (paper: 1).
-        distinct_duels: Train on the duels of two different arms only (False: every
-            duel, the default). A duel of an arm with itself adds the constant
-            loss(0) to the objective whatever the parameters (its margin f(x) - f(x) is
-            0) and nothing to its gradient, so the fits are the same up to rounding
-            (not bit for bit) at the cost of the distinct duels: at T = 400 on the
-            synthetic tasks 68-83 % of the duels are an arm against itself
-            (docs/dueling.md, "Training on the distinct duels"). Seeds with it do
-            not stack on the CPU in float64 (the stack is exact there).
+        distinct_duels: Train on the duels of two different arms only (True, the
+            default since 2026-12-06; False: every duel, as before). A duel of an arm
+            with itself adds the constant loss(0) to the objective whatever the
+            parameters (its margin f(x) - f(x) is 0) and nothing to its gradient, nor
+            to V (its dphi is 0), so the fits are the same up to rounding (not bit for
+            bit) at the cost of the distinct duels: at T = 400 on the synthetic tasks
+            68-83 % of the duels are an arm against itself, 94 % of 2,000
+            (docs/dueling.md, "Training on the distinct duels"; "The defaults: float32
+            and the distinct duels" for the evidence). Seeds with it do not stack on
+            the CPU in float64 (the stack is exact there).
         gram_mode: "rebuild" or "incremental".
         zeta_mode: "recompute" or "frozen".
         tscsym_form: "listing" or "paper" (TS-CSYM only; ``rules.ts_csym``).
@@ -120,7 +123,11 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
             (docs/dueling.md, "Investigation").
         feature_scale: s > 0, the features s phi(x) of V and of the bonuses; None: sqrt(m),
             the factor of Eq. 2 (phi(x; W) = sqrt(m) ReLU(...)).
-        dtype: "float64" (default) or "float32": the network, its training and phi.
+        dtype: "float32" (the default since 2026-12-06, the dtype of the paper's GPU
+            code) or "float64" (the default before): the network, its training and
+            phi; V and the rule stay float64 on the CPU. The regrets of the two agree
+            within their paired intervals on the paper's tasks (docs/dueling.md, "The
+            defaults: float32 and the distinct duels").
         device: "cpu" (default), "cuda", "cuda:N" or "auto": where the network, its
             training, the duels and V live (a missing device is a ``ValueError``).
         seed: Seed of the policy's streams.
@@ -128,6 +135,9 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
 
     stack_family: ClassVar[str | None] = "neural-linear-dueling"
 
+    # Defaults changed on 2026-12-06 (``before``: what stored runs and states computed).
+    distinct_duels: bool = param(Flag(), default=True, before=False)
+    dtype: str = param(Choice(DTYPES), default="float32", before="float64")
     rule: str = param(Choice(RULES), default="asym")
     variance_mode: str = param(Choice(VARIANCE_MODES), default="estimated")
     eps: float | None = param(Maybe(POSITIVE), default=None)
