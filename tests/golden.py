@@ -35,7 +35,11 @@ ENVS: list[tuple[str, str, dict[str, Any]]] = [
     ("digits", "classification", {"dataset": "digits"}),
 ]
 
+#: The neural policies' dtype before float32 became their default (2026-12-06).
+_FLOAT64: dict[str, Any] = {"dtype": "float64"}
+
 _WIDTHS_V0: dict[str, Any] = {
+    **_FLOAT64,
     "nu": 1.0,
     "effdim_kind": "diagonal",
     "scale_features": False,
@@ -43,6 +47,7 @@ _WIDTHS_V0: dict[str, Any] = {
 }
 
 _NEURAL_V0: dict[str, Any] = {
+    **_FLOAT64,
     "nu": 1.0,
     "lam": 1.0,
     "width": 20,

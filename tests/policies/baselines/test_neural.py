@@ -13,7 +13,8 @@ from banditkit.linalg import EffectiveDimension
 from banditkit.nn import flat_params, forward_and_grads, set_flat_params
 from tests.policies.helpers import contexts, mean_final_regret, play
 
-SMALL = {"width": 8, "update_every": 10, "steps": 10}
+#: float64: the hand formulas below are checked to 1e-12 (the default dtype is float32).
+SMALL = {"width": 8, "update_every": 10, "steps": 10, "dtype": "float64"}
 UCB_NAMES = ["neural-ucb", "neurallog-ucb1", "neurallog-ucb2", "ncbf-ucb"]
 TS_NAMES = ["neural-ts", "neurallog-ts1", "neurallog-ts2"]
 
@@ -186,7 +187,7 @@ def test_full_gram_option_runs_and_matches_diagonal_on_the_first_round():
 
 
 def test_neural_ucb_width_uses_gradients_over_sqrt_width():
-    policy = bk.make_policy("neural-ucb", nu=1.0, lam=1.0, width=8)
+    policy = bk.make_policy("neural-ucb", nu=1.0, lam=1.0, width=8, dtype="float64")
     ctx = _ctxs(1)[0]
     _, width = policy.scores(ctx)
     _, G = forward_and_grads(policy.model.mlp, torch.from_numpy(ctx.arms.copy()))

@@ -62,7 +62,9 @@ def play(policy, env, rounds, record=None):
 
 
 def test_utility_net_gradients_equal_autograd():
-    policy = bk.make_policy("onl-mnl", width=4, t0=2, pilot_steps=3, seed=1)
+    policy = bk.make_policy(
+        "onl-mnl", width=4, t0=2, pilot_steps=3, seed=1, dtype="float64"
+    )
     policy.begin(10)
     X = np.random.default_rng(0).normal(size=(6, 3))
     policy.act(Context(arms=X, max_size=2))
@@ -77,6 +79,7 @@ def test_onl_mnl_phase2_estimate_gram_and_selection_are_exact():
     env = bk.make_env("mnl", d=2, n_items=7, capacity=3, width=3, revenues="item")
     policy = bk.make_policy(
         "onl-mnl",
+        dtype="float64",  # checked against float64 references
         width=2,
         t0=10,
         pilot_steps=50,

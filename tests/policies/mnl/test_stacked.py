@@ -140,11 +140,17 @@ def test_stacked_seeds_take_the_offers_of_their_separate_runs(dtype):
 
 
 def test_a_stacked_members_state_is_its_separate_runs():
-    """The members' state after a stacked run resumes like the separate run's."""
-    policies = [bk.make_policy("eps-greedy-mnl", seed=s, **SMALL) for s in SEEDS]
+    """The members' state after a stacked run resumes like the separate run's (float64)."""
+    policies = [
+        bk.make_policy("eps-greedy-mnl", seed=s, dtype="float64", **SMALL)
+        for s in SEEDS
+    ]
     envs = [bk.make_env("mnl", **ENV) for _ in SEEDS]
     simulate_seeds(policies, envs, 20, SEEDS, members=stack(policies))
-    twins = [bk.make_policy("eps-greedy-mnl", seed=s, **SMALL) for s in SEEDS]
+    twins = [
+        bk.make_policy("eps-greedy-mnl", seed=s, dtype="float64", **SMALL)
+        for s in SEEDS
+    ]
     envs = [bk.make_env("mnl", **ENV) for _ in SEEDS]
     simulate_seeds(twins, envs, 20, SEEDS, members=Separate(twins))
     for p, q in zip(policies, twins, strict=True):

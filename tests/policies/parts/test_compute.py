@@ -2,7 +2,8 @@
 
 Each neural policy takes ``dtype`` ("float64" | "float32") and ``device`` ("cpu" |
 "cuda" | "cuda:N" | "auto"); a device that is not there is a ValueError naming it when
-the policy is built; at their defaults the options stay out of ``get_params`` (run ids
+the policy is built; the dtype defaults to float32 (NDB: float64) and is part of the run
+ids (NDB's at float64 and ``device`` at "cpu" stay out of ``get_params``: run ids
 unchanged) and a run's metadata records both.
 """
 
@@ -44,13 +45,9 @@ NEURAL = {
     "onl-mnl": "assortment",
     "eps-greedy-mnl": "assortment",
 }
-#: The policies whose dtype is in their run ids: declared before ``device`` existed, or
-#: (NVLDB / NLDB) a default that changed (``param(before=...)``).
-DTYPE_IN_IDS = {
-    n
-    for n in NEURAL
-    if n.startswith(("neural-ucb", "neural-ts", "neurallog", "ncbf", "nvldb", "nldb"))
-}
+#: The policies whose dtype is in their run ids: all but NDB, whose default stayed float64
+#: (the others' became float32 on 2026-12-06: ``param(before=...)``, or NeuralLog's mode).
+DTYPE_IN_IDS = {n for n in NEURAL if not n.startswith("ndb")}
 CUDA = torch.cuda.is_available()
 
 
@@ -87,6 +84,18 @@ def test_declares_dtype_and_device(name):
     quiet = quiet_defaults(cls)
     assert quiet["device"] == "cpu"
     assert ("dtype" in quiet) == (name not in DTYPE_IN_IDS)
+
+
+@pytest.mark.parametrize("name", sorted(NEURAL))
+def test_the_default_dtype_is_float32_but_for_ndb(name):
+    """docs/performance.md, "The default dtype": the rule kept NDB at float64."""
+    assert _make(name).dtype == ("float64" if name.startswith("ndb") else "float32")
+
+
+def test_neurallog_theory_mode_stays_float64():
+    assert bk.make_policy("neurallog-ucb1", mode="theory").dtype == "float64"
+    with pytest.raises(ValueError, match="the theory runs in float64"):
+        bk.make_policy("neurallog-ucb1", mode="theory", dtype="float32")
 
 
 @pytest.mark.parametrize("name", sorted(NEURAL))

@@ -24,7 +24,7 @@ from banditkit.core.params import POSITIVE, Choice, Flag, Int, Real, param
 from banditkit.linalg import GRAMS, make_gram
 from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models import NeuralModel
-from banditkit.policies.parts.models.compute import DEVICE, DTYPES, compute_options
+from banditkit.policies.parts.models.compute import DEVICE, DTYPE, compute_options
 from banditkit.policies.parts.schedules import Periodic
 from banditkit.policies.parts.scored import ScoredParts, ScoredPolicy
 from banditkit.policies.parts.scorer import Scorer
@@ -72,7 +72,8 @@ class NeuralBandit(ScoredPolicy):
             lr kept for later refits; >= 0 (3; 0 takes every refit as it ends). A refit
             that still diverges (non-finite, or 100 times its start) is retried at
             lr / 10 until it settles (``parts.models.rescue``), whatever ``backtrack``.
-        dtype: "float64" (default) or "float32": the dtype of the network, its
+        dtype: "float32" (default since 2026-12-06; docs/performance.md, "The default
+            dtype") or "float64" (the default before): the dtype of the network, its
             training and its gradients g; the Gram Z and its log-determinant stay
             float64 (docs/performance.md, "Neural training speed").
         device: "cpu" (default), "cuda", "cuda:N" or "auto" (the first CUDA device if
@@ -101,7 +102,7 @@ class NeuralBandit(ScoredPolicy):
     gram: str = param(Choice(GRAMS), default="diagonal")
     loss_reduction: str = param(Choice(LOSS_REDUCTIONS), default="mean_scaled")
     backtrack: int = param(Int(low=0), default=BACKTRACK)
-    dtype: str = param(Choice(DTYPES), default="float64")
+    dtype: str = DTYPE
     device: str = DEVICE
     grouped: bool = param(Flag(), default=False)
     grad_method: str = param(Choice(GRAD_METHODS), default="auto")

@@ -42,6 +42,7 @@ from banditkit.policies.dueling.rules import PairRule
 from banditkit.policies.dueling.stacked import DuelOutputs
 from banditkit.policies.parts.history import PairHistory
 from banditkit.policies.parts.models import NeuralModel
+from banditkit.policies.parts.models.compute import DTYPE_FLOAT64
 from banditkit.policies.parts.propensity import monte_carlo
 from banditkit.policies.parts.schedules import Periodic
 
@@ -76,6 +77,9 @@ class NeuralDuelingPolicy(NeuralDuelingBase):
         link: The preference link of the loss: "btl" (alias "logistic", the default),
             "thurstone" (alias "probit") or a ``glm.Link`` / ``DuelLink``.
         dtype: "float64" (default) or "float32": the network, its training and g.
+            NDB keeps float64 where the other neural policies default to float32:
+            its regret moved in float32 by more than its paired interval
+            (docs/performance.md, "The default dtype").
         device: "cpu" (default), "cuda", "cuda:N" or "auto": where the network, its
             training, the duels and V live (a missing device is a ``ValueError``).
         seed: Seed of the policy's streams.
@@ -85,6 +89,7 @@ class NeuralDuelingPolicy(NeuralDuelingBase):
 
     gram: str = param(Choice(GRAMS), default="full")
     exact_inverse: bool = param(Flag(), default=False)
+    dtype: str = DTYPE_FLOAT64
 
     def _resolve(self) -> None:
         super()._resolve()

@@ -52,7 +52,6 @@ from banditkit.policies.dueling.rules import RULES, TSCSYM_FORMS, PairRule
 from banditkit.policies.dueling.stacked import DuelOutputs
 from banditkit.policies.parts.history import PairHistory
 from banditkit.policies.parts.models import NeuralLinearModel
-from banditkit.policies.parts.models.compute import DTYPES
 from banditkit.policies.parts.models.device_gram import DeviceGram, gram_for, to_host
 from banditkit.policies.parts.propensity import monte_carlo
 from banditkit.policies.parts.schedules import Periodic
@@ -135,9 +134,8 @@ class NeuralLinearDuelingPolicy(NeuralDuelingBase):
 
     stack_family: ClassVar[str | None] = "neural-linear-dueling"
 
-    # Defaults changed on 2026-12-06 (``before``: what stored runs and states computed).
+    # The default changed on 2026-12-06 (``before``: what stored runs and states computed).
     distinct_duels: bool = param(Flag(), default=True, before=False)
-    dtype: str = param(Choice(DTYPES), default="float32", before="float64")
     rule: str = param(Choice(RULES), default="asym")
     variance_mode: str = param(Choice(VARIANCE_MODES), default="estimated")
     eps: float | None = param(Maybe(POSITIVE), default=None)

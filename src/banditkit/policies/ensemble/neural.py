@@ -112,7 +112,8 @@ class NeuralES(_NeuralEnsemblePolicy):
             j starts from and is regularised towards its own draw theta_0^j (the members'
             spread then also comes from the initialisation, as in the deep-ensemble
             practice of Osband et al.; not the paper's algorithm).
-        dtype: "float64" (default) or "float32": the networks and their training.
+        dtype: "float32" (default since 2026-12-06; docs/performance.md, "The default
+            dtype") or "float64" (the default before): the networks and their training.
         device: "cpu" (default), "cuda", "cuda:N" or "auto": where the networks, their
             training and the history's distinct rows live
             (``policies.parts.models.compute``).
@@ -150,7 +151,7 @@ class NeuralPHE(_NeuralEnsemblePolicy):
         warmup: Warm-up rounds.
         warmup_strategy: "round-robin", "random" or "design".
         update_every: Refit every this many rounds.
-        dtype: "float64" (default) or "float32" (see ``neural-es``).
+        dtype: "float32" (default) or "float64" (see ``neural-es``).
         device: "cpu" (default), "cuda", "cuda:N" or "auto" (see ``neural-es``).
         seed: Seed of the policy's own stream.
 

@@ -115,6 +115,7 @@ class Practical:
         "effdim_kind": "exact",
         "scale_features": True,
         "bonus": "orders",
+        "dtype": "float32",  # since 2026-12-06 (docs/performance.md, "The default dtype")
     }
     pinned: dict[str, tuple[Any, str]] = {}  # noqa: RUF012 - read-only
 
@@ -173,6 +174,7 @@ class Theory:
         "lambda_schedule": "adaptive",
         "effdim_kind": lambda options: options.gram,
         "scale_features": True,
+        "dtype": "float64",
     }
     pinned: dict[str, tuple[Any, str]] = {  # noqa: RUF012 - read-only
         "init": ("mirrored", "Algs. 1-2 start from the NTK initialisation"),

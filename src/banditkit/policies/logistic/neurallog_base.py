@@ -176,10 +176,12 @@ class NeuralLogPolicy(ScoredPolicy):
             inputs (||x||^2 = 168) its pre-activations have variance 34 and every
             bonus explores too much (docs/logistic.md, section "Fidelity", mnist).
             Theory mode takes "mirrored" only.
-        dtype: "float64" (default) or "float32": the dtype of the network, its
-            training and its gradients in practical mode; the Grams and d_eff stay
-            float64 (docs/performance.md, "Neural training speed"). Theory mode takes
-            float64 only.
+        dtype: "float32" or "float64": the dtype of the network, its training and its
+            gradients in practical mode; the Grams and d_eff stay float64
+            (docs/performance.md, "Neural training speed"). None (default): the mode's,
+            float32 in practical mode (since 2026-12-06; float64 before: it is in every
+            run id, docs/performance.md "The default dtype"), float64 in theory mode,
+            which takes float64 only.
         device: "cpu" (default), "cuda", "cuda:N" or "auto": where the network, its
             training, its history and the Gram live (``policies.parts.models.compute``;
             a device that is not there is a ``ValueError`` naming it).
@@ -234,7 +236,7 @@ class NeuralLogPolicy(ScoredPolicy):
     scale_features: bool | None = param(Maybe(Flag()), default=None)
     bonus: str | None = param(Maybe(Choice(BONUSES)), default=None)
     init: str = param(Choice(INITS), default="mirrored")
-    dtype: str = param(Choice(DTYPES), default="float64")
+    dtype: str | None = param(Maybe(Choice(DTYPES)), default=None)
     device: str = DEVICE
 
     def _resolve(self) -> None:

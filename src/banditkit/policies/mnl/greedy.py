@@ -52,7 +52,8 @@ class EpsGreedyMNL(AssortmentPolicy):
         lr: Adam step size of each refit.
         steps: Adam steps of each refit.
         sampler: The exploration sampler, as ONL-MNL's ``phase1``.
-        dtype: "float64" (default) or "float32": the utility network and its fits.
+        dtype: "float32" (default since 2026-12-06; docs/performance.md, "The default
+            dtype") or "float64" (the default before): the utility network and its fits.
         device: "cpu" (default), "cuda", "cuda:N" or "auto": where the network and
             its fits run (``policies.parts.models.compute``).
         seed: Seed of the policy's stream.

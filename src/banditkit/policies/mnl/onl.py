@@ -90,7 +90,8 @@ class ONLMNL(AssortmentPolicy):
             step leaves more than a quarter of the gradient, rebuild it after a solve of
             more than 2 steps; ``glm.fit_mnl``). Both stop at the same gradient tolerance.
         tol: Newton stops when ||grad l_t|| <= tol * max(1, lam).
-        dtype: "float64" (default) or "float32": the utility network and its fits.
+        dtype: "float32" (default since 2026-12-06; docs/performance.md, "The default
+            dtype") or "float64" (the default before): the utility network and its fits.
         device: "cpu" (default), "cuda", "cuda:N" or "auto": where the network and
             its fits run (``policies.parts.models.compute``).
         seed: Seed of the policy's stream (initialisation, Phase I).

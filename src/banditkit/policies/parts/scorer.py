@@ -183,7 +183,9 @@ class Scorer:
             else:  # from the model's scoring pass if it kept one, else afresh
                 kept = getattr(self.model, "scored_features", None)
                 scored = None if kept is None else kept(k)
-                z = self.model.features(x[None, :])[0] if scored is None else scored
+                # afresh on every arm, as the pass did: a product of another shape may
+                # round otherwise (float32), and an undone update must replay bitwise
+                z = self.model.features(arms)[k] if scored is None else scored
         else:  # an update without a preceding score of this context
             lat, feats = self.model.evaluate(x[None, :])
             latent, z = float(lat[0]), np.array(feats[0])

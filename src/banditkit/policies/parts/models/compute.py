@@ -4,14 +4,19 @@ A neural policy declares them with these two lines and hands them to its model, 
 resolves them (``nn.resolve_dtype``, ``nn.resolve_device``) and keeps its network, its
 training, its history's mirror and its Gram there; the policy never handles them:
 
-    dtype: str = DTYPE       "float64" (default) or "float32"
+    dtype: str = DTYPE       "float32" (default) or "float64"
     device: str = DEVICE     "cpu" (default), "cuda", "cuda:N" or "auto"
 
-Both are ``quiet`` parameters (``core.params.param``): at their defaults they stay out of
-``get_params``, so the run ids of every configuration stored before they existed do not
-move, and a run on another dtype or device has its own id. A device that is not there is
-a ``ValueError`` naming it when the policy is built (not at its first round). Each run's
-metadata records the dtype and the device it ran on (``compute_options``).
+``device`` is a ``quiet`` parameter (``core.params.param``): at its default it stays out
+of ``get_params``, so the run ids of every configuration stored before it existed do not
+move, and a run on another device has its own id. ``dtype`` defaults to float32 since
+2026-12-06 (float64 before: its ``before``), chosen by the rule "float32 wherever the
+reproduction configurations' regrets stay equal within their paired intervals"
+(docs/performance.md, "The default dtype"): it is in every run id, and a run or state
+stored without it was float64. NDB, whose regret moved in float32, keeps float64
+(``DTYPE_FLOAT64``). A device that is not there is a ``ValueError`` naming it when the
+policy is built (not at its first round). Each run's metadata records the dtype and the
+device it ran on (``compute_options``).
 
 Written without PyTorch: the registry reads the declarations before torch is imported.
 """
@@ -28,6 +33,7 @@ __all__ = [
     "DEVICES",
     "DTYPE",
     "DTYPES",
+    "DTYPE_FLOAT64",
     "check_device",
     "compute_options",
 ]
@@ -66,8 +72,11 @@ def check_device(name: str, value: Any) -> str:
     return value
 
 
-#: The ``dtype`` of a neural policy: its network, training and passes.
-DTYPE: Any = param(Choice(DTYPES), default="float64", quiet=True)
+#: The ``dtype`` of a neural policy: its network, training and passes (module docstring).
+DTYPE: Any = param(Choice(DTYPES), default="float32", before="float64")
+#: The ``dtype`` of a neural policy that stays float64 by default (NDB), left out of its
+#: run ids at float64 as before.
+DTYPE_FLOAT64: Any = param(Choice(DTYPES), default="float64", quiet=True)
 #: The ``device`` of a neural policy: network, training, history and Gram live there.
 DEVICE: Any = param(Check(check_device), default="cpu", quiet=True)
 
