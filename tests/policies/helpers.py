@@ -60,8 +60,10 @@ def assert_stack_equals_separate(
     """Seeds of ``name`` as one stack against separate ``simulate`` runs (float64).
 
     Every action, n_updates and metadata equal, regrets within 1e-9; returns the stack's
-    ``Members`` (asserted to exist).
+    ``Members`` (asserted to exist). float64 unless ``params`` names a dtype (the
+    policies' default is float32, where a stack equals its runs up to rounding only).
     """
+    params = {"dtype": "float64", **params}
     separate = [
         bk.simulate(
             bk.make_policy(name, **params, seed=s),
