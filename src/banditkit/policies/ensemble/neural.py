@@ -13,6 +13,7 @@ References:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from banditkit.core import POLICIES, Policy
 from banditkit.core.params import POSITIVE, Choice, Flag, Int, fixed, param
@@ -25,6 +26,13 @@ from banditkit.policies.ensemble.members import NeuralEnsemble
 from banditkit.policies.ensemble.policies import REDUCTIONS
 from banditkit.policies.ensemble.stacked import StackedEnsembles, stackable
 from banditkit.policies.parts.models.compute import DEVICE, DTYPE
+
+if TYPE_CHECKING:
+    from banditkit import nn
+else:
+    from banditkit.core.lazy import lazy_import
+
+    nn = lazy_import("banditkit.nn")  # PyTorch: imported at first use
 
 __all__ = ["NeuralES", "NeuralPHE"]
 
@@ -54,15 +62,13 @@ class _NeuralEnsemblePolicy(EnsemblePolicy):
         return StackedEnsembles(members) if stackable(members[0]) else None
 
     def _make_model(self, members: int, *, restoring: bool = False) -> NeuralEnsemble:
-        from banditkit.nn import make_generator
-
         assert self.d is not None
         if restoring:  # theta_0 and theta come from the state: leave self.rng alone
             import torch
 
             generator = torch.Generator().manual_seed(0)
         else:
-            generator = make_generator(self.rng)
+            generator = nn.make_generator(self.rng)
         return NeuralEnsemble(
             self.d,
             members,

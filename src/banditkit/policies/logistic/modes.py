@@ -30,7 +30,14 @@ from banditkit.policies.logistic import theory
 from banditkit.policies.parts.models import NeuralModel, TangentModel
 
 if TYPE_CHECKING:
+    from banditkit import nn
     from banditkit.nn import Trainer
+else:
+    from banditkit.core.lazy import lazy_import
+
+    nn = lazy_import(
+        "banditkit.nn"
+    )  # PyTorch: imported at first use, not by the registry
 
 __all__ = [
     "EFFDIM_BLOCK",
@@ -88,10 +95,7 @@ class Mode(Protocol):
 
 
 def _trainer(options: Any, *, lam: float, lr: float) -> Trainer:
-    # PyTorch is imported here, not when the registry is built
-    from banditkit.nn import Trainer
-
-    return Trainer(
+    return nn.Trainer(
         loss="bce",
         lam=lam,
         center=options.reg_center,

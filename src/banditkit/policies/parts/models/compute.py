@@ -24,9 +24,16 @@ Written without PyTorch: the registry reads the declarations before torch is imp
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from banditkit.core.params import Check, Choice, param
+
+if TYPE_CHECKING:
+    from banditkit import nn
+else:
+    from banditkit.core.lazy import lazy_import
+
+    nn = lazy_import("banditkit.nn")  # PyTorch only for a device other than the CPU
 
 __all__ = [
     "DEVICE",
@@ -66,9 +73,7 @@ def check_device(name: str, value: Any) -> str:
             f"{name} must be 'cpu', 'cuda', 'cuda:N' or 'auto'; got {value!r}."
         )
     if value not in ("cpu", "auto"):
-        from banditkit.nn import resolve_device  # PyTorch only for a CUDA name
-
-        resolve_device(value)
+        nn.resolve_device(value)
     return value
 
 
@@ -99,7 +104,5 @@ def compute_options(policy: object) -> dict[str, str]:
     if not isinstance(device, str):
         device = "cpu"
     elif device != "cpu":
-        from banditkit.nn import resolve_device
-
-        device = str(resolve_device(device))
+        device = str(nn.resolve_device(device))
     return {"dtype": dtype, "device": device}
