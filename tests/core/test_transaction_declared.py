@@ -23,7 +23,8 @@ import banditkit as bk
 from banditkit.core.transaction import snapshot
 from banditkit.linalg import Gram, InPlaceGram
 from banditkit.linalg.diagonal import DiagonalGram
-from banditkit.nn import MLP
+from banditkit.nn import MLP, set_flat_params, stack_params
+from banditkit.nn import params as params_module
 from banditkit.nn._arms import NumpyArms
 from banditkit.policies.baselines.glm import GLMUCB
 from banditkit.policies.baselines.linear import LinTS, LinUCB
@@ -254,9 +255,35 @@ def test_an_mlp_puts_back_only_the_parameters_that_changed():
     weight, bias = mlp.layers[0].weight, mlp.layers[1].weight
     versions = weight._version, bias._version
     taken = snapshot(mlp)
+    views = stack_params(mlp)  # a trainer's write access: the copy is taken here
     with torch.no_grad():
-        weight.add_(1.0)
+        views["layers.0.weight"].add_(1.0)
+    assert not torch.equal(weight, before.layers[0].weight)
     taken.restore()
     assert torch.equal(weight, before.layers[0].weight)
     assert bias._version == versions[1]  # not copied: caches keyed on it stay valid
     assert_same_graph(mlp, before, "mlp")
+
+
+def test_an_mlp_copies_its_parameters_only_when_they_are_written():
+    """An update that does not train copies nothing; set_flat_params copies first."""
+    mlp = MLP(3, width=4, generator=torch.Generator().manual_seed(0))
+    before = copy.deepcopy(mlp)
+    taken = snapshot(mlp)
+    assert params_module._OWED.get(mlp)  # owed, not taken
+    taken.commit()
+    assert not params_module._OWED.get(mlp)  # withdrawn at the end
+    taken = snapshot(mlp)
+    set_flat_params(mlp, torch.zeros(sum(p.numel() for p in mlp.parameters())))
+    taken.restore()
+    assert_same_graph(mlp, before, "mlp")
+
+
+def test_a_write_that_bypasses_before_write_cannot_be_undone_silently():
+    """A parameter written without ``before_write`` makes the undo raise, not lie."""
+    mlp = MLP(3, width=4, generator=torch.Generator().manual_seed(0))
+    taken = snapshot(mlp)
+    with torch.no_grad():
+        mlp.layers[0].weight.add_(1.0)
+    with pytest.raises(RuntimeError, match="before_write"):
+        taken.restore()

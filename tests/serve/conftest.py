@@ -121,3 +121,13 @@ def open_service(config: dict[str, Any], url: str, **kwargs: Any) -> Any:
     service = Service(load_config(config), url, **kwargs)
     service.open()
     return service
+
+
+def open_writer_process(config: dict[str, Any], url: str) -> Any:
+    """An opened :class:`banditkit.serve.process.WriterProcess` of a config mapping."""
+    from banditkit.serve import load_config
+    from banditkit.serve.process import WriterProcess
+
+    writer = WriterProcess(load_config(config), url)
+    writer.open()
+    return writer

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,6 +17,14 @@ from typer.core import TyperGroup
 
 from banditkit.cli.common import ImportOption, _load_imports, app
 from banditkit.errors import BanditkitError
+
+
+class WriterMode(str, Enum):
+    """Where ``serve run``'s single writer runs (``serve.process``)."""
+
+    process = "process"
+    thread = "thread"
+
 
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -70,6 +79,14 @@ def run(
     access_log: Annotated[
         bool, typer.Option("--access-log", help="Log every request line.")
     ] = False,
+    writer: Annotated[
+        WriterMode,
+        typer.Option(
+            "--writer",
+            help="Where the single writer runs: 'process' (a child process: the HTTP "
+            "side and the writer do not share a GIL) or 'thread' (one process).",
+        ),
+    ] = WriterMode.process,
     imports: ImportOption = None,
 ) -> None:
     """Serve the configured policies over HTTP until SIGINT or SIGTERM."""
@@ -81,6 +98,7 @@ def run(
 
     from banditkit.serve import Service, load_config
     from banditkit.serve.app import create_app
+    from banditkit.serve.process import WriterProcess
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s")
     # the HTTP loop, the writer and the learner share the interpreter: hand it over
@@ -96,7 +114,11 @@ def run(
                 host,
                 ", ".join(open_ids),
             )
-    service = Service(cfg, db)
+    service: Service | WriterProcess = (
+        WriterProcess(cfg, db, imports=imports)
+        if writer is WriterMode.process
+        else Service(cfg, db)
+    )
     service.open()
     logging.getLogger("banditkit.serve").info("event log: %s", service.url)
     uvicorn.run(

@@ -92,13 +92,16 @@ class FlatPenalties:
                         ]
                     )
                 self.terms.append((penalty.lam, block, center))
+                self._diffs.append(None if center is None else torch.empty_like(center))
 
     def add_grad(self, flat: FlatParams) -> None:
         """Grad += lam (theta - c) for every term, in place."""
         theta, grad = flat.theta, flat.grad
-        for lam, block, center in self.terms:
-            diff = theta[block] if center is None else theta[block] - center
-            grad[block].add_(diff, alpha=lam)
+        for (lam, block, center), diff in zip(self.terms, self._diffs, strict=True):
+            if center is None:
+                grad[block].add_(theta[block], alpha=lam)
+            else:  # theta - c into its buffer: no allocation per step
+                grad[block].add_(torch.sub(theta[block], center, out=diff), alpha=lam)
 
 
 class Adam:

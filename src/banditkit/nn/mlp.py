@@ -35,7 +35,7 @@ from typing import Any, cast
 import torch
 
 from banditkit.nn.network import Params, StackedMLP, draw_layers
-from banditkit.nn.params import flat_params
+from banditkit.nn.params import flat_params, owe_copy
 
 __all__ = ["MLP"]
 
@@ -44,6 +44,25 @@ __all__ = ["MLP"]
 _UNDO_BUFFERS: weakref.WeakKeyDictionary[MLP, torch.Tensor] = (
     weakref.WeakKeyDictionary()
 )
+#: The buffers an open transaction holds (a nested one takes a fresh buffer).
+_BUFFERS_IN_USE: set[torch.Tensor] = set()
+
+
+def _undo_buffer(model: MLP, params: list[torch.nn.Parameter]) -> torch.Tensor:
+    """A flat buffer for the parameters of ``model``: its reused one unless in use."""
+    n, first = sum(p.numel() for p in params), params[0]
+    flat = _UNDO_BUFFERS.get(model)
+    if flat is None or (flat.numel(), flat.dtype, flat.device) != (
+        n,
+        first.dtype,
+        first.device,
+    ):
+        flat = torch.empty(n, dtype=first.dtype, device=first.device)
+        _UNDO_BUFFERS[model] = flat
+    elif flat in _BUFFERS_IN_USE:
+        return torch.empty_like(flat)
+    _BUFFERS_IN_USE.add(flat)
+    return flat
 
 
 class _Affine(torch.nn.Module):
@@ -386,36 +405,53 @@ class MLP(torch.nn.Module):
         f = self._head(hidden)
         return f, torch.cat(parts, dim=1), torch.cat(hidden, dim=1)
 
-    def _transaction(self) -> Callable[[], None]:
+    def _transaction(self) -> tuple[Callable[[], None], Callable[[], None]]:
         """Undo what comes next (``banditkit.core.transaction``): the parameters only.
 
-        Training writes into the parameters and nothing else; they are copied into one
-        flat buffer, allocated at the first transaction and reused (not a walk over the
-        module's attributes and hooks). Undoing copies back those that changed (the others
-        keep their version counters, which the per-round passes' caches are keyed on).
+        Training writes into the parameters and nothing else, and every write access
+        goes through ``nn.params.before_write`` (``stack_params``, ``set_flat_params``):
+        the parameters are copied there, at the first write, into one flat buffer
+        (allocated once and reused), so an update that does not train copies nothing.
+        Undoing copies back those that changed (the others keep their version counters,
+        which the per-round passes' caches are keyed on).
+
+        Raises:
+            RuntimeError: When undoing, if a parameter changed without a copy (a write
+                that bypassed ``before_write``): the update cannot be undone.
         """
         params = list(self.parameters())
-        n = sum(p.numel() for p in params)
-        first = params[0]
-        flat = _UNDO_BUFFERS.get(self)
-        if flat is None or (flat.numel(), flat.dtype, flat.device) != (
-            n,
-            first.dtype,
-            first.device,
-        ):
-            flat = torch.empty(n, dtype=first.dtype, device=first.device)
-            _UNDO_BUFFERS[self] = flat
-        torch.cat([p.detach().reshape(-1) for p in params], out=flat)
+        versions = [p._version for p in params]
+        copy: list[torch.Tensor] = []
+
+        def take() -> None:
+            copy.append(_undo_buffer(self, params))
+            torch.cat([p.detach().reshape(-1) for p in params], out=copy[0])
+
+        withdraw = owe_copy(self, take)
 
         def undo() -> None:
+            withdraw()
+            if not copy:
+                if [p._version for p in params] != versions:
+                    raise RuntimeError(
+                        "an MLP's parameters were written in an update without "
+                        "nn.params.before_write: the update cannot be undone."
+                    )
+                return
             with torch.no_grad():
-                pieces = flat.split([p.numel() for p in params])
+                pieces = copy[0].split([p.numel() for p in params])
                 for p, piece in zip(params, pieces, strict=True):
                     saved = piece.view_as(p)
                     if not torch.equal(p, saved):  # the others keep their versions
                         p.copy_(saved)
+            _BUFFERS_IN_USE.discard(copy[0])
 
-        return undo
+        def done() -> None:
+            withdraw()
+            if copy:
+                _BUFFERS_IN_USE.discard(copy[0])
+
+        return undo, done
 
     def extra_repr(self) -> str:
         """Hyper-parameters shown by ``repr(model)``."""

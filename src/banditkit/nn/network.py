@@ -55,6 +55,7 @@ from banditkit.nn._kernels import (
     stack_mv,
 )
 from banditkit.nn._passes import Deep
+from banditkit.nn.params import before_write
 
 __all__ = [
     "NeuralLinear",
@@ -143,6 +144,7 @@ def stack_params(model: torch.nn.Module) -> Params:
         >>> {k: tuple(v.shape) for k, v in stack_params(MLP(3, width=4)).items()}
         {'layers.0.weight': (1, 4, 3), 'layers.1.weight': (1, 1, 4)}
     """
+    before_write(model)  # the views may be written: an open transaction copies first
     return {name: p.detach().unsqueeze(0) for name, p in model.named_parameters()}
 
 

@@ -11,10 +11,53 @@ the order of ``flat_params``, ``set_flat_params``, ``MLP.theta0`` and the column
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
+
 import numpy as np
 import torch
 
-__all__ = ["flat_params", "make_generator", "set_flat_params"]
+__all__ = [
+    "before_write",
+    "flat_params",
+    "make_generator",
+    "owe_copy",
+    "set_flat_params",
+]
+
+#: The copies that open transactions (``MLP._transaction``) owe before a module's
+#: parameters are next written: ``before_write`` takes them, so an update that does not
+#: train copies nothing.
+_OWED: weakref.WeakKeyDictionary[torch.nn.Module, list[Callable[[], None]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def owe_copy(model: torch.nn.Module, take: Callable[[], None]) -> Callable[[], None]:
+    """Have ``take`` run before the parameters of ``model`` are next written.
+
+    Returns:
+        A function that withdraws ``take`` if it has not run (the transaction ended).
+    """
+    _OWED.setdefault(model, []).append(take)
+
+    def withdraw() -> None:
+        owed = _OWED.get(model)
+        if owed is not None and take in owed:
+            owed.remove(take)
+
+    return withdraw
+
+
+def before_write(model: torch.nn.Module) -> None:
+    """Take the copies owed (``owe_copy``) before the parameters of ``model`` change.
+
+    Every write access to a module's parameters goes through here: ``stack_params``
+    (the trainers' views) and ``set_flat_params``.
+    """
+    owed = _OWED.pop(model, None)
+    for take in owed or ():
+        take()
 
 
 def make_generator(
@@ -91,6 +134,7 @@ def set_flat_params(model: torch.nn.Module, theta: torch.Tensor) -> None:
     params = list(model.parameters())
     p = sum(q.numel() for q in params)
     theta = torch.as_tensor(theta)
+    before_write(model)
     if theta.shape != (p,):
         raise ValueError(f"theta must have shape ({p},); got {tuple(theta.shape)}.")
     if not bool(torch.isfinite(theta).all()):

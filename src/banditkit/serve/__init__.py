@@ -9,6 +9,7 @@
     store     the event log and snapshots in SQLite or PostgreSQL (SQLAlchemy)
     state     one policy's state, advanced by logged events only (live and replay alike)
     service   the single writer thread with group commit
+    process   the writer in a child process (``serve run``'s default): no shared GIL
     app       the FastAPI app (:func:`create_app`)
     metrics   Prometheus metrics
     export    the current state as a ``.bk`` file
@@ -25,6 +26,7 @@ from banditkit.serve.config import (
     load_config,
 )
 from banditkit.serve.export import export_policy
+from banditkit.serve.process import WriterProcess
 from banditkit.serve.service import Service
 from banditkit.serve.store import DatabaseError, EventLog, redact
 
@@ -36,6 +38,7 @@ __all__ = [
     "ServeConfig",
     "ServeConfigError",
     "Service",
+    "WriterProcess",
     "create_app",
     "export_policy",
     "load_config",

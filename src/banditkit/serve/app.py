@@ -27,7 +27,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Annotated, Any
 
 from fastapi import FastAPI
@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from banditkit import __version__
 from banditkit.serve.config import ID_PATTERN, Limits
 from banditkit.serve.metrics import Metrics
+from banditkit.serve.process import WriterProcess
 from banditkit.serve.service import Service
 from banditkit.serve.state import ServeError, context_from
 
@@ -246,7 +247,7 @@ class Guard:
         self,
         app: Any,
         *,
-        service: Service,
+        service: Service | WriterProcess,
         tokens: Mapping[str, str | None],
         metrics: Metrics,
     ) -> None:
@@ -443,12 +444,15 @@ def _ref(model: type[BaseModel]) -> dict[str, str]:
 
 
 def create_app(
-    service: Service,
+    service: Service | WriterProcess,
     tokens: Mapping[str, str | None] | None = None,
     *,
     freeze_gc: bool = False,
 ) -> Any:
     """The ASGI app serving an opened :class:`Service` (its writer starts with the app).
+
+    The service may also be a :class:`~banditkit.serve.process.WriterProcess`: the same
+    writer in a child process (what ``banditkit serve run`` uses by default).
 
     The app is the :class:`Guard` in front of a FastAPI app: the guard answers decide and
     feedback, FastAPI the rest (status, health, metrics, ``/openapi.json``) and the
@@ -468,7 +472,7 @@ def create_app(
             for apps built in a process that makes many (tests).
     """
     tokens = dict(service.config.tokens() if tokens is None else tokens)
-    metrics = Metrics(service.states)
+    metrics = Metrics(service.statuses)
     service.on_commit = metrics.committed
 
     @asynccontextmanager
@@ -504,10 +508,11 @@ def create_app(
     @app.get("/v1/policies/{policy_id}")
     async def status(policy_id: str) -> Any:
         """The policy's counts."""
-        state = service.states.get(policy_id)
-        if state is None:
+        await service.refresh()
+        status = service.status(policy_id)
+        if status is None:
             raise ServeError(503, "the policy is being restored from the log; retry")
-        return state.status()
+        return status
 
     @app.get("/health")
     async def health() -> Any:
@@ -523,6 +528,9 @@ def create_app(
         """Prometheus text exposition."""
         from prometheus_client import CONTENT_TYPE_LATEST
 
+        # a writer that does not answer: its last counts (and /health says so)
+        with suppress(ServeError):
+            await service.refresh()
         return Response(metrics.text(), media_type=CONTENT_TYPE_LATEST)
 
     return Guard(app, service=service, tokens=tokens, metrics=metrics)

@@ -17,7 +17,7 @@ Each app has its own registry (several services can live in one process, as in t
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["Metrics"]
@@ -49,13 +49,13 @@ _GAUGES = {
 class _PolicyCounts:
     """A collector reading the policies' counts at scrape time."""
 
-    def __init__(self, states: dict[str, Any]) -> None:
-        self.states = states
+    def __init__(self, statuses: Callable[[], dict[str, dict[str, Any]]]) -> None:
+        self.statuses = statuses
 
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-        status = {pid: s.status() for pid, s in self.states.items()}
+        status = self.statuses()
         for name in _COUNTERS:
             family = CounterMetricFamily(
                 f"banditkit_serve_{name}", f"{name} of each policy", labels=["policy"]
@@ -77,10 +77,10 @@ class Metrics:
     """The service's metrics in their own registry.
 
     Args:
-        states: The served policies' states (read at each scrape).
+        statuses: The served policies' counts by id (called at each scrape).
     """
 
-    def __init__(self, states: dict[str, Any]) -> None:
+    def __init__(self, statuses: Callable[[], dict[str, dict[str, Any]]]) -> None:
         from prometheus_client import CollectorRegistry, Counter, Histogram
 
         self.registry = CollectorRegistry()
@@ -116,7 +116,7 @@ class Metrics:
             buckets=_LATENCY_BUCKETS,
             registry=self.registry,
         )
-        self.registry.register(_PolicyCounts(states))
+        self.registry.register(_PolicyCounts(statuses))
         self._children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
         self._gc_started = 0.0
 

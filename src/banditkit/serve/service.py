@@ -59,8 +59,10 @@ _WAKE = object()  # a learning step finished: the writer looks at once
 class Command:
     """A request for the writer: "decide" (body: a Context) or "feedback" (the value).
 
-    ``future`` is a ``concurrent.futures.Future`` (``loop`` None) or an asyncio future of
-    ``loop``; the writer settles the asyncio ones with one call into their loop per group.
+    ``future`` is a ``concurrent.futures.Future`` (``loop`` and ``sink`` None), an asyncio
+    future of ``loop``, or any key of ``sink``: the writer settles the asyncio ones with
+    one call into their loop per group, and hands each sink its (future, answer) pairs in
+    one call per group (``serve.process``: the answers go to another process).
     """
 
     kind: str
@@ -69,6 +71,7 @@ class Command:
     body: Any
     future: Any
     loop: asyncio.AbstractEventLoop | None = None
+    sink: Callable[[list[tuple[Any, Any]]], None] | None = None
 
 
 def _settle(answers: list[tuple[Any, Any]]) -> None:
@@ -243,12 +246,29 @@ class Service:
     ) -> Future[Any]:
         """Queue a request from any thread; the future holds the reply or a ServeError."""
         future: Future[Any] = Future()
-        refusal = self._refusal()
+        refusal = self.post(Command(kind, policy, event_id, body, future))
         if refusal is not None:
             future.set_exception(refusal)
-        else:
-            self._queue.put(Command(kind, policy, event_id, body, future))
         return future
+
+    def post(self, command: Command) -> ServeError | None:
+        """Queue ``command`` for the writer; the refusal instead when the service refuses it."""
+        refusal = self._refusal()
+        if refusal is None:
+            self._queue.put(command)
+        return refusal
+
+    def status(self, policy: str) -> dict[str, Any] | None:
+        """The counts of a served policy (None while it is being restored)."""
+        state = self.states.get(policy)
+        return None if state is None else state.status()
+
+    def statuses(self) -> dict[str, dict[str, Any]]:
+        """The counts of every served policy (the metrics read them at each scrape)."""
+        return {pid: state.status() for pid, state in self.states.items()}
+
+    async def refresh(self) -> None:
+        """Nothing to do: the counts are read in this process (``WriterProcess`` asks)."""
 
     def _refusal(self) -> ServeError | None:
         """503 while the service stops, or with ``limits.max_pending`` requests waiting."""
@@ -270,12 +290,11 @@ class Service:
             ServeError: The request is refused (or the service is stopping or
                 overloaded: 503).
         """
-        refusal = self._refusal()
-        if refusal is not None:
-            raise refusal
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._queue.put(Command(kind, policy, event_id, body, future, loop))
+        refusal = self.post(Command(kind, policy, event_id, body, future, loop))
+        if refusal is not None:
+            raise refusal
         return await future
 
     def _next_seq(self) -> int:
@@ -318,15 +337,19 @@ class Service:
 
     @staticmethod
     def _answer(replies: list[tuple[Command, Any]]) -> None:
-        """Settle the futures: threads' at once, each event loop's in one call."""
+        """Settle the futures: threads' at once, each event loop's and sink's in one call."""
         by_loop: dict[Any, list[tuple[Any, Any]]] = {}
         for command, answer in replies:
-            by_loop.setdefault(command.loop, []).append((command.future, answer))
-        for loop, answers in by_loop.items():
-            if loop is None:
+            to = command.loop if command.sink is None else command.sink
+            by_loop.setdefault(to, []).append((command.future, answer))
+        for to, answers in by_loop.items():
+            if to is None:
                 _settle(answers)
-            elif not loop.is_closed():
-                loop.call_soon_threadsafe(_settle, answers)
+            elif isinstance(to, asyncio.AbstractEventLoop):
+                if not to.is_closed():
+                    to.call_soon_threadsafe(_settle, answers)
+            else:
+                to(answers)
 
     def _group(self, commands: list[Command], *, careful: bool = False) -> None:
         """Compute, commit and answer a group of commands (see the module docstring).
