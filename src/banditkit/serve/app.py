@@ -505,6 +505,15 @@ def create_app(
     async def _invalid_request(_request: Any, exc: RequestValidationError) -> Any:
         return JSONResponse(_invalid(list(exc.errors())), status_code=422)
 
+    _routes(app, service, sorted(tokens), metrics)
+    return Guard(app, service=service, tokens=tokens, metrics=metrics)
+
+
+def _routes(
+    app: Any, service: Service | WriterProcess, policies: list[str], metrics: Metrics
+) -> None:
+    """FastAPI's routes: a policy's counts, the health check, the metrics."""
+
     @app.get("/v1/policies/{policy_id}")
     async def status(policy_id: str) -> Any:
         """The policy's counts."""
@@ -519,7 +528,7 @@ def create_app(
         """200 while the writer runs and the log is writable, else 503."""
         body = {
             "status": "ok" if service.alive else "unavailable",
-            "policies": sorted(tokens),
+            "policies": policies,
         }
         return JSONResponse(body, status_code=200 if service.alive else 503)
 
@@ -532,5 +541,3 @@ def create_app(
         with suppress(ServeError):
             await service.refresh()
         return Response(metrics.text(), media_type=CONTENT_TYPE_LATEST)
-
-    return Guard(app, service=service, tokens=tokens, metrics=metrics)
