@@ -10,13 +10,26 @@ import logging
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
 from banditkit.cli.common import ImportOption, _load_imports, app
+from banditkit.core.lazy import lazy_import
 from banditkit.errors import BanditkitError
+
+if TYPE_CHECKING:
+    from banditkit import serve as _serve
+    from banditkit.serve import app as _app
+    from banditkit.serve import evaluate as _evaluate
+    from banditkit.serve import process as _process
+else:  # the service (SQLAlchemy, FastAPI, uvicorn: the `serve` extra) stays out of the
+    # start-up of every other command: imported at first use, after ``_need_extra``
+    _serve = lazy_import("banditkit.serve")
+    _app = lazy_import("banditkit.serve.app")
+    _evaluate = lazy_import("banditkit.serve.evaluate")
+    _process = lazy_import("banditkit.serve.process")
 
 
 class WriterMode(str, Enum):
@@ -92,19 +105,14 @@ def run(
     """Serve the configured policies over HTTP until SIGINT or SIGTERM."""
     _need_extra()
     _load_imports(imports)
-    # here, not at the top: the service (asyncio, FastAPI, uvicorn) stays out of the
-    # start-up of every other command
+    # here, not at the top: uvicorn stays out of the start-up of every other command
     import uvicorn
-
-    from banditkit.serve import Service, load_config
-    from banditkit.serve.app import create_app
-    from banditkit.serve.process import WriterProcess
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s")
     # the HTTP loop, the writer and the learner share the interpreter: hand it over
     # every millisecond (Python's default, 5 ms, is a whole latency budget)
     sys.setswitchinterval(0.001)
-    cfg = load_config(config)
+    cfg = _serve.load_config(config)
     tokens = cfg.tokens()
     if host not in _LOOPBACK:
         open_ids = [pid for pid, token in tokens.items() if token is None]
@@ -114,17 +122,17 @@ def run(
                 host,
                 ", ".join(open_ids),
             )
-    service: Service | WriterProcess = (
-        WriterProcess(cfg, db, imports=imports)
+    service: _serve.Service | _process.WriterProcess = (
+        _process.WriterProcess(cfg, db, imports=imports)
         if writer is WriterMode.process
-        else Service(cfg, db)
+        else _serve.Service(cfg, db)
     )
     service.open()
     logging.getLogger("banditkit.serve").info("event log: %s", service.url)
     uvicorn.run(
         # the start-up's objects out of the garbage collector's full collections, which
         # otherwise stop every thread for tens of milliseconds (create_app, freeze_gc)
-        create_app(service, tokens, freeze_gc=True),
+        _app.create_app(service, tokens, freeze_gc=True),
         host=host,
         port=port,
         access_log=access_log,
@@ -145,9 +153,7 @@ def export(
     """Write a served policy's current state (snapshot + log) as a .bk file."""
     _need_extra()
     _load_imports(imports)
-    from banditkit.serve import export_policy  # the service stays out of start-up (run)
-
-    status = export_policy(db, policy, out)
+    status = _serve.export_policy(db, policy, out)
     typer.echo(
         f"{out}: policy {policy!r} at log position {status['log_position']} "
         f"({status['decisions']} decisions, {status['feedbacks']} feedbacks, model "
@@ -172,11 +178,9 @@ def evaluate_db(
             "banditkit evaluate --db URL --policy ID --candidate NAME[:k=v,...]."
         )
     _need_extra()
-    from banditkit.serve.evaluate import evaluate_service_log  # as in run: start-up
-
     folder = out or Path(f"evaluate-{policy}")
     try:
-        text, _ = evaluate_service_log(
+        text, _ = _evaluate.evaluate_service_log(
             db,
             policy,
             list(candidates or []),

@@ -18,6 +18,7 @@
 The service needs the ``serve`` extra: ``pip install 'banditkit[serve]'`` (docs/serve.md).
 """
 
+from banditkit.core.lazy import lazy_import
 from banditkit.serve.config import (
     Limits,
     PolicySpec,
@@ -29,6 +30,8 @@ from banditkit.serve.export import export_policy
 from banditkit.serve.process import WriterProcess
 from banditkit.serve.service import Service
 from banditkit.serve.store import DatabaseError, EventLog, redact
+
+_app = lazy_import("banditkit.serve.app")  # FastAPI: imported by ``create_app`` only
 
 __all__ = [
     "DatabaseError",
@@ -49,7 +52,5 @@ __all__ = [
 def __getattr__(name: str) -> object:
     """``create_app`` on first use: it imports FastAPI (the ``serve`` extra)."""
     if name == "create_app":
-        from banditkit.serve.app import create_app
-
-        return create_app
+        return _app.create_app
     raise AttributeError(f"module 'banditkit.serve' has no attribute {name!r}")

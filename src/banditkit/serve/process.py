@@ -100,17 +100,23 @@ class _Answers:
 
     def committed(self, seconds: float, events: int) -> None:
         """``Service.on_commit``: kept for the next message (the commit's own answers)."""
-        self.commits.append((seconds, events))
+        with self.lock:
+            self.commits.append((seconds, events))
 
     def __call__(self, answers: list[tuple[Any, Any]]) -> None:
-        commits, self.commits = self.commits, []
         wired = [(rid, _wire(answer)) for rid, answer in answers]
-        self.send(("answers", wired, commits, self.service.alive))
+        with self.lock:  # the commits kept until now go with these answers, once
+            commits, self.commits = self.commits, []
+            self._send(("answers", wired, commits, self.service.alive))
 
     def send(self, message: tuple[Any, ...]) -> None:
+        """Send ``message`` to the HTTP process."""
+        with self.lock:
+            self._send(message)
+
+    def _send(self, message: tuple[Any, ...]) -> None:
         try:
-            with self.lock:
-                self.conn.send(message)
+            self.conn.send(message)
         except OSError:  # the HTTP process is gone: nothing is waiting for this
             os._exit(0)
 
