@@ -3,6 +3,10 @@
 Run as a file (``runpy``) in a fresh process, so that it imports only banditkit's public
 API: a baseline checkout's ``src`` on ``PYTHONPATH`` then runs the same workload on its own
 library. ``python _workload.py NAME SEED HORIZON`` prints a JSON line.
+
+The runs do the baseline's work: what the landed main of 2026-12-04 did not compute is
+turned off where the library has it (``SAME_WORK``), and ``--default`` (a fourth
+argument) runs the policy as it comes, for the price of what was added since.
 """
 
 from __future__ import annotations
@@ -49,14 +53,30 @@ WORKLOADS: dict[str, tuple[str, dict[str, Any], str, dict[str, Any], int, int]] 
 }
 
 
-def run_workload(name: str, seed: int, horizon: int) -> dict[str, float]:
-    """CPU seconds of ``simulate`` and the final regret, after an untimed warm-up run."""
+#: Work of every policy that the main of 2026-12-04 did not do, off for a comparison at
+#: the same work: the Monte Carlo estimate of a sampling rule's propensity (added
+#: 2026-12-05; its draws come from their own stream, so the actions do not change).
+SAME_WORK: dict[str, Any] = {"propensity_samples": 0}
+
+
+def run_workload(
+    name: str, seed: int, horizon: int, same_work: bool = True
+) -> dict[str, float]:
+    """CPU seconds of ``simulate`` and the final regret, after an untimed warm-up run.
+
+    ``same_work``: pass ``SAME_WORK``'s parameters where the library knows them (a
+    ``Policy`` attribute of that name), so that an older banditkit and this one do the
+    same work; False runs the policy's defaults.
+    """
     import torch
 
     import banditkit as bk
 
     torch.set_num_threads(1)
     policy, params, env, env_params, _, _ = WORKLOADS[name]
+    if same_work:
+        known = {k: v for k, v in SAME_WORK.items() if hasattr(bk.Policy, k)}
+        params = {**params, **known}
     warm = bk.make_policy(policy, seed=seed + 1000, **params)
     bk.simulate(warm, bk.make_env(env, **env_params), horizon=30, seed=seed + 1000)
     agent = bk.make_policy(policy, seed=seed, **params)
@@ -68,4 +88,5 @@ def run_workload(name: str, seed: int, horizon: int) -> dict[str, float]:
 
 if __name__ == "__main__":
     name, seed, horizon = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    print(json.dumps(run_workload(name, seed, horizon)))
+    same = sys.argv[4:] != ["--default"]
+    print(json.dumps(run_workload(name, seed, horizon, same)))

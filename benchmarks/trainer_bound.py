@@ -17,7 +17,7 @@ repetitions:
   T = 400, ``dueling`` with a square utility, d = 5, K = 5), ``neural-es`` on the
   quadratic task of ``ensemble_speed`` and ``neural-ts`` on ``digits``, each run in a
   fresh process (``_workload``: CPU time of ``simulate`` after an untimed warm-up run,
-  one thread), with the final
+  one thread, at the baseline's work: ``_workload.SAME_WORK``), with the final
   regret. With ``BANDITKIT_BENCH_BASELINE=<src>`` (a checkout's ``src`` directory of
   another banditkit) each run is repeated from that source, interleaved run by run, and
   the speed-up is reported.

@@ -22,3 +22,14 @@ def test_every_workload_has_a_bar_and_runs() -> None:
     assert set(_workload.WORKLOADS) == set(bench.BARS)
     out = _workload.run_workload("nvldb-ucb m=32", 0, 5)
     assert out["seconds"] >= 0.0 and out["regret"] >= 0.0
+
+
+def test_the_same_work_turns_off_only_what_leaves_the_actions() -> None:
+    import banditkit as bk
+
+    assert all(hasattr(bk.Policy, name) for name in _workload.SAME_WORK)
+    same = _workload.run_workload("neural-ts digits", 0, 40)
+    default = _workload.run_workload("neural-ts digits", 0, 40, same_work=False)
+    assert (
+        same["regret"] == default["regret"]
+    )  # the propensity draws have their own stream

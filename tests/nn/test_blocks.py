@@ -15,7 +15,11 @@ from banditkit.policies.parts.models.neural import NeuralModel
 
 def forced_blocks(blocks: int | None) -> mock._patch:
     """``nn.fit`` with its block choice forced to ``blocks`` (None: dense)."""
-    return mock.patch("banditkit.nn.fit.choose_blocks", return_value=blocks)
+
+    def layout(X: torch.Tensor, width: int) -> BlockLayout | None:
+        return None if blocks is None else BlockLayout.of(X, blocks)
+
+    return mock.patch("banditkit.nn.fit.choose_blocks", side_effect=layout)
 
 
 def block_rows(
@@ -213,7 +217,16 @@ def test_blocks_are_chosen_by_the_work_they_save() -> None:
     N = BLOCK_MIN_WORK // (width * (K - 1) * d) + 30  # enough rows for the blocks
     X, _ = block_rows(K, d, N, seed=2)
     Xt = torch.from_numpy(X)
-    assert choose_blocks(Xt, width) == K
+    zeros = Xt.clone()
+    zeros[::7] = 0.0  # all-zero rows go to block 0, in both
+    for rows in (Xt, zeros):
+        layout = choose_blocks(rows, width)
+        assert layout is not None and layout.n_blocks == K
+        # grouped from the blocks of the choice's own pass: the layout ``of`` finds
+        reference = BlockLayout.of(rows, K)
+        assert layout.bounds == reference.bounds
+        assert torch.equal(layout.order, reference.order)
+        assert torch.equal(layout.X, reference.X)
     assert choose_blocks(Xt[:30], width) is None  # too little work saved
     assert choose_blocks(torch.ones(N, K * d, dtype=torch.float64), width) is None
 

@@ -106,9 +106,13 @@ class DiagonalGram(GramBase):
     def update_unchecked(self, x: np.ndarray, w: float) -> None:
         """:meth:`update` for a checked pull: x finite float64 (d,), w a float > 0.
 
-        The same arithmetic without the argument checks (as ``Gram.update_unchecked``).
+        The same arithmetic without the argument checks (as ``Gram.update_unchecked``),
+        in one new array (w = 1 skips its product: x^2 * 1 is x^2 exactly).
         """
-        self._diagonal = frozen(self._diagonal + w * (x * x))
+        new = np.multiply(x, x)
+        if w != 1.0:
+            new *= w
+        self._diagonal = frozen(np.add(self._diagonal, new, out=new))
         self._n_updates += 1
 
     def update_rows(self, X: np.ndarray, w: np.ndarray) -> None:

@@ -23,6 +23,7 @@ Nothing is declared: the structure is read off the rows, exactly.
                          such that the non-zeros of every row lie in one block, or None
     BlockLayout.of(X, B) the rows grouped by block: the permutation, the row range of
                          each block and the compact (N, D / B) rows
+    choose_blocks        the layout of a fit's rows, or None where dense steps are cheaper
     fused_gd_blocks      the GD steps of ``nn.fit`` on a ``BlockLayout``
 
 ``nn.fit`` runs ``fused_gd_blocks`` where the fused loop applies, the rows are on the CPU
@@ -102,34 +103,46 @@ def block_count(
     Xn = X.detach().cpu().numpy() if isinstance(X, torch.Tensor) else np.asarray(X)
     if Xn.ndim != 2:
         raise ValueError(f"X must have shape (N, D); got {Xn.shape}.")
+    found = _partition(Xn, max_blocks)
+    return None if found is None else found[0]
+
+
+def _partition(Xn: np.ndarray, max_blocks: int) -> tuple[int, np.ndarray] | None:
+    """``block_count``'s B of rows Xn (N, D), with each row's block (N,) int64.
+
+    An all-zero row is put in block 0 (as ``BlockLayout.of`` does); None when no B fits.
+    """
     N, D = Xn.shape
     if N == 0:
         return None
     lo, hi, any_nz = _row_spans(Xn)
-    lo, last = lo[any_nz], hi[any_nz] - 1
+    first, last = lo[any_nz], hi[any_nz] - 1
     for B in range(min(max_blocks, D), 1, -1):
         if D % B:
             continue
         w = D // B
-        if np.array_equal(lo // w, last // w):
-            return B
+        if np.array_equal(first // w, last // w):
+            return B, np.where(any_nz, lo // w, 0)
     return None
 
 
-def choose_blocks(X: torch.Tensor, width: int) -> int | None:
-    """B for the block loop on rows X (N, D) of a width-m network, or None (dense).
+def choose_blocks(X: torch.Tensor, width: int) -> BlockLayout | None:
+    """The layout of the block loop on rows X (N, D) of a width-m network, or None (dense).
 
     None unless the rows are on the CPU and block-encoded in B >= 2 blocks
     (``block_count``) with N m (D - D / B) >= ``BLOCK_MIN_WORK``; the exact pass over
-    the rows is skipped when even B = D could not save that much.
+    the rows is skipped when even B = D could not save that much. The layout is
+    ``BlockLayout.of(X, B)``, grouped from the blocks that pass found (one pass over
+    the rows, not two).
     """
     N, D = X.shape
     if X.device.type != "cpu" or N * width * (D - 1) < BLOCK_MIN_WORK:
         return None  # no partition could save enough
-    B = block_count(X)
-    if B is None or N * width * (D - D // B) < BLOCK_MIN_WORK:
+    found = _partition(X.detach().numpy(), MAX_BLOCKS)
+    if found is None or N * width * (D - D // found[0]) < BLOCK_MIN_WORK:
         return None
-    return B
+    B, block = found
+    return BlockLayout.grouped(X, B, torch.from_numpy(block))
 
 
 @dataclass(frozen=True)
@@ -178,6 +191,18 @@ class BlockLayout:
                 "has non-zeros in two blocks."
             )
         block = used.to(torch.int8).argmax(1)  # all-zero rows: block 0
+        return cls.grouped(X, n_blocks, block)
+
+    @classmethod
+    def grouped(
+        cls, X: torch.Tensor, n_blocks: int, block: torch.Tensor
+    ) -> BlockLayout:
+        """The layout of rows X (N, D) whose row i lies in block ``block[i]`` (trusted).
+
+        ``of`` after its check; ``choose_blocks`` with the blocks of its own pass.
+        """
+        N, D = X.shape
+        w = D // n_blocks
         order = torch.argsort(block, stable=True)
         counts = torch.bincount(block, minlength=n_blocks).tolist()
         bounds = tuple(int(b) for b in np.concatenate(([0], np.cumsum(counts))))
@@ -226,6 +251,13 @@ def fused_gd_blocks(
     without rows has G_a = 0 (its penalty term only). The sums are in another order
     than the dense loop's: equal up to rounding.
 
+    The 2 x B per-block products of a step run through ``numpy.matmul`` on NumPy views
+    of the loop's buffers (NumPy's OpenBLAS), the rest in PyTorch: for these small
+    shapes (tens to hundreds of rows, w x m blocks) one thread of OpenBLAS took 0.7-0.9
+    of ``torch.mm``'s time (MKL with its dispatch) in float32 and float64
+    (docs/performance.md, "Block-encoded inputs"), and OpenBLAS picks its kernel from the
+    CPU's instruction set, where MKL also tells Intel from other CPUs.
+
     Args:
         net: A depth-2 ``StackedMLP`` without biases (``nn._fused.blocks_apply``).
         params: One member's parameters (1, ...), updated in place.
@@ -270,10 +302,21 @@ def fused_gd_blocks(
     h, C = new((N, m)), new((N, m))
     f, dloss, sw = new((1, N)), new((1, N)), new((1, m))
     prod = torch.empty_like(V)
+    # the (B w, m) rows of V * G: its sum over dim 0 is the sum over (B, w), in the same
+    # order (bitwise), a quarter faster than summing two dimensions
+    prod_rows = prod[0].view(-1, m)
     # per non-empty block: (rows X_a, X_a^T contiguous, V_a, G_a, z_a in h, C_a in C),
-    # the views made once for all the steps
+    # NumPy views of the loop's tensors made once for all the steps (the products run
+    # in NumPy's BLAS: docstring)
     parts = [
-        (Xc[lo:hi], Xc[lo:hi].T.contiguous(), V[0, a], G[0, a], h[lo:hi], C[lo:hi])
+        (
+            Xc[lo:hi].numpy(),
+            Xc[lo:hi].T.contiguous().numpy(),
+            V[0, a].numpy(),
+            G[0, a].numpy(),
+            h[lo:hi].numpy(),
+            C[lo:hi].numpy(),
+        )
         for a, lo, hi in layout.blocks()
     ]
     empty = [G[0, a] for a in range(B) if layout.bounds[a + 1] == layout.bounds[a]]
@@ -283,7 +326,7 @@ def fused_gd_blocks(
     slope_times_v = torch.ops.aten.threshold_backward.grad_input
     w2c, sw0, g2v = W2[:, 0], sw[0], g2[0, 0]
     history: list[torch.Tensor] = []
-    mm = torch.mm
+    mm = np.matmul
     for i in range(steps):
         for Xa, _, Va, _, ha, _ in parts:  # z_a = X_a V_a
             mm(Xa, Va, out=ha)
@@ -301,11 +344,11 @@ def fused_gd_blocks(
             activation_slope(net.activation, h, out=C).mul_(v_rows)
         for _, XaT, _, Ga, _, Ca in parts:  # G_a = X_a^T C_a
             mm(XaT, Ca, out=Ga)
-        for Ga in empty:  # no rows: no data term
-            Ga.zero_()
+        for G_empty in empty:  # no rows: no data term
+            G_empty.zero_()
         if relu:  # dW_2 = s sum_a sum_k V_a[k] G_a[k]
             torch.mul(V, G, out=prod)
-            torch.sum(prod[0], dim=(0, 1), out=g2v)
+            torch.sum(prod_rows, dim=0, out=g2v)
             g2.mul_(s)
         else:
             torch.matmul(dloss, h, out=g2[0]).mul_(s)

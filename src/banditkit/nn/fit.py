@@ -274,10 +274,10 @@ def _block_members(
     for own, rows, terms in shares:
         if not blocks_apply(net, own, rows, loss, terms):
             return None
-        blocks = choose_blocks(rows.X, net.width)
-        if blocks is None:
+        layout = choose_blocks(rows.X, net.width)
+        if layout is None:
             return None
-        members.append((own, rows, terms, BlockLayout.of(rows.X, blocks)))
+        members.append((own, rows, terms, layout))
     return members
 
 
