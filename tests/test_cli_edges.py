@@ -181,3 +181,43 @@ def test_tune_prints_scores_and_flags_an_optimum_on_the_grid_edge(tmp_path):
     assert "…" not in warnings[0]
     document = yaml.safe_load((out / "tuned.yaml").read_text())
     assert document["on_grid_edge"] == {"linear": {"eps": ["epsilon"]}}
+
+
+def test_run_device_and_dtype_set_the_neural_policies(tmp_path):
+    import torch
+
+    cfg = tiny(
+        horizon=6,
+        seeds=1,
+        envs=[{"name": "logistic", "h": "h1", "d": 3, "n_arms": 3}],
+        policies=[
+            {"name": "linucb", "label": "LinUCB"},
+            {"name": "neural-ucb", "label": "NeuralUCB", "width": 4, "steps": 2},
+        ],
+    )
+    path = write_yaml(tmp_path / "c.yaml", cfg)
+    out = tmp_path / "out"
+    args = ("run", path, "--out", out, "--backend", "serial", "--progress", "none")
+    result = invoke(*args, "--device", "auto", "--dtype", "float64")
+    assert result.exit_code == 0, result.output
+    policies = yaml.safe_load((out / "config.yaml").read_text())["policies"]
+    assert [p.get("dtype") for p in policies] == [None, "float64"]
+    assert [p.get("device") for p in policies] == [None, "auto"]
+    if not torch.cuda.is_available():  # a device this machine lacks: exit 2 naming it
+        bad = invoke(*args[:3], tmp_path / "gpu", *args[4:], "--device", "cuda:0")
+        assert bad.exit_code == 2
+        assert "'cuda:0' is not available" in bad.output
+        assert not (tmp_path / "gpu").exists()
+    wrong = invoke(*args, "--device", "gpu")
+    assert wrong.exit_code == 2 and "'gpu'" in wrong.output
+
+
+def test_reproduce_names_its_dtype_in_the_report(tmp_path):
+    out = tmp_path / "r"
+    result = invoke(
+        "reproduce", "example", "--quick", "--figure", "regret", "--seeds", "1",
+        "--horizon", "20", "--dtype", "float64", "--out", out, "--backend", "serial",
+        "--progress", "none",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "--horizon 20 --dtype float64 --out" in (out / "report.md").read_text()

@@ -22,6 +22,7 @@ from banditkit.experiments.report.console import (
     shorten,
 )
 from banditkit.plugins import PluginError, import_plugins
+from banditkit.policies.parts.models.compute import check_device
 
 T = TypeVar("T")
 
@@ -164,6 +165,31 @@ ProgressOption = Annotated[
         help="auto: a progress bar on a terminal, plain log lines otherwise.",
     ),
 ]
+DeviceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--device",
+        help="Run every neural policy on this device: cpu, cuda, cuda:N or auto "
+        "(a GPU if there is one); the others as configured [default: the config's].",
+    ),
+]
+
+
+class Dtype(str, Enum):
+    """The dtype of the neural policies (``--dtype``)."""
+
+    float32 = "float32"
+    float64 = "float64"
+
+
+DtypeOption = Annotated[
+    Dtype | None,
+    typer.Option(
+        "--dtype",
+        help="Compute every neural policy in this dtype [default: the config's, else "
+        "each policy's own].",
+    ),
+]
 ImportOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -213,6 +239,20 @@ def _main(
     """Nonlinear contextual bandits: run, tune and reproduce experiments."""
     global _debug
     _debug = debug
+
+
+def _check_device(device: str | None, address: str | None) -> None:
+    """Exit 2 naming a ``--device`` this machine does not have (before anything runs).
+
+    Not for a Ray cluster given by ``--address``: its workers may have GPUs this machine
+    lacks (a policy built where its device is not there fails with the same message).
+    """
+    if device is None or address is not None:
+        return
+    try:
+        check_device("--device", device)
+    except ValueError as exc:
+        raise _invalid(exc) from None
 
 
 def _error(message: str) -> None:

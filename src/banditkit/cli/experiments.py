@@ -15,11 +15,14 @@ from banditkit.cli.common import (
     Backend,
     BackendOption,
     BatchSeeds,
+    DeviceOption,
+    DtypeOption,
     ImportOption,
     JobsOption,
     OutOption,
     ProgressMode,
     ProgressOption,
+    _check_device,
     _error,
     _guarded,
     _input_errors,
@@ -66,9 +69,12 @@ def run(
             "floating-point order); off: each run on its own.",
         ),
     ] = BatchSeeds.auto,
+    device: DeviceOption = None,
+    dtype: DtypeOption = None,
 ) -> None:
     """Run an experiment: every environment x policy x seed, into DIR (resumable)."""
     _load_imports(imports)
+    _check_device(device, address)
 
     result = _guarded(
         out,
@@ -84,6 +90,8 @@ def run(
         check=False,  # failed runs are reported below, then exit 1
         batch_seeds=batch_seeds.value,
         start_method="auto",  # fork the workers where safe: they start at once
+        device=device,
+        dtype=None if dtype is None else dtype.value,
     )
     _report_experiment(result, out)
     if not result.ok:
@@ -158,11 +166,15 @@ def reproduce(
             help="CPUs per node for --plan [default: this machine's].",
         ),
     ] = None,
+    device: DeviceOption = None,
+    dtype: DtypeOption = None,
 ) -> None:
     """Reproduce a paper's figures and tables; writes DIR/report.md with its claims.
 
     --quick takes each figure's quick seeds and horizon; --seeds and --horizon, given
-    with or without it, replace those. --plan prices the protocol instead of running it.
+    with or without it, replace those. --device and --dtype set those of every neural
+    policy. --plan prices the protocol instead of running it (on this machine's CPU, as
+    configured: --device and --dtype are not priced).
     """
     _load_imports(imports)
     if plan:
@@ -171,6 +183,7 @@ def reproduce(
     if out is None:
         _error("reproduce needs --out DIR (or --plan, which writes nothing).")
         raise typer.Exit(EXIT_INVALID)
+    _check_device(device, address)
 
     result = _guarded(
         out,
@@ -185,6 +198,8 @@ def reproduce(
         progress=progress.value,
         seeds=seeds,
         horizon=horizon,
+        device=device,
+        dtype=None if dtype is None else dtype.value,
     )
     claims = result.summary.get("claims", [])
     if claims:

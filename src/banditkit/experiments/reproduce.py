@@ -260,6 +260,7 @@ def _command(
     quick: bool,
     seeds: int | list[int] | None,
     horizon: int | None,
+    compute: dict[str, str | None],
 ) -> str:
     """The ``banditkit reproduce`` command line that the report names."""
     return " ".join(
@@ -268,6 +269,7 @@ def _command(
         + (["--quick"] if quick else [])
         + ([f"--seeds {seeds}"] if seeds is not None else [])
         + ([f"--horizon {horizon}"] if horizon is not None else [])
+        + [f"--{name} {value}" for name, value in compute.items() if value is not None]
         + [f"--out {out}"]
     )
 
@@ -285,12 +287,15 @@ def reproduce(
     command: str | None = None,
     seeds: int | list[int] | None = None,
     horizon: int | None = None,
+    device: str | None = None,
+    dtype: str | None = None,
 ) -> ReproduceResult:
     """Run the configs of ``paper`` (all, or the one with id ``figure``) and write a report.
 
     ``seeds`` and ``horizon`` override every selected config as ``run --seeds/--horizon``
     do; with ``quick`` they apply after it (``quick`` first shortens each config, then an
-    explicit ``seeds`` or ``horizon`` replaces that part of it).
+    explicit ``seeds`` or ``horizon`` replaces that part of it). ``device`` and ``dtype``
+    set those parameters of every policy that has them, as ``run --device/--dtype`` do.
 
     Raises:
         ConfigError: Unknown paper or figure, or an invalid config (nothing is written).
@@ -304,7 +309,9 @@ def reproduce(
         [n for path in ids.values() for n in config_datasets(load_config(path))]
     )
     resolved: dict[str, ResolvedExperiment] = {
-        fid: prepare_experiment(path, quick=quick, seeds=seeds, horizon=horizon)
+        fid: prepare_experiment(
+            path, quick=quick, seeds=seeds, horizon=horizon, device=device, dtype=dtype
+        )
         for fid, path in ids.items()
     }
     out = Path(out)
@@ -330,6 +337,7 @@ def reproduce(
             )
             results[fid] = res
             failed.update({f"{fid}/{k}": v for k, v in res.failed.items()})
-        cmd = command or _command(paper, out, figure, quick, seeds, horizon)
+        compute = {"device": device, "dtype": dtype}
+        cmd = command or _command(paper, out, figure, quick, seeds, horizon, compute)
         summary, report = build_report(out, str(paper), command=cmd, quick=quick)
     return ReproduceResult(out, results, summary, report, failed)

@@ -324,6 +324,8 @@ def run_experiment(
     check: bool = True,
     start_method: str = "spawn",
     batch_seeds: str = "auto",
+    device: str | None = None,
+    dtype: str | None = None,
 ) -> ExperimentResult:
     """Run the experiment of ``config`` into ``out``; the Python side of ``banditkit run``.
 
@@ -348,6 +350,9 @@ def run_experiment(
         batch_seeds: "auto" (default), "on" or "off": the seeds of a configuration as one
             stacked computation where its policy offers it (docs/experiments.md, "Seed
             batching"; "auto" splits batches over idle workers).
+        device: Run every policy that has a ``device`` parameter (the neural ones)
+            there: "cpu", "cuda", "cuda:N" or "auto" (None: the config's).
+        dtype: Likewise ``dtype``: "float32" or "float64".
 
     Raises:
         ConfigError: For an invalid config (nothing is written).
@@ -366,7 +371,15 @@ def run_experiment(
         (True, 4, [2, 2])
     """
     resolved, pool = _prepared_with_pool(
-        config, backend, jobs, start_method, seeds=seeds, horizon=horizon, quick=quick
+        config,
+        backend,
+        jobs,
+        start_method,
+        seeds=seeds,
+        horizon=horizon,
+        quick=quick,
+        device=device,
+        dtype=dtype,
     )
     result = execute_experiment(
         resolved,
@@ -391,7 +404,7 @@ def _prepared_with_pool(
     start_method: str,
     **overrides: Any,
 ) -> tuple[ResolvedExperiment, ProcessBackend | None]:
-    """The config stage (``overrides``: seeds, horizon, quick), with the workers started.
+    """The config stage (``overrides``: ``prepare_experiment``'s), with the workers started.
 
     Spawned workers start before it, to overlap the resolving; forked ones once it is done
     (and before the store's lock is taken, which they must not hold).

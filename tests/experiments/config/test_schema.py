@@ -100,3 +100,27 @@ def test_quick_and_overrides():
     assert apply_overrides(cfg, seeds=3).seed_list == [0, 1, 2]
     with pytest.raises(ConfigError, match="--horizon"):
         apply_overrides(cfg, horizon=0)
+
+
+def test_device_and_dtype_overrides_reach_the_policies_that_take_them():
+    cfg = load_config(
+        tiny(
+            policies=[
+                {"name": "linucb"},
+                {"name": "neural-ucb", "label": "N", "width": 8},
+            ]
+        )
+    )
+    both = apply_overrides(cfg, device="cuda:1", dtype="float64")
+    linear, neural = both.policies
+    assert linear.params == {}  # no device, no dtype: as configured
+    assert neural.label == "N"
+    assert neural.params == {"width": 8, "device": "cuda:1", "dtype": "float64"}
+    assert (
+        apply_overrides(cfg, dtype="float32").policies[1].params["dtype"] == "float32"
+    )
+    assert apply_overrides(cfg) is cfg
+    with pytest.raises(ConfigError, match=r"--device.*'gpu'"):
+        apply_overrides(cfg, device="gpu")
+    with pytest.raises(ConfigError, match=r"--dtype.*'float16'"):
+        apply_overrides(cfg, dtype="float16")

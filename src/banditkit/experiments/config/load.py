@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from banditkit.core import POLICIES
 from banditkit.experiments.config.errors import ConfigError, format_validation_error
 from banditkit.experiments.config.layout import LayoutSpec, PanelSpec
 from banditkit.experiments.config.limits import check_size
@@ -20,11 +21,13 @@ from banditkit.experiments.config.schema import (
     QUICK_HORIZON,
     QUICK_SEEDS,
     ExperimentConfig,
+    PolicySpec,
     QuickSpec,
     TuningSpec,
     check_seeds,
 )
 from banditkit.experiments.config.yaml_io import read_yaml
+from banditkit.policies.parts.models.compute import DEVICES, DTYPES
 
 __all__ = ["apply_overrides", "load_config"]
 
@@ -88,11 +91,19 @@ def apply_overrides(
     seeds: int | list[int] | None = None,
     horizon: int | None = None,
     quick: bool = False,
+    device: str | None = None,
+    dtype: str | None = None,
 ) -> ExperimentConfig:
     """Return a copy with ``--quick`` applied, then ``--seeds`` / ``--horizon``.
 
     ``--quick`` uses the config's ``quick:`` section; without one it keeps the first
-    ``QUICK_SEEDS`` seeds and at most ``QUICK_HORIZON`` rounds.
+    ``QUICK_SEEDS`` seeds and at most ``QUICK_HORIZON`` rounds. ``device`` and ``dtype``
+    (``--device``, ``--dtype``) replace those parameters of every policy that has them
+    (the neural policies: docs/performance.md, "Devices, dtype and batched duels") and
+    leave the others as they are; a run on another device or dtype has its own run id.
+    Only the name of a device is checked here (a cluster's workers may have GPUs its
+    head lacks); a policy built where its device is not there fails with a
+    ``ValueError`` naming it.
 
     Example:
         >>> cfg = load_config({"name": "x", "horizon": 1000, "seeds": 5,
@@ -124,6 +135,41 @@ def apply_overrides(
                 f"expected an integer >= 1; got {horizon!r}", field="--horizon"
             )
         update["horizon"] = horizon
+    compute = _compute_overrides(device, dtype)
+    if compute:
+        update["policies"] = [_with_params(spec, compute) for spec in config.policies]
     if not update:
         return config
     return config.model_copy(update=update)
+
+
+def _compute_overrides(device: str | None, dtype: str | None) -> dict[str, str]:
+    """The checked ``--device`` / ``--dtype`` values given, by parameter name."""
+    out: dict[str, str] = {}
+    if device is not None:
+        if not isinstance(device, str) or not (
+            device in DEVICES or (device.startswith("cuda:") and device[5:].isdigit())
+        ):
+            raise ConfigError(
+                f"expected 'cpu', 'cuda', 'cuda:N' or 'auto'; got {device!r}",
+                field="--device",
+            )
+        out["device"] = device
+    if dtype is not None:
+        if dtype not in DTYPES:
+            raise ConfigError(
+                f"expected one of {list(DTYPES)}; got {dtype!r}", field="--dtype"
+            )
+        out["dtype"] = dtype
+    return out
+
+
+def _with_params(spec: PolicySpec, values: Mapping[str, str]) -> PolicySpec:
+    """``spec`` with those of ``values`` that its policy takes as parameters."""
+    taken = (
+        set(POLICIES.get(spec.name).param_names()) if spec.name in POLICIES else set()
+    )
+    params = {k: v for k, v in values.items() if k in taken}
+    if not params:
+        return spec
+    return PolicySpec.model_validate({**spec.model_dump(), **params})

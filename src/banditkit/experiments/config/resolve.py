@@ -44,8 +44,12 @@ def prepare_experiment(
     horizon: int | None = None,
     quick: bool = False,
     base_dir: str | Path | None = None,
+    device: str | None = None,
+    dtype: str | None = None,
 ) -> ResolvedExperiment:
-    """Load, override (``--quick``, ``--seeds``, ``--horizon``) and resolve a config.
+    """Load, override (``config.load.apply_overrides``) and resolve a config.
+
+    The overrides: ``--quick``, ``--seeds``, ``--horizon``, ``--device`` and ``--dtype``.
 
     Raises:
         ConfigError: For an invalid config, naming the file and the field.
@@ -56,7 +60,9 @@ def prepare_experiment(
         base_dir = Path(config).parent
     cfg = load_config(config, source=source)
     try:
-        cfg = apply_overrides(cfg, seeds=seeds, horizon=horizon, quick=quick)
+        cfg = apply_overrides(
+            cfg, seeds=seeds, horizon=horizon, quick=quick, device=device, dtype=dtype
+        )
     except ConfigError as exc:
         raise ConfigError(str(exc), source=source) from None
     return resolve(cfg, base_dir=base_dir, source=source)
