@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from unittest import mock
 
 import numpy as np
@@ -9,7 +10,13 @@ import pytest
 import torch
 
 from banditkit import nn
-from banditkit.nn._blocks import BLOCK_MIN_WORK, BlockLayout, block_count, choose_blocks
+from banditkit.nn._blocks import (
+    BLOCK_MIN_WORK,
+    BlockLayout,
+    block_count,
+    choose_blocks,
+    fused_gd_blocks,
+)
 from banditkit.policies.parts.models.neural import NeuralModel
 
 
@@ -309,3 +316,29 @@ def test_members_with_their_own_block_rows_each_fit_as_alone() -> None:
         )
     moved = (stacked.params["layers.0.weight"] - params["layers.0.weight"]).abs()
     assert moved.max() > 1e-3
+
+
+def test_the_block_products_are_counted_under_a_flop_counter() -> None:
+    """The products run in NumPy, except under a dispatch mode that must see them."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    K, d, width = 5, 8, 16
+    X, y = block_rows(K, d, 60, seed=3)
+    net = nn.StackedMLP(K * d, width=width, depth=2, bias=False)
+    params = net.init(1, torch.Generator().manual_seed(0), dtype=torch.float64)
+    rows = nn.Rows(torch.from_numpy(X), torch.from_numpy(y))
+    fits = {}
+    loop = mock.patch("banditkit.nn.fit.fused_gd_blocks", wraps=fused_gd_blocks)
+    for counted in (False, True):
+        counter = FlopCounterMode(display=False)
+        with forced_blocks(K), loop as spy:
+            with counter if counted else contextlib.nullcontext():
+                fits[counted] = nn.fit(net, params, rows, nn.MSE(), lr=0.01, steps=3)
+        assert spy.call_count == 1  # the block loop ran
+        if counted:  # the 2 products of 3 steps on each row's block, not the dense ones
+            flops = counter.get_total_flops()
+            assert (
+                3 * 2 * (2 * 60 * d * width) <= flops < 3 * 2 * (2 * 60 * K * d * width)
+            )
+    for name, p in fits[False].params.items():  # the same steps either way
+        torch.testing.assert_close(fits[True].params[name], p, rtol=1e-12, atol=1e-12)

@@ -35,9 +35,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
+from torch.utils._python_dispatch import is_in_torch_dispatch_mode
 
 from banditkit.core.validation import check_int
 from banditkit.nn._flat import FlatParams, FlatPenalties
@@ -256,7 +258,9 @@ def fused_gd_blocks(
     shapes (tens to hundreds of rows, w x m blocks) one thread of OpenBLAS took 0.7-0.9
     of ``torch.mm``'s time (MKL with its dispatch) in float32 and float64
     (docs/performance.md, "Block-encoded inputs"), and OpenBLAS picks its kernel from the
-    CPU's instruction set, where MKL also tells Intel from other CPUs.
+    CPU's instruction set, where MKL also tells Intel from other CPUs. Under a PyTorch
+    dispatch mode (``FlopCounterMode``, which counts PyTorch's operations only) they
+    stay ``torch.mm``, so that they are counted.
 
     Args:
         net: A depth-2 ``StackedMLP`` without biases (``nn._fused.blocks_apply``).
@@ -306,16 +310,15 @@ def fused_gd_blocks(
     # order (bitwise), a quarter faster than summing two dimensions
     prod_rows = prod[0].view(-1, m)
     # per non-empty block: (rows X_a, X_a^T contiguous, V_a, G_a, z_a in h, C_a in C),
-    # NumPy views of the loop's tensors made once for all the steps (the products run
-    # in NumPy's BLAS: docstring)
+    # the views made once for all the steps; NumPy views where the products run in
+    # NumPy's BLAS (docstring), torch tensors under a dispatch mode (FlopCounterMode,
+    # whose count must see them: ``reproduce --plan``)
+    counted = is_in_torch_dispatch_mode()
     parts = [
-        (
-            Xc[lo:hi].numpy(),
-            Xc[lo:hi].T.contiguous().numpy(),
-            V[0, a].numpy(),
-            G[0, a].numpy(),
-            h[lo:hi].numpy(),
-            C[lo:hi].numpy(),
+        tuple(
+            t if counted else t.numpy()
+            for t in (Xc[lo:hi], Xc[lo:hi].T.contiguous(), V[0, a], G[0, a])
+            + (h[lo:hi], C[lo:hi])
         )
         for a, lo, hi in layout.blocks()
     ]
@@ -326,7 +329,7 @@ def fused_gd_blocks(
     slope_times_v = torch.ops.aten.threshold_backward.grad_input
     w2c, sw0, g2v = W2[:, 0], sw[0], g2[0, 0]
     history: list[torch.Tensor] = []
-    mm = np.matmul
+    mm: Any = torch.mm if counted else np.matmul
     for i in range(steps):
         for Xa, _, Va, _, ha, _ in parts:  # z_a = X_a V_a
             mm(Xa, Va, out=ha)
