@@ -331,9 +331,9 @@ def test_the_block_products_are_counted_under_a_flop_counter() -> None:
     loop = mock.patch("banditkit.nn.fit.fused_gd_blocks", wraps=fused_gd_blocks)
     for counted in (False, True):
         counter = FlopCounterMode(display=False)
-        with forced_blocks(K), loop as spy:
-            with counter if counted else contextlib.nullcontext():
-                fits[counted] = nn.fit(net, params, rows, nn.MSE(), lr=0.01, steps=3)
+        mode = counter if counted else contextlib.nullcontext()
+        with forced_blocks(K), loop as spy, mode:
+            fits[counted] = nn.fit(net, params, rows, nn.MSE(), lr=0.01, steps=3)
         assert spy.call_count == 1  # the block loop ran
         if counted:  # the 2 products of 3 steps on each row's block, not the dense ones
             flops = counter.get_total_flops()

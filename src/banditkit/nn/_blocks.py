@@ -309,19 +309,10 @@ def fused_gd_blocks(
     # the (B w, m) rows of V * G: its sum over dim 0 is the sum over (B, w), in the same
     # order (bitwise), a quarter faster than summing two dimensions
     prod_rows = prod[0].view(-1, m)
-    # per non-empty block: (rows X_a, X_a^T contiguous, V_a, G_a, z_a in h, C_a in C),
-    # the views made once for all the steps; NumPy views where the products run in
-    # NumPy's BLAS (docstring), torch tensors under a dispatch mode (FlopCounterMode,
-    # whose count must see them: ``reproduce --plan``)
+    # NumPy views where the products run in NumPy's BLAS (docstring), torch tensors
+    # under a dispatch mode (FlopCounterMode, whose count must see them: reproduce --plan)
     counted = is_in_torch_dispatch_mode()
-    parts = [
-        tuple(
-            t if counted else t.numpy()
-            for t in (Xc[lo:hi], Xc[lo:hi].T.contiguous(), V[0, a], G[0, a])
-            + (h[lo:hi], C[lo:hi])
-        )
-        for a, lo, hi in layout.blocks()
-    ]
+    parts = _block_views(layout, (Xc, V, G, h, C), numpy=not counted)
     empty = [G[0, a] for a in range(B) if layout.bounds[a + 1] == layout.bounds[a]]
     bce = type(loss) is BCE
     relu = net.activation == "relu"
@@ -366,6 +357,29 @@ def fused_gd_blocks(
     w1[0].copy_(V[0].permute(2, 0, 1).reshape(w1.shape[1], w1.shape[2]))
     w2.copy_(W2)
     return history
+
+
+def _block_views(
+    layout: BlockLayout, tensors: tuple[torch.Tensor, ...], numpy: bool
+) -> list[tuple[Any, ...]]:
+    """Per non-empty block a: (X_a, X_a^T contiguous, V_a, G_a, z_a in h, C_a in C).
+
+    ``tensors`` = (X in the layout's order, V, G, h, C); the views are made once for all
+    the steps of a fit, as NumPy arrays where ``numpy``.
+    """
+    Xc, V, G, h, C = tensors
+    parts = []
+    for a, lo, hi in layout.blocks():
+        views = (
+            Xc[lo:hi],
+            Xc[lo:hi].T.contiguous(),
+            V[0, a],
+            G[0, a],
+            h[lo:hi],
+            C[lo:hi],
+        )
+        parts.append(tuple(t.numpy() for t in views) if numpy else views)
+    return parts
 
 
 def loss_derivative(
