@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 import banditkit as bk
 from banditkit.experiments.compute.threads import single_threaded
@@ -101,8 +102,6 @@ def _play(w: Workload, device: str, horizon: int, seed: int) -> Any:
 
 def measure(w: Workload, device: str, horizon: int, rate: float) -> dict[str, Any]:
     """Time, FLOPs and bound of one workload on one device (seed 0)."""
-    from torch.utils.flop_counter import FlopCounterMode
-
     _play(w, device, WARMUP, 1000)
     _sync(device)
     started = time.perf_counter()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import torch
 import yaml
 from typer.testing import CliRunner
 
@@ -184,8 +185,6 @@ def test_tune_prints_scores_and_flags_an_optimum_on_the_grid_edge(tmp_path):
 
 
 def test_run_device_and_dtype_set_the_neural_policies(tmp_path):
-    import torch
-
     cfg = tiny(
         horizon=6,
         seeds=1,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+import banditkit as bk
 from benchmarks import _workload
 from benchmarks import trainer_bound as bench
 
@@ -25,8 +26,6 @@ def test_every_workload_has_a_bar_and_runs() -> None:
 
 
 def test_the_same_work_turns_off_only_what_leaves_the_actions() -> None:
-    import banditkit as bk
-
     assert all(hasattr(bk.Policy, name) for name in _workload.SAME_WORK)
     same = _workload.run_workload("neural-ts digits", 0, 40)
     default = _workload.run_workload("neural-ts digits", 0, 40, same_work=False)

@@ -8,6 +8,7 @@ from unittest import mock
 import numpy as np
 import pytest
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from banditkit import nn
 from banditkit.nn._blocks import (
@@ -320,8 +321,6 @@ def test_members_with_their_own_block_rows_each_fit_as_alone() -> None:
 
 def test_the_block_products_are_counted_under_a_flop_counter() -> None:
     """The products run in NumPy, except under a dispatch mode that must see them."""
-    from torch.utils.flop_counter import FlopCounterMode
-
     K, d, width = 5, 8, 16
     X, y = block_rows(K, d, 60, seed=3)
     net = nn.StackedMLP(K * d, width=width, depth=2, bias=False)
