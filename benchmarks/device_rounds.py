@@ -28,7 +28,7 @@ from __future__ import annotations
 import statistics
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 from torch.utils.flop_counter import FlopCounterMode
@@ -36,35 +36,24 @@ from torch.utils.flop_counter import FlopCounterMode
 import banditkit as bk
 from banditkit.experiments.compute.threads import single_threaded
 from benchmarks._common import host, write_outputs
+from benchmarks._workload import WORKLOADS as SPEED_WORKLOADS
 
 #: Untimed rounds on a device before its timed run (CUDA context, cuBLAS handles, caches).
 WARMUP = 20
 
 
-class Workload(NamedTuple):
-    """One neural policy on one environment (``horizon`` rounds; ``quick`` in quick mode)."""
-
-    name: str
-    policy: str
-    params: dict[str, Any]
-    env: str
-    env_params: dict[str, Any]
-    horizon: int
-    quick: int
-
-
-WORKLOADS = (
-    Workload("neural-ucb digits", "neural-ucb", {}, "classification",
-             {"dataset": "digits"}, 1000, 40),
-    Workload("neural-ts digits", "neural-ts", {}, "classification",
-             {"dataset": "digits"}, 1000, 40),
-    Workload("neurallog-ucb2 h1", "neurallog-ucb2", {}, "logistic",
-             {"h": "h1", "d": 5, "n_arms": 4}, 1000, 40),
-    Workload("nvldb-ucb m=100", "nvldb-ucb", {"preset": "main"}, "dueling",
-             {"utility": "square", "d": 5, "n_arms": 5}, 400, 20),
-    Workload("neural-es quadratic", "neural-es", {}, "nonlinear",
-             {"function": "quadratic", "d": 20, "n_arms": 50, "noise_std": 0.5}, 300, 20),
-)  # fmt: skip
+#: name -> (policy, params, environment, environment params, horizon, quick horizon), the
+#: layout of ``_workload.WORKLOADS``: its workloads but ``nvldb-ucb`` m = 32, and
+#: ``neural-ucb`` and ``neurallog-ucb2`` beside them.
+WORKLOADS: dict[str, tuple[str, dict[str, Any], str, dict[str, Any], int, int]] = {
+    "neural-ucb digits": (
+        "neural-ucb", {}, "classification", {"dataset": "digits"}, 1000, 40
+    ),
+    **{name: w for name, w in SPEED_WORKLOADS.items() if name != "nvldb-ucb m=32"},
+    "neurallog-ucb2 h1": (
+        "neurallog-ucb2", {}, "logistic", {"h": "h1", "d": 5, "n_arms": 4}, 1000, 40
+    ),
+}  # fmt: skip
 
 
 def devices() -> list[str]:
@@ -94,28 +83,29 @@ def gemm_rate(device: str, quick: bool) -> float:
     return 2.0 * n**3 / statistics.median(times)
 
 
-def _play(w: Workload, device: str, horizon: int, seed: int) -> Any:
-    policy = bk.make_policy(w.policy, seed=seed, device=device, **w.params)
-    env = bk.make_env(w.env, **w.env_params)
-    return bk.simulate(policy, env, horizon=horizon, seed=seed, progress=False)
+def _play(name: str, device: str, horizon: int, seed: int) -> Any:
+    policy, params, env, env_params, _, _ = WORKLOADS[name]
+    agent = bk.make_policy(policy, seed=seed, device=device, **params)
+    environment = bk.make_env(env, **env_params)
+    return bk.simulate(agent, environment, horizon=horizon, seed=seed, progress=False)
 
 
-def measure(w: Workload, device: str, horizon: int, rate: float) -> dict[str, Any]:
+def measure(name: str, device: str, horizon: int, rate: float) -> dict[str, Any]:
     """Time, FLOPs and bound of one workload on one device (seed 0)."""
-    _play(w, device, WARMUP, 1000)
+    _play(name, device, WARMUP, 1000)
     _sync(device)
     started = time.perf_counter()
-    run = _play(w, device, horizon, 0)
+    run = _play(name, device, horizon, 0)
     _sync(device)
     seconds = time.perf_counter() - started
     counter = FlopCounterMode(display=False)
     with counter:
-        _play(w, device, horizon, 0)
+        _play(name, device, horizon, 0)
     flops = float(counter.get_total_flops()) / horizon
     per_round = seconds / horizon
     bound = flops / rate
     return {
-        "workload": w.name,
+        "workload": name,
         "device": device,
         "horizon": horizon,
         "seconds_per_round": per_round,
@@ -153,9 +143,9 @@ def main(quick: bool, out: Path) -> dict[str, Any]:
     with single_threaded():
         for device in devices():
             rates[device] = gemm_rate(device, quick)
-            for w in WORKLOADS:
-                horizon = w.quick if quick else w.horizon
-                rows.append(measure(w, device, horizon, rates[device]))
+            for name, (*_, horizon, quick_horizon) in WORKLOADS.items():
+                T = quick_horizon if quick else horizon
+                rows.append(measure(name, device, T, rates[device]))
     result: dict[str, Any] = {"quick": quick, "rows": rows, "gemm_rates": rates}
     result["host"] = host()
     if torch.cuda.is_available():
@@ -182,7 +172,7 @@ def _speedups(rows: list[dict[str, Any]]) -> dict[str, float]:
     """CPU seconds per round over GPU seconds per round, per workload with both."""
     by = {(r["workload"], r["device"]): r["seconds_per_round"] for r in rows}
     return {
-        w.name: by[(w.name, "cpu")] / by[(w.name, "cuda")]
-        for w in WORKLOADS
-        if (w.name, "cuda") in by and (w.name, "cpu") in by
+        name: by[(name, "cpu")] / by[(name, "cuda")]
+        for name in WORKLOADS
+        if (name, "cuda") in by and (name, "cpu") in by
     }

@@ -14,10 +14,11 @@ from benchmarks import device_rounds as bench
 def test_every_device_is_measured_against_its_flop_bound(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    chosen = [
-        w for w in bench.WORKLOADS if w.name in ("neural-ucb digits", "nvldb-ucb m=100")
-    ]
-    monkeypatch.setattr(bench, "WORKLOADS", tuple(w._replace(quick=30) for w in chosen))
+    chosen = {
+        name: (*bench.WORKLOADS[name][:5], 30)  # 30 quick rounds
+        for name in ("neural-ucb digits", "nvldb-ucb m=100")
+    }
+    monkeypatch.setattr(bench, "WORKLOADS", chosen)
     result = bench.main(True, tmp_path)
     rows = json.loads((tmp_path / "result.json").read_text())["rows"]
     assert [(r["workload"], r["device"]) for r in rows][:2] == [

@@ -224,6 +224,14 @@ def _to_blocks(W: torch.Tensor, n_blocks: int) -> torch.Tensor:
     return blocks.contiguous()[None]
 
 
+def _blocked(params: Params, n_blocks: int) -> Params:
+    """The depth-2 parameters (or a penalty centre) with W_1 as ``_to_blocks``'s stack."""
+    return {
+        "layers.0.weight": _to_blocks(params["layers.0.weight"], n_blocks),
+        "layers.1.weight": params["layers.1.weight"],
+    }
+
+
 def fused_gd_blocks(
     net: StackedMLP,
     params: Params,
@@ -281,25 +289,13 @@ def fused_gd_blocks(
     Xc = layout.X
     rows = Rows(Xc, obs.y[layout.order], validate=False)
     # theta = [V; w_2] flat (nn._flat), V the (1, B, w, m) stack of W_1's blocks
-    blocked = {"layers.0.weight": _to_blocks(w1, B), "layers.1.weight": w2}
-    flat = FlatParams(blocked)
+    flat = FlatParams(_blocked(params, B))
     V, W2 = flat.params["layers.0.weight"], flat.params["layers.1.weight"]
     G, g2 = flat.grads["layers.0.weight"], flat.grads["layers.1.weight"]
-    terms = FlatPenalties(
-        [
-            L2Penalty(
-                p.lam,
-                None
-                if p.center is None
-                else {
-                    "layers.0.weight": _to_blocks(p.center["layers.0.weight"], B),
-                    "layers.1.weight": p.center["layers.1.weight"],
-                },
-            )
-            for p in penalties
-        ],
-        flat,
-    )
+    centred = [
+        (p.lam, None if p.center is None else _blocked(p.center, B)) for p in penalties
+    ]
+    terms = FlatPenalties([L2Penalty(lam, c) for lam, c in centred], flat)
     N, m = Xc.shape[0], net.width
     s = net.out_scale
     new = Xc.new_empty
