@@ -11,7 +11,8 @@ repetitions:
   members (GD; the Neural-ES refit; m = 100 only). Against the time of the same GEMMs alone: per step
   and member, (N, n_in) x (n_in, n_out) forward and (n_out, N) x (N, n_in) backward for
   every layer but the head (a GEMV), and (N, n_out) x (n_out, n_in) for the backward
-  pass through every hidden layer above the first, on preallocated outputs. The ratio
+  pass through every hidden layer above the first, on preallocated outputs (members on
+  shared rows: their first layers as one product, ``gemms_alone``). The ratio
   fit / GEMMs is the trainer's overhead over its arithmetic (bar: 1.5).
 * **workloads**: ``nvldb-ucb`` (m = 32, the "appendix" preset, and m = 100, "main";
   T = 400, ``dueling`` with a square utility, d = 5, K = 5), ``neural-es`` on the
@@ -51,6 +52,7 @@ from banditkit.nn import (
     StackedMLP,
     fit,
 )
+from banditkit.nn._kernels import ROW_BLOCK_ELEMENTS
 from benchmarks._common import host, single_threaded, write_outputs
 from benchmarks._workload import WORKLOADS
 
@@ -120,6 +122,9 @@ def fit_problem(
     else:
         labels = (torch.rand(N_ROWS, generator=g) < 0.5).to(dtype)
         rows, loss, penalty = Rows(X, labels, dtype=dtype), BCE(), L2Penalty(1.0)
+    # the members' sum of squares over 1000 rows diverges at 1e-4 (its objective
+    # decreases at 5e-6 for every member, dtype and depth: tests/benchmarks)
+    lr = 5e-6 if kind == "members-mse-gd" else 1e-4
     return (
         lambda: fit(
             net,
@@ -127,7 +132,7 @@ def fit_problem(
             rows,
             loss,
             penalties=[penalty],
-            lr=1e-4,
+            lr=lr,
             steps=STEPS,
             record="ends",
         ),
@@ -139,7 +144,13 @@ def fit_problem(
 def gemms_alone(
     net: StackedMLP, members: int, dtype: torch.dtype
 ) -> Callable[[], None]:
-    """The fit's GEMMs (module docstring) for ``STEPS`` steps, on preallocated outputs."""
+    """The fit's GEMMs (module docstring) for ``STEPS`` steps, on preallocated outputs.
+
+    With M > 1 members on shared rows the first layer is the depth-2 kernel's layout
+    (``nn._kernels``, blocked): one (n, d) x (d, M m) product per block of n rows and
+    the (d, n) x (n, M m) products of its gradient accumulated over the blocks, faster
+    than M batched (d, m) products, so that the bound is the products' best time here.
+    """
     g = torch.Generator().manual_seed(1)
     sizes = net.sizes[:-1]  # the layers but the head
 
@@ -159,9 +170,14 @@ def gemms_alone(
                 randn(N_ROWS, n_in) if i > 0 else None,  # delta below
             )
         )
+    first = _shared_first_layer(members, sizes[0], sizes[1], dtype, g)
+    if first is not None:
+        layers = layers[1:]
 
     def run() -> None:
         for _ in range(STEPS):
+            if first is not None:
+                first()
             for h, wt, z, dw, below in layers:
                 torch.matmul(h, wt, out=z)
                 torch.matmul(z.mT, h, out=dw)
@@ -169,6 +185,37 @@ def gemms_alone(
                     torch.matmul(z, wt.mT, out=below)
 
     return run
+
+
+def _shared_first_layer(
+    members: int, d: int, m: int, dtype: torch.dtype, g: torch.Generator
+) -> Callable[[], None] | None:
+    """The first layer's products of M > 1 members on shared rows (``gemms_alone``)."""
+    if members == 1:
+        return None
+    width = members * m
+    rows = max(1, min(N_ROWS, ROW_BLOCK_ELEMENTS // width))
+
+    def randn(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=g, dtype=dtype)
+
+    X, W, h, c, gt = (
+        randn(N_ROWS, d),
+        randn(width, d),
+        randn(N_ROWS, width),
+        randn(rows, width),
+        randn(d, width),
+    )
+    blocks = [(i, min(i + rows, N_ROWS)) for i in range(0, N_ROWS, rows)]
+
+    def first() -> None:
+        for i, j in blocks:
+            torch.mm(X[i:j], W.mT, out=h[i:j])
+        gt.zero_()
+        for i, j in blocks:
+            gt.addmm_(X[i:j].mT, c[: j - i])
+
+    return first
 
 
 def measure_fits(repeats: int, widths: tuple[int, ...]) -> list[dict[str, Any]]:

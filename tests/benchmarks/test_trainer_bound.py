@@ -32,3 +32,14 @@ def test_the_same_work_turns_off_only_what_leaves_the_actions() -> None:
     assert (
         same["regret"] == default["regret"]
     )  # the propensity draws have their own stream
+
+
+def test_every_timed_fit_descends_at_the_benchmarks_own_width() -> None:
+    """A fit that diverges would time arithmetic on NaN: every objective must decrease."""
+    for kind in bench.KINDS:
+        for depth in bench.DEPTHS:
+            for dtype in bench.DTYPES.values():
+                run, _, _ = bench.fit_problem(kind, 100, depth, dtype)
+                first, last = run().history
+                assert bool(torch.isfinite(last).all()), (kind, depth, dtype)
+                assert bool((last < first).all()), (kind, depth, dtype)
