@@ -262,13 +262,14 @@ def fused_gd_blocks(
     than the dense loop's: equal up to rounding.
 
     The 2 x B per-block products of a step run through ``numpy.matmul`` on NumPy views
-    of the loop's buffers (NumPy's OpenBLAS), the rest in PyTorch: for these small
-    shapes (tens to hundreds of rows, w x m blocks) one thread of OpenBLAS took 0.7-0.9
-    of ``torch.mm``'s time (MKL with its dispatch) in float32 and float64
-    (docs/performance.md, "Block-encoded inputs"), and OpenBLAS picks its kernel from the
-    CPU's instruction set, where MKL also tells Intel from other CPUs. Under a PyTorch
-    dispatch mode (``FlopCounterMode``, which counts PyTorch's operations only) they
-    stay ``torch.mm``, so that they are counted.
+    of the loop's buffers (NumPy's OpenBLAS), the rest in PyTorch. For these small shapes
+    (tens to hundreds of rows, w x m blocks) one thread of OpenBLAS took 0.75-0.9 of
+    ``torch.mm``'s time in float64 and about the same in float32, where the call's lower
+    overhead still took about 10 % off a ``neural-ts`` run (docs/performance.md, section
+    "Re-measured on another machine"). OpenBLAS picks its kernel from the instruction
+    set, where MKL also tells Intel from other CPUs. Under a PyTorch dispatch mode
+    (``FlopCounterMode``, which counts PyTorch's operations only) they stay ``torch.mm``,
+    so that they are counted.
 
     Args:
         net: A depth-2 ``StackedMLP`` without biases (``nn._fused.blocks_apply``).
