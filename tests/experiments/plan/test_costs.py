@@ -175,6 +175,11 @@ LOGISTIC = {"function": "logistic", "d": 5, "n_arms": 10}
             1000,
         ),  # a re-fit on the whole history
         ("glm-es", {"warmup": 200, "m": 4, "steps": 20}, 800),  # cheap warm-up, re-fits
+        (  # fits on its distinct rows (at most K = 10: growth_cap)
+            "neural-ucb",
+            {"grouped": True, "width": 8, "depth": 2, "steps": 20, "update_every": 1},
+            1500,
+        ),
     ],
 )
 def test_the_plan_prices_a_run_within_a_factor_two_of_its_measured_cpu_seconds(
@@ -235,3 +240,43 @@ def test_runs_on_their_distinct_duels_are_priced_apart_and_as_upper_bounds():
     assert "<=" not in rows["fig"] and rows["**all**"].count("<= ") == 4
     spec = next(s for s in resolved.runs() if s.policy_params.get("distinct_duels"))
     assert probe_kind(spec).upper  # the real probe marks it too
+
+
+def test_a_capped_line_is_summed_as_its_rounds():
+    spans = ((0, 10), (30, 35))
+    for cap in (None, 0, 20, 50, 500):
+        cost = KindCost(setup=0.0, a=0.01, b=1e-4, warm=0.5, warmup=spans, cap=cap)
+        warm = {t for start, stop in spans for t in range(start, stop)}
+        top = 10**9 if cap is None else cap
+        expected = sum(
+            0.5 if t in warm else 0.01 + 1e-4 * min(t, top) for t in range(100)
+        )
+        assert cost.cpu_seconds(100) == pytest.approx(expected, abs=1e-4 * 100)
+
+
+def test_the_growth_is_capped_only_for_distinct_rows_over_fixed_arms():
+    """``growth_cap``: K n / u for a policy that reads distinct rows of fixed arms."""
+    grouped = {"grouped": True, "width": 8, "depth": 2, "steps": 2, "update_every": 1}
+    cost = probe_kind(RunSpec("nonlinear", LOGISTIC, "neural-ucb", grouped, 0, 400))
+    assert cost.error is None and cost.cap is not None
+    assert cost.rounds <= cost.cap <= 10 * cost.rounds  # K = 10 arms, u >= 1
+    plain = probe_kind(
+        RunSpec(
+            "nonlinear", LOGISTIC, "neural-ucb", {**grouped, "grouped": False}, 0, 400
+        )
+    )
+    assert plain.cap is None  # every row is fitted: the cost grows with the rounds
+    fresh = probe_kind(  # contexts drawn afresh each round: no fixed arms
+        RunSpec(
+            "linear",
+            {"d": 3, "n_arms": 4, "law": "unit-ball"},
+            "neural-ucb",
+            grouped,
+            0,
+            400,
+        )
+    )
+    assert fresh.error is None and fresh.cap is None
+    assert make_policy("neural-es").reads_distinct_rows
+    assert not make_policy("neural-phe").reads_distinct_rows  # Theta(t) draws a round
+    assert not make_policy("evill").reads_distinct_rows

@@ -123,14 +123,25 @@ SHRINKING: dict[str, Any] = {"distinct_duels": True}
 Spans = tuple[tuple[int, int], ...]
 
 
-def _line_sum(a: float, b: float, horizon: int, warmup: Spans) -> tuple[float, int]:
-    """Sum of a + b t over the rounds t < ``horizon`` outside ``warmup``; warm-up rounds."""
-    total, warm = a * horizon + b * horizon**2 / 2, 0
+def _line_sum(
+    a: float, b: float, horizon: int, warmup: Spans, cap: int | None = None
+) -> tuple[float, int]:
+    """Sum of a + b min(t, cap) over the rounds t < ``horizon`` outside ``warmup``.
+
+    Returns the sum and the number of warm-up rounds. ``cap`` None: no cap (a + b t).
+    """
+
+    def integral(stop: int) -> float:  # of a + b min(t, cap) over [0, stop)
+        if cap is None or stop <= cap:
+            return a * stop + b * stop**2 / 2
+        return a * stop + b * (cap**2 / 2 + cap * (stop - cap))
+
+    total, warm = integral(horizon), 0
     for start, stop in warmup:
         stop = min(stop, horizon)
         if start >= stop:
             continue
-        total -= a * (stop - start) + b * (stop**2 - start**2) / 2
+        total -= integral(stop) - integral(start)
         warm += stop - start
     return total, warm
 
@@ -150,6 +161,9 @@ class KindCost:
         warm: CPU-seconds of a warm-up round.
         warmup: The warm-up rounds, as [start, stop) spans (:func:`warmup_spans`).
         upper: Whether the price is an upper bound (:data:`SHRINKING`).
+        cap: The round from which the per-round cost stops growing (None: it grows to
+            the horizon): a fit on its distinct rows over a fixed set of arms
+            (:func:`growth_cap`).
     """
 
     setup: float
@@ -162,17 +176,18 @@ class KindCost:
     warm: float = 0.0
     warmup: Spans = ()
     upper: bool = False
+    cap: int | None = None
 
     def cpu_seconds(self, horizon: int) -> float:
         """CPU-seconds of a run of ``horizon`` rounds."""
-        rounds, warm = _line_sum(self.a, self.b, horizon, self.warmup)
+        rounds, warm = _line_sum(self.a, self.b, horizon, self.warmup, self.cap)
         return self.setup + self.warm * warm + rounds
 
     def gpu_seconds(self, horizon: int) -> float | None:
         """Estimated GPU-seconds of a run (None: a policy without PyTorch)."""
         if self.flops_a is None:
             return None
-        flops, _ = _line_sum(self.flops_a, self.flops_b, horizon, self.warmup)
+        flops, _ = _line_sum(self.flops_a, self.flops_b, horizon, self.warmup, self.cap)
         return self.setup + flops / GPU_FLOPS + GPU_ROUND_SECONDS * horizon
 
 
@@ -298,6 +313,27 @@ class _Probe:
     flops: dict[int, float] = field(default_factory=dict)
     early: tuple[int, list[float]] | None = None
     late: tuple[int, list[float]] | None = None
+    #: the arms of the first context, while every context showed the same (else None)
+    arms: np.ndarray | None = None
+    #: the distinct arm vectors played (bytes), and the rounds they were played in
+    played: set[bytes] = field(default_factory=set)
+    played_rounds: int = 0
+    #: the policy's ``reads_distinct_rows`` (:func:`growth_cap`)
+    distinct_rows: bool = False
+
+    def saw(self, ctx: core.Context, action: Action) -> None:
+        """Record a round's context and action (:func:`growth_cap`)."""
+        arms = getattr(ctx, "arms", None)
+        if not isinstance(arms, np.ndarray) or not isinstance(action, int | np.integer):
+            self.played_rounds = -1  # not a choice among a context's arm vectors
+            return
+        if self.played_rounds == 0:
+            self.arms = arms.copy()
+        elif self.arms is not None and not np.array_equal(arms, self.arms):
+            self.arms = None
+        if self.played_rounds >= 0:
+            self.played.add(arms[int(action)].tobytes())
+            self.played_rounds += 1
 
 
 def _in_spans(t: int, spans: Spans) -> bool:
@@ -328,6 +364,7 @@ def _play(spec: RunSpec, least: int, flop_rounds: int) -> _Probe:
     policy.begin(spec.horizon)
     policy.attach(env)
     probe = _Probe(time.process_time() - clock, warmup_spans(policy, spec.horizon))
+    probe.distinct_rows = getattr(policy, "reads_distinct_rows", False) is True
     share = {id(env): env}  # a policy that reads the environment shares it
     spent = {True: 0.0, False: 0.0}
     after = 0  # rounds played after the warm-up
@@ -342,6 +379,7 @@ def _play(spec: RunSpec, least: int, flop_rounds: int) -> _Probe:
         clock = time.process_time()
         action, step = _round(policy, env, ctx)
         probe.seconds[t] = time.process_time() - clock
+        probe.saw(ctx, action)
         probe.warm[t] = warm
         spent[warm] += probe.seconds[t]
         after += not warm
@@ -445,6 +483,28 @@ def _keep(probe: _Probe, flops_grow: bool) -> str:
     return "none" if _grows(probe) is False else "significant"
 
 
+def growth_cap(spec: RunSpec, probe: _Probe) -> int | None:
+    """The round from which a kind's per-round cost stops growing, if the probe shows one.
+
+    A policy whose round costs in proportion to the distinct arm vectors it has played,
+    not to the rounds (its ``reads_distinct_rows`` is True: Neural-UCB / Neural-TS with
+    ``grouped``, the ensemble policies with stored perturbations, which fit on distinct
+    rows with their counts), has at most K of them where every context of the probe
+    showed the same K arms. At the probe's rate of u distinct vectors in n rounds, K are
+    reached by round K n / u, where the growth fitted on the probe's rounds stops.
+    Without the cap a probe of a few dozen rounds, each adding a row, extrapolates that
+    growth to the horizon (Neural-ES on the ensemble paper's K = 50 bandits: 1.2
+    CPU-hours a run priced, 133 s measured). None for any other kind. (The cap is an
+    upper bound's: u grows more slowly after the probe than at its rate.)
+    """
+    if not probe.distinct_rows:
+        return None
+    if probe.arms is None or probe.played_rounds <= 0 or not probe.played:
+        return None
+    k, distinct = len(probe.arms), len(probe.played)
+    return max(probe.played_rounds, int(np.ceil(k * probe.played_rounds / distinct)))
+
+
 def _shrinking(spec: RunSpec) -> bool:
     """Whether ``spec``'s fits read a share of its history that shrinks (:data:`SHRINKING`)."""
     return any(spec.policy_params.get(k) == v for k, v in SHRINKING.items())
@@ -468,6 +528,7 @@ def probe_kind(spec: RunSpec) -> KindCost:
             warm=warm,
             warmup=probe.warmup,
             upper=_shrinking(spec),
+            cap=growth_cap(spec, probe),
         )
         if flops is None:
             return cost

@@ -141,6 +141,14 @@ class NeuralBandit(ScoredPolicy):
         )
         return ScoredParts(History(d), scorer, rule, Periodic(self.update_every))
 
+    @property
+    def reads_distinct_rows(self) -> bool:
+        """Whether a round costs in proportion to the distinct rows (``grouped``).
+
+        Read by ``reproduce --plan`` (``plan.costs``).
+        """
+        return self.grouped
+
     def _stackable(self) -> bool:
         """Seeds batch with a diagonal Z, depth 2, every row trained on, on the CPU.
 

@@ -157,6 +157,18 @@ class EnsemblePolicy(ContextualPolicy):
         """The members' perturbations: stored per round, as ensemble sampling."""
         return StoredPerturbations()
 
+    @property
+    def reads_distinct_rows(self) -> bool:
+        """Whether a round costs in proportion to the distinct rows, not to the rounds.
+
+        True with this loop's stored perturbations (the fits read the grouped history:
+        distinct rows, counts and sums); False where a policy perturbs otherwise
+        (GLM-FPL / Neural-PHE redraw every past target at each refit, Theta(t) draws a
+        round; EVILL, priced without a cap). Read by ``reproduce --plan``
+        (``plan.costs``).
+        """
+        return type(self)._perturbations is EnsemblePolicy._perturbations
+
     # ------------------------------------------------------------------ phases
     def _setup(self, ctx: Context) -> None:
         self.phase = 0
