@@ -32,6 +32,12 @@ which W are warm-up rounds is priced at
 
 about setup + warm W + a (T - W) + b (T^2 - W^2) / 2 for a warm-up at the start.
 
+A policy whose rounds cost in proportion to the distinct arm vectors it has played
+(``reads_distinct_rows``: fits on distinct rows with counts) stops growing once it has
+played the K arms of a fixed arm set: where every context of the probe showed the same
+arms, the line is a + b min(t, K n / u) (u distinct vectors played in the probe's n
+rounds; :func:`growth_cap`).
+
 A kind whose fits read a share of its history that shrinks as the policy settles
 (:data:`SHRINKING`: NVLDB / NDB with ``distinct_duels``, whose fits skip the duels of an arm
 with itself, a share that rises from the first rounds to about 94 % of 2,000) is priced on
