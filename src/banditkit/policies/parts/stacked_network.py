@@ -36,6 +36,7 @@ from banditkit.policies.parts.models import NeuralModel
 from banditkit.policies.parts.models.rescue import (
     RESCUES,
     improved,
+    rounding_rtol,
     settled_members,
 )
 
@@ -281,7 +282,7 @@ class StackedNetwork:
         first, last = self._fit(rows, everyone)
         try:
             for _ in range(self.backtrack):
-                redo = everyone[~improved(first, last)]
+                redo = everyone[~improved(first, last, rounding_rtol(self.dtype))]
                 if not redo.size:
                     break
                 self._refit(rows, redo, before, first, last)

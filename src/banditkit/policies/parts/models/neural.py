@@ -32,6 +32,7 @@ from banditkit.policies.parts.models.device_history import DeviceObservations
 from banditkit.policies.parts.models.rescue import (
     improved,
     rescue,
+    rounding_rtol,
     saved_lr,
     settled,
 )
@@ -252,8 +253,9 @@ class NeuralModel:
         before, trainer = nn.flat_params(self.mlp).clone(), self.trainer
         try:
             objective = self._fit_once(history)
+            rtol = rounding_rtol(self.dtype)
             for _ in range(self.backtrack):
-                if improved(objective[0], objective[-1]):
+                if improved(objective[0], objective[-1], rtol):
                     break
                 # GD that ends above its start (or overflows) took too long a step:
                 # restart this fit from the parameters before it with lr / 10, and keep it.
@@ -356,7 +358,10 @@ class NeuralModel:
         ``params`` (the attempt's result, a stack of one) finite.
         """
         return (
-            (self.backtrack == 0 or bool(improved(first, last)))
+            (
+                self.backtrack == 0
+                or bool(improved(first, last, rounding_rtol(self.dtype)))
+            )
             and settled(first, last)
             and all(bool(torch.isfinite(p).all()) for p in params.values())
         )
