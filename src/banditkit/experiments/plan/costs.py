@@ -489,7 +489,7 @@ def _keep(probe: _Probe, flops_grow: bool) -> str:
     return "none" if _grows(probe) is False else "significant"
 
 
-def growth_cap(spec: RunSpec, probe: _Probe) -> int | None:
+def growth_cap(probe: _Probe) -> int | None:
     """The round from which a kind's per-round cost stops growing, if the probe shows one.
 
     A policy whose round costs in proportion to the distinct arm vectors it has played,
@@ -534,7 +534,7 @@ def probe_kind(spec: RunSpec) -> KindCost:
             warm=warm,
             warmup=probe.warmup,
             upper=_shrinking(spec),
-            cap=growth_cap(spec, probe),
+            cap=growth_cap(probe),
         )
         if flops is None:
             return cost

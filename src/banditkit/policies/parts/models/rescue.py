@@ -140,8 +140,8 @@ def rounding_rtol(dtype: Any) -> float:
     """The relative change of an objective that rounding alone can make: sqrt(eps).
 
     A converged fit ends where its objective moves by rounding only (the sums of the
-    loss over n rows, each the difference of two close numbers), about 1e-5 of its value
-    in float32: a fit "above its start" by less than sqrt(eps) of it (3.5e-4 in float32,
+    loss over n rows, each term the square of a difference of two close numbers): a fit
+    "above its start" by less than sqrt(eps) of it (3.5e-4 in float32,
     1.5e-8 in float64) did not climb, and backtracking it would divide the step by 10
     for nothing, again at every later fit that ends on the same noise (measured:
     Neural-UCB in float32 went from lr 1e-3 to 1e-9 in 1,400 rounds that way).
