@@ -42,6 +42,10 @@ from banditkit.policies.parts.models.rescue import (
 
 if TYPE_CHECKING:
     from banditkit import nn
+else:  # PyTorch: imported at first use, not with the registry (``core.lazy``)
+    from banditkit.core.lazy import lazy_import
+
+    nn = lazy_import("banditkit.nn")
 
 __all__ = ["StackedNetwork", "StackedRows", "fit_members"]
 
@@ -79,8 +83,6 @@ def fit_members(
         The objective of each member at the first and the last step, (2, S) ((1, S)
         for one step).
     """
-    from banditkit import nn  # PyTorch: imported at first use, not with the registry
-
     X, y = rows
     if X.shape[0] == 1:  # one member: its rows as a separate run's (n, d), (n,)
         X, y = X[0], y[0]
@@ -144,8 +146,6 @@ class StackedNetwork:
                 "models must be bias-free relu networks of depth 2 on the CPU, not "
                 "grouped, trained by GD on BCE or the squared loss."
             )
-        from banditkit import nn  # PyTorch, as in fit_members
-
         first = models[0]
         mlp = first.mlp
         self.members = len(models)
