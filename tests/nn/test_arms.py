@@ -48,9 +48,10 @@ NETWORKS = [
     ("mirrored", "relu", 2, False),
     ("standard", "relu", 2, False),
     ("mirrored", "sigmoid", 2, False),
-    # the torch kernels: biases (closed form), depth 3 (torch.func)
+    # the explicit torch pass: biases, deeper networks
     ("standard", "sigmoid", 2, True),
     ("mirrored", "relu", 3, False),
+    ("mirrored-blockdiag", "sigmoid", 4, True),
 ]
 
 

@@ -40,7 +40,7 @@ def perturbed(model: MLP, seed: int) -> MLP:
 
 CONFIGS = list(
     itertools.product(
-        [2, 3],
+        [2, 3, 4],
         ["relu", "sigmoid"],
         [False, True],
         [False, True],
@@ -73,6 +73,8 @@ def test_per_sample_grads_equal_autograd_loop(
     torch.testing.assert_close(G, expected, rtol=0, atol=1e-10)
     G_func = per_sample_grads(model, X, method="torch.func")
     torch.testing.assert_close(G_func, expected, rtol=0, atol=1e-10)
+    G_backprop = per_sample_grads(model, X, method="backprop")
+    torch.testing.assert_close(G_backprop, expected, rtol=0, atol=1e-10)
     f, G2 = forward_and_grads(model, X)
     # the kernel may be NumPy's (depth 2, no biases): f equals the module's to rounding
     torch.testing.assert_close(f, model(X).detach(), rtol=1e-13, atol=1e-13)
@@ -80,9 +82,10 @@ def test_per_sample_grads_equal_autograd_loop(
     assert not G.requires_grad and not f.requires_grad
 
 
+@pytest.mark.parametrize("depth", [2, 3])
 @pytest.mark.parametrize("init", ["mirrored", "mirrored-blockdiag"])
-def test_grads_at_init_and_blockdiag(init):
-    model = MLP(6, width=8, init=init, generator=gen(0))
+def test_grads_at_init_and_blockdiag(init, depth):
+    model = MLP(6, width=8, depth=depth, init=init, generator=gen(0))
     X = torch.randn(4, 6, generator=gen(1), dtype=torch.float64)
     f, G = forward_and_grads(model, X)
     torch.testing.assert_close(G, loop_grads(model, X), rtol=0, atol=1e-10)
@@ -146,7 +149,9 @@ def test_bad_method():
         )
 
 
-@pytest.mark.parametrize(("depth", "bias"), [(2, False), (2, True), (3, True)])
+@pytest.mark.parametrize(
+    ("depth", "bias"), [(2, False), (2, True), (3, False), (3, True), (4, True)]
+)
 def test_vjp_and_sq_norms_equal_the_gradient_block(depth, bias):
     from banditkit.nn import forward_and_sq_norms, forward_vjp, set_flat_params
 
@@ -161,7 +166,7 @@ def test_vjp_and_sq_norms_equal_the_gradient_block(depth, bias):
     v = torch.randn(7, generator=g, dtype=torch.float64)
     u = torch.rand(model.n_params, generator=g, dtype=torch.float64)
     f_ref, G = forward_and_grads(model, X, method="torch.func")
-    for method in ("auto", "torch.func"):
+    for method in ("auto", "backprop", "torch.func"):
         f, vjp = forward_vjp(model, X, method=method)
         torch.testing.assert_close(f, f_ref, rtol=1e-13, atol=1e-13)
         flat = torch.cat([p.reshape(-1) for p in vjp(v)])

@@ -10,10 +10,16 @@ call without a per-arm backward loop:
       df/dW_1 = c x^T (row-major),   df/db_1 = c,   df/dW_2 = s h^T,   df/db_2 = s,
 
   where a'(z) = 1[z > 0] for relu (the subgradient torch uses) and h (1 - h) for sigmoid.
-* any depth: ``torch.func.vmap(torch.func.grad(...))`` over ``functional_call``.
+* any depth: the same reverse pass per arm [Rumelhart1986], delta_{L-2} = c and
+  delta_{i-1} = a'(z_{i-1}) * (delta_i W_i), with df/dW_i = delta_i h_i^T and
+  df/db_i = delta_i for the input h_i of layer i (``_reverse_pass``); at depth 2 it is
+  the closed form above, operation for operation. ``torch.func.vmap(torch.func.grad(...))``
+  over ``functional_call`` is the reference (``method="torch.func"``; tests: 1e-10 in
+  float64), about 10x slower at the ensemble paper's sizes (K = 50, width 20, depth 3;
+  ``benchmarks/arm_pass.py``).
 
 Two contractions of the (K, p) block that never build it (the hot paths of training and
-of diagonal-Gram selection), closed form for depth 2 and ``torch.func`` otherwise:
+of diagonal-Gram selection), closed form for depth 2 and the explicit passes otherwise:
 
 * ``forward_vjp``: f and the vector-Jacobian product v -> sum_k v_k g(x_k; theta), i.e. the
   gradient of any loss sum_k l_k(f_k) given v_k = l_k'(f_k). Depth 2:
@@ -21,16 +27,19 @@ of diagonal-Gram selection), closed form for depth 2 and ``torch.func`` otherwis
 * ``forward_and_sq_norms``: f and q_k = sum_j g_kj^2 u_j for a weight vector u (the
   squared norm ||g_k||^2_{D^-1} of a diagonal Gram D = diag(1/u)). Depth 2:
   q_k = sum_i c_ki^2 [(x_k^2)^T U_1]_i + sum_i c_ki^2 u_b1,i + s^2 sum_i h_ki^2 u_2,i
-  + s^2 u_b2, with U_1 the W_1 block of u reshaped (width, d): O(K width d), no (K, p).
+  + s^2 u_b2, with U_1 the W_1 block of u reshaped (width, d): O(K width d), no (K, p);
+  deeper, the same sum over every hidden layer with its delta_i and input h_i.
 
 ``ArmPass`` is the one entry of the per-round passes (f, G, q and the played arm's g
 from the scoring pass): it chooses the kernel by the network and its device, NumPy
 (``nn._arms``) for a depth-2 network without biases on the CPU, where PyTorch's
-per-operation dispatch would cost more than the arithmetic, and the torch forms above
-otherwise. ``forward_and_grads`` and ``forward_and_sq_norms`` with method "auto" are
+per-operation dispatch would cost more than the arithmetic, and the explicit torch pass
+above otherwise. ``forward_and_grads`` and ``forward_and_sq_norms`` with method "auto" are
 its function forms.
 
 References:
+    [Rumelhart1986] D. Rumelhart, G. Hinton, R. Williams. Learning representations by
+        back-propagating errors. Nature 323, 1986.
     [Zhou2020] D. Zhou, L. Li, Q. Gu. Neural contextual bandits with UCB-based
         exploration. ICML 2020.
     [Bae2025] S. Bae, D. Lee. Neural logistic bandits. arXiv:2505.02069.
@@ -48,7 +57,7 @@ from torch.func import functional_call, grad, vmap
 from banditkit.core.validation import check_choice
 from banditkit.nn._arms import NumpyArms
 from banditkit.nn._arms import supports as numpy_supports
-from banditkit.nn._kernels import depth2_slopes
+from banditkit.nn._kernels import activation_slope, depth2_slopes
 from banditkit.nn.mlp import MLP
 from banditkit.nn.network import METHODS, stack_params
 
@@ -92,40 +101,89 @@ def as_model_tensor(
     return x
 
 
-def _depth2_pass(
+def _reverse_pass(
     model: MLP, X: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Return f (K,), the hidden layer h (K, width) and c = s * W_2[0] * a'(z) (K, width).
+) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+    """Return f (K,), the layers' inputs and, per arm, df/dz of every hidden layer.
 
-    f comes from ``model.forward_with_hidden``, bitwise equal to ``model(X)`` (so that
+    With h_0 = X, h_{i+1} = a(z_i), z_i = h_i W_i^T + b_i (layers i = 0..L-1, 0-based),
+    f = s (h_{L-1} W_{L-1}^T + b_{L-1}):
+
+        delta_{L-2} = a'(z_{L-2}) * s W_{L-1}[0],  delta_{i-1} = a'(z_{i-1}) * (delta_i W_i),
+
+    row k for arm k; the gradient of f(x_k) is then delta_i[k] h_i[k]^T for W_i and
+    delta_i[k] for b_i (module docstring). At depth 2 delta_0 is the c of the closed
+    form (``nn._kernels.depth2_slopes``, shared with the trainer). f comes from
+    ``model.forward_with_layers``, bitwise equal to ``model(X)`` (so that
     f(x; theta_0) = 0 exactly; see ``MLP``).
+
+    Returns:
+        f (K,), [h_0 = X, h_1, ..., h_{L-1}] and [delta_0, ..., delta_{L-2}] (K, width).
     """
     with torch.no_grad():
-        f, _, h = model.forward_with_hidden(X)
-        w2 = model.layer(1)[0]
-        # c = a'(z) * s W_2[0], the factor the trainer's vjp uses (nn.kernels)
-        c = depth2_slopes(model.activation, h, model.out_scale * w2[0])
-    return f, h, c
+        f, hidden = model.forward_with_layers(X)
+        head = model.layer(model.depth - 1)[0]
+        delta = depth2_slopes(model.activation, hidden[-1], model.out_scale * head[0])
+        deltas = [delta]
+        for i in range(model.depth - 2, 0, -1):
+            slope = activation_slope(model.activation, hidden[i - 1])
+            delta = slope.mul_(delta @ model.layer(i)[0])
+            deltas.append(delta)
+    deltas.reverse()
+    return f, [X, *hidden], deltas
 
 
-def _closed_form(model: MLP, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Depth-2 closed form of f and the (K, p) block G."""
-    b1, b2 = model.layer(0)[1], model.layer(1)[1]
-    f, h, c = _depth2_pass(model, X)
-    s = model.out_scale
-    K, d, m = X.shape[0], model.d, model.width
+def _explicit_grads(model: MLP, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """F and the (K, p) block G from the reverse pass (``_reverse_pass``), any depth."""
+    f, inputs, deltas = _reverse_pass(model, X)
+    s, K = model.out_scale, X.shape[0]
     # Written into one preallocated (K, p) block: a concatenation would copy the
-    # K * m * d outer products a second time.
+    # K * m * n_in outer products a second time.
     G = torch.empty(K, model.n_params, dtype=X.dtype, device=X.device)
-    torch.mul(c[:, :, None], X[:, None, :], out=G[:, : m * d].view(K, m, d))
-    col = m * d  # df/dW_1 = c x^T (row-major), then df/db_1 = c
-    if b1 is not None:
-        G[:, col : col + m] = c
-        col += m
-    G[:, col : col + m] = s * h  # df/dW_2 = s h^T
-    if b2 is not None:
-        G[:, col + m] = s
+    col = 0  # df/dW_i = delta_i h_i^T (row-major), then df/db_i = delta_i
+    with torch.no_grad():
+        for delta, h in zip(deltas, inputs[:-1], strict=True):
+            n_out, n_in = delta.shape[1], h.shape[1]
+            block = G[:, col : col + n_out * n_in].view(K, n_out, n_in)
+            torch.mul(delta[:, :, None], h[:, None, :], out=block)
+            col += n_out * n_in
+            if model.bias:
+                G[:, col : col + n_out] = delta
+                col += n_out
+        G[:, col : col + model.width] = s * inputs[-1]  # df/dW_L = s h_{L-1}^T
+        if model.bias:
+            G[:, col + model.width] = s
     return f, G
+
+
+def _explicit_sq_norms(
+    model: MLP, X: torch.Tensor, u: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """F and q_k = sum_j g_kj^2 u_j from the reverse pass, without the (K, p) block.
+
+    Per hidden layer i, sum_{a,b} delta_i[k,a]^2 h_i[k,b]^2 U_i[a,b] is
+    (delta_i^2 * (h_i^2 U_i^T)).sum(1), U_i the W_i block of u reshaped (n_out, n_in):
+    O(K width n_in) a layer.
+    """
+    f, inputs, deltas = _reverse_pass(model, X)
+    s2 = model.out_scale**2
+    col = 0
+    q = torch.zeros_like(f)
+    with torch.no_grad():
+        for delta, h in zip(deltas, inputs[:-1], strict=True):
+            n_out, n_in = delta.shape[1], h.shape[1]
+            d2 = delta * delta
+            U = u[col : col + n_out * n_in].view(n_out, n_in)
+            q += (d2 * ((h * h) @ U.mT)).sum(1)
+            col += n_out * n_in
+            if model.bias:
+                q += d2 @ u[col : col + n_out]
+                col += n_out
+        h = inputs[-1]
+        q += s2 * ((h * h) @ u[col : col + model.width])
+        if model.bias:
+            q += s2 * u[col + model.width]
+    return f, q
 
 
 def _torch_func(model: MLP, X: torch.Tensor) -> torch.Tensor:
@@ -141,14 +199,15 @@ def _torch_func(model: MLP, X: torch.Tensor) -> torch.Tensor:
 
 
 def _resolve(model: MLP, method: str) -> str:
+    """The method that runs: "auto" is "closed-form" at depth 2, "backprop" deeper."""
     method = check_choice("method", method, METHODS)
     if method == "closed-form" and model.depth != 2:
         raise ValueError(
             f"method='closed-form' needs depth 2; got depth={model.depth}. "
-            "Use method='torch.func' or 'auto'."
+            "Use method='backprop', 'torch.func' or 'auto'."
         )
     if method == "auto":
-        return "closed-form" if model.depth == 2 else "torch.func"
+        return "closed-form" if model.depth == 2 else "backprop"
     return method
 
 
@@ -160,9 +219,9 @@ def _params_key(model: MLP) -> tuple[int, ...]:
 def _torch_grads(
     model: MLP, X: torch.Tensor, method: str
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """F and G by the torch closed form (depth 2) or torch.func (``method``)."""
-    if _resolve(model, method) == "closed-form":
-        return _closed_form(model, X)
+    """F and G by the explicit reverse pass, or by torch.func (``method``)."""
+    if _resolve(model, method) != "torch.func":
+        return _explicit_grads(model, X)
     with torch.no_grad():
         f = model(X)
     return f, _torch_func(model, X)
@@ -171,25 +230,11 @@ def _torch_grads(
 def _torch_sq_norms(
     model: MLP, X: torch.Tensor, u: torch.Tensor, method: str
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """F and q_k = sum_j g_kj^2 u_j by the torch closed form, or from G (other depths)."""
-    if _resolve(model, method) != "closed-form":
-        f, G = _torch_grads(model, X, method)
-        return f, (G * G) @ u
-    f, h, c = _depth2_pass(model, X)
-    s2 = model.out_scale**2
-    m, d = model.width, model.d
-    has_bias = model.bias
-    col = m * d
-    with torch.no_grad():
-        c2 = c * c
-        q = (c2 * ((X * X) @ u[:col].view(m, d).mT)).sum(1)
-        if has_bias:
-            q += c2 @ u[col : col + m]
-            col += m
-        q += s2 * ((h * h) @ u[col : col + m])
-        if has_bias:
-            q += s2 * u[col + m]
-    return f, q
+    """F and q_k = sum_j g_kj^2 u_j by the explicit pass, or from torch.func's G."""
+    if _resolve(model, method) != "torch.func":
+        return _explicit_sq_norms(model, X, u)
+    f, G = _torch_grads(model, X, method)
+    return f, (G * G) @ u
 
 
 class ArmPass:
@@ -201,8 +246,8 @@ class ArmPass:
     kernel follows the network: a depth-2 network without biases on the CPU runs in
     NumPy (``nn._arms``: a dozen small products, about 5x less time than through
     PyTorch's dispatch at K = 5); any other network (biases, depth > 2, another device)
-    runs the torch closed form (depth 2) or ``torch.func`` (deeper), on its device.
-    The two kernels agree to rounding.
+    runs the explicit reverse pass in torch (``_reverse_pass``), on its device. The two
+    kernels agree to rounding.
 
     Bound to one ``nn.MLP``; it reads the live parameters, so training in place needs
     no notice. ``ArmPass.of(model)`` returns the one kept with the model.
@@ -325,15 +370,15 @@ def forward_and_grads(
     """Return f(x_k; theta) and g(x_k; theta) = grad_theta f(x_k; theta) for all K rows.
 
     "auto" runs ``ArmPass.of(model).grads``, whose kernel follows the network (NumPy for
-    a depth-2 network without biases on the CPU, the torch closed form for other
-    depth-2 networks, ``torch.func`` deeper); "closed-form" and "torch.func" force the
-    torch kernels (references for tests). f equals ``model(X)`` up to rounding, and is
-    exactly 0 at a mirrored theta_0.
+    a depth-2 network without biases on the CPU, the explicit torch pass otherwise);
+    "closed-form" (depth 2) and "backprop" (any depth) force the explicit torch pass,
+    "torch.func" the reference (``vmap(grad)``, for tests). f equals ``model(X)`` up to
+    rounding, and is exactly 0 at a mirrored theta_0.
 
     Args:
         model: The network.
         X: Arm features (K, d); converted to the model's dtype and device.
-        method: "auto", "closed-form" (depth 2 only) or "torch.func".
+        method: "auto", "closed-form" (depth 2 only), "backprop" or "torch.func".
         validate: False skips the checks of X, for callers that pass an already
             validated array of the model's dtype and shape (K, d).
 
@@ -367,7 +412,7 @@ def per_sample_grads(
     Args:
         model: The network.
         X: Arm features (K, d); converted to the model's dtype and device.
-        method: "auto", "closed-form" (depth 2 only) or "torch.func"; see
+        method: "auto", "closed-form" (depth 2 only), "backprop" or "torch.func"; see
             ``forward_and_grads``.
 
     Returns:
@@ -408,8 +453,9 @@ def forward_vjp(
     Args:
         model: The network.
         X: Inputs (K, d); converted to the model's dtype and device.
-        method: "auto" (closed form for depth 2, else torch.func), "closed-form" (depth
-            2 only) or "torch.func" (``torch.func.vjp``); both are
+        method: "auto" (closed form for depth 2, else the explicit reverse pass),
+            "closed-form" (depth 2 only), "backprop" (the explicit reverse pass) or
+            "torch.func" (``torch.func.vjp``); each is
             ``model.network.forward_vjp`` on ``stack_params(model)``, a stack of one.
         validate: False skips the checks of X (see ``forward_and_grads``).
 
@@ -447,7 +493,8 @@ def forward_and_sq_norms(
 
     With u = 1 / diag(D) this is ||g(x_k; theta)||^2_{D^-1} for a diagonal Gram D, the
     width of every practical neural UCB/TS rule ([Zhou2020, Sec. 7], [Bae2025, Sec. 7]).
-    Depth 2 costs O(K width d) (module docstring); other depths build G once. "auto"
+    Depth 2 costs O(K width d), depth L O(K width (d + (L - 2) width)) (module
+    docstring; only "torch.func" builds G). "auto"
     runs ``ArmPass.of(model).sq_norms`` (its kernel follows the network, see
     ``forward_and_grads``).
 
@@ -455,7 +502,7 @@ def forward_and_sq_norms(
         model: The network.
         X: Inputs (K, d).
         weights: u (p,), in the order of ``flat_params(model)``.
-        method: "auto", "closed-form" (depth 2 only) or "torch.func".
+        method: "auto", "closed-form" (depth 2 only), "backprop" or "torch.func".
         validate: False skips the checks of X (see ``forward_and_grads``).
 
     Returns:

@@ -384,26 +384,27 @@ class MLP(torch.nn.Module):
             parts = self._preactivation(index, [self.activate(z) for z in parts])
         return self._head([self.activate(z) for z in parts])
 
-    def forward_with_hidden(
+    def forward_with_layers(
         self, x: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """f(x; theta) as ``forward`` (bitwise), with the last hidden layer's z and a(z).
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """f(x; theta) as ``forward`` (bitwise), with the activations of every hidden layer.
 
         Args:
             x: Inputs (n, d) of the model's dtype and device.
 
         Returns:
-            f (n,), the pre-activation z (n, width) and h = a(z) (n, width) of layer
-            L - 1, each computed block by block as in ``forward`` (see Notes).
+            f (n,) and [h_1, ..., h_{L-1}], h_l = a(z_l) (n, width) the output of hidden
+            layer l, each computed block by block as in ``forward`` (see Notes).
         """
         if x.ndim != 2 or x.shape[1] != self.d:
             raise ValueError(f"x must have shape (n, {self.d}); got {tuple(x.shape)}.")
         parts = self._preactivation(0, self._input_parts(x))
+        layers = [[self.activate(z) for z in parts]]
         for index in range(1, self.depth - 1):
-            parts = self._preactivation(index, [self.activate(z) for z in parts])
-        hidden = [self.activate(z) for z in parts]
-        f = self._head(hidden)
-        return f, torch.cat(parts, dim=1), torch.cat(hidden, dim=1)
+            parts = self._preactivation(index, layers[-1])
+            layers.append([self.activate(z) for z in parts])
+        f = self._head(layers[-1])
+        return f, [h[0] if len(h) == 1 else torch.cat(h, dim=1) for h in layers]
 
     def _transaction(self) -> tuple[Callable[[], None], Callable[[], None]]:
         """Undo what comes next (``banditkit.core.transaction``): the parameters only.
