@@ -30,7 +30,10 @@ from banditkit.policies.baselines.glm import GLMUCB
 from banditkit.policies.baselines.linear import LinTS, LinUCB
 from banditkit.policies.baselines.neural import NeuralTS, NeuralUCB
 from banditkit.policies.parts.history import Buffers, History
-from banditkit.policies.parts.models.device_history import DeviceObservations
+from banditkit.policies.parts.models.device_history import (
+    DeviceObservations,
+    GroupedRows,
+)
 from banditkit.policies.parts.models.linear import GLMModel, RidgeModel
 from banditkit.policies.parts.models.neural import NeuralModel
 from banditkit.policies.parts.scorer import Scorer
@@ -63,8 +66,8 @@ def assert_same_graph(
             cache["_views"] = (views[0][2:], *views[1:]) if views else views
             cache["_kept"] = None if kept is None else (*kept[:2], kept[2][2:])
         assert_same_graph(left, right, path, seen)
-    elif isinstance(a, DeviceObservations) and a._source is None:
-        return  # reset by the undo: mirrored again from the history at the next fit
+    elif isinstance(a, DeviceObservations | GroupedRows) and a._source is None:
+        return  # reset by the undo: mirrored (counted) again at the next fit
     elif isinstance(a, np.ndarray):
         assert a.dtype == b.dtype and a.shape == b.shape, path
         assert np.array_equal(a, b, equal_nan=True), f"{path} differs"
@@ -136,11 +139,13 @@ _CASES: dict[str, tuple[str, dict[str, Any], list[tuple[type, str]]]] = {
 }
 # The neural policies in both dtypes: float64 reads the history's arrays in place, float32
 # (the default) keeps a mirror of them (``DeviceObservations``), which the undo resets.
-for _dtype in ("float64", "float32"):
+for _dtype in ("float64", "float32", "grouped"):
     for _name, _cls in (("neural-ucb", NeuralUCB), ("neural-ts", NeuralTS)):
+        # "grouped": float32 on the distinct rows (``GroupedRows``, reset by the undo)
         _CASES[f"{_name}-{_dtype}"] = (
             _name,
-            {"width": 8, "steps": 5, "update_every": 2, "dtype": _dtype},
+            {"width": 8, "steps": 5, "update_every": 2}
+            | ({"grouped": True} if _dtype == "grouped" else {"dtype": _dtype}),
             [
                 (History, "append"),
                 (NeuralModel, "fit"),

@@ -93,15 +93,24 @@ class FlatPenalties:
                     )
                 self.terms.append((penalty.lam, block, center))
                 self._diffs.append(None if center is None else torch.empty_like(center))
+        self._flat = flat
+        #: (grad, theta) views of each term's block in ``flat``, made once
+        self._views = [(flat.grad[b], flat.theta[b]) for _, b, _ in self.terms]
 
     def add_grad(self, flat: FlatParams) -> None:
         """Grad += lam (theta - c) for every term, in place."""
-        theta, grad = flat.theta, flat.grad
-        for (lam, block, center), diff in zip(self.terms, self._diffs, strict=True):
+        views = (
+            self._views
+            if flat is self._flat
+            else [(flat.grad[b], flat.theta[b]) for _, b, _ in self.terms]
+        )
+        for (lam, _, center), diff, (grad, theta) in zip(
+            self.terms, self._diffs, views, strict=True
+        ):
             if center is None:
-                grad[block].add_(theta[block], alpha=lam)
+                grad.add_(theta, alpha=lam)
             else:  # theta - c into its buffer: no allocation per step
-                grad[block].add_(torch.sub(theta[block], center, out=diff), alpha=lam)
+                grad.add_(torch.sub(theta, center, out=diff), alpha=lam)
 
 
 class Adam:

@@ -1,13 +1,17 @@
-"""DeviceObservations: a history mirrored in growing device buffers (float32, CPU here)."""
+"""DeviceObservations: a history mirrored in growing device buffers (float32, CPU here);
+GroupedRows: its distinct rows counted as it grows."""
 
 import numpy as np
 import pytest
 import torch
 
 from banditkit import nn
+from banditkit.core import Context
+from banditkit.policies.baselines.neural import NeuralUCB
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
 from banditkit.policies.parts.models import (
     DeviceObservations,
+    GroupedRows,
     NeuralLinearModel,
     NeuralModel,
     observations_of,
@@ -147,3 +151,59 @@ def test_float32_models_train_on_the_mirror_as_on_the_history(kind: str) -> None
     assert linear.params["layers.0.weight"].dtype == torch.float32
     mean, phi = linear.evaluate(np.ones((2, 4)))
     assert mean.dtype == phi.dtype == np.float64
+
+
+def grouped_by_unique(h: History) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The groups over the whole history at once (np.unique and np.bincount)."""
+    X_u, inverse, counts = np.unique(
+        h.X, axis=0, return_inverse=True, return_counts=True
+    )
+    ybar = np.bincount(inverse.reshape(-1), weights=h.y, minlength=len(counts))
+    return X_u, ybar / counts, counts.astype(np.float64)
+
+
+def same_bits(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> None:
+    """Bit for bit, but the sign of a zero in a row (np.unique keeps either of the two)."""
+    for x, y in zip((a[0] + 0.0, *a[1:]), (b[0] + 0.0, *b[1:]), strict=True):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        assert x.tobytes() == y.tobytes()
+
+
+def test_grouped_rows_equal_the_whole_history_grouped_at_every_size() -> None:
+    rng = np.random.default_rng(3)
+    arms = rng.normal(size=(12, 4))
+    arms[5] = arms[4]
+    arms[5, 0], arms[4, 0] = 0.0, -0.0  # one row for np.unique
+    h, groups = History(4), GroupedRows()
+    for t in range(400):
+        h.append(arms[rng.integers(12)], float(rng.normal()))
+        if t % 37 == 0 or t > 390:
+            same_bits(groups(h), grouped_by_unique(h))
+    assert groups._n == 400 and len(groups._rows) == 11  # counted once, incrementally
+
+
+def test_grouped_rows_count_afresh_a_changed_history_and_after_an_undo() -> None:
+    groups = GroupedRows()
+    h = rows_history(30, d=2)
+    groups(h)
+    h.load_state_dict(rows_history(30, d=2, seed=8).state_dict())  # same n, new rows
+    same_bits(groups(h), grouped_by_unique(h))
+    h.load_state_dict(rows_history(7, d=2, seed=2).state_dict())  # shrank
+    same_bits(groups(h), grouped_by_unique(h))
+    other = rows_history(5, d=2, seed=4)
+    same_bits(groups(other), grouped_by_unique(other))
+    undo = groups._transaction()
+    undo()
+    assert groups._source is None and groups._n == 0
+    same_bits(groups(other), grouped_by_unique(other))
+
+
+def test_grouped_neural_ucb_keeps_its_groups_as_the_history_grows() -> None:
+    policy = NeuralUCB(width=8, steps=3, grouped=True, update_every=1, seed=0)
+    rng = np.random.default_rng(0)
+    arms = rng.normal(size=(5, 3))
+    for _ in range(30):
+        ctx = Context(arms=arms)
+        policy.update(ctx, policy.act(ctx), float(rng.random()))
+    groups = policy.model._groups
+    assert groups._n == 30 and len(groups._rows) <= 5

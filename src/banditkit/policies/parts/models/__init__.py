@@ -29,6 +29,7 @@ import numpy as np
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
 from banditkit.policies.parts.models.device_history import (
     DeviceObservations,
+    GroupedRows,
     observations_of,
 )
 from banditkit.policies.parts.models.linear import GLMModel, RidgeModel
@@ -37,6 +38,7 @@ from banditkit.policies.parts.models.neural_linear import NeuralLinearModel
 
 __all__ = [
     "DeviceObservations",
+    "GroupedRows",
     "GLMModel",
     "HistoryLike",
     "Model",

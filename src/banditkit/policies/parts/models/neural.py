@@ -28,7 +28,10 @@ from banditkit.core.validation import check_bool, check_state_array
 from banditkit.glm.links import LogisticLink, get_link
 from banditkit.policies.parts.history import History, PairHistory, SetHistory
 from banditkit.policies.parts.models.compute import DEVICES, DTYPES
-from banditkit.policies.parts.models.device_history import DeviceObservations
+from banditkit.policies.parts.models.device_history import (
+    DeviceObservations,
+    GroupedRows,
+)
 from banditkit.policies.parts.models.rescue import (
     improved,
     rescue,
@@ -118,7 +121,12 @@ class NeuralModel:
     #: What an update changes inside (``core.transaction``): the network's parameters
     #: (trained in place), the device mirror of the history and the per-round passes'
     #: caches; the trainer is replaced, not changed.
-    _undo_parts: ClassVar[tuple[str, ...]] = ("mlp", "_observations", "_arms")
+    _undo_parts: ClassVar[tuple[str, ...]] = (
+        "mlp",
+        "_observations",
+        "_groups",
+        "_arms",
+    )
 
     def __init__(
         self,
@@ -153,6 +161,8 @@ class NeuralModel:
         )
         #: The history's observations on the device (``DeviceObservations``).
         self._observations = DeviceObservations(self._torch_dtype, self.device)
+        #: The distinct rows of the history with their counts (``grouped``).
+        self._groups = GroupedRows()
         self.trainer = trainer
         #: The step size the model was built with (a backtracked or rescued fit lowers
         #: the trainer's, which is then saved with the state).
@@ -415,19 +425,13 @@ class NeuralModel:
         return nn.MSE() if self.trainer.loss == "mse" else nn.BCE()
 
     def _grouped_rows(self, history: History) -> nn.Rows:
-        """The distinct rows x_u, their mean targets ybar_u and counts c_u (``grouped``)."""
-        X_u, inverse, counts = np.unique(
-            history.X, axis=0, return_inverse=True, return_counts=True
-        )
-        inverse = inverse.reshape(-1)
-        ybar = np.bincount(inverse, weights=history.y, minlength=len(counts)) / counts
-        return nn.Rows(
-            X_u,
-            ybar,
-            counts.astype(np.float64),
-            dtype=self._torch_dtype,
-            device=self.device,
-        )
+        """The distinct rows x_u, their mean targets ybar_u and counts c_u (``grouped``).
+
+        Kept as the history grows (``GroupedRows``): O(d) a new row and O(u log u) for
+        the u distinct rows, not np.unique over the t rows at every refit.
+        """
+        X_u, ybar, counts = self._groups(history)
+        return nn.Rows(X_u, ybar, counts, dtype=self._torch_dtype, device=self.device)
 
     def state_dict(self) -> dict[str, Any]:
         """Arrays only: theta and theta_0 (the history belongs to the policy).
@@ -456,6 +460,7 @@ class NeuralModel:
         nn.set_flat_params(self.mlp, torch.as_tensor(theta))
         self.mlp.theta0.copy_(torch.as_tensor(theta0))
         self.trainer = dataclasses.replace(self.trainer, lr=lr)
+        self._groups = GroupedRows()  # the history is loaded beside: counted afresh
 
 
 class TangentModel(NeuralModel):
