@@ -38,8 +38,8 @@ from banditkit.policies.parts.models.neural_linear import NeuralLinearModel
 
 __all__ = [
     "DeviceObservations",
-    "GroupedRows",
     "GLMModel",
+    "GroupedRows",
     "HistoryLike",
     "Model",
     "NeuralLinearModel",
