@@ -196,6 +196,10 @@ def test_grouped_rows_count_afresh_a_changed_history_and_after_an_undo() -> None
     undo()
     assert groups._source is None and groups._n == 0
     same_bits(groups(other), grouped_by_unique(other))
+    empty = History(2)
+    X_u, ybar, counts = groups(empty)
+    assert X_u.shape == (0, 2) and ybar.shape == counts.shape == (0,)
+    same_bits(groups(other), grouped_by_unique(other))
 
 
 def test_grouped_neural_ucb_keeps_its_groups_as_the_history_grows() -> None:

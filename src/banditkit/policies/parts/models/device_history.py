@@ -353,6 +353,9 @@ class GroupedRows:
         """The distinct rows X_u (u, d) in ``np.unique``'s order, ybar (u,), counts (u,)."""
         X, y = history.X, history.y
         n = X.shape[0]
+        if n == 0:  # no rows: no groups (as np.unique of an empty history)
+            self._start(history)
+            return X.copy(), np.zeros(0), np.zeros(0)
         if (
             history is not self._source
             or n < self._n
