@@ -349,7 +349,7 @@ def fused_gd_blocks(
             for penalty in terms.penalties:
                 total = total + penalty.value(flat.params)
             history.append(total)
-        terms.add_grad(flat)
+        terms.add_grad()
         flat.theta.sub_(flat.grad, alpha=step)
     w1[0].copy_(V[0].permute(2, 0, 1).reshape(w1.shape[1], w1.shape[2]))
     w2.copy_(W2)

@@ -93,19 +93,13 @@ class FlatPenalties:
                     )
                 self.terms.append((penalty.lam, block, center))
                 self._diffs.append(None if center is None else torch.empty_like(center))
-        self._flat = flat
         #: (grad, theta) views of each term's block in ``flat``, made once
         self._views = [(flat.grad[b], flat.theta[b]) for _, b, _ in self.terms]
 
-    def add_grad(self, flat: FlatParams) -> None:
-        """Grad += lam (theta - c) for every term, in place."""
-        views = (
-            self._views
-            if flat is self._flat
-            else [(flat.grad[b], flat.theta[b]) for _, b, _ in self.terms]
-        )
+    def add_grad(self) -> None:
+        """Grad += lam (theta - c) for every term, in place (the flat buffers given)."""
         for (lam, _, center), diff, (grad, theta) in zip(
-            self.terms, self._diffs, views, strict=True
+            self.terms, self._diffs, self._views, strict=True
         ):
             if center is None:
                 grad.add_(theta, alpha=lam)

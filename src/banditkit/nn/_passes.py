@@ -201,6 +201,8 @@ class Deep:
         self.hidden: list[torch.Tensor] = []
         widths = [wt.shape[-1] for wt, *_ in self.layers]
         self.buffers = _Buffers(X, widths) if self.one else None
+        if self.buffers is not None:  # one member: its layers live in the buffers
+            self.hidden = [X, *self.buffers.h]
 
     def _act_backward(self, delta: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
         """Return delta * a'(z) from h = a(z), in place: the backward of the activation."""
@@ -245,7 +247,6 @@ class Deep:
             if b is not None:
                 out.add_(b)
             h = out.relu_() if self.relu else out.sigmoid_()
-        self.hidden = [self.X, *buf.h]
         torch.mv(h, self.head, out=buf.f[0])
         f = buf.f if self.head_bias is None else buf.f + self.head_bias
         return torch.mul(f, self.s, out=buf.fs)

@@ -373,12 +373,12 @@ def _gradient(
     f = network.forward()
     if not recorded:
         network.backward(loss.dloss_df(f, obs))
-        terms.add_grad(flat)
+        terms.add_grad()
         return None
     values, dloss_df = loss.value_and_dloss_df(f, obs)
     total = values.sum(-1).expand(f.shape[0])
     for penalty in terms.penalties:
         total = total + penalty.value(flat.params)
     network.backward(dloss_df)
-    terms.add_grad(flat)
+    terms.add_grad()
     return total
