@@ -69,15 +69,14 @@ def test_warmup_spans_are_the_rounds_warmup_rounds_counts():
 
 def test_interleaved_replays_veto_a_growth_that_the_load_could_fake():
     probe = costs._Probe(0.0, ())
-    assert costs._grows(probe) is None and costs._keep(probe, False) == "significant"
+    assert costs._grows(probe) is None and costs._keep(probe) == "significant"
     probe.early = (10, [1.0, 1.1, 0.9, 1.0, 1.05])
     probe.late = (110, [1.6, 1.5, 1.7, 1.5, 1.55])
-    assert costs._grows(probe) and costs._keep(probe, False) == "significant"
+    assert costs._grows(probe) and costs._keep(probe) == "significant"
     probe.late = (110, [1.6, 1.5, 1.7, 1.5, 1.08])  # 21 of 25 pairs: still grows
     assert costs._grows(probe)
     probe.late = (110, [1.6, 1.5, 1.0, 1.0, 1.08])  # 16 of 25: no
-    assert not costs._grows(probe) and costs._keep(probe, False) == "none"
-    assert costs._keep(probe, True) == "any"  # the FLOPs grow: any positive slope
+    assert not costs._grows(probe) and costs._keep(probe) == "none"
     spec = RunSpec("x", {}, "y", {}, 0, 50)
     drift = {t: 1.0 + 0.01 * t for t in range(5, 45)}
     assert costs._fit(spec, drift, {}, "none") == (0.0, pytest.approx(1.245), 0.0)
@@ -185,9 +184,8 @@ LOGISTIC = {"function": "logistic", "d": 5, "n_arms": 10}
 def test_the_plan_prices_a_run_within_a_factor_two_of_its_measured_cpu_seconds(
     monkeypatch, policy, params, horizon
 ):
-    monkeypatch.setattr(
-        costs, "PROBE_SECONDS", 0.02
-    )  # a part of the run, as for T large
+    for name in ("PROBE_SECONDS", "TORCH_PROBE_SECONDS"):  # a part of the run, as
+        monkeypatch.setattr(costs, name, 0.02)  # for T large
     spec = RunSpec("nonlinear", LOGISTIC, policy, params, 0, horizon)
     cost = probe_kind(spec)
     assert cost.error is None and cost.rounds < horizon / 2
@@ -280,3 +278,77 @@ def test_the_growth_is_capped_only_for_distinct_rows_over_fixed_arms():
     assert make_policy("neural-es").reads_distinct_rows
     assert not make_policy("neural-phe").reads_distinct_rows  # Theta(t) draws a round
     assert not make_policy("evill").reads_distinct_rows
+
+
+def test_a_constant_flop_count_is_no_growth_that_lets_any_cpu_slope_through(
+    monkeypatch,
+):
+    """``_flops_grow``: the fitted slope of an exact, constant count is rounding error.
+
+    Taken for growth, it switched the CPU line to "any positive slope" and a drift of a
+    few per cent over a Neural-PHE probe priced its run of T = 10,000 up to 100x higher.
+    """
+    probe = costs._Probe(0.0, ())
+    probe.flops = {100: 2.02e7, 101: 2.02e7, 102: 2.02e7}
+    for noise in (6.76e-12, 1.79e-9, 0.0):  # slopes fitted on such counts
+        assert not costs._flops_grow(probe, noise)
+    assert costs._flops_grow(probe, 0.5)  # a FLOP over two rounds: a growing count
+    assert not costs._flops_grow(costs._Probe(0.0, (), flops={5: 1.0}), 10.0)
+
+    rounds = range(5, 125)  # CPU-seconds that drift up 5 %: kept only as "any"
+    drift = {t: 6e-3 * (1 + 0.05 * (t - 5) / 120) for t in rounds}
+    played = costs._Probe(0.0, (), seconds=drift, warm=dict.fromkeys(rounds, False))
+    played.flops = {125: 2.02e7, 126: 2.02e7 + 1e-8, 127: 2.02e7 + 2e-8}
+    monkeypatch.setattr(costs, "_play", lambda *args: played)
+    params = {"width": 8, "depth": 2, "steps": 2}
+    cost = probe_kind(RunSpec("nonlinear", LOGISTIC, "neural-phe", params, 0, 10_000))
+    assert cost.error is None and cost.b == 0.0 and cost.flops_b == 0.0
+    assert cost.a == pytest.approx(np.mean(list(drift.values())))
+    assert cost.flops_a == pytest.approx(2.02e7)
+    played.flops = {125: 2.0e7, 126: 2.1e7, 127: 2.2e7}  # a network on every row
+    grows = probe_kind(RunSpec("nonlinear", LOGISTIC, "neural-phe", params, 0, 10_000))
+    assert grows.flops_b > 0 and grows.b > 0  # the rise of the CPU line is kept
+
+
+def test_the_first_round_after_the_warm_up_is_priced_once_not_per_round():
+    """``_first_round``: PyTorch's first calls (40 ms against 2 ms) are a set-up cost."""
+    warm = dict.fromkeys(range(5), True)
+    seconds = {t: 0.5 for t in range(5)} | {5: 0.04} | {t: 2e-3 for t in range(6, 40)}
+    probe = costs._Probe(0.0, ((0, 5),), seconds=dict(seconds), warm=dict(warm))
+    assert costs._first_round(probe) == 0.04
+    assert 5 not in probe.seconds and len(probe.seconds) == 39
+    assert costs._first_round(probe) == 2e-3  # (each call takes the next)
+    few = {t: 2e-3 for t in range(MIN_ROUNDS)}
+    short = costs._Probe(0.0, (), seconds=dict(few), warm={})
+    assert costs._first_round(short) == 0.0 and short.seconds == few
+
+
+def test_a_probe_prices_its_first_round_in_the_set_up(monkeypatch):
+    seconds = {0: 0.04} | {t: 2e-3 for t in range(1, 60)}
+    played = costs._Probe(0.01, (), seconds=seconds, warm=dict.fromkeys(seconds, False))
+    monkeypatch.setattr(costs, "_play", lambda *args: played)
+    cost = probe_kind(RunSpec("linear", {"d": 3}, "linucb", {}, 0, 10_000))
+    assert cost.error is None and cost.rounds == 60
+    assert cost.setup == pytest.approx(0.05) and cost.a == pytest.approx(2e-3)
+    assert cost.cpu_seconds(10_000) == pytest.approx(0.05 + 20.0)
+
+
+def test_a_growth_the_flops_show_is_measured_by_the_replays_or_the_gemm_rate():
+    """``_growth``: where the FLOPs grow, b is the replays' slope, at least the GEMM's."""
+    rate = costs.gemm_seconds_per_flop("float32")
+    assert 1e-13 < rate < 1e-8  # 1.0e-11 s (100 GFLOP/s) on the AMD EPYC
+    assert costs.gemm_seconds_per_flop("float64") > rate / 4
+    probe = costs._Probe(0.0, ())
+    assert costs._growth(probe, 1e6, "float32") == pytest.approx(1e6 * rate)
+    probe.early = (10, [0.0450, 0.0420, 0.0431])  # fastest of each: 42.0 and 54.6 ms
+    probe.late = (74, [0.0546, 0.0600, 0.0571])
+    assert costs._growth(probe, 1e6, "float32") == pytest.approx(0.0126 / 64)
+    probe.early = (1, [0.070, 0.071, 0.070])  # a first fit that costs more than later
+    assert costs._growth(probe, 1e6, "float32") == pytest.approx(1e6 * rate)
+    rounds = range(10, 75)
+    seconds = {t: 0.04 + 2e-4 * t for t in rounds}
+    warm = dict.fromkeys(rounds, False)
+    spec = RunSpec("x", {}, "y", {}, 0, 100)
+    _, a, b = costs._fit(spec, seconds, warm, slope=2e-4)
+    assert (a, b) == (pytest.approx(0.04), 2e-4)
+    assert costs._fit(spec, seconds, warm, slope=1.0)[1] == 0.0  # never below zero

@@ -8,7 +8,8 @@ then the policy plays from round 0:
 - through its warm-up (``Policy.warmup_rounds``: GLM-ES's design pulls, the warm-up of
   every restart of an anytime schedule), whose rounds cost little and are priced at their
   measured mean ``warm``; at most :data:`WARMUP_SECONDS` of it;
-- then past it, until :data:`PROBE_SECONDS` of rounds after the warm-up are spent (at
+- then past it, until :data:`PROBE_SECONDS` of rounds after the warm-up are spent
+  (:data:`TORCH_PROBE_SECONDS` for a PyTorch policy, whose cost grows with its history; at
   least :data:`MIN_ROUNDS`, :data:`TORCH_ROUNDS` for a PyTorch policy, and three
   re-trainings of a policy that re-trains every ``update_every`` rounds).
 
@@ -25,10 +26,16 @@ growth is also checked side by side: the policy is deep-copied before a round ea
 the warm-up and before the probe's last round, the two rounds are replayed
 :data:`REPLAYS` times each, interleaved, and where the late round's replays do not beat
 the early one's in at least 21 of the 25 pairs, b = 0. Where the FLOPs per round grow (a
-network trained on every stored duel), any positive slope is kept. A run of T rounds of
+network trained on every stored duel: their line rises by a FLOP or more over the counted
+rounds, :func:`_flops_grow`), the growth is real and b is measured, not tested: the slope
+between the replays' medians where they show it, else the FLOPs' growth at this machine's
+GEMM rate (:func:`_growth`). A run of T rounds of
 which W are warm-up rounds is priced at
 
     setup + warm W + sum over the other rounds t of (a + b t)     CPU-seconds,
+
+the set-up including the first round after the warm-up, whose one-time costs (a fit from
+scratch, PyTorch's first calls in a process) are no per-round cost,
 
 about setup + warm W + a (T - W) + b (T^2 - W^2) / 2 for a warm-up at the start.
 
@@ -60,6 +67,7 @@ import copy
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from importlib import import_module
 from typing import Any
 
@@ -72,6 +80,7 @@ from banditkit.experiments.compute.schedule import simulate_schedule
 from banditkit.experiments.config.papers import select_figures
 from banditkit.experiments.config.resolve import prepare_experiment
 from banditkit.experiments.config.resolved import ResolvedExperiment, RunSpec
+from banditkit.policies.parts.models.compute import compute_options
 
 __all__ = [
     "GPU_FLOPS",
@@ -82,6 +91,7 @@ __all__ = [
     "KindCost",
     "duration",
     "figure_cost",
+    "gemm_seconds_per_flop",
     "paper_costs",
     "plan_table",
     "price",
@@ -92,10 +102,15 @@ __all__ = [
 
 #: CPU-seconds of rounds after the warm-up that a kind is probed for (after its set-up).
 PROBE_SECONDS = 0.4
+#: The same for a PyTorch policy, whose round grows with the history it trains on: the
+#: growth is read over three times the rounds (NVLDB on Fig. E.3's task of the dueling
+#: paper: 13-16 s a run of T = 2,000 priced so, 35-42 s from 0.4 s of rounds, about 15 s
+#: measured in the runs of Figs. E.5-E.7).
+TORCH_PROBE_SECONDS = 1.2
 #: Most CPU-seconds of warm-up rounds a probe plays (then the rest is priced as warm-up).
 WARMUP_SECONDS = 2.0
 #: CPU-seconds of probes after which kinds are priced as alike ones (:func:`price`).
-BUDGET_SECONDS = 60.0
+BUDGET_SECONDS = 120.0
 #: Fewest rounds after the warm-up a probe plays (fewer when the horizon is shorter).
 MIN_ROUNDS = 24
 #: Fewest rounds of a PyTorch policy's probe: enough to see its cost grow with the history
@@ -157,7 +172,8 @@ class KindCost:
     """The measured costs of one kind of run.
 
     Attributes:
-        setup: Seconds to build and reset the environment and build the policy.
+        setup: Seconds to build and reset the environment and build the policy, and of
+            the first round after the warm-up (:func:`_first_round`).
         a: Per-round CPU-seconds at round 0, after the warm-up.
         b: Growth of the per-round CPU-seconds per round (>= 0).
         flops_a: Per-round PyTorch FLOPs at round 0 (None: no PyTorch).
@@ -355,8 +371,12 @@ def _round(
     return action, step
 
 
-def _play(spec: RunSpec, least: int, flop_rounds: int) -> _Probe:
-    """Play a probe: through the warm-up, then ``least`` rounds and PROBE_SECONDS more.
+def _play(
+    spec: RunSpec, least: int, flop_rounds: int, seconds: float | None = None
+) -> _Probe:
+    """Play a probe: through the warm-up, then ``least`` rounds and ``seconds`` more.
+
+    ``seconds`` None: :data:`PROBE_SECONDS`.
 
     The probe also stops after WARMUP_SECONDS of warm-up rounds, at the horizon or when
     the environment runs out of contexts. The second round after the warm-up (the first
@@ -371,13 +391,14 @@ def _play(spec: RunSpec, least: int, flop_rounds: int) -> _Probe:
     policy.attach(env)
     probe = _Probe(time.process_time() - clock, warmup_spans(policy, spec.horizon))
     probe.distinct_rows = getattr(policy, "reads_distinct_rows", False) is True
+    seconds = PROBE_SECONDS if seconds is None else seconds
     share = {id(env): env}  # a policy that reads the environment shares it
     spent = {True: 0.0, False: 0.0}
     after = 0  # rounds played after the warm-up
     snaps: list[_Snapshot] = []
     for t in range(max(1, spec.horizon - flop_rounds)):  # rounds left to count FLOPs
         warm = _in_spans(t, probe.warmup)
-        last = after >= least and spent[False] > PROBE_SECONDS
+        last = after >= least and spent[False] > seconds
         if (warm and spent[True] > WARMUP_SECONDS) or (ctx := env.context()) is None:
             break
         keep = not warm and (after == 1 or last)
@@ -461,10 +482,12 @@ def _fit(
     values: dict[int, float],
     warm: dict[int, bool],
     keep: str = "significant",
+    slope: float | None = None,
 ) -> tuple[float, float, float]:
     """(warm, a, b) of a probe's ``values``: the warm-up rounds' mean, the others' line.
 
-    ``keep``: how the line's slope is kept (:func:`_line`); "none": b = 0.
+    ``keep``: how the line's slope is kept (:func:`_line`); "none": b = 0. ``slope``: a
+    slope known otherwise (:func:`_growth`), the line then through the values' mean.
     """
     cold = {t: v for t, v in values.items() if not warm.get(t, False)}
     warmed = [v for t, v in values.items() if warm.get(t, False)]
@@ -473,20 +496,72 @@ def _fit(
         return mean_warm, mean_warm, 0.0
     if keep == "none":
         return mean_warm, float(np.mean(list(cold.values()))), 0.0
+    if slope is not None:
+        level = np.mean(list(cold.values())) - slope * np.mean(list(cold))
+        return mean_warm, max(float(level), 0.0), slope
     a, b = _line(list(cold), list(cold.values()), _period(spec), keep)
     return mean_warm, a, b
 
 
-def _keep(probe: _Probe, flops_grow: bool) -> str:
-    """How the growth of the CPU-seconds is kept (module docstring).
+def _flops_grow(probe: _Probe, slope: float) -> bool:
+    """Whether the FLOPs counted per round grow: their line rises by a FLOP or more.
 
-    Any positive slope where the FLOPs per round grow (the growth is real; its size is
-    the CPU's); none where the replays say the cost does not grow (a slope of a load that
-    drifted); else a slope at least twice its standard error.
+    A count is exact, so a constant one fits a slope of its rounding error alone
+    (1e-12 to 1e-9 FLOPs a round over Neural-PHE's 2e7): no growth. Taken for growth,
+    it let a drift of the load over a probe through as the growth of the rounds'
+    CPU-seconds, and priced one Neural-PHE run of T = 10,000 at 70 s or 7,400 s.
     """
-    if flops_grow:
-        return "any"
+    if len(probe.flops) < 2:
+        return False
+    return slope * (max(probe.flops) - min(probe.flops)) >= 1.0
+
+
+def _keep(probe: _Probe) -> str:
+    """How the growth of the CPU-seconds is kept where the FLOPs do not grow.
+
+    None where the replays say the cost does not grow (a slope of a load that drifted);
+    else a slope at least twice its standard error (module docstring).
+    """
     return "none" if _grows(probe) is False else "significant"
+
+
+@cache
+def gemm_seconds_per_flop(dtype: str = "float32") -> float:
+    """CPU-seconds per FLOP of a 256 x 256 GEMM here, one thread (the least a FLOP costs).
+
+    The fastest of three timings of ten products, in this process's CPU time, once per
+    process. About 1.7e-11 (float32) on the AMD EPYC of this project's measurements.
+    """
+    torch = import_module("torch")
+    n = 256
+    x = torch.rand(n, n, dtype=getattr(torch, dtype))
+    y = torch.rand(n, n, dtype=x.dtype)
+    with limit_threads(1, torch=True):
+        torch.mm(x, y)
+        best = float("inf")
+        for _ in range(3):
+            clock = time.process_time()
+            for _ in range(10):
+                torch.mm(x, y)
+            best = min(best, time.process_time() - clock)
+    return max(best, 1e-9) / (10 * 2 * n**3)
+
+
+def _growth(probe: _Probe, flops_slope: float, dtype: str) -> float:
+    """The growth of a round's CPU-seconds per round where its FLOPs grow.
+
+    The slope between the fastest replays of the early and the late round: measured
+    side by side, so a load that drifts cannot fake it, where a line through a few
+    dozen rounds moved by 10x between probes (Neural-ES on covertype: 0.27-0.85 ms a
+    round per round fitted). At least the FLOPs' growth at this machine's GEMM rate
+    (:func:`gemm_seconds_per_flop`: the least it can cost), which is the price where
+    nothing was replayed or the early round cost more than the late one (a first fit).
+    """
+    least = flops_slope * gemm_seconds_per_flop(dtype)
+    if probe.early is None or probe.late is None:
+        return least
+    (early_t, early), (late_t, late) = probe.early, probe.late
+    return max((min(late) - min(early)) / max(late_t - early_t, 1), least)
 
 
 def growth_cap(probe: _Probe) -> int | None:
@@ -511,6 +586,22 @@ def growth_cap(probe: _Probe) -> int | None:
     return max(probe.played_rounds, int(np.ceil(k * probe.played_rounds / distinct)))
 
 
+def _first_round(probe: _Probe) -> float:
+    """Take the first round after the warm-up out of ``probe.seconds``; its CPU-seconds.
+
+    It pays once what no later round pays: a fit from scratch, and in a process's first
+    PyTorch policy the first calls of its operators (about 40 ms on a round that then
+    costs 2 ms). As a round of a few dozen it is a mean's outlier that a run of
+    T rounds would pay T times; as part of the set-up it is paid once. Kept where fewer
+    than :data:`MIN_ROUNDS` rounds followed it.
+    """
+    cold = [t for t in probe.seconds if not probe.warm.get(t, False)]
+    if len(cold) <= MIN_ROUNDS:
+        return 0.0
+    probe.warm.pop(cold[0], None)
+    return probe.seconds.pop(cold[0])
+
+
 def _shrinking(spec: RunSpec) -> bool:
     """Whether ``spec``'s fits read a share of its history that shrinks (:data:`SHRINKING`)."""
     return any(spec.policy_params.get(k) == v for k, v in SHRINKING.items())
@@ -519,18 +610,30 @@ def _shrinking(spec: RunSpec) -> bool:
 def probe_kind(spec: RunSpec) -> KindCost:
     """Measure the costs of ``spec``'s kind (module docstring); never raises."""
     try:
-        torch = core.make_policy(spec.policy_name, **spec.policy_params).needs_torch
+        built = core.make_policy(spec.policy_name, **spec.policy_params)
+        torch, dtype = built.needs_torch, compute_options(built)["dtype"]
         with limit_threads(1, torch=torch):
             least = _least(spec, TORCH_ROUNDS if torch else MIN_ROUNDS)
-            probe = _play(spec, least, _least(spec, FLOP_ROUNDS) if torch else 0)
+            if torch:
+                flop_rounds = _least(spec, FLOP_ROUNDS)
+                probe = _play(spec, least, flop_rounds, TORCH_PROBE_SECONDS)
+            else:
+                probe = _play(spec, least, 0)
         flops = _fit(spec, probe.flops, {}, "any") if torch else None
-        keep = _keep(probe, flops is not None and flops[2] > 0)
-        warm, a, b = _fit(spec, probe.seconds, probe.warm, keep)
+        if flops is not None and not _flops_grow(probe, flops[2]):
+            flops = (flops[0], float(np.mean(list(probe.flops.values()))), 0.0)
+        rounds = len(probe.seconds)
+        once = _first_round(probe)
+        if flops is not None and flops[2] > 0:
+            growth = _growth(probe, flops[2], dtype)
+            warm, a, b = _fit(spec, probe.seconds, probe.warm, slope=growth)
+        else:
+            warm, a, b = _fit(spec, probe.seconds, probe.warm, _keep(probe))
         cost = KindCost(
-            probe.setup,
+            probe.setup + once,
             a,
             b,
-            rounds=len(probe.seconds),
+            rounds=rounds,
             warm=warm,
             warmup=probe.warmup,
             upper=_shrinking(spec),
