@@ -205,3 +205,26 @@ def test_a_failed_append_is_undone_by_the_history_transaction(n_rows, new_group)
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(h.Z, twin.Z)
     assert sorted(h._index.values()) == sorted(twin._index.values())
+
+
+def test_the_member_played_and_the_stack_are_read_together():
+    """``predict_played``: member j's scores and every member's, in one read."""
+    rng = np.random.default_rng(6)
+    arms, h = _history(rng, M=3)
+    ridge, glm = RidgeEnsemble(4, 1.5, 3), GLMEnsemble(4, 1.0, 3, steps=20, lr=0.5)
+    neural = NeuralEnsemble(
+        4, 3, width=6, depth=3, lam=1.0, steps=20, lr=0.05, reduction="mean",
+        generator=torch.Generator().manual_seed(0),
+    )  # fmt: skip
+    for model in (ridge, glm, neural):
+        model.fit(h)
+        every = model.predict(arms)
+        for j in range(3):
+            scores, stack = model.predict_played(arms, j)
+            np.testing.assert_array_equal(stack, every)
+            if model is neural:  # row j of the one pass: the law's ties are its own
+                np.testing.assert_array_equal(scores, every[j])
+            else:  # the member's own solve, bitwise as a run that reads only it
+                np.testing.assert_array_equal(scores, model.predict_member(arms, j))
+            np.testing.assert_allclose(scores, model.predict_member(arms, j), atol=1e-6)
+            assert not np.shares_memory(scores, stack)

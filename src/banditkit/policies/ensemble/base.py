@@ -268,8 +268,8 @@ class EnsemblePolicy(ContextualPolicy):
         from every member's predictions (the perturbations are the policy's state).
         """
         j = int(self.rng.integers(self.members))
-        scores = self.model.predict_member(ctx.arms, j)
-        self.propose(_member_law(self.model.predict(ctx.arms), j, scores))
+        scores, predictions = self.model.predict_played(ctx.arms, j)
+        self.propose(_member_law(predictions, j, scores))
         return argmax_random_tie(scores, self.rng)
 
     def _act(self, ctx: Context) -> Action:
