@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,12 +33,18 @@ from banditkit.cli.common import (
     _report_failures,
     app,
 )
+from banditkit.core.files import atomic_write_text
 from banditkit.experiments import run_experiment
 from banditkit.experiments.bench import discover, run_benchmarks
 from banditkit.experiments.config.errors import ConfigError
 from banditkit.experiments.config.papers import paper_dir
 from banditkit.experiments.config.yaml_io import read_yaml
-from banditkit.experiments.plan.costs import UPPER, paper_costs, plan_table
+from banditkit.experiments.plan.costs import (
+    UPPER,
+    paper_costs,
+    plan_record,
+    plan_table,
+)
 from banditkit.experiments.report.console import TERMINAL_WIDTH, claims_lines, shorten
 from banditkit.experiments.reproduce import build_report, paper_colours
 from banditkit.experiments.reproduce import reproduce as run_paper
@@ -110,7 +117,7 @@ def reproduce(
             "--out",
             "-o",
             help="Output directory; reusing it resumes (finished runs are kept). "
-            "Required unless --plan.",
+            "Required unless --plan (which writes DIR/plan.json and plan.md there).",
         ),
     ] = None,
     figure: Annotated[
@@ -178,10 +185,10 @@ def reproduce(
     """
     _load_imports(imports)
     if plan:
-        _print_plan(paper, figure, quick, seeds, horizon, jobs, nodes, node_cpus)
+        _print_plan(paper, figure, quick, seeds, horizon, jobs, nodes, node_cpus, out)
         return
     if out is None:
-        _error("reproduce needs --out DIR (or --plan, which writes nothing).")
+        _error("reproduce needs --out DIR (or --plan, which runs nothing).")
         raise typer.Exit(EXIT_INVALID)
     _check_device(device, address)
 
@@ -225,8 +232,13 @@ def _print_plan(
     jobs: int | None,
     nodes: int,
     node_cpus: int | None,
+    out: Path | None = None,
 ) -> None:
-    """``reproduce --plan``: the cost table of the paper's figures (nothing is written)."""
+    """``reproduce --plan``: the cost table of the paper's figures.
+
+    With ``out``, also DIR/plan.md (the table) and DIR/plan.json (each kind's measured
+    costs, ``plan.costs.plan_record``); nothing else is run or written.
+    """
     typer.echo(
         f"probing each kind of run of {paper} on this machine (past each warm-up, "
         "about a second of CPU a kind) ..."
@@ -241,7 +253,14 @@ def _print_plan(
         horizon=horizon,
     )
     cpus = default_jobs()
-    typer.echo(plan_table(costs, jobs or cpus, nodes, node_cpus or cpus))
+    table = plan_table(costs, jobs or cpus, nodes, node_cpus or cpus)
+    typer.echo(table)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out / "plan.md", table + "\n")
+        record = json.dumps(plan_record(costs), indent=1, allow_nan=False)
+        atomic_write_text(out / "plan.json", record + "\n")
+        typer.echo(f"plan: {out / 'plan.json'} (each kind's measured costs), plan.md")
     typer.echo(
         "\nCPU-hours: one thread per run, priced from each kind's warm-up and the rounds "
         "after it (per-round cost a + b t, fitted). GPU-hours are an estimate from FLOPs (PyTorch "

@@ -64,6 +64,7 @@ a cluster are the longest-first schedule of the runs on that many CPUs
 from __future__ import annotations
 
 import copy
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -93,6 +94,7 @@ __all__ = [
     "figure_cost",
     "gemm_seconds_per_flop",
     "paper_costs",
+    "plan_record",
     "plan_table",
     "price",
     "probe_kind",
@@ -659,6 +661,7 @@ class FigureCost:
         kinds: Per run, its kind.
         errors: Kinds that could not be probed: kind -> why (their runs count 0).
         upper: Whether some of its runs are priced as upper bounds (``KindCost.upper``).
+        prices: Each kind's measured costs (:func:`plan_record` writes them out).
     """
 
     figure: str
@@ -669,6 +672,7 @@ class FigureCost:
     kinds: list[str]
     errors: dict[str, str]
     upper: bool = False
+    prices: dict[str, KindCost] = field(default_factory=dict)
 
     @property
     def cpu_hours(self) -> float:
@@ -700,7 +704,60 @@ def figure_cost(
         [s.kind for s in specs],
         {s.kind: c.error for c, s in zip(costs, specs, strict=True) if c.error},
         any(c.upper for c in costs),
+        {s.kind: c for c, s in zip(costs, specs, strict=True)},
     )
+
+
+def plan_record(costs: Sequence[FigureCost]) -> dict[str, Any]:
+    """The plan as JSON-ready data: per figure its totals and each kind's measured costs.
+
+    Per kind: its environment, policy, parameters and horizon, its runs, what one run is
+    priced at (CPU- and GPU-seconds) and the probe's reading it rests on (set-up, a, b,
+    the growth cap, the warm-up round's cost, rounds probed, FLOPs a + b t), so that a
+    price can be checked against a run and two plans compared kind by kind.
+    """
+    figures = []
+    for cost in costs:
+        runs: dict[str, int] = {}
+        for kind in cost.kinds:
+            runs[kind] = runs.get(kind, 0) + 1
+        kinds = []
+        for kind, n in runs.items():
+            env, env_params, policy, policy_params, horizon = json.loads(kind)
+            price = cost.prices[kind]
+            kinds.append(
+                {
+                    "env": env,
+                    "env_params": env_params,
+                    "policy": policy,
+                    "policy_params": policy_params,
+                    "horizon": horizon,
+                    "runs": n,
+                    "cpu_seconds_per_run": price.cpu_seconds(horizon),
+                    "gpu_seconds_per_run": price.gpu_seconds(horizon),
+                    **{
+                        name: getattr(price, name)
+                        for name in ("setup", "a", "b", "cap", "warm", "rounds")
+                    },
+                    "warmup_rounds": _warm_rounds(price.warmup),
+                    "flops_a": price.flops_a,
+                    "flops_b": price.flops_b,
+                    "upper": price.upper,
+                    "error": price.error,
+                }
+            )
+        figures.append(
+            {
+                "figure": cost.figure,
+                "runs": cost.runs,
+                "rounds": cost.rounds,
+                "cpu_hours": cost.cpu_hours,
+                "gpu_hours": cost.gpu_hours,
+                "upper": cost.upper,
+                "kinds": kinds,
+            }
+        )
+    return {"figures": figures}
 
 
 #: Parameters that set a run's size, and so its cost (a kind is priced as one alike in them).
