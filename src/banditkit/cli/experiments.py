@@ -269,8 +269,9 @@ def _print_plan(
     if any(cost.upper for cost in costs):
         typer.echo(
             f"{UPPER.strip()}: an upper bound. Runs with distinct_duels train on a share "
-            "of their duels that shrinks as the policy settles, which the probe's first "
-            "rounds overstate (docs/performance.md, 'What a paper costs')."
+            "of their duels that shrinks as the policy settles, and runs that fit on "
+            "their distinct rows meet new arms more and more rarely, which the probe's "
+            "first rounds overstate (docs/performance.md, 'What a paper costs')."
         )
     for cost in costs:
         for error in sorted(set(cost.errors.values()))[:3]:

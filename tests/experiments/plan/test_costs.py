@@ -354,3 +354,22 @@ def test_a_growth_the_flops_show_is_measured_by_the_replays_or_the_gemm_rate():
     _, a, b = costs._fit(spec, seconds, warm, slope=2e-4)
     assert (a, b) == (pytest.approx(0.04), 2e-4)
     assert costs._fit(spec, seconds, warm, slope=1.0)[1] == 0.0  # never below zero
+
+
+def test_a_capped_growth_is_priced_as_an_upper_bound(monkeypatch):
+    """New arms come more slowly after the probe than at its rate: a + b min(t, cap) is
+    an upper bound of a kind that fits on its distinct rows (``KindCost.upper``)."""
+    rounds = range(1, 61)
+    played = costs._Probe(0.0, (), warm=dict.fromkeys(rounds, False))
+    played.distinct_rows, played.arms = True, np.zeros((10, 2))
+    played.played, played.played_rounds = {b"a", b"b"}, 20  # K n / u = 100
+    monkeypatch.setattr(costs, "_play", lambda *args: played)
+    spec = RunSpec("linear", {"d": 2}, "linucb", {}, 0, 10_000)
+    played.seconds = {t: 1e-3 * (1 + t / 50) for t in rounds}  # grows, capped
+    grows = probe_kind(spec)
+    assert grows.cap == 100 and grows.b > 0 and grows.upper
+    played.seconds = dict.fromkeys(rounds, 1e-3)  # flat: no bound to speak of
+    assert not probe_kind(spec).upper
+    played.seconds = {t: 1e-3 * (1 + t / 50) for t in rounds}
+    played.distinct_rows = False  # every row fitted: the growth is the run's own
+    assert not probe_kind(spec).upper
