@@ -636,6 +636,7 @@ def probe_kind(spec: RunSpec) -> KindCost:
             warm, a, b = _fit(spec, probe.seconds, probe.warm, slope=growth)
         else:
             warm, a, b = _fit(spec, probe.seconds, probe.warm, _keep(probe))
+        cap = growth_cap(probe)
         cost = KindCost(
             probe.setup + once,
             a,
@@ -643,8 +644,8 @@ def probe_kind(spec: RunSpec) -> KindCost:
             rounds=rounds,
             warm=warm,
             warmup=probe.warmup,
-            upper=_shrinking(spec) or (b > 0 and growth_cap(probe) is not None),
-            cap=growth_cap(probe),
+            upper=_shrinking(spec) or (b > 0 and cap is not None),
+            cap=cap,
         )
         if flops is None:
             return cost
