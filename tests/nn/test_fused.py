@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from banditkit.nn import BCE, MSE, L2Penalty, Rows, StackedMLP, fit
+from banditkit.nn import BCE, MSE, L2Penalty, Rows, StackedMLP, _fused, fit
 from banditkit.nn._fused import blocks_apply
 from banditkit.nn.fit import objective_and_grads
 from banditkit.nn.network import NeuralLinear
@@ -46,13 +46,17 @@ def problem(n, d, width, dtype, loss, center):
         (1, 3, 4, "bce", "zero"),
         (37, 5, 8, "mse", "init"),
         (400, 20, 20, "bce", "init"),
-        # relu, BCE, one L2 term without a centre, record="ends": the plain steps
+        # relu, BCE, one L2 term without a centre: the units steps, recorded or not
         (400, 20, 20, "bce", "zero"),
     ],
 )
 def test_fused_equals_the_generic_loop_bitwise(n, d, width, loss, center, dtype):
     net, params, obs, loss_fn, penalties = problem(n, d, width, dtype, loss, center)
     assert blocks_apply(net, params, obs, loss_fn, penalties)
+    # relu, BCE, one L2 term without a centre: the units layout, equal up to
+    # rounding; every other case is the rows layout, bitwise
+    units = loss == "bce" and center == "zero"
+    tol = (1e-12 if dtype == torch.float64 else 1e-5) if units else 0.0
     for reduction, steps in (("sum", 1), ("mean", 25)):
         scale = 1.0 / n if reduction == "mean" else 1.0
         want, history = generic_gd(
@@ -69,8 +73,8 @@ def test_fused_equals_the_generic_loop_bitwise(n, d, width, loss, center, dtype)
             reduction=reduction,
         )
         for name in params:
-            assert torch.equal(got.params[name], want[name]), name
-        assert torch.equal(got.history, history * scale)
+            torch.testing.assert_close(got.params[name], want[name], rtol=tol, atol=tol)
+        torch.testing.assert_close(got.history, history * scale, rtol=tol, atol=tol)
         ends = fit(
             net,
             params,
@@ -82,11 +86,7 @@ def test_fused_equals_the_generic_loop_bitwise(n, d, width, loss, center, dtype)
             reduction=reduction,
             record="ends",
         )
-        # relu, BCE, one L2 term without a centre and unrecorded steps: the units
-        # layout, equal up to rounding; every other case is the rows layout, bitwise
-        units = loss == "bce" and center == "zero" and steps > 2
         kept = [0, steps - 1] if steps > 1 else [0]
-        tol = (1e-12 if dtype == torch.float64 else 1e-5) if units else 0.0
         for name in params:
             torch.testing.assert_close(
                 ends.params[name], want[name], rtol=tol, atol=tol
@@ -143,29 +143,59 @@ def test_units_layout_equals_the_generic_loop_up_to_rounding(dtype):
     torch.testing.assert_close(got.history, history[[0, 29]] / 400, rtol=tol, atol=tol)
 
 
-def test_units_layout_is_chosen_where_it_applies():
+@pytest.mark.parametrize("record", ["all", "ends", "none"])
+def test_units_steps_run_every_step_recorded_or_not(monkeypatch, record):
     net, params, obs, loss_fn, penalties = problem(
         50, 4, 6, torch.float64, "bce", "zero"
     )
-    want, _ = generic_gd(net, params, obs, loss_fn, penalties, 0.05, 5)
-    for record, steps in (("all", 5), ("ends", 2)):  # nothing unrecorded: rows, bitwise
-        got = fit(
+    want, history = generic_gd(net, params, obs, loss_fn, penalties, 0.05, 5)
+    counted = []
+    call = _fused.UnitsSteps.__call__
+
+    def counting(self, count, flat, step, objective=None):
+        counted.append((count, objective is not None))
+        return call(self, count, flat, step, objective)
+
+    monkeypatch.setattr(_fused.UnitsSteps, "__call__", counting)
+    got = fit(
+        net, params, obs, loss_fn, penalties=penalties, lr=0.05, steps=5, record=record
+    )
+    runs = {
+        "all": [(1, True)] * 5,
+        "ends": [(4, True), (1, True)],
+        "none": [(5, False)],
+    }
+    assert counted == runs[record]
+    kept = {"all": [0, 1, 2, 3, 4], "ends": [0, 4], "none": []}[record]
+    torch.testing.assert_close(got.history, history[kept], rtol=1e-12, atol=0)
+    for name in params:
+        torch.testing.assert_close(got.params[name], want[name], rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_units_row_blocks_equal_one_block_up_to_rounding(monkeypatch, dtype):
+    net, params, obs, loss_fn, penalties = problem(203, 20, 20, dtype, "bce", "zero")
+
+    def run():
+        return fit(
             net,
             params,
             obs,
             loss_fn,
             penalties=penalties,
-            lr=0.05,
-            steps=steps,
-            record=record,
+            lr=1e-3,
+            steps=7,
+            record="ends",
         )
-        ref, _ = generic_gd(net, params, obs, loss_fn, penalties, 0.05, steps)
-        for name in params:
-            assert torch.equal(got.params[name], ref[name]), name
-    units = fit(
-        net, params, obs, loss_fn, penalties=penalties, lr=0.05, steps=5, record="ends"
-    )
+
+    whole = run()
+    # 20 units x 203 rows > 2 x 1000: blocks of 50 rows, the last of 3
+    monkeypatch.setattr(_fused, "UNITS_BLOCK_ELEMENTS", 1000)
+    blocked = run()
+    tol = 1e-12 if dtype == torch.float64 else 1e-5
+    torch.testing.assert_close(blocked.history, whole.history, rtol=tol, atol=tol)
     for name in params:
         torch.testing.assert_close(
-            units.params[name], want[name], rtol=1e-12, atol=1e-13
+            blocked.params[name], whole.params[name], rtol=tol, atol=tol
         )
+    assert not torch.equal(blocked.params["layers.0.weight"], params["layers.0.weight"])

@@ -146,9 +146,9 @@ def test_workspace_reuses_blocks_and_changes_no_value(M, activation, bias):
     for g, g_ws in zip(vjp(v).values(), vjp_ws(v).values(), strict=True):
         assert torch.equal(g, g_ws)
     blocks = {k: t.data_ptr() for k, t in workspace.items()}
-    # M = 1: the (1, N, width) blocks of the dense layout; M > 1: the (N, M width)
+    # M = 1: the trainer's pass (its own buffers, none kept); M > 1: the (N, M width)
     # hidden block and one row block of the blocked layout
-    assert set(blocks) == ({"h", "c", "vc"} if M == 1 else {"h", "c"})
+    assert set(blocks) == (set() if M == 1 else {"h", "c"})
     net.forward_vjp(params, X, workspace=workspace)[1](v)
     assert {k: t.data_ptr() for k, t in workspace.items()} == blocks
 

@@ -26,7 +26,7 @@ from banditkit.nn import (
 )
 from banditkit.nn._flat import Adam, FlatParams
 from banditkit.nn._kernels import separate_members
-from banditkit.nn._passes import Deep, Dense2, Stacked2, make_pass
+from banditkit.nn._passes import Deep, Dense2, Members, Stacked2, make_pass
 from tests.nn.helpers import gen, rand, randn
 
 N, D = 14, 4
@@ -94,6 +94,37 @@ def test_passes_equal_torch_func(kind, depth, M, bias, act, separate):
         torch.testing.assert_close(
             g, flat.grads[name], **(TOL if one_by_one else exact)
         )
+
+
+@pytest.mark.parametrize(
+    ("kind", "bias"), [("stacked", False), ("stacked", True), ("linear", True)]
+)
+@pytest.mark.parametrize("separate", [False, True])
+def test_depth2_members_on_their_own_rows_equal_torch_func(kind, bias, separate):
+    """X (M, N, d), relu: the units pass batched, or member by member (float64 seeds)."""
+    net = network(kind, 2, bias, "relu")
+    M = 3
+    params = moved(net, M)
+    X, v = randn(M, N, D, seed=2), randn(M, N, seed=3)
+    flat = FlatParams(params)
+    with separate_members(separate):
+        network_pass = make_pass(net, flat.params, flat.grads, X)
+        assert isinstance(network_pass, Members if separate else Dense2)
+        with torch.no_grad():
+            f = network_pass.forward()
+            network_pass.backward(v)
+    for k in range(M):
+        one = {name: p[k : k + 1] for name, p in params.items()}
+        f_ref, vjp = net.forward_vjp(one, X[k], method="torch.func")
+        torch.testing.assert_close(f[k : k + 1], f_ref, **TOL)
+        f_own, vjp_own = net.forward_vjp(one, X[k])  # the member's own pass: Dense2
+        own = vjp_own(v[k : k + 1])
+        for name, g in vjp(v[k : k + 1]).items():
+            torch.testing.assert_close(flat.grads[name][k : k + 1], g, **TOL)
+            if separate:  # member by member: its own fit's arithmetic, bitwise
+                assert torch.equal(flat.grads[name][k : k + 1], own[name]), name
+        if separate:
+            assert torch.equal(f[k : k + 1], f_own)
 
 
 def observations(kind: str, M: int):

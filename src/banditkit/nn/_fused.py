@@ -1,9 +1,9 @@
 """The fused relu/BCE steps of ``nn.fit`` with the hidden layer as units x rows.
 
-A private kernel of ``nn.fit``. The steps whose objective is not recorded, for one
-depth-2 relu network without biases trained by GD on unweighted rows with BCE and one L2
-penalty on every parameter without a centre (NeuralLog's refits), keep the hidden layer
-as (m, N) instead of (N, m) (``units_steps``):
+A private kernel of ``nn.fit``. The steps of one depth-2 relu network without biases
+trained by GD on unweighted rows with BCE and one L2 penalty on every parameter without
+a centre (NeuralLog's refits) keep the hidden layer as (m, N) instead of (N, m)
+(``UnitsSteps``):
 
     h^T = relu(W_1 X^T),  f = sw^T h^T,  v = sigmoid(f) - y,  C^T = 1[h^T > 0] v,
     G = C^T X,  dW_1 = sw * G,  dw_2 = s (W_1 . G)  (rows of W_1 and G),
@@ -16,8 +16,11 @@ product instead of a pass over the (m, N) block. h^T = W_1 X^T runs faster than
 X W_1^T for these shapes (docs/performance.md). The same gradient; the products and the
 place of sw round
 differently, so the iterates agree with the plain pass's up to rounding (tests: 1e-12).
+A recorded step runs here too: the objective is computed from the step's f before its
+update (``Objective``), so the whole fit is one kernel. Large hidden blocks are split
+into row blocks that stay in the cache (``UnitsSteps``).
 
-``blocks_apply`` and ``units_apply`` say where the block loop of ``nn._blocks`` and these
+``blocks_apply`` and ``_units_case`` say where the block loop of ``nn._blocks`` and these
 steps compute a fit.
 """
 
@@ -37,7 +40,13 @@ from banditkit.nn.penalties import L2Penalty
 if TYPE_CHECKING:
     from banditkit.nn._flat import FlatParams, FlatPenalties
 
-__all__ = ["blocks_apply", "fused_steps", "members_units_steps", "units_steps"]
+__all__ = [
+    "UNITS_BLOCK_ELEMENTS",
+    "UnitsSteps",
+    "blocks_apply",
+    "fused_steps",
+    "members_units_steps",
+]
 
 #: grad * 1[input > threshold] elementwise, into grad_input (relu's backward).
 _threshold_backward = torch.ops.aten.threshold_backward.grad_input
@@ -99,16 +108,28 @@ def _units_case(
     )
 
 
+#: A fused kernel: ``(count, flat, step, objective)`` runs ``count`` GD steps and, when
+#: ``objective`` is given, returns J (M,) at the first step's parameters, computed by
+#: ``objective`` from that step's f (M, N) before its update.
+Objective = Callable[[torch.Tensor], torch.Tensor]
+Steps = Callable[[int, "FlatParams", float, Objective | None], torch.Tensor | None]
+
+#: Entries of the (m, rows) hidden block of one row block of ``UnitsSteps``: the rows
+#: are split into blocks once the whole (m, N) block exceeds ``2 * UNITS_BLOCK_ELEMENTS``
+#: (measured: docs/performance.md, "The trainer's recorded steps and row blocks").
+UNITS_BLOCK_ELEMENTS = 2**16
+
+
 def fused_steps(
     net: StackedMLP,
     network: Pass,
     obs: Observations,
     loss: Loss,
     terms: FlatPenalties,
-) -> Callable[[int, FlatParams, float], None] | None:
-    """The kernel of this GD fit's unrecorded steps, or None (the plain steps).
+) -> Steps | None:
+    """The kernel of this GD fit's steps, or None (the plain steps).
 
-    ``units_steps`` for one member on shared rows, ``members_units_steps`` for members
+    ``UnitsSteps`` for one member on shared rows, ``members_units_steps`` for members
     with their own rows (X (M, N, d)), both in the units case (``_units_case``).
     """
     if not _units_case(net, obs, loss, terms):
@@ -116,49 +137,91 @@ def fused_steps(
     assert isinstance(obs, Rows)
     lam = terms.terms[0][0]
     if obs.X.ndim == 3:
-        return lambda count, flat, step: members_units_steps(
-            count, flat, obs.X, obs.y, net.out_scale, lam, step
+        return lambda count, flat, step, objective: members_units_steps(
+            count, flat, obs.X, obs.y, net.out_scale, lam, step, objective
         )
     if isinstance(network, Dense2) and obs.y.ndim == 1:
-        return lambda count, flat, step: units_steps(
-            count, network, flat, obs.y, lam, step
-        )
+        return UnitsSteps(network, obs.y, lam)
     return None
 
 
-def units_steps(
-    count: int,
-    network: Dense2,
-    flat: FlatParams,
-    y: torch.Tensor,
-    lam: float,
-    step: float,
-) -> None:
-    """``count`` GD steps with the hidden layer as (m, N) (module docstring)."""
-    X, s = network.X, network.s
-    w1, w2c, sw, f = network.w1t.mT, network.w2c, network.sw, network.f
-    g1, g2 = network.g1, network.g2
-    grad, theta = flat.grad, flat.theta
-    m, N = w1.shape[0], X.shape[0]
-    XT = X.mT.contiguous()
-    hT, cT = X.new_empty((m, N)), X.new_empty((m, N))
-    dloss = X.new_empty((1, N))
-    v_units, sw_col = dloss.expand(m, N), sw[0].unsqueeze(-1)
-    mm, mul = torch.mm, torch.mul
-    relu_, sigmoid = torch.relu_, torch.sigmoid
-    for _ in range(count):
-        mm(w1, XT, out=hT)
-        relu_(hT)
-        mul(w2c, s, out=sw)
-        mm(sw, hT, out=f)
-        sigmoid(f, out=dloss).sub_(y)
-        _threshold_backward(v_units, hT, 0, grad_input=cT)
-        mm(cT, X, out=g1)  # G = C^T X, then dw_2 = s (W_1 . G) (relu: v^T h = G . W_1)
-        torch.linalg.vecdot(w1, g1, out=g2[0])
-        g2.mul_(s)
-        g1.mul_(sw_col)
-        grad.add_(theta, alpha=lam)
-        theta.sub_(grad, alpha=step)
+class UnitsSteps:
+    """GD steps of one network with the hidden layer as (m, N) (module docstring).
+
+    The buffers and the rows' layout are made once per fit. On the CPU, once the
+    (m, N) hidden block exceeds twice ``UNITS_BLOCK_ELEMENTS``, a step runs over blocks
+    of about ``UNITS_BLOCK_ELEMENTS / m`` rows: each block's h^T, v and C^T pass through
+    the cache once (forward, loss slope, relu's mask) and G accumulates C_b^T X_b, the
+    rows loss being a sum over rows. With one block the arithmetic is that of the
+    unblocked steps bitwise; with several, G sums its blocks in another order (rounding).
+    """
+
+    def __init__(self, network: Dense2, y: torch.Tensor, lam: float) -> None:
+        X = network.X
+        self.w1, self.w2c, self.sw = network.w1[0], network.w2c, network.sw[0]
+        self.g1, self.g2 = network.g1[0], network.g2[0]
+        N, m = X.shape[0], self.w1.shape[0]
+        self.s, self.lam, self.m = network.s, lam, m
+        self.sw_col = self.sw[0].unsqueeze(-1)
+        rows = N
+        if X.device.type == "cpu" and m * N > 2 * UNITS_BLOCK_ELEMENTS:
+            rows = max(1, UNITS_BLOCK_ELEMENTS // m)
+        self.f, self.v = X.new_empty((1, N)), X.new_empty((1, N))
+        hidden, slopes = X.new_empty(m * min(rows, N)), X.new_empty(m * min(rows, N))
+        #: per block: X_b^T (d, n) contiguous, X_b, y_b, f_b, v_b, v_b along the units,
+        #: h_b^T and C_b^T (m, n) (contiguous views of one buffer each)
+        self.blocks = []
+        for i in range(0, N, rows):
+            j = min(i + rows, N)
+            n = j - i
+            v = self.v[:, i:j]
+            self.blocks.append(
+                (
+                    X[i:j].mT.contiguous(),
+                    X[i:j],
+                    y[i:j],
+                    self.f[:, i:j],
+                    v,
+                    v.expand(m, n),
+                    hidden[: m * n].view(m, n),
+                    slopes[: m * n].view(m, n),
+                )
+            )
+
+    def __call__(
+        self,
+        count: int,
+        flat: FlatParams,
+        step: float,
+        objective: Objective | None = None,
+    ) -> torch.Tensor | None:
+        """``count`` GD steps; J at the first step's parameters if ``objective``."""
+        s, w1, w2c, sw, sw_col = self.s, self.w1, self.w2c, self.sw, self.sw_col
+        g1, g2, lam = self.g1, self.g2, self.lam
+        grad, theta = flat.grad, flat.theta
+        mm, relu_, sigmoid = torch.mm, torch.relu_, torch.sigmoid
+        value = None
+        for k in range(count):
+            torch.mul(w2c, s, out=sw)
+            for b, (XT, Xb, yb, f, v, v_units, hT, cT) in enumerate(self.blocks):
+                mm(w1, XT, out=hT)
+                relu_(hT)
+                mm(sw, hT, out=f)
+                sigmoid(f, out=v).sub_(yb)
+                _threshold_backward(v_units, hT, 0, grad_input=cT)
+                if b == 0:  # G = C^T X, summed over the row blocks
+                    mm(cT, Xb, out=g1)
+                else:
+                    g1.addmm_(cT, Xb)
+            if k == 0 and objective is not None:
+                value = objective(self.f)
+            # dw_2 = s (W_1 . G) (relu: v^T h = G . W_1), dW_1 = sw * G
+            torch.linalg.vecdot(w1, g1, out=g2)
+            g2.mul_(s)
+            g1.mul_(sw_col)
+            grad.add_(theta, alpha=lam)
+            theta.sub_(grad, alpha=step)
+        return value
 
 
 def members_units_steps(
@@ -169,7 +232,8 @@ def members_units_steps(
     s: float,
     lam: float,
     step: float,
-) -> None:
+    objective: Objective | None = None,
+) -> torch.Tensor | None:
     """``count`` GD steps for M members with their own rows X (M, N, d), y (M or 1, N).
 
     The units steps with a member axis, hidden layer (M, m, N): per member
@@ -191,11 +255,14 @@ def members_units_steps(
     labels = y.unsqueeze(-2)  # (M or 1, 1, N)
     sw_row, sw_col = sw.unsqueeze(1), sw.unsqueeze(-1)
     v_rows, h_rows = f.expand(M, m, N), hT.mT
-    for _ in range(count):
+    value = None
+    for k in range(count):
         torch.bmm(W1, XT, out=hT)
         hT.relu_()
         torch.mul(W2, s, out=sw)
         torch.bmm(sw_row, hT, out=f)
+        if k == 0 and objective is not None:  # J at this step's parameters
+            value = objective(f[:, 0])
         v = torch.sigmoid_(f).sub_(labels)  # (M, 1, N), in f
         _threshold_backward(v_rows, hT, 0, grad_input=cT)
         torch.bmm(cT, X, out=g1)
@@ -204,3 +271,4 @@ def members_units_steps(
         torch.bmm(sv, h_rows, out=g2)
         grad.add_(theta, alpha=lam)
         theta.sub_(grad, alpha=step)
+    return value

@@ -9,9 +9,9 @@ The depth-2 forward and vector-Jacobian product, v (M, N) given,
 
 run on one of two layouts:
 
-* M = 1 (``dense``): the 2-D products of the single-network code (``mm``, ``mv``), on
-  (1, N, m) blocks, so that a stack of one equals ``nn.train`` on an ``nn.MLP`` bitwise.
-* M > 1 (``blocked``): the members' first layers side by side, W (M m, d), so that each
+* M = 1: ``nn._passes.Dense2``, the trainer's pass of one network (2-D products; relu
+  with the hidden layer as units x rows).
+* M > 1 (``depth2_forward_vjp``, blocked): the members' first layers side by side, W (M m, d), so that each
   layer is one GEMM for all members (X W^T forward, X^T C backward), computed over blocks
   of rows sized to stay in the L2 cache (``ROW_BLOCK_ELEMENTS``), and with s W_2[0]
   factored out of the N-row products: with C = v * a'(z) (no s W_2[0]) and G = C^T X,
@@ -22,7 +22,7 @@ run on one of two layouts:
   the last because relu's h = z * 1[z > 0], so v^T h = sum_k C_k * z_k, which is linear
   in z = X W_1^T + b_1: an O(M m d) product instead of a pass over the (N, M m) block.
   Sigmoid contracts v with h per row block instead. Only the (N, M m) block of h is
-  kept between the forward and the vjp. Results differ from the dense layout by
+  kept between the forward and the vjp. Results differ from the one-member pass by
   rounding only (tests: within 1e-12).
 
 Why: the stack's (N, M m) hidden block (8 MB at N = 2000, M = 10, m = 50) does not fit
@@ -45,7 +45,6 @@ import torch
 __all__ = [
     "ROW_BLOCK_ELEMENTS",
     "activation_slope",
-    "depth2_dense_pass",
     "depth2_forward_vjp",
     "depth2_slopes",
     "member_by_member",
@@ -192,7 +191,7 @@ def depth2_forward_vjp(
     out_scale: float,
     workspace: dict[str, torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, VJP]:
-    """Return f (M, N) and the vjp v (M, N) -> gradients of a depth-2 stack (docstring).
+    """Return f (M, N) and the vjp v (M, N) -> gradients of a depth-2 stack, M > 1.
 
     Args:
         params: "layers.0.weight" (M, m, d), "layers.1.weight" (M, 1, m) and, with
@@ -205,8 +204,6 @@ def depth2_forward_vjp(
     Returns:
         f (M, N) and the vjp, whose value has the keys of params in their order.
     """
-    if params["layers.0.weight"].shape[0] == 1:
-        return _dense(params, X, activation, out_scale, workspace)
     return _blocked(params, X, activation, out_scale, workspace)
 
 
@@ -218,97 +215,10 @@ def depth2_slopes(
 ) -> torch.Tensor:
     """Return c = a'(z) * (s W_2[0]) from h = a(z): the depth-2 backward factor.
 
-    The one definition of c shared by the trainer's vjp (``depth2_dense_pass``) and the
+    The one definition of c shared by the trainer's sigmoid pass (``nn._passes.Dense2``) and the
     per-arm gradients of ``nn.grads``. sw (..., m) broadcasts over the rows of h.
     """
     return activation_slope(activation, h, out=out).mul_(sw)
-
-
-def depth2_dense_pass(
-    X: torch.Tensor,
-    w1: torch.Tensor,
-    w2: torch.Tensor,
-    activation: str,
-    s: float,
-    *,
-    b1: torch.Tensor | None = None,
-    b2: torch.Tensor | None = None,
-    h: torch.Tensor | None = None,
-    c: torch.Tensor | None = None,
-    sw: torch.Tensor | None = None,
-    f: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The forward half of the dense depth-2 pass of one member (M = 1).
-
-    h = a(X W_1^T + b_1) (1, N, m), sw = s W_2[0] (1, m), f = h sw + s b_2 (1, N) and
-    c = a'(z) * sw (1, N, m), with the 2-D products of the single-network code. Used by
-    ``depth2_forward_vjp`` (M = 1); the fused GD loop of ``nn.fused`` runs the same
-    operations inline on views made once per fit. Buffers (h, c, sw, f; f only without
-    b_2) avoid an allocation per call. Call it under ``no_grad``.
-
-    Returns:
-        f, h, c, sw (the buffers when given).
-    """
-    w1t = w1[0].mT
-    if h is None:
-        h = X.matmul(w1t)[None]
-    else:
-        torch.matmul(X, w1t, out=h[0])
-    if b1 is not None:
-        h.add_(b1.unsqueeze(1))
-    h = torch.relu_(h) if activation == "relu" else torch.sigmoid_(h)
-    if sw is None:
-        sw = s * w2[:, 0]
-    else:
-        torch.mul(w2[:, 0], s, out=sw)
-    if f is None:
-        f = h[0].mv(sw[0]).unsqueeze(0)
-    else:
-        torch.mv(h[0], sw[0], out=f[0])
-    if b2 is not None:
-        f = f + s * b2
-    c = depth2_slopes(activation, h, sw.unsqueeze(1), out=c)
-    return f, h, c, sw
-
-
-def _dense(
-    params: Grads,
-    X: torch.Tensor,
-    activation: str,
-    s: float,
-    workspace: dict[str, torch.Tensor] | None,
-) -> tuple[torch.Tensor, VJP]:
-    """The (M, N, m) layout with the single-network products (bitwise for M = 1)."""
-    w1, w2 = params["layers.0.weight"], params["layers.1.weight"]
-    b1, b2 = params.get("layers.0.bias"), params.get("layers.1.bias")
-    block = (w1.shape[0], X.shape[0], w1.shape[1])
-    with no_grad_if_enabled():
-        # h = a(W_1 x + b_1) in one buffer; c = s W_2[0] a'(z) in another
-        f, h, c, _ = depth2_dense_pass(
-            X,
-            w1,
-            w2,
-            activation,
-            s,
-            b1=b1,
-            b2=b2,
-            h=workspace_buffer(workspace, "h", block, X),
-            c=workspace_buffer(workspace, "c", block, X),
-        )
-
-    def vjp(v: torch.Tensor) -> Grads:
-        vc = torch.mul(
-            c, v.unsqueeze(-1), out=workspace_buffer(workspace, "vc", block, X)
-        )
-        grads = {"layers.0.weight": stack_mm(vc.mT, X)}
-        if b1 is not None:
-            grads["layers.0.bias"] = vc.sum(1)
-        grads["layers.1.weight"] = stack_vm(s * v, h).unsqueeze(1)
-        if b2 is not None:
-            grads["layers.1.bias"] = (s * v.sum(1)).unsqueeze(1)
-        return grads
-
-    return f, vjp
 
 
 def _blocked(

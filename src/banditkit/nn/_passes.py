@@ -10,13 +10,22 @@ Buffers are allocated once. The pass is chosen by the network (``make_pass``):
   there) on 2-D products, with z = X W_1^T + b_1, h = a(z), sw = s W_2[0]:
 
       f = h sw + s b_2,   C = a'(z) * sw * v,   dW_1 = C^T X,   db_1 = sum_k C_k,
-      dW_2 = (s v)^T h,   db_2 = s sum_k v_k,
+      dW_2 = (s v)^T h,   db_2 = s sum_k v_k.
 
-  relu's a'(z) * sw * v as one pass (``threshold_backward``: v sw where h > 0).
+  relu in the units layout of ``nn._fused``: h^T = relu([W_1, b_1] [X, 1]^T) (m, N),
+  C^T = 1[h^T > 0] v (one pass, ``threshold_backward``), G = C^T [X, 1] (one GEMM for
+  the weights' and the bias's sums), dW_1 = sw * G[:, :d], db_1 = sw * G[:, d] and
+  dW_2 = s ([W_1, b_1] . G) (relu: v^T h = sum_k C_k z_k), so that the hidden block is
+  passed three times a step (relu, f, the mask) instead of seven.
 * ``Stacked2``: depth 2, M > 1 members: the members' first layers side by side, one
   GEMM per layer over cache-sized row blocks (``nn._kernels`` blocked layout).
-* ``Deep``: any depth (used from depth 3, and for members with their own rows X
-  (M, N, d)): the explicit reverse pass [Rumelhart1986],
+* ``Dense2`` with members on their own rows X (M, N, d) (relu): the same products
+  batched over the member axis.
+* ``Members``: depth 2 relu, members with their own rows X (M, N, d) computed member by
+  member (a stack of seeds on the CPU in float64): one ``Dense2`` per member, so that
+  each member's arithmetic is its separate fit's.
+* ``Deep``: any depth (used from depth 3, and for sigmoid members with their own rows
+  X (M, N, d)): the explicit reverse pass [Rumelhart1986],
   with h_0 = X, h_l = a(h_{l-1} W_l^T + b_l), f = s (h_{L-1} w_L + b_L), g = s v:
 
       dw_L = g^T h_{L-1},  db_L = sum_k g_k,  delta = (g w_L) * a'(z_{L-1}),
@@ -55,7 +64,7 @@ Layer = tuple[
     torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None
 ]
 
-__all__ = ["Deep", "Dense2", "Pass", "Stacked2", "make_pass"]
+__all__ = ["Deep", "Dense2", "Members", "Pass", "Stacked2", "make_pass"]
 
 #: grad * 1[input > threshold] elementwise, into grad_input (relu's backward).
 _threshold_backward = torch.ops.aten.threshold_backward.grad_input
@@ -83,11 +92,55 @@ def make_pass(net: StackedMLP, params: Params, grads: Params, X: torch.Tensor) -
         if members == 1:
             return Dense2(net, params, grads, X)
         return Stacked2(net, params, grads, X)
+    if net.depth == 2 and net.activation == "relu":  # members on their own rows
+        if member_by_member(X):
+            return Members(net, params, grads, X)
+        return Dense2(net, params, grads, X)
     return Deep(net, params, grads, X)
 
 
+class Members:
+    """Depth 2, members with their own rows X (M, N, d), member by member.
+
+    Each member runs the pass of a network alone (``Dense2`` on its rows X[s] and the
+    views of its parameters and gradients), so that a stack of seeds computed member by
+    member (``nn._kernels.member_by_member``) is each seed's separate fit, bitwise.
+    """
+
+    def __init__(
+        self, net: StackedMLP, params: Params, grads: Params, X: torch.Tensor
+    ) -> None:
+        def own(tensors: Params, s: int) -> Params:
+            return {name: t[s : s + 1] for name, t in tensors.items()}
+
+        self.passes = [
+            Dense2(net, own(params, s), own(grads, s), X[s]) for s in range(X.shape[0])
+        ]
+        self.f = X.new_empty(X.shape[:2])
+
+    def forward(self) -> torch.Tensor:
+        """F (M, N): each member's f on its rows."""
+        for f, network in zip(self.f, self.passes, strict=True):
+            f.copy_(network.forward()[0])
+        return self.f
+
+    def backward(self, v: torch.Tensor) -> None:
+        """Each member's vjp of its row of v into its gradient views."""
+        for s, network in enumerate(self.passes):
+            network.backward(v[s : s + 1])
+
+
 class Dense2:
-    """Depth 2, one member: the closed form on 2-D products (module docstring)."""
+    """Depth 2: the closed form (module docstring), one member or members on own rows.
+
+    relu runs the units layout (module docstring) with a member axis, X (N, d) of one
+    member or X (M, N, d) of members with their own rows, all products batched
+    (``bmm``): the hidden layer as (M, m, N), b_1 as the last column of W_1 against a
+    row of ones under X^T (the forward GEMM adds it and the gradient GEMM sums its
+    slope), and dW_2 from G by relu's identity, so that a step makes three passes over
+    the hidden block (relu, f, the mask) besides its two GEMMs. sigmoid runs the rows
+    layout (N, m) of one member on X (N, d).
+    """
 
     def __init__(
         self, net: StackedMLP, params: Params, grads: Params, X: torch.Tensor
@@ -97,47 +150,92 @@ class Dense2:
         w1, w2 = params["layers.0.weight"], params["layers.1.weight"]
         self.b1, self.b2 = params.get("layers.0.bias"), params.get("layers.1.bias")
         self.gb1, self.gb2 = grads.get("layers.0.bias"), grads.get("layers.1.bias")
+        self.w1, self.w2c = w1, w2[:, 0]  # (M, m, d), (M, m)
+        self.g1, self.g2 = grads["layers.0.weight"], grads["layers.1.weight"][:, 0]
+        if self.relu:
+            self._units(X if X.ndim == 3 else X.unsqueeze(0), w1)
+            return
         N, m = X.shape[0], net.width
         new = X.new_empty
-        self.h, self.vc = new((1, N, m)), new((1, N, m))
         self.f, self.sv, self.sw = new((1, N)), new((1, N)), new((1, m))
-        # the views of one step, made once
-        self.h0, self.vcT, self.sw_row = self.h[0], self.vc[0].mT, self.sw.unsqueeze(1)
-        self.w1t, self.w2c = w1[0].mT, w2[:, 0]
-        self.g1, self.g2 = grads["layers.0.weight"][0], grads["layers.1.weight"][0]
+        self.h, self.vc = new((1, N, m)), new((1, N, m))
+        self.h0, self.vcT, self.w1t = self.h[0], self.vc[0].mT, w1[0].mT
+        self.sw_row = self.sw.unsqueeze(1)
+
+    def _units(self, X: torch.Tensor, w1: torch.Tensor) -> None:
+        """The buffers and views of the units layout on X (M or 1, N, d)."""
+        M, m, d = w1.shape
+        N = X.shape[1]
+        new = X.new_empty
+        self.hT, self.cT = new((M, m, N)), new((M, m, N))
+        self.f, self.sw = new((M, 1, N)), new((M, 1, m))
+        self.f2, self.sw2 = self.f[:, 0], self.sw[:, 0]  # (M, N), (M, m)
+        self.sw_col = self.sw2.unsqueeze(-1)
+        X = X.expand(M, N, d)
+        if self.b1 is None:
+            self.XT, self.Xa, self.Wa, self.G = X.mT.contiguous(), X, w1, self.g1
+            return
+        self.Xa = torch.cat([X, X.new_ones((M, N, 1))], dim=2)  # [X, 1]
+        self.XT = self.Xa.mT.contiguous()
+        self.Wa, self.G = new((M, m, d + 1)), new((M, m, d + 1))  # [W_1, b_1], its G
+        self.Wa_w, self.Wa_b = self.Wa[..., :d], self.Wa[..., d]
+        self.G_w, self.G_b = self.G[..., :d], self.G[..., d]
 
     def forward(self) -> torch.Tensor:
-        """H = a(X W_1^T + b_1), f = h (s W_2[0]) + s b_2."""
-        h = self.h
-        torch.mm(self.X, self.w1t, out=self.h0)
-        if self.b1 is not None:
-            h.add_(self.b1.unsqueeze(1))
+        """F (M, N): h = a(X W_1^T + b_1), f = h (s W_2[0]) + s b_2."""
         if self.relu:
-            torch.relu_(h)
+            if self.b1 is not None:
+                self.Wa_w.copy_(self.w1)
+                self.Wa_b.copy_(self.b1)
+            torch.bmm(self.Wa, self.XT, out=self.hT)
+            torch.relu_(self.hT)
+            torch.mul(self.w2c, self.s, out=self.sw2)
+            torch.bmm(self.sw, self.hT, out=self.f)
+            f = self.f2
         else:
+            h = self.h
+            torch.mm(self.X, self.w1t, out=self.h0)
+            if self.b1 is not None:
+                h.add_(self.b1.unsqueeze(1))
             torch.sigmoid_(h)
-        torch.mul(self.w2c, self.s, out=self.sw)
-        torch.mv(self.h0, self.sw[0], out=self.f[0])
+            torch.mul(self.w2c, self.s, out=self.sw)
+            torch.mv(self.h0, self.sw[0], out=self.f[0])
+            f = self.f
         if self.b2 is not None:
-            return self.f + self.s * self.b2
-        return self.f
+            return f + self.s * self.b2
+        return f
 
     def backward(self, v: torch.Tensor) -> None:
-        """C = a'(z) sw v, dW_1 = C^T X, dW_2 = (s v)^T h and the biases' sums."""
-        vc = self.vc
-        if self.relu:  # the values of 1[h > 0] sw v in two passes
-            torch.mul(v.unsqueeze(-1), self.sw_row, out=vc)
-            _threshold_backward(vc, self.h, 0, grad_input=vc)
+        """dW_1, db_1, dW_2, db_2 of sum_k v_k f_k, v (M, N) (module docstring)."""
+        if self.relu:
+            self._backward_units(v)
         else:
+            vc = self.vc
             depth2_slopes(self.activation, self.h, self.sw_row, out=vc)
             vc.mul_(v.unsqueeze(-1))
-        torch.mm(self.vcT, self.X, out=self.g1)
-        if self.gb1 is not None:
-            torch.sum(vc, 1, out=self.gb1)
-        torch.mul(v, self.s, out=self.sv)
-        torch.mm(self.sv, self.h0, out=self.g2)
+            torch.mm(self.vcT, self.X, out=self.g1[0])
+            if self.gb1 is not None:
+                torch.sum(vc, 1, out=self.gb1)
+            torch.mul(v, self.s, out=self.sv)
+            torch.mm(self.sv, self.h0, out=self.g2)
         if self.gb2 is not None:
             torch.mul(v.sum(1, keepdim=True), self.s, out=self.gb2)
+
+    def _backward_units(self, v: torch.Tensor) -> None:
+        """C^T = 1[h^T > 0] v, G = C^T [X, 1], and the gradients from G (relu)."""
+        _threshold_backward(
+            v.unsqueeze(1).expand_as(self.hT), self.hT, 0, grad_input=self.cT
+        )
+        torch.bmm(self.cT, self.Xa, out=self.G)
+        # dW_2 = s v^T h = s sum_k C_k z_k = s ([W_1, b_1] . G) (relu)
+        torch.linalg.vecdot(self.Wa, self.G, out=self.g2)
+        self.g2.mul_(self.s)
+        if self.b1 is None:
+            self.g1.mul_(self.sw_col)
+            return
+        torch.mul(self.G_w, self.sw_col, out=self.g1)
+        assert self.gb1 is not None
+        torch.mul(self.G_b, self.sw2, out=self.gb1)
 
 
 class Stacked2:

@@ -22,8 +22,9 @@ M equals M runs of one (tests: within 1e-12).
 
 Kernels, chosen here (never by the caller), all with the arithmetic above: one depth-2
 network without biases trained by GD on unweighted rows with BCE or MSE and L2 penalties
-on every parameter runs its unrecorded relu/BCE steps with the hidden layer as (m, N)
-when the one penalty has no centre (``nn._fused``), and, when its rows are block-encoded
+on every parameter runs its relu/BCE steps with the hidden layer as (m, N) when the one
+penalty has no centre (``nn._fused``; the recorded steps too, and over cache-sized row
+blocks when the hidden layer is large), and, when its rows are block-encoded
 on the CPU and the saving is large enough, the block loop of ``nn._blocks`` (the first
 layer on each row's block); members of such networks with their own block-encoded rows
 (X (M, N, D)) run one block loop each, which is what each would run alone. These round
@@ -339,12 +340,20 @@ def _steps(
         record == "all" or (record == "ends" and i in (0, steps - 1))
         for i in range(steps)
     ]
+
+    def objective(f: torch.Tensor) -> torch.Tensor:
+        return _objective(loss.value_and_dloss_df(f, obs)[0], terms, flat)
+
     history: list[torch.Tensor] = []
     i = 0
     while i < steps:
-        if fused is not None and not recorded[i]:  # a run of unrecorded GD steps
-            count = next((j for j in range(i, steps) if recorded[j]), steps) - i
-            fused(count, flat, lr * scale)
+        if (
+            fused is not None
+        ):  # up to the next recorded step, J of the first if recorded
+            count = next((j for j in range(i + 1, steps) if recorded[j]), steps) - i
+            value = fused(count, flat, lr * scale, objective if recorded[i] else None)
+            if value is not None:
+                history.append(value)
             i += count
             continue
         value = _gradient(network, obs, loss, terms, flat, recorded[i])
@@ -376,9 +385,17 @@ def _gradient(
         terms.add_grad()
         return None
     values, dloss_df = loss.value_and_dloss_df(f, obs)
-    total = values.sum(-1).expand(f.shape[0])
-    for penalty in terms.penalties:
-        total = total + penalty.value(flat.params)
+    total = _objective(values, terms, flat)
     network.backward(dloss_df)
     terms.add_grad()
+    return total
+
+
+def _objective(
+    values: torch.Tensor, terms: FlatPenalties, flat: FlatParams
+) -> torch.Tensor:
+    """J per member (M,): the losses' values (M or 1, N) summed, plus the penalties."""
+    total = values.sum(-1).expand(flat.members)
+    for penalty in terms.penalties:
+        total = total + penalty.value(flat.params)
     return total

@@ -54,7 +54,7 @@ from banditkit.nn._kernels import (
     stack_mm,
     stack_mv,
 )
-from banditkit.nn._passes import Deep
+from banditkit.nn._passes import Deep, Dense2, Pass
 from banditkit.nn.params import before_write
 
 __all__ = [
@@ -322,7 +322,8 @@ class StackedMLP:
                 "torch.func" (``torch.func.vjp`` of ``forward``, the reference). None
                 keeps an autograd graph.
             workspace: None, or a dict the caller keeps across calls: the depth-2
-                closed form then reuses its hidden blocks instead of allocating them,
+                closed form of a stack (M > 1) then reuses its hidden blocks instead
+                of allocating them,
                 and the next call with the same dict overwrites what this call's vjp
                 reads (call vjp before the next forward_vjp).
 
@@ -344,18 +345,22 @@ class StackedMLP:
                 return dict(grads)
 
             return f.detach(), vjp_func
-        if self.depth == 2 and method != "backprop":
-            return depth2_forward_vjp(
-                params, X, self.activation, self.out_scale, workspace
-            )
         grads = {k: torch.empty_like(p) for k, p in params.items()}
-        deep = Deep(self, params, grads, X)
+        network: Pass
+        if self.depth == 2 and method != "backprop" and X.ndim == 2:
+            if next(iter(params.values())).shape[0] > 1:
+                return depth2_forward_vjp(
+                    params, X, self.activation, self.out_scale, workspace
+                )
+            network = Dense2(self, params, grads, X)  # one member: the trainer's pass
+        else:
+            network = Deep(self, params, grads, X)
         with torch.no_grad():
-            f = deep.forward()
+            f = network.forward()
 
         def backward(v: torch.Tensor) -> Params:
             with torch.no_grad():
-                deep.backward(v)
+                network.backward(v)
             return {k: g.clone() for k, g in grads.items()}
 
         return f, backward

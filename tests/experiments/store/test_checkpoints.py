@@ -194,7 +194,9 @@ def test_a_seed_group_given_checkpoints_runs_and_saves_run_by_run(tmp_path):
 
 
 DUELS = {"utility": "cos", "d": 4, "n_arms": 5}
-DUEL_PARAMS = {"width": 6, "steps": 2}
+#: The exact path (float64, every duel), where a stack is its separate runs bitwise;
+#: on the defaults (float32, distinct duels) it equals them up to rounding only.
+DUEL_PARAMS = {"width": 6, "steps": 2, "dtype": "float64", "distinct_duels": False}
 
 
 def _duel_group() -> SeedGroup:
