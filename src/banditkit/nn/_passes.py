@@ -21,9 +21,6 @@ Buffers are allocated once. The pass is chosen by the network (``make_pass``):
   GEMM per layer over cache-sized row blocks (``nn._kernels`` blocked layout).
 * ``Dense2`` with members on their own rows X (M, N, d) (relu): the same products
   batched over the member axis.
-* ``Members``: depth 2 relu, members with their own rows X (M, N, d) computed member by
-  member (a stack of seeds on the CPU in float64): one ``Dense2`` per member, so that
-  each member's arithmetic is its separate fit's.
 * ``Deep``: any depth (used from depth 3, and for sigmoid members with their own rows
   X (M, N, d)): the explicit reverse pass [Rumelhart1986],
   with h_0 = X, h_l = a(h_{l-1} W_l^T + b_l), f = s (h_{L-1} w_L + b_L), g = s v:
@@ -31,11 +28,12 @@ Buffers are allocated once. The pass is chosen by the network (``make_pass``):
       dw_L = g^T h_{L-1},  db_L = sum_k g_k,  delta = (g w_L) * a'(z_{L-1}),
       dW_l = delta^T h_{l-1},  db_l = sum_k delta_k,  delta <- (delta W_l) * a'(z_{l-1}),
 
-  on 2-D products for one member and batched ones for a stack (on the CPU in float64,
-  2-D products member by member, so that a stack equals its members' separate runs
-  bitwise: ``nn._kernels.member_by_member``); the operations are
+  on 2-D products for one member and batched ones for a stack; the operations are
   those of the autograd graph of ``StackedMLP.forward``, so it equals ``torch.func``
   to rounding (tests: 1e-10 in float64).
+* ``Members``: M > 1 members computed member by member (a stack of seeds on the CPU in
+  float64, ``nn._kernels.member_by_member``): each member's own one-member pass above,
+  so that each member's arithmetic is its separate fit's, bitwise.
 
 References:
     [Rumelhart1986] D. Rumelhart, G. Hinton, R. Williams. Learning representations by
@@ -68,7 +66,6 @@ __all__ = ["Deep", "Dense2", "Members", "Pass", "Stacked2", "make_pass"]
 
 #: grad * 1[input > threshold] elementwise, into grad_input (relu's backward).
 _threshold_backward = torch.ops.aten.threshold_backward.grad_input
-_sigmoid_backward = torch.ops.aten.sigmoid_backward
 #: grad * h (1 - h) elementwise, into grad_input (sigmoid's backward from its output h).
 _sigmoid_backward_into = torch.ops.aten.sigmoid_backward.grad_input
 
@@ -88,21 +85,21 @@ class Pass(Protocol):
 def make_pass(net: StackedMLP, params: Params, grads: Params, X: torch.Tensor) -> Pass:
     """The pass of ``net`` on rows X (module docstring), over the views given."""
     members = next(iter(params.values())).shape[0]
+    if members > 1 and member_by_member(X):
+        return Members(net, params, grads, X)
     if net.depth == 2 and X.ndim == 2:
         if members == 1:
             return Dense2(net, params, grads, X)
         return Stacked2(net, params, grads, X)
     if net.depth == 2 and net.activation == "relu":  # members on their own rows
-        if member_by_member(X):
-            return Members(net, params, grads, X)
         return Dense2(net, params, grads, X)
     return Deep(net, params, grads, X)
 
 
 class Members:
-    """Depth 2, members with their own rows X (M, N, d), member by member.
+    """M > 1 members computed member by member, on their own rows X (M, N, d) or shared.
 
-    Each member runs the pass of a network alone (``Dense2`` on its rows X[s] and the
+    Each member runs the pass of a network alone (``make_pass`` on its rows and the
     views of its parameters and gradients), so that a stack of seeds computed member by
     member (``nn._kernels.member_by_member``) is each seed's separate fit, bitwise.
     """
@@ -113,10 +110,12 @@ class Members:
         def own(tensors: Params, s: int) -> Params:
             return {name: t[s : s + 1] for name, t in tensors.items()}
 
+        M = next(iter(params.values())).shape[0]
         self.passes = [
-            Dense2(net, own(params, s), own(grads, s), X[s]) for s in range(X.shape[0])
+            make_pass(net, own(params, s), own(grads, s), X[s] if X.ndim == 3 else X)
+            for s in range(M)
         ]
-        self.f = X.new_empty(X.shape[:2])
+        self.f = X.new_empty((M, X.shape[-2]))
 
     def forward(self) -> torch.Tensor:
         """F (M, N): each member's f on its rows."""
@@ -264,23 +263,23 @@ class Stacked2:
 
 
 class Deep:
-    """Any depth, any number of members: the explicit reverse pass (module docstring).
+    """Any depth, one member or a batched stack: the explicit reverse pass (docstring).
 
     One member runs on 2-D products (``mm``, ``mv``, an outer product) into buffers
     allocated once with their transposed views (``_Buffers``: a step dispatches about
     20 operations instead of 30, the same arithmetic bitwise); a stack runs on batched
-    products. The layers' views are made once.
+    products (member by member: ``Members``). The layers' views are made once.
     """
 
     def __init__(
         self, net: StackedMLP, params: Params, grads: Params, X: torch.Tensor
     ) -> None:
+        self.one = next(iter(params.values())).shape[0] == 1
+        if self.one and X.ndim == 3:  # one member on its own rows: (N, d)
+            X = X[0]
         self.X, self.s = X, net.out_scale
         self.relu = net.activation == "relu"
         last = net.depth - 1
-        self.one = next(iter(params.values())).shape[0] == 1
-        #: a stack on the CPU in float64: products and passes member by member
-        self.per_member = not self.one and member_by_member(X)
 
         def layer(i: int) -> Layer:
             w, gw = params[f"layers.{i}.weight"], grads[f"layers.{i}.weight"]
@@ -297,18 +296,16 @@ class Deep:
         self.head_bias = params.get(f"layers.{last}.bias")
         self.ghead_bias = grads.get(f"layers.{last}.bias")
         self.hidden: list[torch.Tensor] = []
-        widths = [wt.shape[-1] for wt, *_ in self.layers]
-        self.buffers = _Buffers(X, widths) if self.one else None
-        if self.buffers is not None:  # one member: its layers live in the buffers
+        self.buffers = None
+        if self.one:  # one member: its layers live in the buffers
+            widths = [wt.shape[-1] for wt, *_ in self.layers]
+            self.buffers = _Buffers(X, widths)
             self.hidden = [X, *self.buffers.h]
 
     def _act_backward(self, delta: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
         """Return delta * a'(z) from h = a(z), in place: the backward of the activation."""
         if self.relu:
             return _threshold_backward(delta, h, 0, grad_input=delta)
-        if self.per_member and delta.ndim == 3:
-            pairs = zip(delta, h, strict=True)
-            return torch.stack([_sigmoid_backward(d, y) for d, y in pairs])
         return _sigmoid_backward_into(delta, h, grad_input=delta)
 
     def forward(self) -> torch.Tensor:
@@ -318,21 +315,13 @@ class Deep:
         h = self.X
         hidden = [h]
         for wt, _, _, b, _ in self.layers:
-            z = self._mm(h, wt)
+            z = torch.matmul(h, wt)
             if b is not None:
                 z.add_(b.unsqueeze(1))
-            if self.relu:
-                h = z.relu_()
-            elif self.per_member:
-                h = torch.stack([r.sigmoid_() for r in z])
-            else:
-                h = z.sigmoid_()
+            h = z.relu_() if self.relu else z.sigmoid_()
             hidden.append(h)
         self.hidden = hidden
-        if self.per_member:
-            f = torch.stack([torch.mv(h[i], self.head[i, 0]) for i in range(len(h))])
-        else:
-            f = torch.linalg.vecdot(h, self.head)
+        f = torch.linalg.vecdot(h, self.head)
         if self.head_bias is not None:
             f = f + self.head_bias
         return f * self.s
@@ -357,22 +346,18 @@ class Deep:
         hidden = self.hidden
         g = v * self.s  # (M, N)
         h = hidden[-1]
-        if self.per_member:
-            for i in range(len(h)):
-                torch.mv(h[i].mT, g[i], out=self.ghead[i])
-        else:
-            self.ghead.copy_(torch.linalg.vecdot(h.mT, g.unsqueeze(1)))
+        self.ghead.copy_(torch.linalg.vecdot(h.mT, g.unsqueeze(1)))
         delta = g.unsqueeze(-1) * self.head
         if self.ghead_bias is not None:
             torch.sum(g, 1, keepdim=True, out=self.ghead_bias)
         delta = self._act_backward(delta, h)
         for i in range(len(self.layers) - 1, -1, -1):
             _, w, gw, _, gb = self.layers[i]
-            self._mm(delta.mT, hidden[i], out=gw)
+            torch.matmul(delta.mT, hidden[i], out=gw)
             if gb is not None:
                 torch.sum(delta, -2, out=gb)
             if i > 0:
-                delta = self._act_backward(self._mm(delta, w), hidden[i])
+                delta = self._act_backward(torch.matmul(delta, w), hidden[i])
 
     def _backward_one(self, v: torch.Tensor, buf: _Buffers) -> None:
         """``backward`` of one member on the buffers of the last ``_forward_one``."""
@@ -392,24 +377,6 @@ class Deep:
             if i > 0:
                 delta = torch.mm(delta, w, out=buf.delta[i - 1])
                 delta = self._act_backward(delta, hidden[i])
-
-    def _mm(
-        self, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None
-    ) -> torch.Tensor:
-        """Return a @ b per member (either may be a shared 2-D matrix).
-
-        Batched, or (``per_member``) one 2-D product per member, as each member's
-        separate run computes it.
-        """
-        if not self.per_member:
-            return torch.matmul(a, b, out=out)
-        members = (a if a.ndim == 3 else b).shape[0]
-        if out is None:
-            rows = a.shape[-2]
-            out = a.new_empty((members, rows, b.shape[-1]))
-        for i in range(members):
-            torch.mm(a[i] if a.ndim == 3 else a, b[i] if b.ndim == 3 else b, out=out[i])
-        return out
 
 
 class _Buffers:
