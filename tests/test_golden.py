@@ -41,3 +41,18 @@ def test_run_is_unchanged(
     # report against the main record
     np.testing.assert_array_equal(actions, candidates[0][prefix + "/actions"])
     np.testing.assert_array_equal(regrets, candidates[0][prefix + "/regret"])
+
+
+def test_platform_runs_are_pinned_per_platform_only(
+    monkeypatch: pytest.MonkeyPatch, recorded: list[dict[str, np.ndarray]]
+) -> None:
+    """They are cases, absent from the main record; elsewhere they skip, naming why."""
+    keys = {golden.key(*c) for c in golden.cases()}
+    assert golden.PLATFORM_RUNS.issubset(keys)
+    assert not any(
+        prefix + "/actions" in recorded[0] for prefix in golden.PLATFORM_RUNS
+    )
+    monkeypatch.setattr(golden, "platform", lambda: "a platform never recorded")
+    case = next(c for c in golden.cases() if golden.key(*c) in golden.PLATFORM_RUNS)
+    with pytest.raises(pytest.skip.Exception, match="pinned per platform"):
+        test_run_is_unchanged(recorded, *case)
