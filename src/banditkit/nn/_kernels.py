@@ -11,7 +11,8 @@ run on one of two layouts:
 
 * M = 1: ``nn._passes.Dense2``, the trainer's pass of one network (2-D products; relu
   with the hidden layer as units x rows).
-* M > 1 (``depth2_forward_vjp``, blocked): the members' first layers side by side, W (M m, d), so that each
+* M > 1 (``depth2_forward_vjp``, blocked): the members' first layers side by side,
+  W (M m, d), so that each
   layer is one GEMM for all members (X W^T forward, X^T C backward), computed over blocks
   of rows sized to stay in the L2 cache (``ROW_BLOCK_ELEMENTS``), and with s W_2[0]
   factored out of the N-row products: with C = v * a'(z) (no s W_2[0]) and G = C^T X,
@@ -215,8 +216,8 @@ def depth2_slopes(
 ) -> torch.Tensor:
     """Return c = a'(z) * (s W_2[0]) from h = a(z): the depth-2 backward factor.
 
-    The one definition of c shared by the trainer's sigmoid pass (``nn._passes.Dense2``) and the
-    per-arm gradients of ``nn.grads``. sw (..., m) broadcasts over the rows of h.
+    The one definition of c shared by the trainer's sigmoid pass (``nn._passes.Dense2``)
+    and the per-arm gradients of ``nn.grads``. sw (..., m) broadcasts over the rows of h.
     """
     return activation_slope(activation, h, out=out).mul_(sw)
 
