@@ -161,7 +161,7 @@ class UnitsSteps:
         self.w1, self.w2c, self.sw = network.w1[0], network.w2c, network.sw[0]
         self.g1, self.g2 = network.g1[0], network.g2[0]
         N, m = X.shape[0], self.w1.shape[0]
-        self.s, self.lam, self.m = network.s, lam, m
+        self.s, self.lam = network.s, lam
         self.sw_col = self.sw[0].unsqueeze(-1)
         rows = N
         if X.device.type == "cpu" and m * N > 2 * UNITS_BLOCK_ELEMENTS:

@@ -53,7 +53,6 @@ __all__ = [
     "separate_members",
     "stack_mm",
     "stack_mv",
-    "stack_vm",
     "workspace_buffer",
 ]
 
@@ -137,13 +136,6 @@ def stack_mv(a: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     if v.shape[0] == 1:
         return a[0].mv(v[0]).unsqueeze(0)
     return torch.linalg.vecdot(a, v.unsqueeze(1))  # half the time of a (., 1) bmm
-
-
-def stack_vm(v: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-    """Return v @ a per member: v (M, n), a (M, n, k) -> (M, k)."""
-    if v.shape[0] == 1:
-        return (v[0] @ a[0]).unsqueeze(0)
-    return torch.matmul(v.unsqueeze(1), a).squeeze(1)
 
 
 def workspace_buffer(
