@@ -154,7 +154,25 @@ def test_workspace_reuses_blocks_and_changes_no_value(M, activation, bias):
 
 
 @pytest.mark.parametrize(
-    ("activation", "bias"), [("relu", False), ("relu", True), ("sigmoid", True)]
+    ("activation", "bias"),
+    [("relu", False), ("relu", True), ("sigmoid", False), ("sigmoid", True)],
+)
+def test_vjp_of_a_depth2_stack_can_be_called_again(activation, bias):
+    # the trainer's relu pass writes the mask over h; forward_vjp keeps h for every call
+    net = StackedMLP(4, width=6, activation=activation, bias=bias)
+    params = perturbed(net, net.init(3, gen(1)))
+    v1, v2 = (torch.randn(3, 7, generator=gen(k), dtype=torch.float64) for k in (2, 3))
+    _, vjp = net.forward_vjp(params, X_of())
+    first = vjp(v1)
+    second, again = vjp(v2), vjp(v1)
+    _, vjp_2 = net.forward_vjp(params, X_of())
+    for name, g in first.items():
+        assert torch.equal(g, again[name]), name
+        assert torch.equal(second[name], vjp_2(v2)[name]), name
+
+
+@pytest.mark.parametrize(
+    ("activation", "bias"), [("sigmoid", False), ("sigmoid", True)]
 )
 @pytest.mark.parametrize("block_elements", [2 * 3 * 6, 3 * 3 * 6, 2**17])
 def test_blocked_rows_equal_autograd_and_each_member_alone(

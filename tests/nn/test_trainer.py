@@ -26,7 +26,14 @@ from banditkit.nn import (
 )
 from banditkit.nn._flat import Adam, FlatParams
 from banditkit.nn._kernels import separate_members
-from banditkit.nn._passes import Deep, Dense2, Members, Stacked2, make_pass
+from banditkit.nn._passes import (
+    Deep,
+    DeepStack,
+    Dense2,
+    Members,
+    Stacked2,
+    make_pass,
+)
 from tests.nn.helpers import gen, rand, randn
 
 N, D = 14, 4
@@ -68,7 +75,9 @@ def test_passes_equal_torch_func(kind, depth, M, bias, act, separate):
     one_by_one = separate and M > 1  # float64 on the CPU: member by member
     with separate_members(separate):
         network_pass = make_pass(net, flat.params, flat.grads, X)
-    expected = {2: Dense2 if M == 1 else Stacked2}.get(depth, Deep)
+    expected = {2: Dense2 if M == 1 or act == "relu" else Stacked2}.get(
+        depth, Deep if M == 1 else DeepStack
+    )
     assert isinstance(network_pass, Members if one_by_one else expected)
     with torch.no_grad():
         f = network_pass.forward()
@@ -77,7 +86,7 @@ def test_passes_equal_torch_func(kind, depth, M, bias, act, separate):
     torch.testing.assert_close(f, f_ref, **TOL)
     for name, g in vjp(v).items():
         torch.testing.assert_close(flat.grads[name], g, **TOL)
-        if depth > 2 and not one_by_one:  # the pass performs autograd's operations
+        if depth > 2 and M == 1:  # the pass performs autograd's operations
             assert torch.equal(flat.grads[name], g), name
     if one_by_one:  # each member: its own pass's arithmetic, bitwise
         for k in range(M):
@@ -99,17 +108,21 @@ def test_passes_equal_torch_func(kind, depth, M, bias, act, separate):
 @pytest.mark.parametrize(
     ("kind", "bias"), [("stacked", False), ("stacked", True), ("linear", True)]
 )
+@pytest.mark.parametrize(
+    ("depth", "act"), [(2, "relu"), (2, "sigmoid"), (3, "relu"), (3, "sigmoid")]
+)
 @pytest.mark.parametrize("separate", [False, True])
-def test_depth2_members_on_their_own_rows_equal_torch_func(kind, bias, separate):
-    """X (M, N, d), relu: the units pass batched, or member by member (float64 seeds)."""
-    net = network(kind, 2, bias, "relu")
+def test_members_on_their_own_rows_equal_torch_func(kind, bias, depth, act, separate):
+    """X (M, N, d): the units passes batched, or member by member (float64 seeds)."""
+    net = network(kind, depth, bias, act)
     M = 3
     params = moved(net, M)
     X, v = randn(M, N, D, seed=2), randn(M, N, seed=3)
     flat = FlatParams(params)
+    batched = Dense2 if (depth, act) == (2, "relu") else DeepStack
     with separate_members(separate):
         network_pass = make_pass(net, flat.params, flat.grads, X)
-        assert isinstance(network_pass, Members if separate else Dense2)
+        assert isinstance(network_pass, Members if separate else batched)
         with torch.no_grad():
             f = network_pass.forward()
             network_pass.backward(v)
@@ -117,7 +130,7 @@ def test_depth2_members_on_their_own_rows_equal_torch_func(kind, bias, separate)
         one = {name: p[k : k + 1] for name, p in params.items()}
         f_ref, vjp = net.forward_vjp(one, X[k], method="torch.func")
         torch.testing.assert_close(f[k : k + 1], f_ref, **TOL)
-        f_own, vjp_own = net.forward_vjp(one, X[k])  # the member's own pass: Dense2
+        f_own, vjp_own = net.forward_vjp(one, X[k])  # the member's own pass
         own = vjp_own(v[k : k + 1])
         for name, g in vjp(v[k : k + 1]).items():
             torch.testing.assert_close(flat.grads[name][k : k + 1], g, **TOL)

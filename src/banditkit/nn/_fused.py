@@ -140,7 +140,7 @@ def fused_steps(
         return lambda count, flat, step, objective: members_units_steps(
             count, flat, obs.X, obs.y, net.out_scale, lam, step, objective
         )
-    if isinstance(network, Dense2) and obs.y.ndim == 1:
+    if isinstance(network, Dense2) and network.w1.shape[0] == 1 and obs.y.ndim == 1:
         return UnitsSteps(network, obs.y, lam)
     return None
 
@@ -167,9 +167,9 @@ class UnitsSteps:
         if X.device.type == "cpu" and m * N > 2 * UNITS_BLOCK_ELEMENTS:
             rows = max(1, UNITS_BLOCK_ELEMENTS // m)
         self.f, self.v = X.new_empty((1, N)), X.new_empty((1, N))
-        hidden, slopes = X.new_empty(m * min(rows, N)), X.new_empty(m * min(rows, N))
-        #: per block: X_b^T (d, n) contiguous, X_b, y_b, f_b, v_b, v_b along the units,
-        #: h_b^T and C_b^T (m, n) (contiguous views of one buffer each)
+        hidden = X.new_empty(m * min(rows, N))
+        #: per block: X_b^T (d, n) contiguous, X_b, y_b, f_b, v_b, v_b along the units
+        #: and h_b^T (m, n), overwritten by C_b^T (contiguous views of one buffer)
         self.blocks = []
         for i in range(0, N, rows):
             j = min(i + rows, N)
@@ -184,7 +184,6 @@ class UnitsSteps:
                     v,
                     v.expand(m, n),
                     hidden[: m * n].view(m, n),
-                    slopes[: m * n].view(m, n),
                 )
             )
 
@@ -203,16 +202,16 @@ class UnitsSteps:
         value = None
         for k in range(count):
             torch.mul(w2c, s, out=sw)
-            for b, (XT, Xb, yb, f, v, v_units, hT, cT) in enumerate(self.blocks):
+            for b, (XT, Xb, yb, f, v, v_units, hT) in enumerate(self.blocks):
                 mm(w1, XT, out=hT)
                 relu_(hT)
                 mm(sw, hT, out=f)
                 sigmoid(f, out=v).sub_(yb)
-                _threshold_backward(v_units, hT, 0, grad_input=cT)
+                _threshold_backward(v_units, hT, 0, grad_input=hT)  # C^T over h^T
                 if b == 0:  # G = C^T X, summed over the row blocks
-                    mm(cT, Xb, out=g1)
+                    mm(hT, Xb, out=g1)
                 else:
-                    g1.addmm_(cT, Xb)
+                    g1.addmm_(hT, Xb)
             if k == 0 and objective is not None:
                 value = objective(self.f)
             # dw_2 = s (W_1 . G) (relu: v^T h = G . W_1), dW_1 = sw * G
@@ -237,24 +236,24 @@ def members_units_steps(
     """``count`` GD steps for M members with their own rows X (M, N, d), y (M or 1, N).
 
     The units steps with a member axis, hidden layer (M, m, N): per member
-    h^T = relu(W_1 X^T), f = sw^T h^T, v = sigmoid(f) - y, C^T = 1[h^T > 0] v,
-    dW_1 = sw * (C^T X), dw_2 = (s v) h, with batched products (the seeds of one
-    NeuralLog configuration side by side, ``policies.logistic.neurallog_batched``).
+    h^T = relu(W_1 X^T), f = sw^T h^T, v = sigmoid(f) - y, C^T = 1[h^T > 0] v (over
+    h^T), G = C^T X, dW_1 = sw * G, dw_2 = s (W_1 . G), with batched products (the
+    seeds of one NeuralLog configuration side by side,
+    ``policies.logistic.neurallog_batched``).
     """
     M, N, _ = X.shape
     W1 = flat.params["layers.0.weight"]
     W2 = flat.params["layers.1.weight"][:, 0]
     g1 = flat.grads["layers.0.weight"]
-    g2 = flat.grads["layers.1.weight"]  # (M, 1, m)
+    g2 = flat.grads["layers.1.weight"][:, 0]  # (M, m)
     grad, theta = flat.grad, flat.theta
     m = W1.shape[1]
     XT = X.mT.contiguous()
-    hT, cT = X.new_empty((M, m, N)), X.new_empty((M, m, N))
-    f, sv = X.new_empty((M, 1, N)), X.new_empty((M, 1, N))
+    hT, f = X.new_empty((M, m, N)), X.new_empty((M, 1, N))
     sw = X.new_empty((M, m))
     labels = y.unsqueeze(-2)  # (M or 1, 1, N)
     sw_row, sw_col = sw.unsqueeze(1), sw.unsqueeze(-1)
-    v_rows, h_rows = f.expand(M, m, N), hT.mT
+    v_rows = f.expand(M, m, N)
     value = None
     for k in range(count):
         torch.bmm(W1, XT, out=hT)
@@ -263,12 +262,12 @@ def members_units_steps(
         torch.bmm(sw_row, hT, out=f)
         if k == 0 and objective is not None:  # J at this step's parameters
             value = objective(f[:, 0])
-        v = torch.sigmoid_(f).sub_(labels)  # (M, 1, N), in f
-        _threshold_backward(v_rows, hT, 0, grad_input=cT)
-        torch.bmm(cT, X, out=g1)
+        torch.sigmoid_(f).sub_(labels)  # v (M, 1, N), in f
+        _threshold_backward(v_rows, hT, 0, grad_input=hT)  # C^T over h^T
+        torch.bmm(hT, X, out=g1)  # G
+        torch.linalg.vecdot(W1, g1, out=g2)  # relu: v^T h = G . W_1
+        g2.mul_(s)
         g1.mul_(sw_col)
-        torch.mul(v, s, out=sv)
-        torch.bmm(sv, h_rows, out=g2)
         grad.add_(theta, alpha=lam)
         theta.sub_(grad, alpha=step)
     return value

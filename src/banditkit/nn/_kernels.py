@@ -9,30 +9,28 @@ The depth-2 forward and vector-Jacobian product, v (M, N) given,
 
 run on one of two layouts:
 
-* M = 1: ``nn._passes.Dense2``, the trainer's pass of one network (2-D products; relu
-  with the hidden layer as units x rows).
-* M > 1 (``depth2_forward_vjp``, blocked): the members' first layers side by side,
-  W (M m, d), so that each
-  layer is one GEMM for all members (X W^T forward, X^T C backward), computed over blocks
-  of rows sized to stay in the L2 cache (``ROW_BLOCK_ELEMENTS``), and with s W_2[0]
-  factored out of the N-row products: with C = v * a'(z) (no s W_2[0]) and G = C^T X,
+* ``nn._passes.Dense2``, the trainer's pass: relu with any members (the hidden layer as
+  units x rows, the members' first layers stacked into one GEMM on shared rows) and
+  sigmoid with one member (2-D products).
+* sigmoid with M > 1 members on shared rows (``depth2_forward_vjp``, blocked): the
+  members' first layers side by side, W (M m, d), so that each layer is one GEMM for
+  all members (X W^T forward, X^T C backward), computed over blocks of rows sized to
+  stay in the L2 cache (``ROW_BLOCK_ELEMENTS``), and with s W_2[0] factored out of the
+  N-row products: with C = v * a'(z) (no s W_2[0]) and G = C^T X,
 
-      dW_1 = (s W_2[0]) * G,   db_1 = (s W_2[0]) * sum_k C_k,
-      dW_2 = s v^T h = s (sum_j W_1[:, j] * G[:, j] + b_1 * sum_k C_k)   (relu),
+      dW_1 = (s W_2[0]) * G,   db_1 = (s W_2[0]) * sum_k C_k,   dW_2 = s v^T h,
 
-  the last because relu's h = z * 1[z > 0], so v^T h = sum_k C_k * z_k, which is linear
-  in z = X W_1^T + b_1: an O(M m d) product instead of a pass over the (N, M m) block.
-  Sigmoid contracts v with h per row block instead. Only the (N, M m) block of h is
-  kept between the forward and the vjp. Results differ from the one-member pass by
-  rounding only (tests: within 1e-12).
+  v^T h contracted per row block. Only the (N, M m) block of h is kept between the
+  forward and the vjp. Results differ from the one-member pass by rounding only (tests:
+  within 1e-12).
 
 Why: the stack's (N, M m) hidden block (8 MB at N = 2000, M = 10, m = 50) does not fit
 in the L2 cache where one member's (0.8 MB) does, and each elementwise pass over it
 (activation, slope, products with W_2 and v) streams it from memory. The layout removes
-passes (s W_2[0] and relu's dW_2 leave the N-row work) and makes each layer one large
-GEMM; on row blocks of a few hundred rows the forward's passes after the GEMM that writes
-a block read it from L2. On the benchmark the layout halves the stack's time and the row
-blocks take about 7 % more off; the two GEMMs then take about 60 % of the step.
+passes (s W_2[0] leaves the N-row work) and makes each layer one large GEMM; on row
+blocks of a few hundred rows the forward's passes after the GEMM that writes a block
+read it from L2. (relu stacks ran here until 2026-12-07; the units layout of ``Dense2``
+is faster for them: docs/performance.md.)
 """
 
 from __future__ import annotations
@@ -180,24 +178,22 @@ def activation_slope(
 def depth2_forward_vjp(
     params: Grads,
     X: torch.Tensor,
-    activation: str,
     out_scale: float,
     workspace: dict[str, torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, VJP]:
-    """Return f (M, N) and the vjp v (M, N) -> gradients of a depth-2 stack, M > 1.
+    """Return f (M, N) and the vjp v (M, N) -> gradients of a depth-2 sigmoid stack.
 
     Args:
         params: "layers.0.weight" (M, m, d), "layers.1.weight" (M, 1, m) and, with
-            biases, "layers.0.bias" (M, m) and "layers.1.bias" (M, 1).
+            biases, "layers.0.bias" (M, m) and "layers.1.bias" (M, 1); M > 1.
         X: Rows (N, d), shared by the members.
-        activation: "relu" or "sigmoid".
         out_scale: s.
         workspace: Buffers kept across calls (``StackedMLP.forward_vjp``).
 
     Returns:
         f (M, N) and the vjp, whose value has the keys of params in their order.
     """
-    return _blocked(params, X, activation, out_scale, workspace)
+    return _blocked(params, X, out_scale, workspace)
 
 
 def depth2_slopes(
@@ -217,7 +213,6 @@ def depth2_slopes(
 def _blocked(
     params: Grads,
     X: torch.Tensor,
-    activation: str,
     s: float,
     workspace: dict[str, torch.Tensor] | None,
 ) -> tuple[torch.Tensor, VJP]:
@@ -242,10 +237,7 @@ def _blocked(
             hb = torch.mm(X[i:j], W.mT, out=h[i:j])
             if bias is not None:
                 hb.add_(bias)
-            if activation == "relu":
-                hb.relu_()
-            else:
-                hb.sigmoid_()
+            hb.sigmoid_()
             # f = h . (s W_2[0]) per member, the product in c (free until the vjp)
             hsw = torch.mul(hb.view(j - i, M, m), sw, out=c[: j - i].view(j - i, M, m))
             torch.sum(hsw, -1, out=f_rows[i:j])
@@ -257,25 +249,21 @@ def _blocked(
         v_rows = v.mT.contiguous()  # (N, M)
         gt = X.new_zeros((d, width))  # G^T = X^T C
         c_sum = None if b1 is None else X.new_zeros(width)
-        vh = None if activation == "relu" else X.new_zeros((M, m))
+        vh = X.new_zeros((M, m))
         for i, j in blocks:
             hb, cb = h[i:j], c[: j - i]
-            activation_slope(activation, hb, out=cb)
+            activation_slope("sigmoid", hb, out=cb)
             cb.view(j - i, M, m).mul_(v_rows[i:j].unsqueeze(-1))
             gt.addmm_(X[i:j].mT, cb)
             if c_sum is not None:
                 c_sum += cb.sum(0)
-            if vh is not None:  # v^T h per member on this block
-                h3 = hb.view(j - i, M, m).transpose(0, 1)
-                vh += torch.matmul(v_rows[i:j].mT.unsqueeze(1), h3).squeeze(1)
+            # v^T h per member on this block
+            h3 = hb.view(j - i, M, m).transpose(0, 1)
+            vh += torch.matmul(v_rows[i:j].mT.unsqueeze(1), h3).squeeze(1)
         G = gt.mT.reshape(M, m, d)
         grads = {"layers.0.weight": G * sw.unsqueeze(-1)}
         if c_sum is not None:
             grads["layers.0.bias"] = c_sum.view(M, m) * sw
-        if vh is None:  # relu: v^T h = sum_k C_k z_k = W_1 . G + b_1 sum_k C_k
-            vh = torch.linalg.vecdot(G, w1)
-            if c_sum is not None and b1 is not None:
-                vh += b1 * c_sum.view(M, m)
         grads["layers.1.weight"] = (s * vh).unsqueeze(1)
         if b2 is not None:
             grads["layers.1.bias"] = (s * v.sum(1)).unsqueeze(1)

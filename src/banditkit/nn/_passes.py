@@ -7,30 +7,37 @@ gradients (``nn._flat.FlatParams``); ``forward()`` returns f (M, N) and
 Buffers are allocated once. The pass is chosen by the network (``make_pass``):
 
 * ``Dense2``: depth 2, one member: the closed form of ``nn._kernels`` (module docstring
-  there) on 2-D products, with z = X W_1^T + b_1, h = a(z), sw = s W_2[0]:
+  there), with z = X W_1^T + b_1, h = a(z), sw = s W_2[0]:
 
       f = h sw + s b_2,   C = a'(z) * sw * v,   dW_1 = C^T X,   db_1 = sum_k C_k,
       dW_2 = (s v)^T h,   db_2 = s sum_k v_k.
 
   relu in the units layout of ``nn._fused``: h^T = relu([W_1, b_1] [X, 1]^T) (m, N),
-  C^T = 1[h^T > 0] v (one pass, ``threshold_backward``), G = C^T [X, 1] (one GEMM for
-  the weights' and the bias's sums), dW_1 = sw * G[:, :d], db_1 = sw * G[:, d] and
-  dW_2 = s ([W_1, b_1] . G) (relu: v^T h = sum_k C_k z_k), so that the hidden block is
-  passed three times a step (relu, f, the mask) instead of seven.
-* ``Stacked2``: depth 2, M > 1 members: the members' first layers side by side, one
-  GEMM per layer over cache-sized row blocks (``nn._kernels`` blocked layout).
-* ``Dense2`` with members on their own rows X (M, N, d) (relu): the same products
-  batched over the member axis.
-* ``Deep``: any depth (used from depth 3, and for sigmoid members with their own rows
-  X (M, N, d)): the explicit reverse pass [Rumelhart1986],
+  C^T = 1[h^T > 0] v (one pass, ``threshold_backward``, written over h^T),
+  G = C^T [X, 1] (one GEMM for the weights' and the bias's sums), dW_1 = sw * G[:, :d],
+  db_1 = sw * G[:, d] and dW_2 = s ([W_1, b_1] . G) (relu: v^T h = sum_k C_k z_k), so
+  that the hidden block is passed three times a step (relu, f, the mask) instead of
+  seven.
+* ``Dense2`` with M > 1 members (relu): on shared rows the members' [W_1, b_1] stacked
+  as one (M m, d + 1) matrix, so that each GEMM serves every member and the hidden
+  layer is one (M m, N) block; on their own rows X (M, N, d) the same products batched
+  over the member axis.
+* ``Stacked2``: depth 2, sigmoid, M > 1 members on shared rows: the members' first
+  layers side by side, one GEMM per layer over cache-sized row blocks (``nn._kernels``
+  blocked layout).
+* ``Deep``: one member at any depth (used from depth 3): the explicit reverse pass
+  [Rumelhart1986],
   with h_0 = X, h_l = a(h_{l-1} W_l^T + b_l), f = s (h_{L-1} w_L + b_L), g = s v:
 
       dw_L = g^T h_{L-1},  db_L = sum_k g_k,  delta = (g w_L) * a'(z_{L-1}),
       dW_l = delta^T h_{l-1},  db_l = sum_k delta_k,  delta <- (delta W_l) * a'(z_{l-1}),
 
-  on 2-D products for one member and batched ones for a stack; the operations are
-  those of the autograd graph of ``StackedMLP.forward``, so it equals ``torch.func``
-  to rounding (tests: 1e-10 in float64).
+  on 2-D products; the operations are those of the autograd graph of
+  ``StackedMLP.forward``, so it equals ``torch.func`` bitwise on the tests' networks.
+* ``DeepStack``: M > 1 members at any depth (from depth 3, and sigmoid members on their
+  own rows X (M, N, d) at depth 2): the same reverse pass with every hidden layer as
+  (M, m_l, N), units x rows (class docstring); equal to ``torch.func`` to rounding
+  (tests: 1e-10 in float64).
 * ``Members``: M > 1 members computed member by member (a stack of seeds on the CPU in
   float64, ``nn._kernels.member_by_member``): each member's own one-member pass above,
   so that each member's arithmetic is its separate fit's, bitwise.
@@ -62,7 +69,16 @@ Layer = tuple[
     torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None
 ]
 
-__all__ = ["Deep", "Dense2", "Members", "Pass", "Stacked2", "make_pass"]
+__all__ = [
+    "Deep",
+    "DeepStack",
+    "Dense2",
+    "Members",
+    "Pass",
+    "Stacked2",
+    "make_pass",
+    "reverse_pass",
+]
 
 #: grad * 1[input > threshold] elementwise, into grad_input (relu's backward).
 _threshold_backward = torch.ops.aten.threshold_backward.grad_input
@@ -78,7 +94,7 @@ class Pass(Protocol):
         ...
 
     def backward(self, v: torch.Tensor) -> None:
-        """Write the vjp of v (M, N) into the gradient views."""
+        """Write the vjp of v (M, N) into the gradient views (once per ``forward``)."""
         ...
 
 
@@ -87,13 +103,21 @@ def make_pass(net: StackedMLP, params: Params, grads: Params, X: torch.Tensor) -
     members = next(iter(params.values())).shape[0]
     if members > 1 and member_by_member(X):
         return Members(net, params, grads, X)
-    if net.depth == 2 and X.ndim == 2:
-        if members == 1:
-            return Dense2(net, params, grads, X)
-        return Stacked2(net, params, grads, X)
-    if net.depth == 2 and net.activation == "relu":  # members on their own rows
+    relu = net.activation == "relu"
+    if net.depth == 2 and (relu or (members == 1 and X.ndim == 2)):
         return Dense2(net, params, grads, X)
-    return Deep(net, params, grads, X)
+    if net.depth == 2 and X.ndim == 2:  # sigmoid members on shared rows
+        return Stacked2(net, params, grads, X)
+    return reverse_pass(net, params, grads, X)
+
+
+def reverse_pass(
+    net: StackedMLP, params: Params, grads: Params, X: torch.Tensor
+) -> Deep | DeepStack:
+    """The explicit reverse pass at any depth: ``Deep`` (one member) or ``DeepStack``."""
+    if next(iter(params.values())).shape[0] == 1:
+        return Deep(net, params, grads, X)
+    return DeepStack(net, params, grads, X)
 
 
 class Members:
@@ -130,29 +154,42 @@ class Members:
 
 
 class Dense2:
-    """Depth 2: the closed form (module docstring), one member or members on own rows.
+    """Depth 2: the closed form (module docstring), any members, shared or own rows.
 
-    relu runs the units layout (module docstring) with a member axis, X (N, d) of one
-    member or X (M, N, d) of members with their own rows, all products batched
-    (``bmm``): the hidden layer as (M, m, N), b_1 as the last column of W_1 against a
-    row of ones under X^T (the forward GEMM adds it and the gradient GEMM sums its
-    slope), and dW_2 from G by relu's identity, so that a step makes three passes over
-    the hidden block (relu, f, the mask) besides its two GEMMs. sigmoid runs the rows
-    layout (N, m) of one member on X (N, d).
+    relu runs the units layout (module docstring) with a member axis: the hidden layer
+    of M members on shared rows X (N, d) as one (M m, N) block, the product of the
+    stacked [W_1, b_1] (M m, d + 1) with [X, 1]^T (one GEMM for all members), and that
+    of members on their own rows X (M, N, d) as (M, m, N), batched products (``bmm``).
+    b_1 is the last column of W_1 against a row of ones under X^T (the forward GEMM adds
+    it and the gradient GEMM sums its slope) and dW_2 comes from G by relu's identity,
+    so that a step makes three passes over the hidden block (relu, f, the mask) besides
+    its two GEMMs; the mask C^T is written over h^T (one buffer streamed instead of two:
+    15-30 % off the hidden block's passes), so that one ``backward`` follows each
+    ``forward`` unless ``keep_hidden`` (``StackedMLP.forward_vjp``, whose vjp may be
+    called again). (Row blocks as in ``nn._fused.UnitsSteps`` gained nothing here: the
+    loss needs every f before the backward pass, so the mask reads h^T from memory.)
+    sigmoid runs the rows layout (N, m) of one member on X (N, d).
     """
 
     def __init__(
-        self, net: StackedMLP, params: Params, grads: Params, X: torch.Tensor
+        self,
+        net: StackedMLP,
+        params: Params,
+        grads: Params,
+        X: torch.Tensor,
+        *,
+        keep_hidden: bool = False,
     ) -> None:
         self.X, self.s, self.relu = X, net.out_scale, net.activation == "relu"
         self.activation = net.activation
+        self.keep_hidden = keep_hidden
         w1, w2 = params["layers.0.weight"], params["layers.1.weight"]
         self.b1, self.b2 = params.get("layers.0.bias"), params.get("layers.1.bias")
         self.gb1, self.gb2 = grads.get("layers.0.bias"), grads.get("layers.1.bias")
         self.w1, self.w2c = w1, w2[:, 0]  # (M, m, d), (M, m)
         self.g1, self.g2 = grads["layers.0.weight"], grads["layers.1.weight"][:, 0]
         if self.relu:
-            self._units(X if X.ndim == 3 else X.unsqueeze(0), w1)
+            self._units(X, w1)
             return
         N, m = X.shape[0], net.width
         new = X.new_empty
@@ -162,35 +199,40 @@ class Dense2:
         self.sw_row = self.sw.unsqueeze(1)
 
     def _units(self, X: torch.Tensor, w1: torch.Tensor) -> None:
-        """The buffers and views of the units layout on X (M or 1, N, d)."""
+        """The buffers and views of the units layout (class docstring)."""
         M, m, d = w1.shape
-        N = X.shape[1]
+        shared = X.ndim == 2
+        N = X.shape[-2]
+        # the products: B batches of U units (one (M m)-unit product on shared rows)
+        B, U = (1, M * m) if shared else (M, m)
+        Xb = X.unsqueeze(0) if shared else X  # (B, N, d)
         new = X.new_empty
-        self.hT, self.cT = new((M, m, N)), new((M, m, N))
+        self.hT = new((B, U, N))
+        # relu's mask overwrites h^T unless the hidden layer must outlive a backward
+        self.cT = new((B, U, N)) if self.keep_hidden else self.hT
+        self.h_members, self.c_members = self.hT.view(M, m, N), self.cT.view(M, m, N)
         self.f, self.sw = new((M, 1, N)), new((M, 1, m))
         self.f2, self.sw2 = self.f[:, 0], self.sw[:, 0]  # (M, N), (M, m)
         self.sw_col = self.sw2.unsqueeze(-1)
-        X = X.expand(M, N, d)
-        if self.b1 is None:
-            self.XT, self.Xa, self.Wa, self.G = X.mT.contiguous(), X, w1, self.g1
-            return
-        self.Xa = torch.cat([X, X.new_ones((M, N, 1))], dim=2)  # [X, 1]
-        self.XT = self.Xa.mT.contiguous()
-        self.Wa, self.G = new((M, m, d + 1)), new((M, m, d + 1))  # [W_1, b_1], its G
-        self.Wa_w, self.Wa_b = self.Wa[..., :d], self.Wa[..., d]
-        self.G_w, self.G_b = self.G[..., :d], self.G[..., d]
+        #: W_1 and G are the parameters' and gradients' own views, or buffers holding
+        #: [W_1, b_1] and its G (biases; M > 1 members' W_1 stacked on shared rows)
+        self.copied = self.b1 is not None or B != M
+        if self.copied:
+            cols = d + (self.b1 is not None)
+            self.Wa, self.G = new((M, m, cols)), new((M, m, cols))
+            self.Wa_w, self.G_w = self.Wa[..., :d], self.G[..., :d]
+            if self.b1 is not None:
+                self.Wa_b, self.G_b = self.Wa[..., d], self.G[..., d]
+                Xb = torch.cat([Xb, Xb.new_ones((B, N, 1))], dim=2)  # [X, 1]
+        else:
+            self.Wa, self.G = w1, self.g1
+        self.Wp, self.Gp = self.Wa.view(B, U, -1), self.G.view(B, U, -1)
+        self.Xa, self.XT = Xb, Xb.mT.contiguous()
 
     def forward(self) -> torch.Tensor:
         """F (M, N): h = a(X W_1^T + b_1), f = h (s W_2[0]) + s b_2."""
         if self.relu:
-            if self.b1 is not None:
-                self.Wa_w.copy_(self.w1)
-                self.Wa_b.copy_(self.b1)
-            torch.bmm(self.Wa, self.XT, out=self.hT)
-            torch.relu_(self.hT)
-            torch.mul(self.w2c, self.s, out=self.sw2)
-            torch.bmm(self.sw, self.hT, out=self.f)
-            f = self.f2
+            f = self._forward_units()
         else:
             h = self.h
             torch.mm(self.X, self.w1t, out=self.h0)
@@ -203,6 +245,18 @@ class Dense2:
         if self.b2 is not None:
             return f + self.s * self.b2
         return f
+
+    def _forward_units(self) -> torch.Tensor:
+        """The relu forward: h^T = relu([W_1, b_1] [X, 1]^T), f = (s W_2[0]) h^T."""
+        if self.copied:
+            self.Wa_w.copy_(self.w1)
+            if self.b1 is not None:
+                self.Wa_b.copy_(self.b1)
+        torch.bmm(self.Wp, self.XT, out=self.hT)
+        torch.relu_(self.hT)
+        torch.mul(self.w2c, self.s, out=self.sw2)
+        torch.bmm(self.sw, self.h_members, out=self.f)
+        return self.f2
 
     def backward(self, v: torch.Tensor) -> None:
         """dW_1, db_1, dW_2, db_2 of sum_k v_k f_k, v (M, N) (module docstring)."""
@@ -223,18 +277,21 @@ class Dense2:
     def _backward_units(self, v: torch.Tensor) -> None:
         """C^T = 1[h^T > 0] v, G = C^T [X, 1], and the gradients from G (relu)."""
         _threshold_backward(
-            v.unsqueeze(1).expand_as(self.hT), self.hT, 0, grad_input=self.cT
+            v.unsqueeze(1).expand_as(self.h_members),
+            self.h_members,
+            0,
+            grad_input=self.c_members,
         )
-        torch.bmm(self.cT, self.Xa, out=self.G)
+        torch.bmm(self.cT, self.Xa, out=self.Gp)
         # dW_2 = s v^T h = s sum_k C_k z_k = s ([W_1, b_1] . G) (relu)
         torch.linalg.vecdot(self.Wa, self.G, out=self.g2)
         self.g2.mul_(self.s)
-        if self.b1 is None:
+        if not self.copied:
             self.g1.mul_(self.sw_col)
             return
         torch.mul(self.G_w, self.sw_col, out=self.g1)
-        assert self.gb1 is not None
-        torch.mul(self.G_b, self.sw2, out=self.gb1)
+        if self.gb1 is not None:
+            torch.mul(self.G_b, self.sw2, out=self.gb1)
 
 
 class Stacked2:
@@ -251,7 +308,7 @@ class Stacked2:
         """F (M, N); keeps the hidden block for ``backward``."""
         net = self.net
         f, self._vjp = depth2_forward_vjp(
-            self.params, self.X, net.activation, net.out_scale, self.workspace
+            self.params, self.X, net.out_scale, self.workspace
         )
         return f
 
@@ -377,6 +434,144 @@ class Deep:
             if i > 0:
                 delta = torch.mm(delta, w, out=buf.delta[i - 1])
                 delta = self._act_backward(delta, hidden[i])
+
+
+class DeepStack:
+    """M > 1 members at any depth: the reverse pass, hidden layers as units x rows.
+
+    The layers of every member are (M, m_l, N) blocks, h_l^T = a(W_l h_{l-1}^T + b_l),
+    so that every product is a batched GEMM whose long dimension is the rows' (the
+    first layer on shared rows X (N, d) is one GEMM of the members' stacked W_1
+    (M m, d)), and f = (s w_L) h_{L-1}^T + s b_L a (1, m) x (m, N) product per member
+    instead of a reduction over the short axis of (N, m) rows (5-7x faster at m = 20
+    to 100: docs/performance.md). With g = s v and C^T = a'(z_{L-1}^T) * g (one pass
+    over the top block, g broadcast along the units), the top layer's delta is
+    w_L * C and the head's weights are factored out of the N-row products:
+
+        dW_{L-1} = w_L * (C^T h_{L-2}),   db_{L-1} = w_L * sum_k C_k,
+        delta_{L-2}^T = a'(z_{L-2}^T) * ((w_L * W_{L-1})^T C^T),
+
+    then delta_l^T = a'(z_l^T) * (W_{l+1}^T delta_{l+1}^T), dW_l = delta_l^T h_{l-1},
+    db_l = sum_k delta_l[., k] below, and dw_L = g h_{L-1}, db_L = sum_k g_k. The same
+    gradient as autograd's up to rounding (tests: 1e-10 in float64).
+    """
+
+    def __init__(
+        self, net: StackedMLP, params: Params, grads: Params, X: torch.Tensor
+    ) -> None:
+        M = next(iter(params.values())).shape[0]
+        N = X.shape[-2]
+        self.X, self.XT, self.shared = X, X.mT.contiguous(), X.ndim == 2
+        self.s, self.relu = net.out_scale, net.activation == "relu"
+        last = net.depth - 1
+        #: (W_l, dW_l, b_l or None, db_l or None) of the hidden layers
+        self.layers = [
+            (
+                params[f"layers.{i}.weight"],
+                grads[f"layers.{i}.weight"],
+                params.get(f"layers.{i}.bias"),
+                grads.get(f"layers.{i}.bias"),
+            )
+            for i in range(last)
+        ]
+        self.head = params[f"layers.{last}.weight"]  # (M, 1, m)
+        self.ghead = grads[f"layers.{last}.weight"]
+        self.head_bias = params.get(f"layers.{last}.bias")  # (M, 1)
+        self.ghead_bias = grads.get(f"layers.{last}.bias")
+        new = X.new_empty
+        widths = [w.shape[1] for w, *_ in self.layers]
+        self.hT = [new((M, m, N)) for m in widths]
+        self.dT = [new((M, m, N)) for m in widths]
+        self.f, self.g, self.sw = (
+            new((M, 1, N)),
+            new((M, 1, N)),
+            new((M, 1, widths[-1])),
+        )
+        # the views that a step reads, made once
+        self.hT_t = [h.mT for h in self.hT]  # (M, N, m)
+        self.head_col, self.head_row = (
+            self.head.mT,
+            self.head[:, 0],
+        )  # (M, m, 1), (M, m)
+        self.g_units = self.g.expand_as(self.hT[-1])
+        self.f2 = self.f[:, 0]
+        self.w_t = [w.mT for w, *_ in self.layers]
+        w_top = self.layers[-1][0]
+        #: w_L * W_{L-1} (rows scaled by the head's weights), transposed
+        self.w_top = new(w_top.shape)
+        self.w_t[-1] = self.w_top.mT
+        # the first layer on shared rows: the members' W_1 and dW_1 stacked (M m, d),
+        # views where the tensors are contiguous (the trainer's flat buffers)
+        w0, gw0 = self.layers[0][:2]
+        self.W0 = w0.view(-1, w0.shape[-1]) if w0.is_contiguous() else None
+        flat = gw0.is_contiguous()
+        self.G0 = gw0.view(-1, gw0.shape[-1]) if flat else new(gw0.shape).flatten(0, 1)
+        self.G0_copied = not flat
+
+    def _act_backward(
+        self, grad: torch.Tensor, h: torch.Tensor, out: torch.Tensor
+    ) -> None:
+        """Out = grad * a'(z) from h = a(z) (grad may broadcast; out may be grad)."""
+        if self.relu:
+            _threshold_backward(grad, h, 0, grad_input=out)
+        else:
+            _sigmoid_backward_into(grad, h, grad_input=out)
+
+    def forward(self) -> torch.Tensor:
+        """Return f (M, N); keep the hidden blocks for ``backward``."""
+        N = self.X.shape[-2]
+        for i, (w, _, b, _) in enumerate(self.layers):
+            out = self.hT[i]
+            if i > 0:
+                torch.bmm(w, self.hT[i - 1], out=out)
+            elif self.shared:  # the members' W_1 stacked: one GEMM
+                W0 = self.W0 if self.W0 is not None else w.reshape(-1, w.shape[-1])
+                torch.mm(W0, self.XT, out=out.view(-1, N))
+            else:
+                torch.bmm(w, self.XT, out=out)
+            if b is not None:
+                out.add_(b.unsqueeze(-1))
+            if self.relu:
+                out.relu_()
+            else:
+                out.sigmoid_()
+        torch.mul(self.head, self.s, out=self.sw)
+        torch.bmm(self.sw, self.hT[-1], out=self.f)
+        f = self.f2
+        if self.head_bias is not None:
+            return f + self.s * self.head_bias
+        return f
+
+    def backward(self, v: torch.Tensor) -> None:
+        """Write dtheta of sum_k v_k f_k into the gradient views (class docstring)."""
+        g = torch.mul(v.unsqueeze(1), self.s, out=self.g)  # (M, 1, N)
+        torch.bmm(g, self.hT_t[-1], out=self.ghead)
+        if self.ghead_bias is not None:
+            torch.sum(self.g[:, 0], -1, keepdim=True, out=self.ghead_bias)
+        top = len(self.layers) - 1
+        self._act_backward(self.g_units, self.hT[top], self.dT[top])  # C^T
+        for i in range(top, -1, -1):
+            _, gw, _, gb = self.layers[i]
+            d = self.dT[i]
+            if i > 0:
+                torch.bmm(d, self.hT_t[i - 1], out=gw)
+            elif self.shared:  # one GEMM for the members' stacked W_1
+                torch.mm(d.view(self.G0.shape[0], -1), self.X, out=self.G0)
+                if self.G0_copied:
+                    gw.copy_(self.G0.view_as(gw))
+            else:
+                torch.bmm(d, self.X, out=gw)
+            if i == top:  # delta = w_L * C
+                gw.mul_(self.head_col)
+            if gb is not None:
+                torch.sum(d, -1, out=gb)
+                if i == top:
+                    gb.mul_(self.head_row)
+            if i > 0:
+                if i == top:
+                    torch.mul(self.layers[i][0], self.head_col, out=self.w_top)
+                torch.bmm(self.w_t[i], d, out=self.dT[i - 1])
+                self._act_backward(self.dT[i - 1], self.hT[i - 1], self.dT[i - 1])
 
 
 class _Buffers:

@@ -54,7 +54,7 @@ from banditkit.nn._kernels import (
     stack_mm,
     stack_mv,
 )
-from banditkit.nn._passes import Deep, Dense2, Pass
+from banditkit.nn._passes import Dense2, Pass, reverse_pass
 from banditkit.nn.params import before_write
 
 __all__ = [
@@ -322,8 +322,8 @@ class StackedMLP:
                 "torch.func" (``torch.func.vjp`` of ``forward``, the reference). None
                 keeps an autograd graph.
             workspace: None, or a dict the caller keeps across calls: the depth-2
-                closed form of a stack (M > 1) then reuses its hidden blocks instead
-                of allocating them,
+                closed form of a sigmoid stack (M > 1) then reuses its hidden blocks
+                instead of allocating them,
                 and the next call with the same dict overwrites what this call's vjp
                 reads (call vjp before the next forward_vjp).
 
@@ -348,13 +348,13 @@ class StackedMLP:
         grads = {k: torch.empty_like(p) for k, p in params.items()}
         network: Pass
         if self.depth == 2 and method != "backprop" and X.ndim == 2:
-            if next(iter(params.values())).shape[0] > 1:
-                return depth2_forward_vjp(
-                    params, X, self.activation, self.out_scale, workspace
-                )
-            network = Dense2(self, params, grads, X)  # one member: the trainer's pass
+            members = next(iter(params.values())).shape[0]
+            if members > 1 and self.activation != "relu":
+                return depth2_forward_vjp(params, X, self.out_scale, workspace)
+            # the trainer's pass, keeping h for the vjp's every call
+            network = Dense2(self, params, grads, X, keep_hidden=True)
         else:
-            network = Deep(self, params, grads, X)
+            network = reverse_pass(self, params, grads, X)
         with torch.no_grad():
             f = network.forward()
 
