@@ -320,44 +320,37 @@ class Stacked2:
 
 
 class Deep:
-    """Any depth, one member or a batched stack: the explicit reverse pass (docstring).
+    """One member at any depth: the explicit reverse pass (module docstring).
 
-    One member runs on 2-D products (``mm``, ``mv``, an outer product) into buffers
-    allocated once with their transposed views (``_Buffers``: a step dispatches about
-    20 operations instead of 30, the same arithmetic bitwise); a stack runs on batched
-    products (member by member: ``Members``). The layers' views are made once.
+    2-D products (``mm``, ``mv``, an outer product) into buffers allocated once with
+    their transposed views (``_Buffers``: a step dispatches about 20 operations instead
+    of 30, the arithmetic of autograd's graph bitwise). The layers' views are made once.
+    A stack of members runs ``DeepStack`` (or ``Members``, member by member).
     """
 
     def __init__(
         self, net: StackedMLP, params: Params, grads: Params, X: torch.Tensor
     ) -> None:
-        self.one = next(iter(params.values())).shape[0] == 1
-        if self.one and X.ndim == 3:  # one member on its own rows: (N, d)
+        if X.ndim == 3:  # one member on its own rows: (N, d)
             X = X[0]
         self.X, self.s = X, net.out_scale
         self.relu = net.activation == "relu"
         last = net.depth - 1
 
-        def layer(i: int) -> Layer:
+        def layer(i: int) -> Layer:  # 2-D views of the one member
             w, gw = params[f"layers.{i}.weight"], grads[f"layers.{i}.weight"]
             b, gb = params.get(f"layers.{i}.bias"), grads.get(f"layers.{i}.bias")
-            if self.one:  # 2-D views of the one member
-                return (w[0].mT, w[0], gw[0], b, gb)
-            return (w.mT, w, gw, b, gb)
+            return (w[0].mT, w[0], gw[0], b, gb)
 
         #: (W^T, W, dW, b, db) of the hidden layers, views made once
         self.layers = [layer(i) for i in range(last)]
         head, ghead = params[f"layers.{last}.weight"], grads[f"layers.{last}.weight"]
-        self.head = head[0, 0] if self.one else head  # (m,) or (M, 1, m)
-        self.ghead = ghead[0, 0] if self.one else ghead[:, 0]
+        self.head, self.ghead = head[0, 0], ghead[0, 0]  # (m,)
         self.head_bias = params.get(f"layers.{last}.bias")
         self.ghead_bias = grads.get(f"layers.{last}.bias")
-        self.hidden: list[torch.Tensor] = []
-        self.buffers = None
-        if self.one:  # one member: its layers live in the buffers
-            widths = [wt.shape[-1] for wt, *_ in self.layers]
-            self.buffers = _Buffers(X, widths)
-            self.hidden = [X, *self.buffers.h]
+        widths = [wt.shape[-1] for wt, *_ in self.layers]
+        self.buffers = _Buffers(X, widths)  # the layers live in the buffers
+        self.hidden = [X, *self.buffers.h]
 
     def _act_backward(self, delta: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
         """Return delta * a'(z) from h = a(z), in place: the backward of the activation."""
@@ -366,26 +359,8 @@ class Deep:
         return _sigmoid_backward_into(delta, h, grad_input=delta)
 
     def forward(self) -> torch.Tensor:
-        """Return f (M, N); keep the hidden layers for ``backward``."""
-        if self.buffers is not None:
-            return self._forward_one(self.buffers)
-        h = self.X
-        hidden = [h]
-        for wt, _, _, b, _ in self.layers:
-            z = torch.matmul(h, wt)
-            if b is not None:
-                z.add_(b.unsqueeze(1))
-            h = z.relu_() if self.relu else z.sigmoid_()
-            hidden.append(h)
-        self.hidden = hidden
-        f = torch.linalg.vecdot(h, self.head)
-        if self.head_bias is not None:
-            f = f + self.head_bias
-        return f * self.s
-
-    def _forward_one(self, buf: _Buffers) -> torch.Tensor:
-        """``forward`` of one member into the buffers: f (1, N), valid until the next."""
-        h = self.X
+        """F (1, N) into the buffers, valid until the next; the hidden layers kept."""
+        buf, h = self.buffers, self.X
         for (wt, _, _, b, _), out in zip(self.layers, buf.h, strict=True):
             torch.mm(h, wt, out=out)
             if b is not None:
@@ -397,28 +372,7 @@ class Deep:
 
     def backward(self, v: torch.Tensor) -> None:
         """Write dtheta of sum_k v_k f_k into the gradient views (module docstring)."""
-        if self.buffers is not None:
-            self._backward_one(v, self.buffers)
-            return
-        hidden = self.hidden
-        g = v * self.s  # (M, N)
-        h = hidden[-1]
-        self.ghead.copy_(torch.linalg.vecdot(h.mT, g.unsqueeze(1)))
-        delta = g.unsqueeze(-1) * self.head
-        if self.ghead_bias is not None:
-            torch.sum(g, 1, keepdim=True, out=self.ghead_bias)
-        delta = self._act_backward(delta, h)
-        for i in range(len(self.layers) - 1, -1, -1):
-            _, w, gw, _, gb = self.layers[i]
-            torch.matmul(delta.mT, hidden[i], out=gw)
-            if gb is not None:
-                torch.sum(delta, -2, out=gb)
-            if i > 0:
-                delta = self._act_backward(torch.matmul(delta, w), hidden[i])
-
-    def _backward_one(self, v: torch.Tensor, buf: _Buffers) -> None:
-        """``backward`` of one member on the buffers of the last ``_forward_one``."""
-        hidden = self.hidden
+        buf, hidden = self.buffers, self.hidden
         g = torch.mul(v, self.s, out=buf.g)  # (1, N)
         torch.mv(buf.h_t[-1], buf.g[0], out=self.ghead)
         # the outer product g[0] head^T (torch.outer's arithmetic), into delta's buffer
