@@ -163,10 +163,10 @@ class Dense2:
     b_1 is the last column of W_1 against a row of ones under X^T (the forward GEMM adds
     it and the gradient GEMM sums its slope) and dW_2 comes from G by relu's identity,
     so that a step makes three passes over the hidden block (relu, f, the mask) besides
-    its two GEMMs; the mask C^T is written over h^T (one buffer streamed instead of two:
-    15-30 % off the hidden block's passes), so that one ``backward`` follows each
-    ``forward`` unless ``keep_hidden`` (``StackedMLP.forward_vjp``, whose vjp may be
-    called again). (Row blocks as in ``nn._fused.UnitsSteps`` gained nothing here: the
+    its two GEMMs; the mask C^T is written over h^T (one buffer streamed instead of
+    two: 15-19 % off a step's four kernels, docs/performance.md), so that one
+    ``backward`` follows each ``forward`` unless ``keep_hidden``
+    (``StackedMLP.forward_vjp``, whose vjp may be called again). (Row blocks as in ``nn._fused.UnitsSteps`` gained nothing here: the
     loss needs every f before the backward pass, so the mask reads h^T from memory.)
     sigmoid runs the rows layout (N, m) of one member on X (N, d).
     """
