@@ -140,6 +140,25 @@ def test_members_on_their_own_rows_equal_torch_func(kind, bias, depth, act, sepa
             assert torch.equal(f[k : k + 1], f_own)
 
 
+@pytest.mark.parametrize("act", ["relu", "sigmoid"])
+def test_a_stack_with_strided_parameters_equals_torch_func(act):
+    """DeepStack copies the first layer where its views would not be contiguous."""
+    net = network("stacked", 3, True, act)
+    M = 3
+    params = {  # same values, transposed storage: no (M m, d) view exists
+        name: p.mT.contiguous().mT if p.ndim == 3 else p
+        for name, p in moved(net, M).items()
+    }
+    assert not params["layers.0.weight"].is_contiguous()
+    X, v = randn(N, D, seed=2), randn(M, N, seed=3)
+    f, vjp = net.forward_vjp(params, X, method="backprop")
+    f_ref, vjp_ref = net.forward_vjp(params, X, method="torch.func")
+    torch.testing.assert_close(f, f_ref, **TOL)
+    ref = vjp_ref(v)
+    for name, g in vjp(v).items():
+        torch.testing.assert_close(g, ref[name], **TOL)
+
+
 def observations(kind: str, M: int):
     """(loss, observations) of every kind the families train on."""
     X = randn(N, D, seed=4)

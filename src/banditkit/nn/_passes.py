@@ -86,6 +86,18 @@ _threshold_backward = torch.ops.aten.threshold_backward.grad_input
 _sigmoid_backward_into = torch.ops.aten.sigmoid_backward.grad_input
 
 
+def _act_backward(
+    relu: bool, grad: torch.Tensor, h: torch.Tensor, out: torch.Tensor
+) -> torch.Tensor:
+    """Return out = grad * a'(z) from h = a(z): the backward of the activation.
+
+    grad may broadcast against h; out may be grad (in place).
+    """
+    if relu:
+        return _threshold_backward(grad, h, 0, grad_input=out)
+    return _sigmoid_backward_into(grad, h, grad_input=out)
+
+
 class Pass(Protocol):
     """f and the backward pass of one network on fixed rows (module docstring)."""
 
@@ -352,12 +364,6 @@ class Deep:
         self.buffers = _Buffers(X, widths)  # the layers live in the buffers
         self.hidden = [X, *self.buffers.h]
 
-    def _act_backward(self, delta: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-        """Return delta * a'(z) from h = a(z), in place: the backward of the activation."""
-        if self.relu:
-            return _threshold_backward(delta, h, 0, grad_input=delta)
-        return _sigmoid_backward_into(delta, h, grad_input=delta)
-
     def forward(self) -> torch.Tensor:
         """F (1, N) into the buffers, valid until the next; the hidden layers kept."""
         buf, h = self.buffers, self.X
@@ -379,7 +385,7 @@ class Deep:
         delta = torch.mul(buf.g_col, self.head, out=buf.delta[-1])
         if self.ghead_bias is not None:
             torch.sum(g, 1, keepdim=True, out=self.ghead_bias)
-        delta = self._act_backward(delta, hidden[-1])
+        delta = _act_backward(self.relu, delta, hidden[-1], delta)
         for i in range(len(self.layers) - 1, -1, -1):
             _, w, gw, _, gb = self.layers[i]
             torch.mm(buf.delta_t[i], hidden[i], out=gw)
@@ -387,7 +393,7 @@ class Deep:
                 torch.sum(delta, -2, out=gb[0])
             if i > 0:
                 delta = torch.mm(delta, w, out=buf.delta[i - 1])
-                delta = self._act_backward(delta, hidden[i])
+                delta = _act_backward(self.relu, delta, hidden[i], delta)
 
 
 class DeepStack:
@@ -443,10 +449,8 @@ class DeepStack:
         )
         # the views that a step reads, made once
         self.hT_t = [h.mT for h in self.hT]  # (M, N, m)
-        self.head_col, self.head_row = (
-            self.head.mT,
-            self.head[:, 0],
-        )  # (M, m, 1), (M, m)
+        self.head_col = self.head.mT  # (M, m, 1)
+        self.head_row = self.head[:, 0]  # (M, m)
         self.g_units = self.g.expand_as(self.hT[-1])
         self.f2 = self.f[:, 0]
         self.w_t = [w.mT for w, *_ in self.layers]
@@ -461,15 +465,6 @@ class DeepStack:
         flat = gw0.is_contiguous()
         self.G0 = gw0.view(-1, gw0.shape[-1]) if flat else new(gw0.shape).flatten(0, 1)
         self.G0_copied = not flat
-
-    def _act_backward(
-        self, grad: torch.Tensor, h: torch.Tensor, out: torch.Tensor
-    ) -> None:
-        """Out = grad * a'(z) from h = a(z) (grad may broadcast; out may be grad)."""
-        if self.relu:
-            _threshold_backward(grad, h, 0, grad_input=out)
-        else:
-            _sigmoid_backward_into(grad, h, grad_input=out)
 
     def forward(self) -> torch.Tensor:
         """Return f (M, N); keep the hidden blocks for ``backward``."""
@@ -503,7 +498,7 @@ class DeepStack:
         if self.ghead_bias is not None:
             torch.sum(self.g[:, 0], -1, keepdim=True, out=self.ghead_bias)
         top = len(self.layers) - 1
-        self._act_backward(self.g_units, self.hT[top], self.dT[top])  # C^T
+        _act_backward(self.relu, self.g_units, self.hT[top], self.dT[top])  # C^T
         for i in range(top, -1, -1):
             _, gw, _, gb = self.layers[i]
             d = self.dT[i]
@@ -525,7 +520,8 @@ class DeepStack:
                 if i == top:
                     torch.mul(self.layers[i][0], self.head_col, out=self.w_top)
                 torch.bmm(self.w_t[i], d, out=self.dT[i - 1])
-                self._act_backward(self.dT[i - 1], self.hT[i - 1], self.dT[i - 1])
+                below = self.dT[i - 1]
+                _act_backward(self.relu, below, self.hT[i - 1], below)
 
 
 class _Buffers:
