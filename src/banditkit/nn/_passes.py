@@ -352,9 +352,9 @@ class Deep:
         def layer(i: int) -> Layer:  # 2-D views of the one member
             w, gw = params[f"layers.{i}.weight"], grads[f"layers.{i}.weight"]
             b, gb = params.get(f"layers.{i}.bias"), grads.get(f"layers.{i}.bias")
-            return (w[0].mT, w[0], gw[0], b, gb)
+            return (w[0].mT, w[0], gw[0], b, None if gb is None else gb[0])
 
-        #: (W^T, W, dW, b, db) of the hidden layers, views made once
+        #: (W^T, W, dW, b, db[0]) of the hidden layers, views made once
         self.layers = [layer(i) for i in range(last)]
         head, ghead = params[f"layers.{last}.weight"], grads[f"layers.{last}.weight"]
         self.head, self.ghead = head[0, 0], ghead[0, 0]  # (m,)
@@ -372,15 +372,17 @@ class Deep:
             if b is not None:
                 out.add_(b)
             h = out.relu_() if self.relu else out.sigmoid_()
-        torch.mv(h, self.head, out=buf.f[0])
-        f = buf.f if self.head_bias is None else buf.f + self.head_bias
+        torch.mv(h, self.head, out=buf.f_row)
+        f = buf.f
+        if self.head_bias is not None:
+            f = torch.add(f, self.head_bias, out=buf.fb)
         return torch.mul(f, self.s, out=buf.fs)
 
     def backward(self, v: torch.Tensor) -> None:
         """Write dtheta of sum_k v_k f_k into the gradient views (module docstring)."""
         buf, hidden = self.buffers, self.hidden
         g = torch.mul(v, self.s, out=buf.g)  # (1, N)
-        torch.mv(buf.h_t[-1], buf.g[0], out=self.ghead)
+        torch.mv(buf.h_t[-1], buf.g_row, out=self.ghead)
         # the outer product g[0] head^T (torch.outer's arithmetic), into delta's buffer
         delta = torch.mul(buf.g_col, self.head, out=buf.delta[-1])
         if self.ghead_bias is not None:
@@ -390,7 +392,7 @@ class Deep:
             _, w, gw, _, gb = self.layers[i]
             torch.mm(buf.delta_t[i], hidden[i], out=gw)
             if gb is not None:
-                torch.sum(delta, -2, out=gb[0])
+                torch.sum(delta, -2, out=gb)
             if i > 0:
                 delta = torch.mm(delta, w, out=buf.delta[i - 1])
                 delta = _act_backward(self.relu, delta, hidden[i], delta)
@@ -527,9 +529,10 @@ class DeepStack:
 class _Buffers:
     """One member's per-step tensors of ``Deep`` on N rows, and their views, made once.
 
-    h (the hidden layers' activations), delta (their backward factors), f, s f and
-    g = s v; the transposed views h_t and delta_t and the column g_col read by the
-    products, so that a step makes no view and allocates no tensor.
+    h (the hidden layers' activations), delta (their backward factors), f, f + b_L,
+    s f and g = s v; the transposed views h_t and delta_t, the rows f_row and g_row and
+    the column g_col read by the products, so that a step makes no view and allocates
+    no tensor.
     """
 
     def __init__(self, X: torch.Tensor, widths: list[int]) -> None:
@@ -538,5 +541,6 @@ class _Buffers:
         self.h_t = [h.mT for h in self.h]
         self.delta = [new((N, m)) for m in widths]
         self.delta_t = [d.mT for d in self.delta]
-        self.f, self.fs, self.g = new((1, N)), new((1, N)), new((1, N))
-        self.g_col = self.g[0].unsqueeze(1)
+        self.f, self.fb, self.fs, self.g = (new((1, N)) for _ in range(4))
+        self.f_row, self.g_row = self.f[0], self.g[0]
+        self.g_col = self.g_row.unsqueeze(1)
