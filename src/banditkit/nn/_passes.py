@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from banditkit.nn.network import StackedMLP
 
 Params = dict[str, torch.Tensor]
-#: (W^T, W, dW, b or None, db or None) of one hidden layer
+#: (W^T, W, dW, b or None, db or None) of one hidden layer (2-D views of one member)
 Layer = tuple[
     torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None
 ]
