@@ -73,6 +73,27 @@ def test_block_count_matches_brute_force() -> None:
         block_count(X, max_blocks=1)
 
 
+def test_block_count_early_exits_agree_with_brute_force() -> None:
+    """The exits on the first rows' spans (``_partition``) decide as the full pass."""
+    rng = np.random.default_rng(7)
+    for trial in range(300):
+        N, D = int(rng.integers(1, 30)), int(rng.choice([1, 2, 5, 6, 12, 24]))
+        X = np.zeros((N, D))
+        for i in range(N):
+            width = int(rng.integers(0, D + 1))  # 0: an all-zero row
+            lo = int(rng.integers(0, D - width + 1))
+            X[i, lo : lo + width] = rng.normal(size=width)
+            if width > 1 and rng.random() < 0.5:  # a zero inside the span
+                X[i, lo + int(rng.integers(1, width))] = 0.0
+        assert block_count(X) == brute_block_count(X), (trial, X)
+    dense_late = block_rows(4, 6, 50)[0]
+    dense_late[30] = 1.0  # a dense row after the probed ones
+    assert block_count(dense_late) is None
+    full_first = block_rows(4, 6, 50)[0]
+    full_first[0] = 1.0
+    assert block_count(full_first) is None
+
+
 def test_layout_regroups_the_rows() -> None:
     X, _ = block_rows(3, 4, 30, used=2)  # block 2 has no rows
     X[7] = 0.0

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from banditkit.nn._passes import Dense2, Pass
+from banditkit.nn._scratch import copy_into
 from banditkit.nn.losses import BCE, Gaussian, Loss
 from banditkit.nn.network import Params, StackedMLP
 from banditkit.nn.observations import Pairs, Rows, Sets
@@ -136,11 +137,13 @@ def fused_steps(
         return None
     assert isinstance(obs, Rows)
     lam = terms.terms[0][0]
+    if not isinstance(network, Dense2):
+        return None
     if obs.X.ndim == 3:
         return lambda count, flat, step, objective: members_units_steps(
-            count, flat, obs.X, obs.y, net.out_scale, lam, step, objective
+            count, flat, network, obs.y, lam, step, objective
         )
-    if isinstance(network, Dense2) and network.w1.shape[0] == 1 and obs.y.ndim == 1:
+    if network.w1.shape[0] == 1 and obs.y.ndim == 1:
         return UnitsSteps(network, obs.y, lam)
     return None
 
@@ -166,8 +169,10 @@ class UnitsSteps:
         rows = N
         if X.device.type == "cpu" and m * N > 2 * UNITS_BLOCK_ELEMENTS:
             rows = max(1, UNITS_BLOCK_ELEMENTS // m)
-        self.f, self.v = X.new_empty((1, N)), X.new_empty((1, N))
-        hidden = X.new_empty(m * min(rows, N))
+        self.f, self.v = network.new((1, N)), network.new((1, N))
+        # the network's (m, N) hidden buffer (its first m n entries for row blocks of
+        # n rows) and its X^T (one block): nothing is allocated or copied twice
+        hidden = network.hT.view(-1)
         #: per block: X_b^T (d, n) contiguous, X_b, y_b, f_b, v_b, v_b along the units
         #: and h_b^T (m, n), overwritten by C_b^T (contiguous views of one buffer)
         self.blocks = []
@@ -177,7 +182,7 @@ class UnitsSteps:
             v = self.v[:, i:j]
             self.blocks.append(
                 (
-                    X[i:j].mT.contiguous(),
+                    network.XT[0] if n == N else copy_into(network.new, X[i:j].mT),
                     X[i:j],
                     y[i:j],
                     self.f[:, i:j],
@@ -226,9 +231,8 @@ class UnitsSteps:
 def members_units_steps(
     count: int,
     flat: FlatParams,
-    X: torch.Tensor,
+    network: Dense2,
     y: torch.Tensor,
-    s: float,
     lam: float,
     step: float,
     objective: Objective | None = None,
@@ -239,21 +243,19 @@ def members_units_steps(
     h^T = relu(W_1 X^T), f = sw^T h^T, v = sigmoid(f) - y, C^T = 1[h^T > 0] v (over
     h^T), G = C^T X, dW_1 = sw * G, dw_2 = s (W_1 . G), with batched products (the
     seeds of one NeuralLog configuration side by side,
-    ``policies.logistic.neurallog_batched``).
+    ``policies.logistic.neurallog_batched``), in the buffers of ``network`` (its
+    units layout on the same rows: h^T, X^T, f and sw).
     """
-    M, N, _ = X.shape
+    X, s = network.X, network.s
     W1 = flat.params["layers.0.weight"]
     W2 = flat.params["layers.1.weight"][:, 0]
     g1 = flat.grads["layers.0.weight"]
     g2 = flat.grads["layers.1.weight"][:, 0]  # (M, m)
     grad, theta = flat.grad, flat.theta
-    m = W1.shape[1]
-    XT = X.mT.contiguous()
-    hT, f = X.new_empty((M, m, N)), X.new_empty((M, 1, N))
-    sw = X.new_empty((M, m))
+    XT, hT, f, sw = network.XT, network.hT, network.f, network.sw2
     labels = y.unsqueeze(-2)  # (M or 1, 1, N)
     sw_row, sw_col = sw.unsqueeze(1), sw.unsqueeze(-1)
-    v_rows = f.expand(M, m, N)
+    v_rows = f.expand_as(hT)
     value = None
     for k in range(count):
         torch.bmm(W1, XT, out=hT)

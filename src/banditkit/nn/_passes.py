@@ -59,6 +59,7 @@ from banditkit.nn._kernels import (
     depth2_slopes,
     member_by_member,
 )
+from banditkit.nn._scratch import Allocator, copy_into
 
 if TYPE_CHECKING:
     from banditkit.nn.network import StackedMLP
@@ -110,26 +111,40 @@ class Pass(Protocol):
         ...
 
 
-def make_pass(net: StackedMLP, params: Params, grads: Params, X: torch.Tensor) -> Pass:
-    """The pass of ``net`` on rows X (module docstring), over the views given."""
+def make_pass(
+    net: StackedMLP,
+    params: Params,
+    grads: Params,
+    X: torch.Tensor,
+    new: Allocator | None = None,
+) -> Pass:
+    """The pass of ``net`` on rows X (module docstring), over the views given.
+
+    ``new`` allocates the pass's buffers (``X.new_empty`` by default; the trainer's
+    ``nn._scratch``, reused from fit to fit).
+    """
     members = next(iter(params.values())).shape[0]
     if members > 1 and member_by_member(X):
-        return Members(net, params, grads, X)
+        return Members(net, params, grads, X, new)
     relu = net.activation == "relu"
     if net.depth == 2 and (relu or (members == 1 and X.ndim == 2)):
-        return Dense2(net, params, grads, X)
+        return Dense2(net, params, grads, X, new=new)
     if net.depth == 2 and X.ndim == 2:  # sigmoid members on shared rows
         return Stacked2(net, params, grads, X)
-    return reverse_pass(net, params, grads, X)
+    return reverse_pass(net, params, grads, X, new)
 
 
 def reverse_pass(
-    net: StackedMLP, params: Params, grads: Params, X: torch.Tensor
+    net: StackedMLP,
+    params: Params,
+    grads: Params,
+    X: torch.Tensor,
+    new: Allocator | None = None,
 ) -> Deep | DeepStack:
     """The explicit reverse pass at any depth: ``Deep`` (one member) or ``DeepStack``."""
     if next(iter(params.values())).shape[0] == 1:
-        return Deep(net, params, grads, X)
-    return DeepStack(net, params, grads, X)
+        return Deep(net, params, grads, X, new)
+    return DeepStack(net, params, grads, X, new)
 
 
 class Members:
@@ -141,17 +156,24 @@ class Members:
     """
 
     def __init__(
-        self, net: StackedMLP, params: Params, grads: Params, X: torch.Tensor
+        self,
+        net: StackedMLP,
+        params: Params,
+        grads: Params,
+        X: torch.Tensor,
+        new: Allocator | None = None,
     ) -> None:
         def own(tensors: Params, s: int) -> Params:
             return {name: t[s : s + 1] for name, t in tensors.items()}
 
         M = next(iter(params.values())).shape[0]
         self.passes = [
-            make_pass(net, own(params, s), own(grads, s), X[s] if X.ndim == 3 else X)
+            make_pass(
+                net, own(params, s), own(grads, s), X[s] if X.ndim == 3 else X, new
+            )
             for s in range(M)
         ]
-        self.f = X.new_empty((M, X.shape[-2]))
+        self.f = (new or X.new_empty)((M, X.shape[-2]))
 
     def forward(self) -> torch.Tensor:
         """F (M, N): each member's f on its rows."""
@@ -191,7 +213,10 @@ class Dense2:
         X: torch.Tensor,
         *,
         keep_hidden: bool = False,
+        new: Allocator | None = None,
     ) -> None:
+        #: the allocator of the buffers (``make_pass``), also ``nn._fused``'s
+        self.new = new = new or X.new_empty
         self.X, self.s, self.relu = X, net.out_scale, net.activation == "relu"
         self.activation = net.activation
         self.keep_hidden = keep_hidden
@@ -204,7 +229,6 @@ class Dense2:
             self._units(X, w1)
             return
         N, m = X.shape[0], net.width
-        new = X.new_empty
         self.f, self.sv, self.sw = new((1, N)), new((1, N)), new((1, m))
         self.h, self.vc = new((1, N, m)), new((1, N, m))
         self.h0, self.vcT, self.w1t = self.h[0], self.vc[0].mT, w1[0].mT
@@ -218,7 +242,7 @@ class Dense2:
         # the products: B batches of U units (one (M m)-unit product on shared rows)
         B, U = (1, M * m) if shared else (M, m)
         Xb = X.unsqueeze(0) if shared else X  # (B, N, d)
-        new = X.new_empty
+        new = self.new
         self.hT = new((B, U, N))
         # relu's mask overwrites h^T unless the hidden layer must outlive a backward
         self.cT = new((B, U, N)) if self.keep_hidden else self.hT
@@ -235,11 +259,14 @@ class Dense2:
             self.Wa_w, self.G_w = self.Wa[..., :d], self.G[..., :d]
             if self.b1 is not None:
                 self.Wa_b, self.G_b = self.Wa[..., d], self.G[..., d]
-                Xb = torch.cat([Xb, Xb.new_ones((B, N, 1))], dim=2)  # [X, 1]
+                Xa = new((B, N, d + 1))  # [X, 1]
+                Xa[..., :d].copy_(Xb)
+                Xa[..., d].fill_(1.0)
+                Xb = Xa
         else:
             self.Wa, self.G = w1, self.g1
         self.Wp, self.Gp = self.Wa.view(B, U, -1), self.G.view(B, U, -1)
-        self.Xa, self.XT = Xb, Xb.mT.contiguous()
+        self.Xa, self.XT = Xb, copy_into(new, Xb.mT)
 
     def forward(self) -> torch.Tensor:
         """F (M, N): h = a(X W_1^T + b_1), f = h (s W_2[0]) + s b_2."""
@@ -341,7 +368,12 @@ class Deep:
     """
 
     def __init__(
-        self, net: StackedMLP, params: Params, grads: Params, X: torch.Tensor
+        self,
+        net: StackedMLP,
+        params: Params,
+        grads: Params,
+        X: torch.Tensor,
+        new: Allocator | None = None,
     ) -> None:
         if X.ndim == 3:  # one member on its own rows: (N, d)
             X = X[0]
@@ -361,7 +393,7 @@ class Deep:
         self.head_bias = params.get(f"layers.{last}.bias")
         self.ghead_bias = grads.get(f"layers.{last}.bias")
         widths = [wt.shape[-1] for wt, *_ in self.layers]
-        self.buffers = _Buffers(X, widths)  # the layers live in the buffers
+        self.buffers = _Buffers(X, widths, new)  # the layers live in the buffers
         self.hidden = [X, *self.buffers.h]
 
     def forward(self) -> torch.Tensor:
@@ -419,11 +451,17 @@ class DeepStack:
     """
 
     def __init__(
-        self, net: StackedMLP, params: Params, grads: Params, X: torch.Tensor
+        self,
+        net: StackedMLP,
+        params: Params,
+        grads: Params,
+        X: torch.Tensor,
+        new: Allocator | None = None,
     ) -> None:
         M = next(iter(params.values())).shape[0]
         N = X.shape[-2]
-        self.X, self.XT, self.shared = X, X.mT.contiguous(), X.ndim == 2
+        new = new or X.new_empty
+        self.X, self.XT, self.shared = X, copy_into(new, X.mT), X.ndim == 2
         self.s, self.relu = net.out_scale, net.activation == "relu"
         last = net.depth - 1
         #: (W_l, dW_l, b_l or None, db_l or None) of the hidden layers
@@ -440,7 +478,6 @@ class DeepStack:
         self.ghead = grads[f"layers.{last}.weight"]
         self.head_bias = params.get(f"layers.{last}.bias")  # (M, 1)
         self.ghead_bias = grads.get(f"layers.{last}.bias")
-        new = X.new_empty
         widths = [w.shape[1] for w, *_ in self.layers]
         self.hT = [new((M, m, N)) for m in widths]
         self.dT = [new((M, m, N)) for m in widths]
@@ -535,8 +572,10 @@ class _Buffers:
     no tensor.
     """
 
-    def __init__(self, X: torch.Tensor, widths: list[int]) -> None:
-        N, new = X.shape[0], X.new_empty
+    def __init__(
+        self, X: torch.Tensor, widths: list[int], new: Allocator | None = None
+    ) -> None:
+        N, new = X.shape[0], new or X.new_empty
         self.h = [new((N, m)) for m in widths]
         self.h_t = [h.mT for h in self.h]
         self.delta = [new((N, m)) for m in widths]

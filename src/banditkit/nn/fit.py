@@ -14,9 +14,10 @@ One step for all members: f and the explicit backward pass of the network
 depth), d loss / d f from the loss, the penalties' lam (theta - c), then
 theta -= lr * grad (GD) or one Adam step (``torch.optim.Adam``'s arithmetic, default
 betas, fresh state at each call). The parameters and their gradient live in two flat
-buffers for the fit (``nn._flat``), every buffer and view is made once, and the
-objective's value is computed only on the steps whose J is recorded: a step costs its
-products and a few operations per layer, not a pass through Python objects. Members
+buffers for the fit (``nn._flat``), every buffer and view is made once (in memory
+that the next fit reuses, ``nn._scratch``), and the objective's value is computed only
+on the steps whose J is recorded: a step costs its products and a few operations per
+layer, not a pass through Python objects. Members
 never mix: every operation is per member or batched over the member axis, so a stack of
 M equals M runs of one (tests: within 1e-12).
 
@@ -46,6 +47,7 @@ from banditkit.nn._flat import Adam, FlatParams, FlatPenalties
 from banditkit.nn._fused import blocks_apply, fused_steps
 from banditkit.nn._kernels import separate_members as kernels_separate_members
 from banditkit.nn._passes import Pass, make_pass
+from banditkit.nn._scratch import scratch
 from banditkit.nn.losses import Loss
 from banditkit.nn.network import Params, StackedMLP
 from banditkit.nn.observations import Pairs, Rows, Sets
@@ -331,43 +333,48 @@ def _steps(
 
     The parameters of ``params`` are updated in place at the end.
     """
-    flat = FlatParams(params)
-    network = make_pass(net, flat.params, flat.grads, obs.X)
-    terms = FlatPenalties(penalties, flat)
-    adam = Adam(flat.theta, lr) if optimizer == "adam" else None
-    fused = None if adam is not None else fused_steps(net, network, obs, loss, terms)
-    recorded = [
-        record == "all" or (record == "ends" and i in (0, steps - 1))
-        for i in range(steps)
-    ]
+    with scratch(obs.X) as new:  # the pass's buffers, reused from fit to fit
+        flat = FlatParams(params)
+        network = make_pass(net, flat.params, flat.grads, obs.X, new)
+        terms = FlatPenalties(penalties, flat)
+        adam = Adam(flat.theta, lr) if optimizer == "adam" else None
+        fused = (
+            None if adam is not None else fused_steps(net, network, obs, loss, terms)
+        )
+        recorded = [
+            record == "all" or (record == "ends" and i in (0, steps - 1))
+            for i in range(steps)
+        ]
 
-    def objective(f: torch.Tensor) -> torch.Tensor:
-        return _objective(loss.value_and_dloss_df(f, obs)[0], terms, flat)
+        def objective(f: torch.Tensor) -> torch.Tensor:
+            return _objective(loss.value_and_dloss_df(f, obs)[0], terms, flat)
 
-    history: list[torch.Tensor] = []
-    i = 0
-    while i < steps:
-        if (
-            fused is not None
-        ):  # up to the next recorded step, J of the first if recorded
-            count = next((j for j in range(i + 1, steps) if recorded[j]), steps) - i
-            value = fused(count, flat, lr * scale, objective if recorded[i] else None)
+        history: list[torch.Tensor] = []
+        i = 0
+        while i < steps:
+            if (
+                fused is not None
+            ):  # to the next recorded step; J of the first if recorded
+                count = next((j for j in range(i + 1, steps) if recorded[j]), steps) - i
+                value = fused(
+                    count, flat, lr * scale, objective if recorded[i] else None
+                )
+                if value is not None:
+                    history.append(value)
+                i += count
+                continue
+            value = _gradient(network, obs, loss, terms, flat, recorded[i])
             if value is not None:
                 history.append(value)
-            i += count
-            continue
-        value = _gradient(network, obs, loss, terms, flat, recorded[i])
-        if value is not None:
-            history.append(value)
-        if adam is None:
-            flat.theta.sub_(flat.grad, alpha=lr * scale)
-        else:
-            if scale != 1.0:
-                flat.grad.mul_(scale)
-            adam.step(flat.grad)
-        i += 1
-    flat.write_back(params)
-    return history
+            if adam is None:
+                flat.theta.sub_(flat.grad, alpha=lr * scale)
+            else:
+                if scale != 1.0:
+                    flat.grad.mul_(scale)
+                adam.step(flat.grad)
+            i += 1
+        flat.write_back(params)
+        return history
 
 
 def _gradient(
