@@ -24,7 +24,7 @@ from banditkit.nn import (
     StackedMLP,
     fit,
 )
-from banditkit.nn._flat import Adam, FlatParams
+from banditkit.nn._flat import Adam, FlatParams, FlatPenalties
 from banditkit.nn._kernels import separate_members
 from banditkit.nn._passes import (
     Deep,
@@ -202,6 +202,68 @@ def test_derivative_alone_equals_the_pair(kind):
     loss, obs = observations(kind, 3)
     f = randn(3, N, seed=13)
     assert torch.equal(loss.dloss_df(f, obs), loss.value_and_dloss_df(f, obs)[1])
+
+
+@pytest.mark.parametrize("M", [1, 3])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_flat_objective_is_the_penalties_own_values_bitwise(M, dtype):
+    """``FlatPenalties.objective`` (the trainer's recorded J) against the losses' sum
+    plus each ``L2Penalty.value``, as the trainer computed it before: equal bitwise,
+    for penalties on every parameter or some, with centres of M or 1 members, lam 0."""
+    net = NeuralLinear(D, width=6, depth=3)
+    params = {k: v.to(dtype) for k, v in moved(net, M, seed=4).items()}
+    start = {k: v.to(dtype) for k, v in net.init(M, gen(9)).items()}
+    shared = {k: v[:1] for k, v in start.items()}
+    names = ["layers.0.weight", "layers.2.bias", "layers.1.weight"]
+    cases = [
+        [L2Penalty(0.7)],
+        [L2Penalty(1.3, start)],
+        [L2Penalty(0.25, shared, names), L2Penalty(0.0), L2Penalty(2.0, None, names)],
+        [L2Penalty(0.0)],
+        [],
+    ]
+    values = randn(M, 11, seed=5).to(dtype)
+    for penalties in cases:
+        flat = FlatParams(params)
+        terms = FlatPenalties(penalties, flat)
+        expected = values.sum(-1).expand(M)
+        for penalty in penalties:
+            expected = expected + penalty.value(flat.params)
+        for _ in range(2):  # the square buffers are made at the first call
+            assert torch.equal(terms.objective(values), expected), penalties
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("M", [1, 3])
+@pytest.mark.parametrize("separate", [False, True])
+def test_step_derivative_equals_dloss_df_bitwise(kind, M, separate):
+    """The trainer's prepared derivative (buffers made once) is ``dloss_df``, also on
+    a second call into the same buffers."""
+    loss, obs = observations(kind, M)
+    with separate_members(separate):
+        derivative = loss.step_derivative(obs, M, obs.X.new_empty)
+        for seed in (13, 14):
+            f = randn(M, N, seed=seed)
+            assert torch.equal(derivative(f), loss.dloss_df(f, obs)), (kind, seed)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_step_derivative_of_halves_in_float32_and_without_weights(weighted):
+    half = N // 2
+    for dtype in (torch.float32, torch.float64):
+        obs = Pairs(
+            randn(N, D, seed=4),
+            torch.arange(half),
+            torch.arange(half, N),
+            rand(3, half, seed=8),  # per-member targets
+            rand(half, seed=9) + 0.5 if weighted else None,
+            dtype=dtype,
+        )
+        assert obs.halves
+        derivative = BradleyTerry().step_derivative(obs, 3, obs.X.new_empty)
+        for seed in (13, 14):
+            f = randn(3, N, seed=seed).to(dtype)
+            assert torch.equal(derivative(f), BradleyTerry().dloss_df(f, obs))
 
 
 def objective(net, loss, obs, penalties, params):

@@ -355,10 +355,7 @@ def fused_gd_blocks(
             torch.matmul(dloss, h, out=g2[0]).mul_(s)
         G.mul_(sw)  # dV_a = G_a (s W_2[0])
         if values is not None:
-            total = values.sum(-1).expand(1)
-            for penalty in terms.penalties:
-                total = total + penalty.value(flat.params)
-            history.append(total)
+            history.append(terms.objective(values))
         terms.add_grad()
         flat.theta.sub_(flat.grad, alpha=step)
     w1[0].copy_(V[0].permute(2, 0, 1).reshape(w1.shape[1], w1.shape[2]))

@@ -60,7 +60,8 @@ class FlatPenalties:
 
     One term per penalty over the whole of theta when it covers every parameter, else
     one per parameter it names; a centre is flattened (and broadcast over the members)
-    once. The values (on recorded steps) are the penalties' own (``L2Penalty.value``).
+    once. The objective of a recorded step (``objective``) computes the penalties'
+    values on the same blocks, with ``L2Penalty.value``'s arithmetic (bitwise).
 
     Args:
         penalties: The fit's penalties.
@@ -69,11 +70,20 @@ class FlatPenalties:
 
     def __init__(self, penalties: Sequence[L2Penalty], flat: FlatParams) -> None:
         self.penalties = list(penalties)
+        self.flat = flat
         self.terms: list[tuple[float, slice, torch.Tensor | None]] = []
         #: theta - c of the terms with a centre, written in place every step
         self._diffs: list[torch.Tensor | None] = []
+        #: each penalty with the indices of its terms (none when lam = 0)
+        self._groups: list[tuple[L2Penalty, list[int]]] = []
+        #: the parameters each term covers, in their order
+        self._term_names: list[list[str]] = []
+        #: per term: a buffer for its squares and their (M, k) rows per parameter
+        self._squares: list[tuple[torch.Tensor, list[torch.Tensor]]] | None = None
         everything = slice(0, flat.theta.numel())
         for penalty in self.penalties:
+            indices: list[int] = []
+            self._groups.append((penalty, indices))
             if penalty.lam == 0.0:
                 continue
             names = flat.names if penalty.names is None else penalty.names
@@ -91,7 +101,9 @@ class FlatPenalties:
                             for n in group
                         ]
                     )
+                indices.append(len(self.terms))
                 self.terms.append((penalty.lam, block, center))
+                self._term_names.append(list(group))
                 self._diffs.append(None if center is None else torch.empty_like(center))
         #: (grad, theta) views of each term's block in ``flat``, made once
         self._views = [(flat.grad[b], flat.theta[b]) for _, b, _ in self.terms]
@@ -105,6 +117,52 @@ class FlatPenalties:
                 grad.add_(theta, alpha=lam)
             else:  # theta - c into its buffer: no allocation per step
                 grad.add_(torch.sub(theta, center, out=diff), alpha=lam)
+
+    def objective(self, values: torch.Tensor) -> torch.Tensor:
+        """J per member (M,): the losses' values (M or 1, n) summed, plus the penalties.
+
+        The penalties' values are ``L2Penalty.value``'s arithmetic on the flat buffers,
+        bitwise: per parameter in its order, (lam / 2) times the row sums of
+        (theta - c)^2 (M, k), added one after the other, each penalty added to the
+        losses' sum in turn; the squares of a term's block are one operation, not one
+        per parameter (a recorded step of a six-tensor network dispatched 36 for its
+        penalty).
+        """
+        total = values.sum(-1).expand(self.flat.members)
+        if self._squares is None:
+            self._squares = [self._square_rows(i) for i in range(len(self.terms))]
+        for penalty, indices in self._groups:
+            if not indices:  # lam = 0: L2Penalty.value's zeros
+                total = total + penalty.value(self.flat.params)
+                continue
+            half = 0.5 * penalty.lam
+            value: torch.Tensor | None = None
+            for i in indices:
+                center, diff = self.terms[i][2], self._diffs[i]
+                theta = self._views[i][1]
+                if center is not None and diff is not None:
+                    theta = torch.sub(theta, center, out=diff)
+                squares, rows = self._squares[i]
+                torch.mul(theta, theta, out=squares)
+                for row in rows:
+                    term = half * row.sum(1)
+                    value = term if value is None else value.add_(term)
+            assert value is not None
+            total = total + value
+        return total
+
+    def _square_rows(self, i: int) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """A buffer for term i's squares and its (M, k) row views, one per parameter."""
+        flat, block = self.flat, self.terms[i][1]
+        squares = torch.empty_like(flat.theta[block])
+        rows = []
+        for name in self._term_names[i]:
+            part = flat.slices[name]
+            start = part.start - block.start
+            rows.append(
+                squares[start : start + part.stop - part.start].view(flat.members, -1)
+            )
+        return squares, rows
 
 
 class Adam:

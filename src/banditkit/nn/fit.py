@@ -36,7 +36,7 @@ Symbols: lr = η, steps = J.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import torch
@@ -346,8 +346,10 @@ def _steps(
             for i in range(steps)
         ]
 
+        derivative = loss.step_derivative(obs, flat.members, new)
+
         def objective(f: torch.Tensor) -> torch.Tensor:
-            return _objective(loss.value_and_dloss_df(f, obs)[0], terms, flat)
+            return terms.objective(loss.value_and_dloss_df(f, obs)[0])
 
         history: list[torch.Tensor] = []
         i = 0
@@ -363,7 +365,7 @@ def _steps(
                     history.append(value)
                 i += count
                 continue
-            value = _gradient(network, obs, loss, terms, flat, recorded[i])
+            value = _gradient(network, obs, loss, derivative, terms, flat, recorded[i])
             if value is not None:
                 history.append(value)
             if adam is None:
@@ -381,28 +383,22 @@ def _gradient(
     network: Pass,
     obs: Observations,
     loss: Loss,
+    derivative: Callable[[torch.Tensor], torch.Tensor],
     terms: FlatPenalties,
     flat: FlatParams,
     recorded: bool,
 ) -> torch.Tensor | None:
-    """Grad J into ``flat.grad``; J per member (M,) when ``recorded``, else None."""
+    """Grad J into ``flat.grad``; J per member (M,) when ``recorded``, else None.
+
+    ``derivative`` is the loss's ``step_derivative``, for the unrecorded steps.
+    """
     f = network.forward()
     if not recorded:
-        network.backward(loss.dloss_df(f, obs))
+        network.backward(derivative(f))
         terms.add_grad()
         return None
     values, dloss_df = loss.value_and_dloss_df(f, obs)
-    total = _objective(values, terms, flat)
+    total = terms.objective(values)
     network.backward(dloss_df)
     terms.add_grad()
-    return total
-
-
-def _objective(
-    values: torch.Tensor, terms: FlatPenalties, flat: FlatParams
-) -> torch.Tensor:
-    """J per member (M,): the losses' values (M or 1, N) summed, plus the penalties."""
-    total = values.sum(-1).expand(flat.members)
-    for penalty in terms.penalties:
-        total = total + penalty.value(flat.params)
     return total

@@ -46,6 +46,7 @@ import torch
 from banditkit.core.validation import check_scalar
 from banditkit.glm.links import get_link
 from banditkit.nn._kernels import member_by_member
+from banditkit.nn._scratch import Allocator
 from banditkit.nn.observations import Pairs, Rows, Sets
 
 __all__ = [
@@ -167,6 +168,22 @@ class Loss(abc.ABC):
     def dloss_df(self, f: torch.Tensor, obs: Any) -> torch.Tensor:
         """D (sum of losses) / d f (M, N), without the losses' values."""
         return self.value_and_dloss_df(f, obs)[1]
+
+    def step_derivative(
+        self, obs: Any, members: int, new: Allocator
+    ) -> Callable[[torch.Tensor], torch.Tensor]:
+        """``dloss_df(., obs)`` for the trainer's steps on these observations.
+
+        A loss may prepare buffers from ``new`` (the trainer's, ``nn._scratch``) and
+        return its derivative in them, valid until the next call; the values are
+        ``dloss_df``'s bitwise. By default ``dloss_df`` itself.
+
+        Args:
+            obs: The fit's observations.
+            members: M, the rows of f.
+            new: Allocates an uninitialised tensor of ``obs.X``'s dtype and device.
+        """
+        return lambda f: self.dloss_df(f, obs)
 
     @abc.abstractmethod
     def value_and_dloss_df(
@@ -291,6 +308,37 @@ class BradleyTerry(Loss):
         margin = _margin(f, obs)
         g = BCE().derivative(margin, obs.y, obs.weights)
         return _scatter_pairs(f, obs, g.expand_as(margin))
+
+    def step_derivative(
+        self, obs: Pairs, members: int, new: Allocator
+    ) -> Callable[[torch.Tensor], torch.Tensor]:
+        """``dloss_df`` into buffers made once (see ``Loss``).
+
+        On the halves layout df = [g, -g] with g = w (sigmoid(T) - y) and
+        T = f[:, :n] - f[:, n:]: five operations into two buffers, where ``dloss_df``
+        allocates five tensors (T, the sigmoid, y subtracted, the weights, -g) and
+        concatenates. The same operations in the same order, so the same values; other
+        layouts, and stacks computed member by member (``per_member``), run
+        ``dloss_df``.
+        """
+        if not obs.halves or (members > 1 and member_by_member(obs.X)):
+            return super().step_derivative(obs, members, new)
+        n = obs.n
+        df, margin = new((members, 2 * n)), new((members, n))
+        first, second = df[:, :n], df[:, n:]
+        y, weights = obs.y, obs.weights
+
+        def derivative(f: torch.Tensor) -> torch.Tensor:
+            torch.sub(f[:, :n], f[:, n:], out=margin)
+            torch.sigmoid(margin, out=margin).sub_(y)
+            if weights is None:
+                first.copy_(margin)
+            else:
+                torch.mul(weights, margin, out=first)
+            torch.neg(first, out=second)
+            return df
+
+        return derivative
 
 
 def _margin(f: torch.Tensor, obs: Pairs) -> torch.Tensor:
