@@ -4,7 +4,8 @@ A private part of ``nn.fit`` and ``StackedMLP.forward_vjp``. A pass is built onc
 fit on the rows X (N, d) shared by the members and the views of the flat parameters and
 gradients (``nn._flat.FlatParams``); ``forward()`` returns f (M, N) and
 ``backward(v)`` writes sum_k v[., k] df[., k] / dtheta into the gradient views.
-Buffers are allocated once. The pass is chosen by the network (``make_pass``):
+Buffers are allocated once, by the allocator given (the trainer's ``nn._scratch``).
+The pass is chosen by the network (``make_pass``):
 
 * ``Dense2``: depth 2, one member: the closed form of ``nn._kernels`` (module docstring
   there), with z = X W_1^T + b_1, h = a(z), sw = s W_2[0]:
