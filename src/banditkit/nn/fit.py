@@ -17,9 +17,9 @@ betas, fresh state at each call). The parameters and their gradient live in two 
 buffers for the fit (``nn._flat``), every buffer and view is made once (in memory
 that the next fit reuses, ``nn._scratch``), and the objective's value is computed only
 on the steps whose J is recorded: a step costs its products and a few operations per
-layer, not a pass through Python objects. Members
-never mix: every operation is per member or batched over the member axis, so a stack of
-M equals M runs of one (tests: within 1e-12).
+layer, not a pass through Python objects. Members never mix: every operation is per
+member or batched over the member axis, so a stack of M equals M runs of one (tests:
+within 1e-12).
 
 Kernels, chosen here (never by the caller), all with the arithmetic above: one depth-2
 network without biases trained by GD on unweighted rows with BCE or MSE and L2 penalties
@@ -354,9 +354,8 @@ def _steps(
         history: list[torch.Tensor] = []
         i = 0
         while i < steps:
-            if (
-                fused is not None
-            ):  # to the next recorded step; J of the first if recorded
+            if fused is not None:
+                # the fused steps to the next recorded one, J of the first if recorded
                 count = next((j for j in range(i + 1, steps) if recorded[j]), steps) - i
                 value = fused(
                     count, flat, lr * scale, objective if recorded[i] else None
