@@ -199,3 +199,41 @@ def test_units_row_blocks_equal_one_block_up_to_rounding(monkeypatch, dtype):
             blocked.params[name], whole.params[name], rtol=tol, atol=tol
         )
     assert not torch.equal(blocked.params["layers.0.weight"], params["layers.0.weight"])
+
+
+def test_members_on_own_rows_run_the_fused_loop_whatever_the_pass(monkeypatch):
+    """Members with their own rows take the batched units loop also when the stack is
+    computed member by member (its pass is ``Members``, without the units buffers: the
+    loop then gets its own), so that ``separate_members`` does not change its
+    arithmetic: the same parameters and objectives as the stack without it."""
+    calls = []
+    loop = _fused.members_units_steps
+
+    def spy(*args, **kwargs):
+        calls.append(args[0])
+        return loop(*args, **kwargs)
+
+    monkeypatch.setattr(_fused, "members_units_steps", spy)
+    gen = torch.Generator().manual_seed(0)
+    net = StackedMLP(6, width=16, depth=2)
+    params = net.init(3, gen, dtype=torch.float64)
+    X = torch.randn(3, 40, 6, generator=gen, dtype=torch.float64)
+    y = (torch.rand(3, 40, generator=gen) < 0.5).double()
+    fits = [
+        fit(
+            net,
+            params,
+            Rows(X, y),
+            BCE(),
+            penalties=[L2Penalty(0.5)],
+            lr=0.002,
+            steps=12,
+            record="ends",
+            separate_members=separate,
+        )
+        for separate in (False, True)
+    ]
+    assert calls == [11, 1, 11, 1]  # to the last recorded step, then that step
+    for name in params:
+        assert torch.equal(fits[0].params[name], fits[1].params[name]), name
+    assert torch.equal(fits[0].history, fits[1].history)

@@ -206,6 +206,7 @@ def test_threads_keep_their_own_blocks() -> None:
         w.start()
     for w in workers:
         w.join()
+    assert len(results) == 2  # neither thread failed
     for result in results:
         for name, (theta, history) in serial.items():
             assert torch.equal(theta, result[name][0]), name

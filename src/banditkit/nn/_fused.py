@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from banditkit.nn._passes import Dense2, Pass
-from banditkit.nn._scratch import copy_into
+from banditkit.nn._scratch import Allocator, copy_into
 from banditkit.nn.losses import BCE, Gaussian, Loss
 from banditkit.nn.network import Params, StackedMLP
 from banditkit.nn.observations import Pairs, Rows, Sets
@@ -127,25 +127,44 @@ def fused_steps(
     obs: Observations,
     loss: Loss,
     terms: FlatPenalties,
+    new: Allocator,
 ) -> Steps | None:
     """The kernel of this GD fit's steps, or None (the plain steps).
 
     ``UnitsSteps`` for one member on shared rows, ``members_units_steps`` for members
-    with their own rows (X (M, N, d)), both in the units case (``_units_case``).
+    with their own rows (X (M, N, d)), both in the units case (``_units_case``). Their
+    buffers are the ``Dense2`` pass's (``network``) where it has them, else from ``new``.
     """
     if not _units_case(net, obs, loss, terms):
         return None
     assert isinstance(obs, Rows)
     lam = terms.terms[0][0]
-    if not isinstance(network, Dense2):
-        return None
     if obs.X.ndim == 3:
+        buffers = _members_buffers(network, obs.X, net.width, new)
         return lambda count, flat, step, objective: members_units_steps(
-            count, flat, network, obs.y, lam, step, objective
+            count, flat, obs.X, buffers, obs.y, net.out_scale, lam, step, objective
         )
-    if network.w1.shape[0] == 1 and obs.y.ndim == 1:
+    if isinstance(network, Dense2) and network.w1.shape[0] == 1 and obs.y.ndim == 1:
         return UnitsSteps(network, obs.y, lam)
     return None
+
+
+#: X^T (M, d, N), h^T (M, m, N), f (M, 1, N) and sw (M, m) of ``members_units_steps``
+_MembersBuffers = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
+
+
+def _members_buffers(
+    network: Pass, X: torch.Tensor, m: int, new: Allocator
+) -> _MembersBuffers:
+    """The units layout's buffers on rows X (M, N, d).
+
+    The ``Dense2`` pass's, or new ones from ``new`` (a stack computed member by member
+    builds ``Members``, which has none).
+    """
+    if isinstance(network, Dense2):
+        return network.XT, network.hT, network.f, network.sw2
+    M, N, _ = X.shape
+    return copy_into(new, X.mT), new((M, m, N)), new((M, 1, N)), new((M, m))
 
 
 class UnitsSteps:
@@ -231,8 +250,10 @@ class UnitsSteps:
 def members_units_steps(
     count: int,
     flat: FlatParams,
-    network: Dense2,
+    X: torch.Tensor,
+    buffers: _MembersBuffers,
     y: torch.Tensor,
+    s: float,
     lam: float,
     step: float,
     objective: Objective | None = None,
@@ -243,16 +264,15 @@ def members_units_steps(
     h^T = relu(W_1 X^T), f = sw^T h^T, v = sigmoid(f) - y, C^T = 1[h^T > 0] v (over
     h^T), G = C^T X, dW_1 = sw * G, dw_2 = s (W_1 . G), with batched products (the
     seeds of one NeuralLog configuration side by side,
-    ``policies.logistic.neurallog_batched``), in the buffers of ``network`` (its
-    units layout on the same rows: h^T, X^T, f and sw).
+    ``policies.logistic.neurallog_batched``), in ``buffers`` made once per fit
+    (``_members_buffers``).
     """
-    X, s = network.X, network.s
     W1 = flat.params["layers.0.weight"]
     W2 = flat.params["layers.1.weight"][:, 0]
     g1 = flat.grads["layers.0.weight"]
     g2 = flat.grads["layers.1.weight"][:, 0]  # (M, m)
     grad, theta = flat.grad, flat.theta
-    XT, hT, f, sw = network.XT, network.hT, network.f, network.sw2
+    XT, hT, f, sw = buffers
     labels = y.unsqueeze(-2)  # (M or 1, 1, N)
     sw_row, sw_col = sw.unsqueeze(1), sw.unsqueeze(-1)
     v_rows = f.expand_as(hT)

@@ -339,7 +339,9 @@ def _steps(
         terms = FlatPenalties(penalties, flat)
         adam = Adam(flat.theta, lr) if optimizer == "adam" else None
         fused = (
-            None if adam is not None else fused_steps(net, network, obs, loss, terms)
+            None
+            if adam is not None
+            else fused_steps(net, network, obs, loss, terms, new)
         )
         recorded = [
             record == "all" or (record == "ends" and i in (0, steps - 1))
