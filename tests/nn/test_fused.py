@@ -1,10 +1,25 @@
-"""nn.fit's GD steps (flat buffers, fused units steps) against the generic step."""
+"""nn.fit's GD steps (flat buffers, the row sweep, fused loops) against the generic step."""
+
+import importlib
 
 import pytest
 import torch
 
-from banditkit.nn import BCE, MSE, L2Penalty, Rows, StackedMLP, _fused, fit
-from banditkit.nn._fused import blocks_apply
+from banditkit.nn import (
+    BCE,
+    MSE,
+    BradleyTerry,
+    Gaussian,
+    L2Penalty,
+    Pairs,
+    Rows,
+    StackedMLP,
+    _fused,
+    fit,
+)
+from banditkit.nn._flat import FlatParams, FlatPenalties
+from banditkit.nn._fused import blocks_apply, row_sweep
+from banditkit.nn._passes import make_pass
 from banditkit.nn.fit import objective_and_grads
 from banditkit.nn.network import NeuralLinear
 
@@ -150,13 +165,13 @@ def test_units_steps_run_every_step_recorded_or_not(monkeypatch, record):
     )
     want, history = generic_gd(net, params, obs, loss_fn, penalties, 0.05, 5)
     counted = []
-    call = _fused.UnitsSteps.__call__
+    call = _fused.RowSweep.__call__
 
     def counting(self, count, flat, step, objective=None):
         counted.append((count, objective is not None))
         return call(self, count, flat, step, objective)
 
-    monkeypatch.setattr(_fused.UnitsSteps, "__call__", counting)
+    monkeypatch.setattr(_fused.RowSweep, "__call__", counting)
     got = fit(
         net, params, obs, loss_fn, penalties=penalties, lr=0.05, steps=5, record=record
     )
@@ -190,7 +205,7 @@ def test_units_row_blocks_equal_one_block_up_to_rounding(monkeypatch, dtype):
 
     whole = run()
     # 20 units x 203 rows > 2 x 1000: blocks of 50 rows, the last of 3
-    monkeypatch.setattr(_fused, "UNITS_BLOCK_ELEMENTS", 1000)
+    monkeypatch.setattr(_fused, "UNITS_BLOCK_BYTES", 8000)
     blocked = run()
     tol = 1e-12 if dtype == torch.float64 else 1e-5
     torch.testing.assert_close(blocked.history, whole.history, rtol=tol, atol=tol)
@@ -237,3 +252,156 @@ def test_members_on_own_rows_run_the_fused_loop_whatever_the_pass(monkeypatch):
     for name in params:
         assert torch.equal(fits[0].params[name], fits[1].params[name]), name
     assert torch.equal(fits[0].history, fits[1].history)
+
+
+#: the trainer's module (``banditkit.nn.fit`` the attribute is the function)
+trainer = importlib.import_module("banditkit.nn.fit")
+
+SWEEP_KINDS = ["members-gaussian-weighted", "rows-bce-bias-adam", "pairs-btl-adam"]
+
+
+def sweep_problem(kind, dtype, n=120, d=5, width=8):
+    """A fit the row sweep computes: (net, params, obs, loss, penalties, optimizer)."""
+    g = torch.Generator().manual_seed(5)
+    X = torch.randn(n, d, generator=g, dtype=torch.float64) / d**0.5
+    w = torch.rand(n, generator=g, dtype=torch.float64) + 0.5
+    if kind == "members-gaussian-weighted":  # Neural-ES: own targets, L2 to theta_0
+        net = StackedMLP(d, width=width)
+        params = net.init(3, g, dtype=dtype)
+        y = torch.randn(3, n, generator=g, dtype=torch.float64)
+        obs = Rows(X, y, w, dtype=dtype)
+        centre = {k: v.clone() for k, v in params.items()}
+        penalties = [L2Penalty(0.4, centre), L2Penalty(0.1)]
+        return net, params, obs, Gaussian(0.8), penalties, "gd"
+    if kind == "rows-bce-bias-adam":
+        net = StackedMLP(d, width=width, bias=True)
+        params = net.init(1, g, dtype=dtype)
+        y = (torch.rand(n, generator=g) < 0.5).double()
+        return net, params, Rows(X, y, w, dtype=dtype), BCE(), [L2Penalty(0.3)], "adam"
+    net = NeuralLinear(d, width=width)  # NVLDB: weighted duels, L2 to theta_0
+    params = net.init(1, g, dtype=dtype)
+    half = n // 2
+    y = (torch.rand(half, generator=g) < 0.5).double()
+    obs = Pairs(X, torch.arange(half), torch.arange(half, n), y, w[:half], dtype=dtype)
+    centre = {k: v.clone() for k, v in params.items()}
+    return net, params, obs, BradleyTerry(), [L2Penalty(1.0, centre)], "adam"
+
+
+def sweep_fit(kind, dtype, record="all", steps=6, optimizer=None):
+    net, params, obs, loss, penalties, default = sweep_problem(kind, dtype)
+    optimizer = optimizer or default
+    lr = 0.01 if optimizer == "adam" else 0.002
+    return fit(
+        net,
+        params,
+        obs,
+        loss,
+        penalties=penalties,
+        optimizer=optimizer,
+        lr=lr,
+        steps=steps,
+        record=record,
+    )
+
+
+@pytest.mark.parametrize("kind", SWEEP_KINDS)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("record", ["all", "ends"])
+def test_one_block_sweep_is_the_two_passes_bitwise(monkeypatch, kind, dtype, record):
+    """With one block the sweep runs the passes' operations on ``step_derivative``'s
+    values: members with weights and a centre (GD), biases (Adam), pairs (Adam)."""
+    sweeps = []
+    gradient = _fused.RowSweep.gradient
+
+    def spy(self):
+        sweeps.append(len(self.blocks))
+        gradient(self)
+
+    monkeypatch.setattr(_fused.RowSweep, "gradient", spy)
+    swept = sweep_fit(kind, dtype, record)
+    assert sweeps == [1] * 6
+    monkeypatch.setattr(trainer, "row_sweep", lambda *args, **kwargs: None)
+    passes = sweep_fit(kind, dtype, record)
+    assert len(sweeps) == 6  # the passes, not the sweep
+    assert torch.equal(swept.history, passes.history)
+    for name in swept.params:
+        assert torch.equal(swept.params[name], passes.params[name]), name
+
+
+@pytest.mark.parametrize("kind", SWEEP_KINDS)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_row_blocks_equal_one_block_up_to_rounding(monkeypatch, kind, dtype):
+    """Blocks of units (a pair's two rows together, members' f put back in row order
+    for the recorded objective) change only the order of G's and sum v's additions.
+
+    Under GD: Adam divides each gradient entry by its own magnitude, so that an entry
+    that is zero up to rounding (the symmetric start of ``NeuralLinear``) moves by
+    +-lr whichever way it rounds."""
+    whole = sweep_fit(kind, dtype, optimizer="gd")
+    blocks = []
+    init = _fused.RowSweep.__init__
+
+    def spy(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        blocks.append(len(self.blocks))
+
+    monkeypatch.setattr(_fused.RowSweep, "__init__", spy)
+    # 400 bytes: 2 to 12 rows a block of 8 (or 3 x 8) units, 10 blocks or more
+    monkeypatch.setattr(_fused, "UNITS_BLOCK_BYTES", 400)
+    blocked = sweep_fit(kind, dtype, optimizer="gd")
+    assert blocks and min(blocks) >= 10, blocks
+    tol = 1e-12 if dtype == torch.float64 else 1e-5
+    torch.testing.assert_close(blocked.history, whole.history, rtol=tol, atol=tol)
+    for name in whole.params:
+        torch.testing.assert_close(
+            blocked.params[name], whole.params[name], rtol=tol, atol=tol
+        )
+
+
+def test_row_blocks_follow_the_torch_func_gradient(monkeypatch):
+    """Blocked pairs with biases, one step at lr 1: theta_0 - theta_1 is torch.func's
+    gradient of the objective written out (an independent computation)."""
+    monkeypatch.setattr(_fused, "UNITS_BLOCK_BYTES", 8 * 8 * 7)
+    net, params, obs, loss, penalties, _ = sweep_problem(
+        "pairs-btl-adam", torch.float64
+    )
+
+    def total(p):
+        f = net.forward(p, obs.X)
+        half = obs.n
+        margin = f[:, :half] - f[:, half:]
+        values = obs.weights * (torch.nn.functional.softplus(margin) - obs.y * margin)
+        diff = torch.cat(
+            [(p[k] - c).reshape(-1) for k, c in penalties[0].center.items()]
+        )
+        return values.sum() + 0.5 * penalties[0].lam * (diff * diff).sum()
+
+    grads = torch.func.grad(total)({k: v.clone() for k, v in params.items()})
+    result = fit(net, params, obs, loss, penalties=penalties, lr=1.0, steps=1)
+    torch.testing.assert_close(
+        result.history[0, 0], total(params), rtol=1e-12, atol=1e-12
+    )
+    for name, g in grads.items():
+        torch.testing.assert_close(
+            params[name] - result.params[name], g, rtol=1e-10, atol=1e-10
+        )
+
+
+def test_a_loss_that_overrides_its_derivative_alone_is_not_swept():
+    """A subclass with its own ``dloss_df`` but its parent's ``row_slope`` would be
+    swept with the parent's slope: ``row_sweep`` declines it (the passes run it)."""
+
+    class Doubled(BCE):
+        def dloss_df(self, f, obs):
+            return 2.0 * super().dloss_df(f, obs)
+
+    net, params, obs, _, penalties, _ = sweep_problem(
+        "rows-bce-bias-adam", torch.float64
+    )
+    flat = FlatParams({k: v.clone() for k, v in params.items()})
+    network = make_pass(net, flat.params, flat.grads, obs.X)
+    terms = FlatPenalties(penalties, flat)
+    assert row_sweep(net, network, obs, BCE(), terms, gd=False) is not None
+    assert row_sweep(net, network, obs, Doubled(), terms, gd=False) is None
+    shared = Pairs(obs.X, torch.arange(60), torch.arange(60).flip(0), obs.y[:60])
+    assert row_sweep(net, network, shared, BradleyTerry(), terms, gd=False) is None

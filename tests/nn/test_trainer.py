@@ -247,6 +247,37 @@ def test_step_derivative_equals_dloss_df_bitwise(kind, M, separate):
             assert torch.equal(derivative(f), loss.dloss_df(f, obs)), (kind, seed)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("M", [1, 3])
+def test_row_slope_of_a_block_equals_dloss_df_bitwise(kind, M):
+    """Each block's slope (its rows offset after offset) is ``dloss_df``'s values on
+    those rows: bitwise for a block of every unit, to the last bit on smaller blocks (a
+    sigmoid's tail elements take PyTorch's scalar path); the losses whose units share
+    rows have none."""
+    loss, obs = observations(kind, M)
+    rows = loss.row_slope(obs)
+    if kind in ("pairs-btl-shared", "pairs-probit", "sets-mnl"):
+        assert rows is None
+        return
+    assert rows is not None
+    assert len(rows.offsets) * rows.units == N
+    f = randn(M, N, seed=13)
+    want = loss.dloss_df(f, obs)
+    # every unit; then blocks of one, two and the rest of the units
+    for i, j in [(0, rows.units), *itertools.pairwise([0, 1, 3, rows.units])]:
+        spans = [slice(offset + i, offset + j) for offset in rows.offsets]
+        f_block = torch.cat([f[:, span] for span in spans], dim=1)
+        out = torch.full_like(f_block, torch.nan)
+        slope = rows.bind(f_block, i, j, out)
+        expected = torch.cat([want[:, s] for s in spans], dim=1)
+        for _ in range(2):  # bound once, run at every step
+            slope()
+            if j - i == rows.units:
+                assert torch.equal(out, expected)
+            else:
+                torch.testing.assert_close(out, expected, rtol=1e-15, atol=1e-16)
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_step_derivative_of_halves_in_float32_and_without_weights(weighted):
     half = N // 2

@@ -1,39 +1,41 @@
-"""The fused relu/BCE steps of ``nn.fit`` with the hidden layer as units x rows.
+"""The trainer's depth-2 relu steps with the hidden layer as units x rows.
 
-A private kernel of ``nn.fit``. The steps of one depth-2 relu network without biases
-trained by GD on unweighted rows with BCE and one L2 penalty on every parameter without
-a centre (NeuralLog's refits) keep the hidden layer as (m, N) instead of (N, m)
-(``UnitsSteps``):
+Private kernels of ``nn.fit`` on ``Dense2``'s units layout (``nn._passes``), where the
+hidden layer is (M m, N) instead of (N, m):
 
-    h^T = relu(W_1 X^T),  f = sw^T h^T,  v = sigmoid(f) - y,  C^T = 1[h^T > 0] v,
-    G = C^T X,  dW_1 = sw * G,  dw_2 = s (W_1 . G)  (rows of W_1 and G),
-    grad += lam theta,  theta -= step * grad,
+    h^T = relu([W_1, b_1] [X, 1]^T),  f = sw^T h^T + s b_2,  v = dloss/df,
+    C^T = 1[h^T > 0] v,  G = C^T [X, 1],  dW_1 = sw * G,  dw_2 = s ([W_1, b_1] . G),
 
 with v broadcast along the units in one pass (contiguous rows), sw = s W_2[0]
 multiplying the (m, d) product instead of the (N, m) block, and dw_2 = s v^T h from G:
-relu's h = z 1[z > 0] gives v^T h = sum_k C_k z_k = sum_k C_k W_1 x_k, an O(m d)
-product instead of a pass over the (m, N) block. h^T = W_1 X^T runs faster than
-X W_1^T for these shapes (docs/performance.md). The same gradient; the products and the
-place of sw round
-differently, so the iterates agree with the plain pass's up to rounding (tests: 1e-12).
-A recorded step runs here too: the objective is computed from the step's f before its
-update (``Objective``), so the whole fit is one kernel. Large hidden blocks are split
-into row blocks that stay in the cache (``UnitsSteps``).
+relu's h = z 1[z > 0] gives v^T h = sum_k C_k z_k, an O(m d) product instead of a pass
+over the hidden block.
 
-``blocks_apply`` and ``_units_case`` say where the block loop of ``nn._blocks`` and these
-steps compute a fit.
+* ``RowSweep`` (``row_sweep``): a loss that is a sum over units of a few rows each (BCE
+  and Gaussian on rows, Bradley-Terry on the halves layout of pairs; ``Loss.row_slope``)
+  on rows shared by the members: one sweep over blocks of units per step, so that each
+  block of the hidden layer stays in the cache from its forward GEMM to its gradient
+  GEMM; GD steps run as one kernel with the penalties and the update (J of a recorded
+  step from its f before the update, ``Objective``), Adam steps take its gradient.
+* ``members_units_steps`` (``fused_steps``): members on their own rows X (M, N, d)
+  under NeuralLog's refit (GD, BCE, one L2 term without a centre, no biases), the same
+  steps with batched products.
+
+The same gradient as the plain passes; blocks add G in another order (rounding, tests:
+1e-12). ``blocks_apply`` and ``_units_case`` say where the block loop of ``nn._blocks``
+and the members' loop compute a fit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
 from banditkit.nn._passes import Dense2, Pass
 from banditkit.nn._scratch import Allocator, copy_into
-from banditkit.nn.losses import BCE, Gaussian, Loss
+from banditkit.nn.losses import BCE, Gaussian, Loss, RowSlope
 from banditkit.nn.network import Params, StackedMLP
 from banditkit.nn.observations import Pairs, Rows, Sets
 from banditkit.nn.penalties import L2Penalty
@@ -42,11 +44,12 @@ if TYPE_CHECKING:
     from banditkit.nn._flat import FlatParams, FlatPenalties
 
 __all__ = [
-    "UNITS_BLOCK_ELEMENTS",
-    "UnitsSteps",
+    "UNITS_BLOCK_BYTES",
+    "RowSweep",
     "blocks_apply",
     "fused_steps",
     "members_units_steps",
+    "row_sweep",
 ]
 
 #: grad * 1[input > threshold] elementwise, into grad_input (relu's backward).
@@ -115,10 +118,56 @@ def _units_case(
 Objective = Callable[[torch.Tensor], torch.Tensor]
 Steps = Callable[[int, "FlatParams", float, Objective | None], torch.Tensor | None]
 
-#: Entries of the (m, rows) hidden block of one row block of ``UnitsSteps``: the rows
-#: are split into blocks once the whole (m, N) block exceeds ``2 * UNITS_BLOCK_ELEMENTS``
-#: (measured: docs/performance.md, "The trainer's recorded steps and row blocks").
-UNITS_BLOCK_ELEMENTS = 2**16
+#: Bytes of the (M m, rows) hidden block of one row block of ``RowSweep`` (half the
+#: L2 cache of the machine measured): the rows are split into blocks once the whole
+#: (M m, N) block exceeds twice this (measured: docs/performance.md, "The trainer's
+#: row sweep").
+UNITS_BLOCK_BYTES = 2**20
+
+
+def row_sweep(
+    net: StackedMLP,
+    network: Pass,
+    obs: Observations,
+    loss: Loss,
+    terms: FlatPenalties,
+    *,
+    gd: bool,
+) -> RowSweep | None:
+    """The row sweep of this fit's steps (``RowSweep``), or None (the passes).
+
+    A ``Dense2`` relu pass on rows shared by the members and a loss that is a sum over
+    rows (``Loss.row_slope``, defined by the class that defines its derivative, so that
+    a subclass overriding ``dloss_df`` alone is not swept with its parent's slope).
+    2-D products in the case the NeuralLog refit kernel covered (``_units_case`` with
+    one member, GD; ``RowSweep``).
+    """
+    if not (
+        isinstance(network, Dense2)
+        and network.relu
+        and not network.keep_hidden
+        and obs.X.ndim == 2
+    ):
+        return None
+    owners = [_owner(type(loss), name) for name in ("row_slope", "dloss_df")]
+    if not issubclass(owners[0], owners[1]):
+        return None
+    rows = loss.row_slope(obs)
+    if rows is None:
+        return None
+    two_d = (
+        gd
+        and isinstance(obs, Rows)
+        and network.w1.shape[0] == 1
+        and obs.y.ndim == 1
+        and _units_case(net, obs, loss, terms)
+    )
+    return RowSweep(network, rows, terms, two_d=two_d)
+
+
+def _owner(cls: type, name: str) -> type:
+    """The class of ``cls``'s MRO that defines attribute ``name``."""
+    return next(c for c in cls.__mro__ if name in vars(c))
 
 
 def fused_steps(
@@ -129,24 +178,20 @@ def fused_steps(
     terms: FlatPenalties,
     new: Allocator,
 ) -> Steps | None:
-    """The kernel of this GD fit's steps, or None (the plain steps).
+    """The batched units loop of a GD fit of members on their own rows, or None.
 
-    ``UnitsSteps`` for one member on shared rows, ``members_units_steps`` for members
-    with their own rows (X (M, N, d)), both in the units case (``_units_case``). Their
-    buffers are the ``Dense2`` pass's (``network``) where it has them, else from ``new``.
+    ``members_units_steps`` for members with their own rows (X (M, N, d)) in the units
+    case (``_units_case``), on the ``Dense2`` pass's buffers (``network``) where it has
+    them, else from ``new``. (Rows shared by the members: ``row_sweep``.)
     """
-    if not _units_case(net, obs, loss, terms):
+    if obs.X.ndim != 3 or not _units_case(net, obs, loss, terms):
         return None
     assert isinstance(obs, Rows)
     lam = terms.terms[0][0]
-    if obs.X.ndim == 3:
-        buffers = _members_buffers(network, obs.X, net.width, new)
-        return lambda count, flat, step, objective: members_units_steps(
-            count, flat, obs.X, buffers, obs.y, net.out_scale, lam, step, objective
-        )
-    if isinstance(network, Dense2) and network.w1.shape[0] == 1 and obs.y.ndim == 1:
-        return UnitsSteps(network, obs.y, lam)
-    return None
+    buffers = _members_buffers(network, obs.X, net.width, new)
+    return lambda count, flat, step, objective: members_units_steps(
+        count, flat, obs.X, buffers, obs.y, net.out_scale, lam, step, objective
+    )
 
 
 #: X^T (M, d, N), h^T (M, m, N), f (M, 1, N) and sw (M, m) of ``members_units_steps``
@@ -167,49 +212,182 @@ def _members_buffers(
     return copy_into(new, X.mT), new((M, m, N)), new((M, 1, N)), new((M, m))
 
 
-class UnitsSteps:
-    """GD steps of one network with the hidden layer as (m, N) (module docstring).
+class _Block(NamedTuple):
+    """One block of ``RowSweep``: its products' operands and views.
 
-    The buffers and the rows' layout are made once per fit. On the CPU, once the
-    (m, N) hidden block exceeds twice ``UNITS_BLOCK_ELEMENTS``, a step runs over blocks
-    of about ``UNITS_BLOCK_ELEMENTS / m`` rows: each block's h^T, v and C^T pass through
-    the cache once (forward, loss slope, relu's mask) and G accumulates C_b^T X_b, the
-    rows loss being a sum over rows. With one block the arithmetic is that of the
-    unblocked steps bitwise; with several, G sums its blocks in another order (rounding).
+    Shapes with the leading batch of one (``bmm``); ``two_d`` drops it, one member.
     """
 
-    def __init__(self, network: Dense2, y: torch.Tensor, lam: float) -> None:
-        X = network.X
-        self.w1, self.w2c, self.sw = network.w1[0], network.w2c, network.sw[0]
-        self.g1, self.g2 = network.g1[0], network.g2[0]
-        N, m = X.shape[0], self.w1.shape[0]
-        self.s, self.lam = network.s, lam
-        self.sw_col = self.sw[0].unsqueeze(-1)
-        rows = N
-        if X.device.type == "cpu" and m * N > 2 * UNITS_BLOCK_ELEMENTS:
-            rows = max(1, UNITS_BLOCK_ELEMENTS // m)
-        self.f, self.v = network.new((1, N)), network.new((1, N))
-        # the network's (m, N) hidden buffer (its first m n entries for row blocks of
-        # n rows) and its X^T (one block): nothing is allocated or copied twice
-        hidden = network.hT.view(-1)
-        #: per block: X_b^T (d, n) contiguous, X_b, y_b, f_b, v_b, v_b along the units
-        #: and h_b^T (m, n), overwritten by C_b^T (contiguous views of one buffer)
-        self.blocks = []
-        for i in range(0, N, rows):
-            j = min(i + rows, N)
-            n = j - i
-            v = self.v[:, i:j]
-            self.blocks.append(
-                (
-                    network.XT[0] if n == N else copy_into(network.new, X[i:j].mT),
-                    X[i:j],
-                    y[i:j],
-                    self.f[:, i:j],
-                    v,
-                    v.expand(m, n),
-                    hidden[: m * n].view(m, n),
-                )
+    XT: torch.Tensor  # [X_b, 1]^T (1, cols, n), contiguous
+    Xa: torch.Tensor  # [X_b, 1] (1, n, cols)
+    hT: torch.Tensor  # h_b^T (1, M m, n), overwritten by C_b^T
+    h_members: torch.Tensor  # the same as (M, m, n)
+    f: torch.Tensor  # (M, 1, n)
+    f2: torch.Tensor  # the same as (M, n)
+    v2: torch.Tensor  # v (M, n)
+    v_units: torch.Tensor  # v along the units (M, m, n), a broadcast view
+    slope: Callable[[], None]  # v from f, the loss's (``RowSlope``)
+
+
+class RowSweep:
+    """A depth-2 relu step's forward and backward in one sweep over blocks of rows.
+
+    For a loss that is a sum over units of a few rows each (``Loss.row_slope``: BCE and
+    Gaussian/MSE on rows, Bradley-Terry on the halves layout of pairs; weighted or not)
+    on rows X (N, d) shared by the M members, in ``Dense2``'s units layout (hidden layer
+    (M m, N)): per block of units, whose n rows are [X_b, 1],
+
+        h_b^T = relu([W_1, b_1] [X_b, 1]^T),  f_b = sw^T h_b^T + s b_2 (per member),
+        v_b = slope(f_b),  C_b^T = 1[h_b^T > 0] v_b,  G += C_b^T [X_b, 1],
+
+    then the gradients from G (``Dense2.units_gradients``) and db_2 = s sum v, so that
+    the (M m, n) block passes through the cache once per step: written by the forward
+    GEMM, read by relu, the head and the mask, and by the gradient GEMM. On the CPU the
+    units are split into blocks of about ``UNITS_BLOCK_BYTES`` of hidden layer once the
+    whole exceeds twice that (a block's rows copied together once per fit: a pair's two
+    rows side by side); elsewhere, and below that, one block. With one block these are
+    the products and elementwise operations of ``Dense2.forward`` then ``backward`` on
+    ``step_derivative``'s values, so the fit is that of the two passes bitwise; with
+    several, G and sum v add their blocks in another order (rounding: tests 1e-12).
+
+    One member without biases under GD on BCE (NeuralLog's refits, ``two_d``) computes
+    with 2-D products (``mm``), everything else with ``Dense2``'s batched ones (``bmm``,
+    one batch): the two round differently for the (1, m) head, and each keeps the
+    arithmetic its fits have always had (the seeded runs of tests/test_golden.py).
+
+    ``gradient()`` writes grad J of the losses into the flat gradients (penalties
+    apart); called as a fused GD kernel (``Steps``) it also adds the penalties and
+    updates theta, ``count`` times.
+    """
+
+    def __init__(
+        self,
+        network: Dense2,
+        rows: RowSlope,
+        terms: FlatPenalties,
+        *,
+        two_d: bool = False,
+    ) -> None:
+        self.network, self.terms, self.two_d = network, terms, two_d
+        M, m = network.w1.shape[:2]
+        U, N = network.hT.shape[1], network.hT.shape[2]
+        self.M, self.offsets = M, rows.offsets
+        r = len(rows.offsets)  # rows a unit
+        if r * rows.units != N:
+            raise ValueError(f"{rows.units} units of {r} rows on {N} rows")
+        units, column = rows.units, r * U * network.X.element_size()  # bytes a unit
+        if network.X.device.type == "cpu" and column * units > 2 * UNITS_BLOCK_BYTES:
+            units = max(1, UNITS_BLOCK_BYTES // column)
+        new = network.new
+        #: f and v of every block, block after block: (M, 1, n) contiguous each (the
+        #: batched head's output), so that with one block, or one member on rows, they
+        #: are the (M, N) predictions as they stand
+        self._f, self._v = new((M * N,)), new((M * N,))
+        #: s b_2 (M, 1), made once a step
+        self.sb2 = None if network.b2 is None else new((M, 1))
+        hidden = network.hT.view(-1)  # the pass's (M m, N) buffer: n columns a block
+        Xa, XT = network.Xa, network.XT  # (1, N, cols), (1, cols, N)
+        self.spans: list[tuple[int, int]] = []  # the units of each block
+        self.blocks: list[_Block] = []
+        for i in range(0, rows.units, units):
+            j = min(i + units, rows.units)
+            n, start = r * (j - i), r * i  # the block's rows, its place in f and v
+            if n == N:
+                XTb, Xab = XT, Xa
+            else:  # the units' rows, offset after offset, contiguous (once a fit)
+                Xab = Xa[:, i:j] if r == 1 else new((1, n, Xa.shape[-1]))
+                for k, offset in enumerate(rows.offsets if r > 1 else ()):
+                    Xab[:, k * (j - i) : (k + 1) * (j - i)] = Xa[
+                        :, offset + i : offset + j
+                    ]
+                XTb = copy_into(new, Xab.mT)
+            fb, vb = (
+                self._f[M * start : M * (start + n)],
+                self._v[M * start : M * (start + n)],
             )
+            hb = hidden[: U * n]
+            self.spans.append((i, j))
+            if two_d:  # one member, one row of units: 2-D views (W, G, sw (1, m) too)
+                f2, v2, h = fb.view(1, n), vb.view(1, n), hb.view(U, n)
+                block = _Block(
+                    XTb[0],
+                    Xab[0],
+                    h,
+                    h,
+                    f2,
+                    f2,
+                    v2,
+                    v2.expand(m, n),
+                    rows.bind(f2, i, j, v2),
+                )
+            else:
+                f, v, hT = fb.view(M, 1, n), vb.view(M, 1, n), hb.view(1, U, n)
+                f2, v2 = f[:, 0], v[:, 0]
+                block = _Block(
+                    XTb,
+                    Xab,
+                    hT,
+                    hT.view(M, m, n),
+                    f,
+                    f2,
+                    v2,
+                    v.expand(M, m, n),
+                    rows.bind(f2, i, j, v2),
+                )
+            self.blocks.append(block)
+        #: W, G and sw (1, m) as 2-D views for ``two_d``
+        self.flat2 = (network.Wp[0], network.Gp[0], network.sw[0])
+
+    def predictions(self) -> torch.Tensor:
+        """F (M, N) of the last ``gradient()`` (a new tensor when blocks interleave)."""
+        if len(self.blocks) == 1 or (self.M == 1 and len(self.offsets) == 1):
+            return self._f.view(self.M, -1)
+        f = self._f.new_empty((self.M, self._f.numel() // self.M))
+        for (i, j), block in zip(self.spans, self.blocks, strict=True):
+            n = j - i
+            for k, offset in enumerate(self.offsets):
+                f[:, offset + i : offset + j] = block.f2[:, k * n : (k + 1) * n]
+        return f
+
+    def gradient(self) -> None:
+        """The losses' gradient at the current parameters into the flat gradients."""
+        network, sb2, b2 = self.network, self.sb2, self.network.b2
+        network.load_units()
+        Wp, sw, Gp = network.Wp, network.sw, network.Gp
+        if self.two_d:
+            W, G, sw_row = self.flat2
+            for b, (XT, Xa, h, _, f, _, _, v_units, slope) in enumerate(self.blocks):
+                torch.mm(W, XT, out=h)
+                torch.relu_(h)
+                torch.mm(sw_row, h, out=f)
+                slope()
+                _threshold_backward(v_units, h, 0, grad_input=h)
+                if b == 0:  # G = C^T X, summed over the row blocks
+                    torch.mm(h, Xa, out=G)
+                else:
+                    G.addmm_(h, Xa)
+        else:
+            if sb2 is not None and b2 is not None:  # f = h sw + s b_2 (``Dense2``)
+                torch.mul(b2, network.s, out=sb2)
+            for b, (XT, Xa, hT, hm, f, f2, _, v_units, slope) in enumerate(self.blocks):
+                torch.bmm(Wp, XT, out=hT)
+                torch.relu_(hT)
+                torch.bmm(sw, hm, out=f)
+                if sb2 is not None:
+                    f2.add_(sb2)
+                slope()
+                _threshold_backward(v_units, hm, 0, grad_input=hm)  # C^T over h^T
+                if b == 0:
+                    torch.bmm(hT, Xa, out=Gp)
+                else:
+                    Gp.baddbmm_(hT, Xa)
+        network.units_gradients()
+        gb2 = network.gb2
+        if gb2 is not None:  # db_2 = s sum_k v_k
+            total = self.blocks[0].v2.sum(1, keepdim=True)
+            for block in self.blocks[1:]:
+                total += block.v2.sum(1, keepdim=True)
+            torch.mul(total, network.s, out=gb2)
 
     def __call__(
         self,
@@ -219,30 +397,13 @@ class UnitsSteps:
         objective: Objective | None = None,
     ) -> torch.Tensor | None:
         """``count`` GD steps; J at the first step's parameters if ``objective``."""
-        s, w1, w2c, sw, sw_col = self.s, self.w1, self.w2c, self.sw, self.sw_col
-        g1, g2, lam = self.g1, self.g2, self.lam
-        grad, theta = flat.grad, flat.theta
-        mm, relu_, sigmoid = torch.mm, torch.relu_, torch.sigmoid
+        grad, theta, add_penalties = flat.grad, flat.theta, self.terms.add_grad
         value = None
         for k in range(count):
-            torch.mul(w2c, s, out=sw)
-            for b, (XT, Xb, yb, f, v, v_units, hT) in enumerate(self.blocks):
-                mm(w1, XT, out=hT)
-                relu_(hT)
-                mm(sw, hT, out=f)
-                sigmoid(f, out=v).sub_(yb)
-                _threshold_backward(v_units, hT, 0, grad_input=hT)  # C^T over h^T
-                if b == 0:  # G = C^T X, summed over the row blocks
-                    mm(hT, Xb, out=g1)
-                else:
-                    g1.addmm_(hT, Xb)
+            self.gradient()
             if k == 0 and objective is not None:
-                value = objective(self.f)
-            # dw_2 = s (W_1 . G) (relu: v^T h = G . W_1), dW_1 = sw * G
-            torch.linalg.vecdot(w1, g1, out=g2)
-            g2.mul_(s)
-            g1.mul_(sw_col)
-            grad.add_(theta, alpha=lam)
+                value = objective(self.predictions())
+            add_penalties()
             theta.sub_(grad, alpha=step)
         return value
 

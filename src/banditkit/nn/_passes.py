@@ -201,9 +201,11 @@ class Dense2:
     its two GEMMs; the mask C^T is written over h^T (one buffer streamed instead of
     two: 15-19 % off a step's four kernels, docs/performance.md), so that one
     ``backward`` follows each ``forward`` unless ``keep_hidden``
-    (``StackedMLP.forward_vjp``, whose vjp may be called again). (Row blocks as in ``nn._fused.UnitsSteps`` gained nothing here: the
-    loss needs every f before the backward pass, so the mask reads h^T from memory.)
-    sigmoid runs the rows layout (N, m) of one member on X (N, d).
+    (``StackedMLP.forward_vjp``, whose vjp may be called again). A loss that needs
+    every f before the backward pass makes the mask read h^T from memory; the trainer
+    runs the losses that are sums over rows or pairs as one sweep of this layout over
+    blocks of rows instead (``nn._fused.RowSweep``, from ``load_units`` and
+    ``units_gradients``). sigmoid runs the rows layout (N, m) of one member on X (N, d).
     """
 
     def __init__(
@@ -286,15 +288,19 @@ class Dense2:
             return f + self.s * self.b2
         return f
 
-    def _forward_units(self) -> torch.Tensor:
-        """The relu forward: h^T = relu([W_1, b_1] [X, 1]^T), f = (s W_2[0]) h^T."""
+    def load_units(self) -> None:
+        """[W_1, b_1] into its buffer (where copied) and sw = s W_2[0]: a step's start."""
         if self.copied:
             self.Wa_w.copy_(self.w1)
             if self.b1 is not None:
                 self.Wa_b.copy_(self.b1)
+        torch.mul(self.w2c, self.s, out=self.sw2)
+
+    def _forward_units(self) -> torch.Tensor:
+        """The relu forward: h^T = relu([W_1, b_1] [X, 1]^T), f = (s W_2[0]) h^T."""
+        self.load_units()
         torch.bmm(self.Wp, self.XT, out=self.hT)
         torch.relu_(self.hT)
-        torch.mul(self.w2c, self.s, out=self.sw2)
         torch.bmm(self.sw, self.h_members, out=self.f)
         return self.f2
 
@@ -323,6 +329,10 @@ class Dense2:
             grad_input=self.c_members,
         )
         torch.bmm(self.cT, self.Xa, out=self.Gp)
+        self.units_gradients()
+
+    def units_gradients(self) -> None:
+        """dW_2, dW_1 and db_1 from G = C^T [X, 1] (relu; module docstring)."""
         # dW_2 = s v^T h = s sum_k C_k z_k = s ([W_1, b_1] . G) (relu)
         torch.linalg.vecdot(self.Wa, self.G, out=self.g2)
         self.g2.mul_(self.s)

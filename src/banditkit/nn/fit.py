@@ -44,7 +44,7 @@ import torch
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.nn._blocks import BlockLayout, choose_blocks, fused_gd_blocks
 from banditkit.nn._flat import Adam, FlatParams, FlatPenalties
-from banditkit.nn._fused import blocks_apply, fused_steps
+from banditkit.nn._fused import RowSweep, blocks_apply, fused_steps, row_sweep
 from banditkit.nn._kernels import separate_members as kernels_separate_members
 from banditkit.nn._passes import Pass, make_pass
 from banditkit.nn._scratch import scratch
@@ -338,10 +338,11 @@ def _steps(
         network = make_pass(net, flat.params, flat.grads, obs.X, new)
         terms = FlatPenalties(penalties, flat)
         adam = Adam(flat.theta, lr) if optimizer == "adam" else None
+        sweep = row_sweep(net, network, obs, loss, terms, gd=adam is None)
         fused = (
             None
             if adam is not None
-            else fused_steps(net, network, obs, loss, terms, new)
+            else sweep or fused_steps(net, network, obs, loss, terms, new)
         )
         recorded = [
             record == "all" or (record == "ends" and i in (0, steps - 1))
@@ -366,7 +367,7 @@ def _steps(
                     history.append(value)
                 i += count
                 continue
-            value = _gradient(network, obs, loss, derivative, terms, flat, recorded[i])
+            value = _gradient(network, sweep, obs, loss, derivative, terms, recorded[i])
             if value is not None:
                 history.append(value)
             if adam is None:
@@ -382,17 +383,25 @@ def _steps(
 
 def _gradient(
     network: Pass,
+    sweep: RowSweep | None,
     obs: Observations,
     loss: Loss,
     derivative: Callable[[torch.Tensor], torch.Tensor],
     terms: FlatPenalties,
-    flat: FlatParams,
     recorded: bool,
 ) -> torch.Tensor | None:
-    """Grad J into ``flat.grad``; J per member (M,) when ``recorded``, else None.
+    """Grad J into the flat gradients; J per member (M,) when ``recorded``, else None.
 
-    ``derivative`` is the loss's ``step_derivative``, for the unrecorded steps.
+    By the row sweep where there is one (``nn._fused.row_sweep``), else the pass's
+    forward and backward; ``derivative`` is the loss's ``step_derivative``, for the
+    unrecorded steps.
     """
+    if sweep is not None:
+        sweep.gradient()
+        terms.add_grad()
+        if not recorded:
+            return None
+        return terms.objective(loss.value_and_dloss_df(sweep.predictions(), obs)[0])
     f = network.forward()
     if not recorded:
         network.backward(derivative(f))

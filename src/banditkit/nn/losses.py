@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -49,6 +49,23 @@ from banditkit.nn._kernels import member_by_member
 from banditkit.nn._scratch import Allocator
 from banditkit.nn.observations import Pairs, Rows, Sets
 
+
+class RowSlope(NamedTuple):
+    """A loss that is a sum over independent units, differentiated block by block.
+
+    Unit k (a row, or a pair) reads rows ``offset + k`` of f for each offset in
+    ``offsets`` (rows: (0,); pairs on the halves layout: (0, n)). ``bind(f, i, j,
+    out)``, called once per block when a fit starts, returns the operation that writes
+    d loss / d f of the rows of units i:j into out (M, r (j - i)) from their
+    predictions f (M, r (j - i)), r = len(offsets), both laid out offset after offset
+    (``Loss.row_slope``); the views it needs are made then, not at every step.
+    """
+
+    units: int
+    offsets: tuple[int, ...]
+    bind: Callable[[torch.Tensor, int, int, torch.Tensor], Callable[[], None]]
+
+
 __all__ = [
     "BCE",
     "MNL",
@@ -57,6 +74,7 @@ __all__ = [
     "Gaussian",
     "Loss",
     "PairwiseGLM",
+    "RowSlope",
     "bce_loss",
     "loss_and_derivative",
     "mnl_nll",
@@ -185,6 +203,20 @@ class Loss(abc.ABC):
         """
         return lambda f: self.dloss_df(f, obs)
 
+    def row_slope(self, obs: Any) -> RowSlope | None:
+        """``dloss_df`` block of units by block, for a loss that is a sum over units.
+
+        Where the loss is a sum over units that each read a few rows of f (BCE and
+        Gaussian on ``Rows``: a row; Bradley-Terry on the halves layout: rows k and
+        n + k), the trainer runs the forward and backward passes over blocks of units
+        whose rows stay in the cache (``nn._fused.RowSweep``) and asks for each block's
+        derivative from that block's f: the operations of ``dloss_df`` on those rows
+        (bitwise its values for a block of all the units; on smaller blocks a sigmoid
+        may round its last bit otherwise, PyTorch computing a tensor's tail elements on
+        a scalar path). None (the default) where units share rows (other pairs, sets).
+        """
+        return None
+
     @abc.abstractmethod
     def value_and_dloss_df(
         self, f: torch.Tensor, obs: Any
@@ -230,6 +262,23 @@ class BCE(Loss):
         """See ``Loss``."""
         return self.derivative(f, obs.y, obs.weights)
 
+    def row_slope(self, obs: Rows) -> RowSlope:
+        """The derivative w (sigmoid(f) - y) on rows i:j, as ``derivative`` (``Loss``)."""
+
+        def bind(
+            f: torch.Tensor, i: int, j: int, out: torch.Tensor
+        ) -> Callable[[], None]:
+            y, weights = obs.y[..., i:j], _rows_of(obs.weights, i, j)
+
+            def slope() -> None:
+                torch.sigmoid(f, out=out).sub_(y)
+                if weights is not None:
+                    out.mul_(weights)
+
+            return slope
+
+        return RowSlope(obs.n, (0,), bind)
+
 
 class Gaussian(Loss):
     """Gaussian negative log-likelihood (f - y)^2 / (2 sigma^2) on rows, up to a constant.
@@ -271,6 +320,26 @@ class Gaussian(Loss):
         if self._precision != 1.0:
             deriv = deriv * self._precision
         return deriv if obs.weights is None else obs.weights * deriv
+
+    def row_slope(self, obs: Rows) -> RowSlope:
+        """The derivative w (f - y) / sigma^2 on rows i:j, as ``dloss_df`` (``Loss``)."""
+        precision = self._precision
+
+        def bind(
+            f: torch.Tensor, i: int, j: int, out: torch.Tensor
+        ) -> Callable[[], None]:
+            y, weights = obs.y[..., i:j], _rows_of(obs.weights, i, j)
+
+            def slope() -> None:
+                torch.sub(f, y, out=out)
+                if precision != 1.0:
+                    out.mul_(precision)
+                if weights is not None:
+                    out.mul_(weights)
+
+            return slope
+
+        return RowSlope(obs.n, (0,), bind)
 
 
 class MSE(Gaussian):
@@ -339,6 +408,43 @@ class BradleyTerry(Loss):
             return df
 
         return derivative
+
+    def row_slope(self, obs: Pairs) -> RowSlope | None:
+        """Pairs i:j on the halves layout: [g, -g], g = w (sigmoid(T) - y) (``Loss``).
+
+        The operations of ``step_derivative`` on the block's rows; None off the halves
+        layout.
+        """
+        if not obs.halves:
+            return None
+
+        def bind(
+            f: torch.Tensor, i: int, j: int, out: torch.Tensor
+        ) -> Callable[[], None]:
+            n = j - i
+            y, weights = obs.y[..., i:j], _rows_of(obs.weights, i, j)
+            first, second, g, negated = f[:, :n], f[:, n:], out[:, :n], out[:, n:]
+            # T in a contiguous buffer, as ``step_derivative``'s: sigmoid's vectorised
+            # and scalar paths round differently, and a strided view takes the latter
+            margin = g if g.is_contiguous() else torch.empty_like(g)
+
+            def slope() -> None:
+                torch.sub(first, second, out=margin)
+                torch.sigmoid(margin, out=margin).sub_(y)
+                if weights is not None:
+                    torch.mul(margin, weights, out=g)
+                elif margin is not g:
+                    g.copy_(margin)
+                torch.neg(g, out=negated)
+
+            return slope
+
+        return RowSlope(obs.n, (0, obs.n), bind)
+
+
+def _rows_of(weights: torch.Tensor | None, i: int, j: int) -> torch.Tensor | None:
+    """Weights of units i:j (along the last axis), or None without weights."""
+    return None if weights is None else weights[..., i:j]
 
 
 def _margin(f: torch.Tensor, obs: Pairs) -> torch.Tensor:
