@@ -216,19 +216,20 @@ def test_units_row_blocks_equal_one_block_up_to_rounding(monkeypatch, dtype):
     assert not torch.equal(blocked.params["layers.0.weight"], params["layers.0.weight"])
 
 
-def test_members_on_own_rows_run_the_fused_loop_whatever_the_pass(monkeypatch):
-    """Members with their own rows take the batched units loop also when the stack is
-    computed member by member (its pass is ``Members``, without the units buffers: the
-    loop then gets its own), so that ``separate_members`` does not change its
-    arithmetic: the same parameters and objectives as the stack without it."""
+def test_members_on_own_rows_run_the_batched_sweep_whatever_the_pass(monkeypatch):
+    """Members with their own rows take the batched sweep (one bmm batch a member)
+    also when the stack is computed member by member (its pass is ``Members``, without
+    the units buffers: the sweep then gets a ``Dense2`` of its own), so that
+    ``separate_members`` does not change its arithmetic: the same parameters and
+    objectives as the stack without it."""
     calls = []
-    loop = _fused.members_units_steps
+    call = _fused.RowSweep.__call__
 
-    def spy(*args, **kwargs):
-        calls.append(args[0])
-        return loop(*args, **kwargs)
+    def spy(self, count, flat, step, objective=None):
+        calls.append((count, self.network.hT.shape[0]))
+        return call(self, count, flat, step, objective)
 
-    monkeypatch.setattr(_fused, "members_units_steps", spy)
+    monkeypatch.setattr(_fused.RowSweep, "__call__", spy)
     gen = torch.Generator().manual_seed(0)
     net = StackedMLP(6, width=16, depth=2)
     params = net.init(3, gen, dtype=torch.float64)
@@ -248,16 +249,71 @@ def test_members_on_own_rows_run_the_fused_loop_whatever_the_pass(monkeypatch):
         )
         for separate in (False, True)
     ]
-    assert calls == [11, 1, 11, 1]  # to the last recorded step, then that step
+    # to the last recorded step, then that step; three batches of one member's units
+    assert calls == [(11, 3), (1, 3), (11, 3), (1, 3)]
     for name in params:
         assert torch.equal(fits[0].params[name], fits[1].params[name]), name
     assert torch.equal(fits[0].history, fits[1].history)
 
 
+def test_neurallog_seed_batch_is_its_former_loop_bitwise():
+    """A batch of NeuralLog seeds on their own rows: the sweep's operations are those
+    of the batched loop it replaced (``members_units_steps``), written out here."""
+    gen = torch.Generator().manual_seed(3)
+    M, N, d, m, s, lam, step = 3, 50, 6, 16, 4.0, 0.5, 0.002
+    net = StackedMLP(d, width=m, depth=2)
+    assert net.out_scale == s
+    params = net.init(M, gen, dtype=torch.float64)
+    X = torch.randn(M, N, d, generator=gen, dtype=torch.float64)
+    y = (torch.rand(M, N, generator=gen) < 0.5).double()
+    W1 = params["layers.0.weight"].clone()
+    W2 = params["layers.1.weight"][:, 0].clone()
+    XT = X.mT.contiguous()
+    history = []
+    for k in range(9):  # the former loop, on separate tensors
+        hT = torch.bmm(W1, XT).relu_()
+        sw = W2 * s
+        f = torch.bmm(sw.unsqueeze(1), hT)
+        if k in (0, 8):
+            values = BCE().value_and_dloss_df(f[:, 0], Rows(X, y))[0].sum(-1)
+            penalty = 0.5 * lam * (W1.flatten(1) ** 2).sum(1) + 0.5 * lam * (W2**2).sum(
+                1
+            )
+            history.append(values + penalty)
+        torch.sigmoid_(f).sub_(y.unsqueeze(-2))
+        torch.ops.aten.threshold_backward.grad_input(
+            f.expand_as(hT), hT, 0, grad_input=hT
+        )
+        g1 = torch.bmm(hT, X)
+        g2 = torch.linalg.vecdot(W1, g1).mul_(s)
+        g1.mul_(sw.unsqueeze(-1))
+        W1.sub_(g1.add_(W1, alpha=lam), alpha=step)
+        W2.sub_(g2.add_(W2, alpha=lam), alpha=step)
+    got = fit(
+        net,
+        params,
+        Rows(X, y),
+        BCE(),
+        penalties=[L2Penalty(lam)],
+        lr=step,
+        steps=9,
+        record="ends",
+    )
+    assert torch.equal(got.params["layers.0.weight"], W1)
+    assert torch.equal(got.params["layers.1.weight"][:, 0], W2)
+    torch.testing.assert_close(got.history, torch.stack(history), rtol=1e-13, atol=0)
+
+
 #: the trainer's module (``banditkit.nn.fit`` the attribute is the function)
 trainer = importlib.import_module("banditkit.nn.fit")
 
-SWEEP_KINDS = ["members-gaussian-weighted", "rows-bce-bias-adam", "pairs-btl-adam"]
+SWEEP_KINDS = [
+    "members-gaussian-weighted",
+    "rows-bce-bias-adam",
+    "pairs-btl-adam",
+    "own-rows-bce-centre",
+    "own-pairs-btl-adam",
+]
 
 
 def sweep_problem(kind, dtype, n=120, d=5, width=8):
@@ -273,6 +329,23 @@ def sweep_problem(kind, dtype, n=120, d=5, width=8):
         centre = {k: v.clone() for k, v in params.items()}
         penalties = [L2Penalty(0.4, centre), L2Penalty(0.1)]
         return net, params, obs, Gaussian(0.8), penalties, "gd"
+    if kind == "own-rows-bce-centre":  # seeds on their own rows, weighted, a centre
+        net = StackedMLP(d, width=width)
+        params = net.init(3, g, dtype=dtype)
+        Xs = torch.randn(3, n, d, generator=g, dtype=torch.float64) / d**0.5
+        y = (torch.rand(3, n, generator=g) < 0.5).double()
+        centre = {k: v.clone() for k, v in params.items()}
+        obs = Rows(Xs, y, w.expand(3, n), dtype=dtype)
+        return net, params, obs, BCE(), [L2Penalty(0.4, centre)], "gd"
+    if kind == "own-pairs-btl-adam":  # NVLDB seeds (float32) on their own duels
+        net = NeuralLinear(d, width=width)
+        params = net.init(3, g, dtype=dtype)
+        half = n // 2
+        Xs = torch.randn(3, n, d, generator=g, dtype=torch.float64) / d**0.5
+        y = (torch.rand(3, half, generator=g) < 0.5).double()
+        first, second = torch.arange(half), torch.arange(half, n)
+        obs = Pairs(Xs, first, second, y, w[:half], dtype=dtype)
+        return net, params, obs, BradleyTerry(), [L2Penalty(1.0)], "adam"
     if kind == "rows-bce-bias-adam":
         net = StackedMLP(d, width=width, bias=True)
         params = net.init(1, g, dtype=dtype)
@@ -401,7 +474,18 @@ def test_a_loss_that_overrides_its_derivative_alone_is_not_swept():
     flat = FlatParams({k: v.clone() for k, v in params.items()})
     network = make_pass(net, flat.params, flat.grads, obs.X)
     terms = FlatPenalties(penalties, flat)
-    assert row_sweep(net, network, obs, BCE(), terms, gd=False) is not None
-    assert row_sweep(net, network, obs, Doubled(), terms, gd=False) is None
+    assert (
+        row_sweep(net, network, obs, BCE(), terms, obs.X.new_empty, gd=False)
+        is not None
+    )
+    assert (
+        row_sweep(net, network, obs, Doubled(), terms, obs.X.new_empty, gd=False)
+        is None
+    )
     shared = Pairs(obs.X, torch.arange(60), torch.arange(60).flip(0), obs.y[:60])
-    assert row_sweep(net, network, shared, BradleyTerry(), terms, gd=False) is None
+    assert (
+        row_sweep(
+            net, network, shared, BradleyTerry(), terms, obs.X.new_empty, gd=False
+        )
+        is None
+    )

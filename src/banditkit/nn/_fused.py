@@ -11,19 +11,17 @@ multiplying the (m, d) product instead of the (N, m) block, and dw_2 = s v^T h f
 relu's h = z 1[z > 0] gives v^T h = sum_k C_k z_k, an O(m d) product instead of a pass
 over the hidden block.
 
-* ``RowSweep`` (``row_sweep``): a loss that is a sum over units of a few rows each (BCE
-  and Gaussian on rows, Bradley-Terry on the halves layout of pairs; ``Loss.row_slope``)
-  on rows shared by the members: one sweep over blocks of units per step, so that each
-  block of the hidden layer stays in the cache from its forward GEMM to its gradient
-  GEMM; GD steps run as one kernel with the penalties and the update (J of a recorded
-  step from its f before the update, ``Objective``), Adam steps take its gradient.
-* ``members_units_steps`` (``fused_steps``): members on their own rows X (M, N, d)
-  under NeuralLog's refit (GD, BCE, one L2 term without a centre, no biases), the same
-  steps with batched products.
+``RowSweep`` (``row_sweep``): a loss that is a sum over units of a few rows each (BCE
+and Gaussian on rows, Bradley-Terry on the halves layout of pairs; ``Loss.row_slope``),
+on rows shared by the members or on their own rows X (M, N, d): one sweep over blocks of
+units per step, so that each block of the hidden layer stays in the cache from its
+forward GEMM to its gradient GEMM; GD steps run as one kernel with the penalties and the
+update (J of a recorded step from its f before the update, ``Objective``), Adam steps
+take its gradient. NeuralLog's refits (GD, BCE, no biases, one L2 term without a centre:
+``_units_case``) are among them, one network or a batch of seeds on their own rows.
 
 The same gradient as the plain passes; blocks add G in another order (rounding, tests:
-1e-12). ``blocks_apply`` and ``_units_case`` say where the block loop of ``nn._blocks``
-and the members' loop compute a fit.
+1e-12). ``blocks_apply`` says where the block loop of ``nn._blocks`` computes a fit.
 """
 
 from __future__ import annotations
@@ -33,7 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
-from banditkit.nn._passes import Dense2, Pass
+from banditkit.nn._passes import Dense2, Members, Pass
 from banditkit.nn._scratch import Allocator, copy_into
 from banditkit.nn.losses import BCE, Gaussian, Loss, RowSlope
 from banditkit.nn.network import Params, StackedMLP
@@ -47,8 +45,6 @@ __all__ = [
     "UNITS_BLOCK_BYTES",
     "RowSweep",
     "blocks_apply",
-    "fused_steps",
-    "members_units_steps",
     "row_sweep",
 ]
 
@@ -131,23 +127,26 @@ def row_sweep(
     obs: Observations,
     loss: Loss,
     terms: FlatPenalties,
+    new: Allocator,
     *,
     gd: bool,
 ) -> RowSweep | None:
     """The row sweep of this fit's steps (``RowSweep``), or None (the passes).
 
-    A ``Dense2`` relu pass on rows shared by the members and a loss that is a sum over
-    rows (``Loss.row_slope``, defined by the class that defines its derivative, so that
-    a subclass overriding ``dloss_df`` alone is not swept with its parent's slope).
-    2-D products in the case the NeuralLog refit kernel covered (``_units_case`` with
-    one member, GD; ``RowSweep``).
+    A ``Dense2`` relu pass, on rows shared by the members or on their own, and a loss
+    that is a sum over units (``Loss.row_slope``, defined by the class that defines its
+    derivative, so that a subclass overriding ``dloss_df`` alone is not swept with its
+    parent's slope). A stack computed member by member (``Members``) runs its members'
+    own passes, except NeuralLog's refit of members on their own rows (GD,
+    ``_units_case``), which has always run batched and gets a ``Dense2`` of its own
+    from ``new``. 2-D products for NeuralLog's refit of one member (``RowSweep``).
     """
-    if not (
-        isinstance(network, Dense2)
-        and network.relu
-        and not network.keep_hidden
-        and obs.X.ndim == 2
-    ):
+    if isinstance(network, Members):
+        if not (gd and obs.X.ndim == 3 and _units_case(net, obs, loss, terms)):
+            return None
+        flat = terms.flat
+        network = Dense2(net, flat.params, flat.grads, obs.X, new=new)
+    if not (isinstance(network, Dense2) and network.relu and not network.keep_hidden):
         return None
     owners = [_owner(type(loss), name) for name in ("row_slope", "dloss_df")]
     if not issubclass(owners[0], owners[1]):
@@ -158,6 +157,7 @@ def row_sweep(
     two_d = (
         gd
         and isinstance(obs, Rows)
+        and obs.X.ndim == 2
         and network.w1.shape[0] == 1
         and obs.y.ndim == 1
         and _units_case(net, obs, loss, terms)
@@ -170,57 +170,16 @@ def _owner(cls: type, name: str) -> type:
     return next(c for c in cls.__mro__ if name in vars(c))
 
 
-def fused_steps(
-    net: StackedMLP,
-    network: Pass,
-    obs: Observations,
-    loss: Loss,
-    terms: FlatPenalties,
-    new: Allocator,
-) -> Steps | None:
-    """The batched units loop of a GD fit of members on their own rows, or None.
-
-    ``members_units_steps`` for members with their own rows (X (M, N, d)) in the units
-    case (``_units_case``), on the ``Dense2`` pass's buffers (``network``) where it has
-    them, else from ``new``. (Rows shared by the members: ``row_sweep``.)
-    """
-    if obs.X.ndim != 3 or not _units_case(net, obs, loss, terms):
-        return None
-    assert isinstance(obs, Rows)
-    lam = terms.terms[0][0]
-    buffers = _members_buffers(network, obs.X, net.width, new)
-    return lambda count, flat, step, objective: members_units_steps(
-        count, flat, obs.X, buffers, obs.y, net.out_scale, lam, step, objective
-    )
-
-
-#: X^T (M, d, N), h^T (M, m, N), f (M, 1, N) and sw (M, m) of ``members_units_steps``
-_MembersBuffers = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
-
-
-def _members_buffers(
-    network: Pass, X: torch.Tensor, m: int, new: Allocator
-) -> _MembersBuffers:
-    """The units layout's buffers on rows X (M, N, d).
-
-    The ``Dense2`` pass's, or new ones from ``new`` (a stack computed member by member
-    builds ``Members``, which has none).
-    """
-    if isinstance(network, Dense2):
-        return network.XT, network.hT, network.f, network.sw2
-    M, N, _ = X.shape
-    return copy_into(new, X.mT), new((M, m, N)), new((M, 1, N)), new((M, m))
-
-
 class _Block(NamedTuple):
     """One block of ``RowSweep``: its products' operands and views.
 
-    Shapes with the leading batch of one (``bmm``); ``two_d`` drops it, one member.
+    Shapes with the leading batch B of ``bmm`` (1 on shared rows, U = M m units; M on
+    the members' own rows, U = m); ``two_d`` drops it (one member on shared rows).
     """
 
-    XT: torch.Tensor  # [X_b, 1]^T (1, cols, n), contiguous
-    Xa: torch.Tensor  # [X_b, 1] (1, n, cols)
-    hT: torch.Tensor  # h_b^T (1, M m, n), overwritten by C_b^T
+    XT: torch.Tensor  # [X_b, 1]^T (B, cols, n), contiguous
+    Xa: torch.Tensor  # [X_b, 1] (B, n, cols)
+    hT: torch.Tensor  # h_b^T (B, U, n), overwritten by C_b^T
     h_members: torch.Tensor  # the same as (M, m, n)
     f: torch.Tensor  # (M, 1, n)
     f2: torch.Tensor  # the same as (M, n)
@@ -234,8 +193,9 @@ class RowSweep:
 
     For a loss that is a sum over units of a few rows each (``Loss.row_slope``: BCE and
     Gaussian/MSE on rows, Bradley-Terry on the halves layout of pairs; weighted or not)
-    on rows X (N, d) shared by the M members, in ``Dense2``'s units layout (hidden layer
-    (M m, N)): per block of units, whose n rows are [X_b, 1],
+    on rows X (N, d) shared by the M members or on their own rows X (M, N, d), in
+    ``Dense2``'s units layout (hidden layer (M m, N) or (M, m, N)): per block of units,
+    whose n rows are [X_b, 1],
 
         h_b^T = relu([W_1, b_1] [X_b, 1]^T),  f_b = sw^T h_b^T + s b_2 (per member),
         v_b = slope(f_b),  C_b^T = 1[h_b^T > 0] v_b,  G += C_b^T [X_b, 1],
@@ -251,9 +211,11 @@ class RowSweep:
     several, G and sum v add their blocks in another order (rounding: tests 1e-12).
 
     One member without biases under GD on BCE (NeuralLog's refits, ``two_d``) computes
-    with 2-D products (``mm``), everything else with ``Dense2``'s batched ones (``bmm``,
-    one batch): the two round differently for the (1, m) head, and each keeps the
-    arithmetic its fits have always had (the seeded runs of tests/test_golden.py).
+    with 2-D products (``mm``), everything else with ``Dense2``'s batched ones (``bmm``;
+    one batch on shared rows): the two round differently for the (1, m) head, and each
+    keeps the arithmetic its fits have always had (the seeded runs of
+    tests/test_golden.py; a batch of NeuralLog seeds on their own rows takes the
+    operations of its former loop, ``members_units_steps``, bitwise).
 
     ``gradient()`` writes grad J of the losses into the flat gradients (penalties
     apart); called as a fused GD kernel (``Steps``) it also adds the penalties and
@@ -270,12 +232,12 @@ class RowSweep:
     ) -> None:
         self.network, self.terms, self.two_d = network, terms, two_d
         M, m = network.w1.shape[:2]
-        U, N = network.hT.shape[1], network.hT.shape[2]
+        B, U, N = network.hT.shape  # batches (1 on shared rows, else M) of U units
         self.M, self.offsets = M, rows.offsets
         r = len(rows.offsets)  # rows a unit
         if r * rows.units != N:
             raise ValueError(f"{rows.units} units of {r} rows on {N} rows")
-        units, column = rows.units, r * U * network.X.element_size()  # bytes a unit
+        units, column = rows.units, r * B * U * network.X.element_size()  # bytes a unit
         if network.X.device.type == "cpu" and column * units > 2 * UNITS_BLOCK_BYTES:
             units = max(1, UNITS_BLOCK_BYTES // column)
         new = network.new
@@ -285,8 +247,8 @@ class RowSweep:
         self._f, self._v = new((M * N,)), new((M * N,))
         #: s b_2 (M, 1), made once a step
         self.sb2 = None if network.b2 is None else new((M, 1))
-        hidden = network.hT.view(-1)  # the pass's (M m, N) buffer: n columns a block
-        Xa, XT = network.Xa, network.XT  # (1, N, cols), (1, cols, N)
+        hidden = network.hT.view(-1)  # the pass's (B, U, N) buffer: n columns a block
+        Xa, XT = network.Xa, network.XT  # (B, N, cols), (B, cols, N)
         self.spans: list[tuple[int, int]] = []  # the units of each block
         self.blocks: list[_Block] = []
         for i in range(0, rows.units, units):
@@ -295,7 +257,7 @@ class RowSweep:
             if n == N:
                 XTb, Xab = XT, Xa
             else:  # the units' rows, offset after offset, contiguous (once a fit)
-                Xab = Xa[:, i:j] if r == 1 else new((1, n, Xa.shape[-1]))
+                Xab = Xa[:, i:j] if r == 1 else new((B, n, Xa.shape[-1]))
                 for k, offset in enumerate(rows.offsets if r > 1 else ()):
                     Xab[:, k * (j - i) : (k + 1) * (j - i)] = Xa[
                         :, offset + i : offset + j
@@ -305,7 +267,7 @@ class RowSweep:
                 self._f[M * start : M * (start + n)],
                 self._v[M * start : M * (start + n)],
             )
-            hb = hidden[: U * n]
+            hb = hidden[: B * U * n]
             self.spans.append((i, j))
             if two_d:  # one member, one row of units: 2-D views (W, G, sw (1, m) too)
                 f2, v2, h = fb.view(1, n), vb.view(1, n), hb.view(U, n)
@@ -321,7 +283,7 @@ class RowSweep:
                     rows.bind(f2, i, j, v2),
                 )
             else:
-                f, v, hT = fb.view(M, 1, n), vb.view(M, 1, n), hb.view(1, U, n)
+                f, v, hT = fb.view(M, 1, n), vb.view(M, 1, n), hb.view(B, U, n)
                 f2, v2 = f[:, 0], v[:, 0]
                 block = _Block(
                     XTb,
@@ -406,51 +368,3 @@ class RowSweep:
             add_penalties()
             theta.sub_(grad, alpha=step)
         return value
-
-
-def members_units_steps(
-    count: int,
-    flat: FlatParams,
-    X: torch.Tensor,
-    buffers: _MembersBuffers,
-    y: torch.Tensor,
-    s: float,
-    lam: float,
-    step: float,
-    objective: Objective | None = None,
-) -> torch.Tensor | None:
-    """``count`` GD steps for M members with their own rows X (M, N, d), y (M or 1, N).
-
-    The units steps with a member axis, hidden layer (M, m, N): per member
-    h^T = relu(W_1 X^T), f = sw^T h^T, v = sigmoid(f) - y, C^T = 1[h^T > 0] v (over
-    h^T), G = C^T X, dW_1 = sw * G, dw_2 = s (W_1 . G), with batched products (the
-    seeds of one NeuralLog configuration side by side,
-    ``policies.logistic.neurallog_batched``), in ``buffers`` made once per fit
-    (``_members_buffers``).
-    """
-    W1 = flat.params["layers.0.weight"]
-    W2 = flat.params["layers.1.weight"][:, 0]
-    g1 = flat.grads["layers.0.weight"]
-    g2 = flat.grads["layers.1.weight"][:, 0]  # (M, m)
-    grad, theta = flat.grad, flat.theta
-    XT, hT, f, sw = buffers
-    labels = y.unsqueeze(-2)  # (M or 1, 1, N)
-    sw_row, sw_col = sw.unsqueeze(1), sw.unsqueeze(-1)
-    v_rows = f.expand_as(hT)
-    value = None
-    for k in range(count):
-        torch.bmm(W1, XT, out=hT)
-        hT.relu_()
-        torch.mul(W2, s, out=sw)
-        torch.bmm(sw_row, hT, out=f)
-        if k == 0 and objective is not None:  # J at this step's parameters
-            value = objective(f[:, 0])
-        torch.sigmoid_(f).sub_(labels)  # v (M, 1, N), in f
-        _threshold_backward(v_rows, hT, 0, grad_input=hT)  # C^T over h^T
-        torch.bmm(hT, X, out=g1)  # G
-        torch.linalg.vecdot(W1, g1, out=g2)  # relu: v^T h = G . W_1
-        g2.mul_(s)
-        g1.mul_(sw_col)
-        grad.add_(theta, alpha=lam)
-        theta.sub_(grad, alpha=step)
-    return value

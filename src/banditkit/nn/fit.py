@@ -21,15 +21,16 @@ layer, not a pass through Python objects. Members never mix: every operation is 
 member or batched over the member axis, so a stack of M equals M runs of one (tests:
 within 1e-12).
 
-Kernels, chosen here (never by the caller), all with the arithmetic above: one depth-2
-network without biases trained by GD on unweighted rows with BCE or MSE and L2 penalties
-on every parameter runs its relu/BCE steps with the hidden layer as (m, N) when the one
-penalty has no centre (``nn._fused``; the recorded steps too, and over cache-sized row
-blocks when the hidden layer is large), and, when its rows are block-encoded
-on the CPU and the saving is large enough, the block loop of ``nn._blocks`` (the first
-layer on each row's block); members of such networks with their own block-encoded rows
-(X (M, N, D)) run one block loop each, which is what each would run alone. These round
-differently from the plain pass (tests: 1e-12).
+Kernels, chosen here (never by the caller), all with the arithmetic above: a depth-2
+relu network under a loss that is a sum over rows or pairs (BCE, Gaussian, Bradley-Terry
+on the halves layout) runs each step, forward and backward, as one sweep over
+cache-sized blocks of units (``nn._fused.RowSweep``; under GD with the penalties and the
+update, the recorded steps too); one depth-2 network without biases trained by GD on
+unweighted rows with BCE or MSE and L2 penalties on every parameter runs, when its rows
+are block-encoded on the CPU and the saving is large enough, the block loop of
+``nn._blocks`` (the first layer on each row's block); members of such networks with their
+own block-encoded rows (X (M, N, D)) run one block loop each, which is what each would run
+alone. These round differently from the plain pass where they split sums (tests: 1e-12).
 
 Symbols: lr = η, steps = J.
 """
@@ -44,7 +45,7 @@ import torch
 from banditkit.core.validation import check_choice, check_int, check_scalar
 from banditkit.nn._blocks import BlockLayout, choose_blocks, fused_gd_blocks
 from banditkit.nn._flat import Adam, FlatParams, FlatPenalties
-from banditkit.nn._fused import RowSweep, blocks_apply, fused_steps, row_sweep
+from banditkit.nn._fused import RowSweep, blocks_apply, row_sweep
 from banditkit.nn._kernels import separate_members as kernels_separate_members
 from banditkit.nn._passes import Pass, make_pass
 from banditkit.nn._scratch import scratch
@@ -338,12 +339,8 @@ def _steps(
         network = make_pass(net, flat.params, flat.grads, obs.X, new)
         terms = FlatPenalties(penalties, flat)
         adam = Adam(flat.theta, lr) if optimizer == "adam" else None
-        sweep = row_sweep(net, network, obs, loss, terms, gd=adam is None)
-        fused = (
-            None
-            if adam is not None
-            else sweep or fused_steps(net, network, obs, loss, terms, new)
-        )
+        sweep = row_sweep(net, network, obs, loss, terms, new, gd=adam is None)
+        fused = None if adam is not None else sweep
         recorded = [
             record == "all" or (record == "ends" and i in (0, steps - 1))
             for i in range(steps)
