@@ -22,13 +22,22 @@ import torch
 import banditkit as bk
 from banditkit.core.transaction import snapshot
 from banditkit.linalg import Gram, InPlaceGram
+from banditkit.linalg.blocked import BlockedLogdet
 from banditkit.linalg.diagonal import DiagonalGram
+from banditkit.linalg.effdim import KernelLogdet
 from banditkit.nn import MLP, set_flat_params, stack_params
 from banditkit.nn import params as params_module
 from banditkit.nn._arms import NumpyArms
 from banditkit.policies.baselines.glm import GLMUCB
 from banditkit.policies.baselines.linear import LinTS, LinUCB
 from banditkit.policies.baselines.neural import NeuralTS, NeuralUCB
+from banditkit.policies.logistic.neurallog import (
+    NCBFUCB,
+    NeuralLogTS1,
+    NeuralLogTS2,
+    NeuralLogUCB1,
+    NeuralLogUCB2,
+)
 from banditkit.policies.parts.history import Buffers, History
 from banditkit.policies.parts.models.device_history import (
     DeviceObservations,
@@ -137,6 +146,25 @@ _CASES: dict[str, tuple[str, dict[str, Any], list[tuple[type, str]]]] = {
         ],
     ),
 }
+# The NeuralLog family: its exact d_eff by blocks of rows (``BlockedLogdet``, journalled)
+for _name, _cls in (
+    ("neurallog-ucb1", NeuralLogUCB1),
+    ("neurallog-ucb2", NeuralLogUCB2),
+    ("neurallog-ts1", NeuralLogTS1),
+    ("neurallog-ts2", NeuralLogTS2),
+    ("ncbf-ucb", NCBFUCB),
+):
+    _CASES[_name] = (
+        _name,
+        {"width": 4, "steps": 3, "update_every": 2},
+        [
+            (History, "append"),
+            (BlockedLogdet, "update_unchecked"),
+            (NeuralModel, "fit"),
+            (Scorer, "add"),
+            (_cls, "_update"),
+        ],
+    )
 # The neural policies in both dtypes: float64 reads the history's arrays in place, float32
 # (the default) keeps a mirror of them (``DeviceObservations``), which the undo resets.
 for _dtype in ("float64", "float32", "grouped"):
@@ -205,6 +233,18 @@ def test_a_failure_mid_update_leaves_no_trace(
     assert policy.act(contexts[rounds + 1]) == twin.act(contexts[rounds + 1])
 
 
+def test_the_neurallog_family_records_its_declared_parts_only():
+    """Its snapshot keeps the declared parts and what they declare, no generic walk of
+    the policy's other attributes (formulas, rule, parts)."""
+    for name in ("neurallog-ucb1", "neurallog-ucb2", "neurallog-ts1", "ncbf-ucb"):
+        policy = bk.make_policy(name, seed=0, width=4, steps=3)
+        for ctx in _contexts(3, 3):
+            policy.update(ctx, policy.act(ctx), 1.0)
+        kinds = {type(obj).__name__ for obj in snapshot(policy)._keep}
+        assert {"History", "Scorer", "BlockedLogdet"} <= kinds, name
+        assert not kinds & {"Practical", "ScoredParts", "Optimistic", "Sampled"}, name
+
+
 def test_the_declared_policies_record_no_generic_walk():
     """linucb's snapshot records its declared parts only: no list, dict or array."""
     policy = bk.make_policy("linucb", seed=0)
@@ -245,12 +285,61 @@ def test_an_in_place_gram_journals_only_the_blocks_it_overwrites(block):
         journal = gram._journal
         assert journal is not None
         if block and step != 4:  # step 4 refactorises: nothing written in place
-            assert all(hi - lo == m for _, lo, hi, _ in journal[:2])
+            assert all(saved.shape == (m, m) for _, saved in journal[:2])
         taken.restore()
         assert_same_graph(gram, before, "gram")
         gram.update(row())
         snapshot(gram).commit()
         assert "_journal" not in vars(gram)
+
+
+def test_a_blocked_logdet_journals_a_row_and_v_inverse_only_at_a_fold():
+    """Undo puts the block, V^-1, V and the counters back, across folds and a
+    refactorisation; an update that does not fold copies one row."""
+    d = 6
+    tracker = BlockedLogdet(d, 0.5, block=3, refactor_every=6)
+    rng = np.random.default_rng(2)
+    tracker.update(rng.normal(size=d))
+    for step in range(8):  # folds at steps 1, 4, 7; refactorises at step 4
+        before = copy.deepcopy(tracker)
+        taken = snapshot(tracker)
+        tracker.update(rng.normal(size=d), 0.7)
+        if step % 3 == 2:  # a read between the updates moves the cached value
+            assert np.isfinite(tracker.logdet)
+        journal = tracker._journal
+        assert journal is not None
+        folded = tracker._k == 0
+        assert len(journal) == (4 if folded else 1)  # the row (+ V^-1, V, the block)
+        taken.restore()
+        assert_same_graph(tracker, before, "tracker")
+        tracker.update(rng.normal(size=d))
+        snapshot(tracker).commit()
+        assert "_journal" not in vars(tracker)
+
+
+def test_a_kernel_logdet_journals_its_new_row_only():
+    """Undo puts L, the sparse rows and log det back, also across a growth of the
+    buffers; the journal holds the new row's regions, not the n x n factor."""
+    d = 40
+    tracker = KernelLogdet(d, 0.25)
+    rng = np.random.default_rng(3)
+
+    def row() -> np.ndarray:
+        z = np.zeros(d)
+        z[rng.choice(d, 5, replace=False)] = rng.normal(size=5)
+        return z
+
+    for step in range(20):  # the factor's buffer grows at n = 16
+        before = copy.deepcopy(tracker)
+        taken = snapshot(tracker)
+        tracker.update(row())
+        journal = tracker._journal
+        assert journal is not None
+        assert sum(saved.size for _, saved in journal) <= tracker.n + 5 + 5 + 1
+        taken.restore()
+        assert_same_graph(tracker, before, f"tracker (step {step})")
+        tracker.update(row())
+        snapshot(tracker).commit()
 
 
 def test_an_mlp_puts_back_only_the_parameters_that_changed():

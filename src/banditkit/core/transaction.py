@@ -28,7 +28,9 @@ what its update changes in one of two ways, and the snapshot records only that:
 - ``_transaction()``, for parts with their own way of undoing: a method returning the
   function that undoes what comes next, or the pair (undo, done) when the object keeps a
   journal until the update ends (``done`` runs after a successful update,
-  :meth:`Snapshot.commit`). Append-only buffers (``parts.history``) record their length,
+  :meth:`Snapshot.commit`). :func:`journal` is that pair for an object that writes parts
+  of its arrays in place: it saves the attributes and opens a journal into which the
+  object copies each region just before writing it (:func:`overwrites`). Append-only buffers (``parts.history``) record their length,
   not their rows; caches that can be rebuilt (device mirrors of a history) are dropped; an
   ``InPlaceGram`` journals the blocks its rank-1 update is about to overwrite (one block
   of a block-encoded Gram, not the whole matrix); an ``nn.MLP`` copies its parameters into
@@ -49,7 +51,7 @@ import numpy as np
 
 from banditkit.core.environment import Environment
 
-__all__ = ["Snapshot", "snapshot"]
+__all__ = ["Snapshot", "journal", "overwrites", "snapshot"]
 
 _ATOMS = (
     type(None),
@@ -275,3 +277,65 @@ def snapshot(obj: object) -> Snapshot:
     taken = Snapshot()
     taken._record(obj)
     return taken
+
+
+def journal(
+    obj: Any, also: Callable[[], None] | None = None
+) -> tuple[Callable[[], None], Callable[[], None]]:
+    """The (undo, done) of a ``_transaction`` that journals in-place writes.
+
+    Saves ``obj``'s attributes (counters, and the arrays an update may replace rather
+    than write) and opens ``obj._journal``, into which the object copies every region
+    of an array just before writing it in place during the update (:func:`overwrites`;
+    ``_journal`` is None, a class attribute, outside an update). ``undo`` writes the
+    copies back, newest first, runs ``also`` and puts back the attributes; ``done``
+    closes the journal. An update then costs a copy of what it writes, not of every
+    array the object holds (``linalg.InPlaceGram``: the blocks a rank-1 update touches;
+    ``linalg.BlockedLogdet``: one row, and V^-1 when a block is folded in).
+
+    Example:
+        >>> import numpy as np
+        >>> class Rows:
+        ...     _journal = None
+        ...     def __init__(self):
+        ...         self.x, self.n = np.zeros((3, 2)), 0
+        ...     def _transaction(self):
+        ...         return journal(self)
+        ...     def add(self, row):
+        ...         overwrites(self, self.x[self.n])
+        ...         self.x[self.n], self.n = row, self.n + 1
+        >>> rows = Rows()
+        >>> taken = snapshot(rows)
+        >>> rows.add([1.0, 2.0])
+        >>> taken.restore()
+        >>> rows.n, rows.x.any(), "_journal" in vars(rows)
+        (0, False, False)
+    """
+    attributes = vars(obj)
+    saved = dict(attributes)
+    entries: list[tuple[np.ndarray, np.ndarray]] = []
+    obj._journal = entries
+
+    def undo() -> None:
+        for region, copy in reversed(entries):
+            np.copyto(region, copy)
+        if also is not None:
+            also()
+        attributes.clear()
+        attributes.update(saved)
+
+    def done() -> None:
+        if attributes.get("_journal") is entries:
+            del obj._journal  # back to the class's None
+
+    return undo, done
+
+
+def overwrites(obj: Any, *regions: np.ndarray | None) -> None:
+    """Regions (views) of ``obj``'s arrays about to be written in place: journal them.
+
+    A no-op outside an update (``obj._journal`` is None) and for None.
+    """
+    entries = obj._journal
+    if entries is not None:
+        entries.extend((r, r.copy()) for r in regions if r is not None)

@@ -36,6 +36,7 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,7 @@ import scipy.linalg
 import scipy.linalg.blas
 import scipy.linalg.lapack
 
+from banditkit.core.transaction import journal, overwrites
 from banditkit.core.validation import (
     check_int,
     check_scalar,
@@ -53,6 +55,15 @@ from banditkit.core.validation import (
 from ._common import check_state, check_vector, check_weight
 
 __all__ = ["BlockedLogdet"]
+
+#: The float64 BLAS and LAPACK routines of the tracker (module-level: an instance holds
+#: no Fortran objects, which cannot be copied or pickled)
+_SYMM, _SYRK, _TRSM = scipy.linalg.blas.get_blas_funcs(
+    ("symm", "syrk", "trsm"), dtype=np.float64
+)
+_POTRF, _POTRI = scipy.linalg.lapack.get_lapack_funcs(
+    ("potrf", "potri"), dtype=np.float64
+)
 
 
 class BlockedLogdet:
@@ -111,12 +122,9 @@ class BlockedLogdet:
         self._slack = 0.0  # sum of log(1 + ||r||^2 / lam) over the rows since
         self.n_updates = 0
         self._since_refactor = 0
-        self._symm, self._syrk, self._trsm = scipy.linalg.blas.get_blas_funcs(
-            ("symm", "syrk", "trsm"), dtype=np.float64
-        )
-        self._potrf, self._potri = scipy.linalg.lapack.get_lapack_funcs(
-            ("potrf", "potri"), dtype=np.float64
-        )
+
+    #: the journal of a policy's update in progress (``_transaction``), else None
+    _journal: list[tuple[np.ndarray, np.ndarray]] | None = None
 
     def update(self, x: Any, weight: float = 1.0) -> None:
         """Add w x x^T to V (x (d,) finite, w > 0)."""
@@ -125,6 +133,7 @@ class BlockedLogdet:
     def update_unchecked(self, x: np.ndarray, w: float) -> None:
         """:meth:`update` for a checked row: x finite float64 (d,), w a float > 0."""
         r = self._rows[self._k]
+        overwrites(self, r)
         np.multiply(x, math.sqrt(w), out=r)
         # log(1 + r^T V^-1 r) <= log(1 + ||r||^2 / lam), as V >= lam I
         self._slack += math.log1p(float(r @ r) / self.lam)
@@ -153,24 +162,35 @@ class BlockedLogdet:
     def _block_logdet(self, k: int) -> tuple[float, np.ndarray, np.ndarray]:
         """Return log det M of the first k rows of the block, Y = R V_0^-1 and L."""
         R = self._rows[:k]
-        Y = self._symm(1.0, self._inverse, R, side=1, lower=0)  # R V_0^-1
+        Y = _SYMM(1.0, self._inverse, R, side=1, lower=0)  # R V_0^-1
         M = Y @ R.T
         M.flat[:: k + 1] += 1.0
-        L, info = self._potrf(M, lower=1, clean=1)
+        L, info = _POTRF(M, lower=1, clean=1)
         if info:
             raise np.linalg.LinAlgError(
                 f"I + R V_0^-1 R^T is not positive (potrf: {info})."
             )
         return 2.0 * float(np.log(np.diagonal(L)).sum()), Y, L
 
+    def _transaction(self) -> tuple[Callable[[], None], Callable[[], None]]:
+        """Undo what comes next (``core.transaction``) without copying V^-1 each update.
+
+        An update writes one row of the block; only when the block is full are V^-1
+        and V written in place (the fold), and then the block starts afresh: the
+        journal holds the row, and V^-1, V and the block at a fold (d^2 copied once
+        every ``block`` rows instead of at every update).
+        """
+        return journal(self)
+
     def _fold(self) -> None:
         """Fold the block in: log det V_0 += log det M, V_0^-1 -= W^T W, V += R^T R."""
+        overwrites(self, self._inverse, self._matrix, self._rows)
         k = self._k
         value, Y, L = self._block_logdet(k)
-        W = self._trsm(1.0, L, Y, lower=1)  # L^-1 Y
-        self._syrk(-1.0, W, beta=1.0, c=self._inverse, trans=1, lower=0, overwrite_c=1)
+        W = _TRSM(1.0, L, Y, lower=1)  # L^-1 Y
+        _SYRK(-1.0, W, beta=1.0, c=self._inverse, trans=1, lower=0, overwrite_c=1)
         if self._matrix is not None:
-            self._syrk(
+            _SYRK(
                 1.0,
                 self._rows[:k],
                 beta=1.0,
@@ -189,11 +209,11 @@ class BlockedLogdet:
     def _refactor(self) -> None:
         """V^-1 and log det V afresh from V: V = U^T U (``potrf``), V^-1 by ``potri``."""
         assert self._matrix is not None
-        upper, info = self._potrf(self._matrix, lower=0, clean=0)
+        upper, info = _POTRF(self._matrix, lower=0, clean=0)
         if info:
             raise np.linalg.LinAlgError(f"V is not positive definite (potrf: {info}).")
         self._base = 2.0 * float(np.sum(np.log(np.diag(upper))))
-        inverse, info = self._potri(upper, lower=0)
+        inverse, info = _POTRI(upper, lower=0)
         if info:
             raise np.linalg.LinAlgError(f"V is singular (potri: {info}).")
         self._inverse = np.asfortranarray(inverse)  # its upper triangle is V^-1's

@@ -15,6 +15,7 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ import scipy.linalg
 import scipy.linalg.blas
 import scipy.sparse
 
+from banditkit.core.transaction import journal, overwrites
 from banditkit.core.validation import check_choice, check_int
 
 from ._common import check_vector, check_weight
@@ -55,6 +57,11 @@ def make_gram(kind: str, d: int, lam: float) -> Gram | DiagonalGram:
     """
     kind = check_choice("gram", kind, GRAMS)
     return DiagonalGram(d, lam) if kind == "diagonal" else Gram(d, lam)
+
+
+#: ``LogdetGram``'s float64 BLAS routines (module-level: an instance holds no Fortran
+#: objects, which cannot be copied or pickled)
+_SYR, _SYMV = scipy.linalg.blas.get_blas_funcs(("syr", "symv"), dtype=np.float64)
 
 
 class KernelLogdet:
@@ -96,6 +103,18 @@ class KernelLogdet:
         self._indices = np.zeros(0, dtype=np.int64)
         self._indptr = np.zeros(1, dtype=np.int64)
 
+    #: the journal of a policy's update in progress (``_transaction``), else None
+    _journal: list[tuple[np.ndarray, np.ndarray]] | None = None
+
+    def _transaction(self) -> tuple[Callable[[], None], Callable[[], None]]:
+        """Undo what comes next (``core.transaction``) without copying L.
+
+        An update writes one row of L and the new row's nonzeros past the stored ones
+        (or moves them into grown buffers, which the attributes put back): the journal
+        holds those regions, O(n + nnz(z)) instead of the O(n^2) factor.
+        """
+        return journal(self)
+
     def update(self, z: np.ndarray) -> None:
         """Add the row z (p,): logdet += log(1 + a ||z||^2 - ||l||^2)."""
         z = np.asarray(z, dtype=np.float64).reshape(-1)
@@ -120,8 +139,6 @@ class KernelLogdet:
             grown = np.zeros((max(2 * n, 16), max(2 * n, 16)))
             grown[:n, :n] = self._chol[:n, :n]
             self._chol = grown
-        self._chol[n, :n] = row
-        self._chol[n, n] = math.sqrt(c)
         nz = np.flatnonzero(z)
         start, stop = int(self._indptr[n]), int(self._indptr[n]) + nz.size
         if stop > self._data.size:
@@ -130,6 +147,15 @@ class KernelLogdet:
             self._indices = np.resize(self._indices, size)
         if n + 2 > self._indptr.size:
             self._indptr = np.resize(self._indptr, max(2 * self._indptr.size, 16))
+        overwrites(
+            self,
+            self._chol[n, : n + 1],
+            self._data[start:stop],
+            self._indices[start:stop],
+            self._indptr[n + 1 : n + 2],
+        )
+        self._chol[n, :n] = row
+        self._chol[n, n] = math.sqrt(c)
         self._data[start:stop] = z[nz]
         self._indices[start:stop] = nz
         self._indptr[n + 1] = stop
@@ -190,9 +216,6 @@ class LogdetGram:
         self.logdet = d * math.log(lam)
         self.n_updates = 0
         self._since_refactor = 0
-        self._syr, self._symv = scipy.linalg.blas.get_blas_funcs(
-            ("syr", "symv"), dtype=np.float64
-        )
 
     def update(self, x: Any, weight: float = 1.0) -> None:
         """Add w x x^T to V (module docstring; x (d,) finite, w > 0)."""
@@ -200,10 +223,10 @@ class LogdetGram:
 
     def update_unchecked(self, x: np.ndarray, w: float) -> None:
         """:meth:`update` for a checked pull: x finite float64 (d,), w a float > 0."""
-        u = self._symv(1.0, self._inverse, x, lower=0)
+        u = _SYMV(1.0, self._inverse, x, lower=0)
         wq = max(w * float(x @ u), 0.0)
-        self._syr(w, x, a=self._matrix, lower=0, overwrite_a=1)
-        self._syr(-w / (1.0 + wq), u, a=self._inverse, lower=0, overwrite_a=1)
+        _SYR(w, x, a=self._matrix, lower=0, overwrite_a=1)
+        _SYR(-w / (1.0 + wq), u, a=self._inverse, lower=0, overwrite_a=1)
         self.logdet += math.log1p(wq)
         self.n_updates += 1
         self._since_refactor += 1

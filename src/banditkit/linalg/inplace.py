@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from banditkit.core.lazy import sla  # imported at first use
+from banditkit.core.transaction import journal, overwrites
 from banditkit.core.validation import check_scalar
 
 from ._base import FullGramBase
@@ -81,7 +82,7 @@ class InPlaceGram(FullGramBase):
     _KIND = "InPlaceGram"
     _LOADS = ("Gram",)  # restores a Gram's state too
     #: The blocks overwritten since an update began (``core.transaction``); None outside.
-    _journal: list[tuple[np.ndarray, int, int, np.ndarray]] | None = None
+    _journal: list[tuple[np.ndarray, np.ndarray]] | None = None
 
     def __init__(self, d: int, lam: float, *, refactor_every: int = 512) -> None:
         super().__init__(d, lam, refactor_every=refactor_every)
@@ -168,29 +169,17 @@ class InPlaceGram(FullGramBase):
         Undoing writes the blocks back, drops the queued rank-1 rows added since and puts
         back the attributes (arrays a refactorisation replaced, counters, log det V).
         """
-        attributes = vars(self)
-        saved = dict(attributes)
         pending, n_pending = self._pending, len(self._pending)
-        journal: list[tuple[np.ndarray, int, int, np.ndarray]] = []
-        self._journal = journal
 
-        def undo() -> None:
-            for array, lo, hi, block in reversed(journal):
-                array[lo:hi, lo:hi] = block
+        def drop_pending() -> None:
             del pending[n_pending:]
-            attributes.clear()
-            attributes.update(saved)
 
-        def done() -> None:
-            if self._journal is journal:
-                del self._journal  # back to the class's None
-
-        return undo, done
+        return journal(self, drop_pending)
 
     def _overwrites(self, array: np.ndarray, lo: int, hi: int) -> None:
         """``array[lo:hi, lo:hi]`` is about to be overwritten: journal it in an update."""
-        if self._journal is not None and hi > lo:
-            self._journal.append((array, lo, hi, array[lo:hi, lo:hi].copy()))
+        if hi > lo:
+            overwrites(self, array[lo:hi, lo:hi])
 
     def _factor(self) -> np.ndarray:
         """L with every queued rank-1 term applied, in the order they were added."""

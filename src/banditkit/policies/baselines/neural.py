@@ -26,7 +26,7 @@ from banditkit.policies.parts.history import History
 from banditkit.policies.parts.models import NeuralModel
 from banditkit.policies.parts.models.compute import DEVICE, DTYPE, compute_options
 from banditkit.policies.parts.schedules import Periodic
-from banditkit.policies.parts.scored import ScoredParts, ScoredPolicy
+from banditkit.policies.parts.scored import LEARNING_PARTS, ScoredParts, ScoredPolicy
 from banditkit.policies.parts.scorer import Scorer
 from banditkit.policies.parts.selection import ArmRule, Optimistic, Sampled
 
@@ -212,14 +212,7 @@ class NeuralUCB(NeuralBandit):
     """
 
     #: What an update changes inside (``core.transaction``): the rest it only rebinds.
-    _undo_parts: ClassVar[tuple[str, ...]] = (
-        "rng",
-        "history",
-        "scorer",
-        "regulariser",
-        "weights",
-        "schedule",
-    )
+    _undo_parts: ClassVar[tuple[str, ...]] = LEARNING_PARTS
 
     def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
         return self._parts(d, generator, Optimistic(), radius=1.0)

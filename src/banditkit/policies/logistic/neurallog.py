@@ -45,12 +45,12 @@ References:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from banditkit.core import POLICIES
 from banditkit.core.params import Choice, NoneOnly, param
 from banditkit.policies.logistic.neurallog_base import NeuralLogPolicy
-from banditkit.policies.parts.scored import R_LOGISTIC, ScoredParts
+from banditkit.policies.parts.scored import LEARNING_PARTS, R_LOGISTIC, ScoredParts
 from banditkit.policies.parts.selection import Optimistic, Sampled
 
 if TYPE_CHECKING:
@@ -102,6 +102,9 @@ class NeuralLogUCB1(NeuralLogPolicy):
         True
     """
 
+    #: What an update changes inside (``core.transaction``): ``ScoredPolicy._learn``'s.
+    _undo_parts: ClassVar[tuple[str, ...]] = LEARNING_PARTS
+
     def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
         factor = R_LOGISTIC * math.sqrt(self.kappa)  # [Bae2025, Alg. 1]: R sqrt(kappa)
         return self._algorithm_1(d, generator, Optimistic(), factor, "probability")
@@ -137,6 +140,9 @@ class NeuralLogUCB2(NeuralLogPolicy):
         True
     """
 
+    #: What an update changes inside (``core.transaction``): ``ScoredPolicy._learn``'s.
+    _undo_parts: ClassVar[tuple[str, ...]] = LEARNING_PARTS
+
     def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
         return self._algorithm_2(d, generator, Optimistic())
 
@@ -165,6 +171,9 @@ class NeuralLogTS1(_LatentSample, NeuralLogPolicy):
         >>> policy.act(Context(arms=np.eye(3))) in range(3)
         True
     """
+
+    #: What an update changes inside (``core.transaction``): ``ScoredPolicy._learn``'s.
+    _undo_parts: ClassVar[tuple[str, ...]] = LEARNING_PARTS
 
     def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
         factor = math.sqrt(self.kappa)  # s = sqrt(kappa) nu_t ||phi||_{V^-1}
@@ -195,6 +204,9 @@ class NeuralLogTS2(_LatentSample, NeuralLogPolicy):
         True
     """
 
+    #: What an update changes inside (``core.transaction``): ``ScoredPolicy._learn``'s.
+    _undo_parts: ClassVar[tuple[str, ...]] = LEARNING_PARTS
+
     def _compose(self, d: int, generator: torch.Generator) -> ScoredParts:
         return self._algorithm_2(d, generator, Sampled())  # s = nu_t ||phi||_{W^-1}
 
@@ -222,6 +234,9 @@ class NCBFUCB(NeuralLogPolicy):
         >>> policy.act(Context(arms=np.eye(3))) in range(3)
         True
     """
+
+    #: What an update changes inside (``core.transaction``): ``ScoredPolicy._learn``'s.
+    _undo_parts: ClassVar[tuple[str, ...]] = LEARNING_PARTS
 
     default_nu = 0.01
 

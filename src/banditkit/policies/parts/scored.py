@@ -59,10 +59,24 @@ if TYPE_CHECKING:
 
     from banditkit.core import Environment
 
-__all__ = ["R_LOGISTIC", "ScoredParts", "ScoredPolicy", "stack_parts"]
+__all__ = ["LEARNING_PARTS", "R_LOGISTIC", "ScoredParts", "ScoredPolicy", "stack_parts"]
 
 #: Upper bound R on the slope of the sigmoid, mu' <= 1/4 [Bae2025, Sec. 2].
 R_LOGISTIC = 0.25
+
+#: What ``ScoredPolicy._learn`` changes inside (``core.transaction``; the rest of a
+#: policy it only rebinds): its random stream, the history, the scorer (model, Gram,
+#: d_eff tracker), the regulariser, the weights and the schedule. A concrete class whose
+#: update is ``_learn`` declares ``_undo_parts = LEARNING_PARTS`` (the declaration is
+#: read from the exact class: a subclass that changes more is walked until it says so).
+LEARNING_PARTS: tuple[str, ...] = (
+    "rng",
+    "history",
+    "scorer",
+    "regulariser",
+    "weights",
+    "schedule",
+)
 
 
 @dataclass
