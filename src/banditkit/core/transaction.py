@@ -308,7 +308,7 @@ def journal(
         >>> taken = snapshot(rows)
         >>> rows.add([1.0, 2.0])
         >>> taken.restore()
-        >>> rows.n, rows.x.any(), "_journal" in vars(rows)
+        >>> rows.n, bool(rows.x.any()), "_journal" in vars(rows)
         (0, False, False)
     """
     attributes = vars(obj)
