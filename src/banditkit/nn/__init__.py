@@ -7,7 +7,7 @@ Functional core (parameters as explicit tensors stacked along a member axis M):
     Rows, Pairs, Sets             observations over a feature table     (nn.observations)
     BCE, Gaussian, MSE,           losses with value_and_dloss_df        (nn.losses)
     BradleyTerry, MNL,
-    PairwiseGLM
+    PairwiseGLM, RowSlope         (RowSlope: a sum over rows, block by block)
     L2Penalty                     L2 to a centre on a parameter group   (nn.penalties)
     fit, FitResult                full-batch GD / Adam on M members     (nn.fit)
 
@@ -55,6 +55,7 @@ from banditkit.nn.losses import (
     Gaussian,
     Loss,
     PairwiseGLM,
+    RowSlope,
     loss_and_derivative,
 )
 from banditkit.nn.mlp import MLP
@@ -80,6 +81,7 @@ __all__ = [
     "Pairs",
     "PairwiseGLM",
     "Params",
+    "RowSlope",
     "Rows",
     "Sets",
     "StackedMLP",
