@@ -7,7 +7,8 @@ Functional core (parameters as explicit tensors stacked along a member axis M):
     Rows, Pairs, Sets             observations over a feature table     (nn.observations)
     BCE, Gaussian, MSE,           losses with value_and_dloss_df        (nn.losses)
     BradleyTerry, MNL,
-    PairwiseGLM, RowSlope         (RowSlope: a sum over rows, block by block)
+    PairwiseGLM
+    RowSlope                      a loss's derivative block by block    (nn.losses)
     L2Penalty                     L2 to a centre on a parameter group   (nn.penalties)
     fit, FitResult                full-batch GD / Adam on M members     (nn.fit)
 
