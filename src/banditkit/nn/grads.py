@@ -302,7 +302,8 @@ class ArmPass:
         return np.asarray(X, dtype=self._np_dtype)
 
     def _weights(self, u: Any) -> Any:
-        ref, p = self.model.theta0, self.model.n_params
+        ref = self.model.theta0
+        p = ref.shape[0]  # theta_0 is flat: p entries (``MLP.n_params`` walks modules)
         w: Any
         if self._numpy is None:
             w = torch.as_tensor(u, dtype=ref.dtype, device=ref.device)
