@@ -178,7 +178,7 @@ class InPlaceGram(FullGramBase):
 
     def _overwrites(self, array: np.ndarray, lo: int, hi: int) -> None:
         """``array[lo:hi, lo:hi]`` is about to be overwritten: journal it in an update."""
-        if hi > lo:
+        if hi > lo and self._journal is not None:
             overwrites(self, array[lo:hi, lo:hi])
 
     def _factor(self) -> np.ndarray:

@@ -346,7 +346,10 @@ def _steps(
             for i in range(steps)
         ]
 
-        derivative = loss.step_derivative(obs, flat.members, new)
+        # the unrecorded steps' derivative, where the row sweep does not compute it
+        derivative = (
+            loss.step_derivative(obs, flat.members, new) if sweep is None else None
+        )
 
         def objective(f: torch.Tensor) -> torch.Tensor:
             return terms.objective(loss.value_and_dloss_df(f, obs)[0])
@@ -383,7 +386,7 @@ def _gradient(
     sweep: RowSweep | None,
     obs: Observations,
     loss: Loss,
-    derivative: Callable[[torch.Tensor], torch.Tensor],
+    derivative: Callable[[torch.Tensor], torch.Tensor] | None,
     terms: FlatPenalties,
     recorded: bool,
 ) -> torch.Tensor | None:
@@ -401,6 +404,7 @@ def _gradient(
         return terms.objective(loss.value_and_dloss_df(sweep.predictions(), obs)[0])
     f = network.forward()
     if not recorded:
+        assert derivative is not None  # prepared whenever there is no sweep
         network.backward(derivative(f))
         terms.add_grad()
         return None

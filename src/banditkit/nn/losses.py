@@ -398,13 +398,7 @@ class BradleyTerry(Loss):
         y, weights = obs.y, obs.weights
 
         def derivative(f: torch.Tensor) -> torch.Tensor:
-            torch.sub(f[:, :n], f[:, n:], out=margin)
-            torch.sigmoid(margin, out=margin).sub_(y)
-            if weights is None:
-                first.copy_(margin)
-            else:
-                torch.mul(weights, margin, out=first)
-            torch.neg(first, out=second)
+            _pair_slope(f[:, :n], f[:, n:], y, weights, margin, first, second)
             return df
 
         return derivative
@@ -424,22 +418,41 @@ class BradleyTerry(Loss):
             n = j - i
             y, weights = obs.y[..., i:j], _rows_of(obs.weights, i, j)
             first, second, g, negated = f[:, :n], f[:, n:], out[:, :n], out[:, n:]
-            # T in a contiguous buffer, as ``step_derivative``'s: sigmoid's vectorised
-            # and scalar paths round differently, and a strided view takes the latter
-            margin = g if g.is_contiguous() else torch.empty_like(g)
+            margin = (
+                g if g.is_contiguous() else torch.empty_like(g)
+            )  # (``_pair_slope``)
 
             def slope() -> None:
-                torch.sub(first, second, out=margin)
-                torch.sigmoid(margin, out=margin).sub_(y)
-                if weights is not None:
-                    torch.mul(margin, weights, out=g)
-                elif margin is not g:
-                    g.copy_(margin)
-                torch.neg(g, out=negated)
+                _pair_slope(first, second, y, weights, margin, g, negated)
 
             return slope
 
         return RowSlope(obs.n, (0, obs.n), bind)
+
+
+def _pair_slope(
+    first: torch.Tensor,
+    second: torch.Tensor,
+    y: torch.Tensor,
+    weights: torch.Tensor | None,
+    margin: torch.Tensor,
+    g: torch.Tensor,
+    negated: torch.Tensor,
+) -> None:
+    """Bradley-Terry's df of pairs on the halves layout, into buffers: g, -g.
+
+    T = f(first) - f(second) into ``margin`` (contiguous: sigmoid's vectorised and
+    scalar paths round differently, and a strided view takes the latter), g = w
+    (sigmoid(T) - y) into ``g`` (which may be ``margin``), -g into ``negated``: the
+    operations of ``BradleyTerry.dloss_df``, for ``step_derivative`` and ``row_slope``.
+    """
+    torch.sub(first, second, out=margin)
+    torch.sigmoid(margin, out=margin).sub_(y)
+    if weights is not None:
+        torch.mul(weights, margin, out=g)
+    elif margin is not g:
+        g.copy_(margin)
+    torch.neg(g, out=negated)
 
 
 def _rows_of(weights: torch.Tensor | None, i: int, j: int) -> torch.Tensor | None:
