@@ -2,10 +2,12 @@ import numpy as np
 import pytest
 
 from banditkit.linalg import (
+    IN_PLACE_FROM,
     DiagonalGram,
     EffectiveDimension,
     Gram,
     GramLike,
+    InPlaceGram,
     ShiftedGram,
     make_gram,
 )
@@ -81,6 +83,36 @@ def test_shifted_state_round_trip():
     other.load_state_dict(gram.state_dict())
     X = np.eye(2)
     np.testing.assert_array_equal(other.norms(X), gram.norms(X))
+
+
+@pytest.mark.parametrize("encoded", [False, True])
+def test_a_large_full_gram_is_updated_in_place_with_the_values_of_a_gram(encoded):
+    """From d = IN_PLACE_FROM make_gram("full") is an InPlaceGram: the same V, V^-1, log det.
+
+    Dense rows, and block-encoded ones (arm k: x in block k of K blocks, the
+    classification bandits' features) on which it writes one block an update.
+    """
+    d, K = IN_PLACE_FROM, 8
+    small = make_gram("full", d - 1, 0.5)
+    assert type(small) is Gram
+    fast, reference = make_gram("full", d, 0.5), Gram(d, 0.5)
+    assert type(fast) is InPlaceGram
+    rng = np.random.default_rng(3)
+    for _ in range(24):
+        x = np.zeros(d)
+        if encoded:
+            k = int(rng.integers(K))
+            x[k * d // K : (k + 1) * d // K] = rng.standard_normal(d // K)
+        else:
+            x = rng.standard_normal(d)
+        w = float(rng.uniform(0.2, 2.0))
+        fast.update(x, w)
+        reference.update(x, w)
+    np.testing.assert_allclose(fast.matrix, reference.matrix, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fast.inverse, reference.inverse, rtol=0, atol=1e-10)
+    assert fast.logdet == pytest.approx(reference.logdet, rel=1e-12)
+    X = rng.standard_normal((5, d))
+    np.testing.assert_allclose(fast.norms(X), reference.norms(X), rtol=1e-9)
 
 
 def test_make_gram_and_effective_dimension():

@@ -262,9 +262,11 @@ def _print_plan(
         atomic_write_text(out / "plan.json", record + "\n")
         typer.echo(f"plan: {out / 'plan.json'} (each kind's measured costs), plan.md")
     typer.echo(
-        "\nCPU-hours: one thread per run, priced from each kind's warm-up and the rounds "
-        "after it (per-round cost a + b t, fitted). GPU-hours are an estimate from FLOPs (PyTorch "
-        "policies only; see docs/performance.md, 'What a paper costs')."
+        "\nCPU-hours: one thread per run, each run alone, priced from each kind's warm-up "
+        "and the rounds after it (per-round cost a + b t, fitted); runs that `run` and "
+        "`reproduce` stack (seeds, NVLDB's pair rules) cost less. GPU-hours are an "
+        "estimate from FLOPs (PyTorch policies only; see docs/performance.md, 'What a "
+        "paper costs')."
     )
     if any(cost.upper for cost in costs):
         typer.echo(

@@ -6,7 +6,8 @@
     DiagonalGram            diag(V) only, for d in the tens of thousands
     ShiftedGram             ridge * I + sum w z z^T with a ridge that may change every round
     GramLike                the interface all three answer (norms, pair_norms, update, logdet, ...)
-    make_gram               a Gram or DiagonalGram by name ("full", "diagonal")
+    make_gram               a Gram, InPlaceGram (d >= IN_PLACE_FROM) or DiagonalGram by
+                            name ("full", "diagonal")
     EffectiveDimension      d_eff = logdet(I + a sum z z^T), diagonal or exact
     KernelLogdet            that log-determinant exactly via the n x n Gram (large p)
     weighted_norms          sqrt(x_k^T A_inv x_k) for all rows at once
@@ -19,7 +20,14 @@ This package imports only numpy, scipy and ``banditkit.core.validation``.
 
 from .design import g_optimal_design, max_leverage
 from .diagonal import DiagonalGram
-from .effdim import EFFDIMS, EXACT_FULL_MAX, EffectiveDimension, KernelLogdet, make_gram
+from .effdim import (
+    EFFDIMS,
+    EXACT_FULL_MAX,
+    IN_PLACE_FROM,
+    EffectiveDimension,
+    KernelLogdet,
+    make_gram,
+)
 from .gram import Gram
 from .inplace import InPlaceGram
 from .protocol import GramLike
@@ -30,6 +38,7 @@ __all__ = [
     "EFFDIMS",
     "EXACT_FULL_MAX",
     "GRAMS",
+    "IN_PLACE_FROM",
     "DiagonalGram",
     "EffectiveDimension",
     "Gram",

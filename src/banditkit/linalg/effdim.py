@@ -1,6 +1,7 @@
 """Gram matrices by name, and the data-adaptive effective dimension.
 
-    make_gram            a ``Gram`` or ``DiagonalGram`` of lam * I by name
+    make_gram            a ``Gram`` (``InPlaceGram`` from d = 1,024) or ``DiagonalGram``
+                         of lam * I by name
     EffectiveDimension   d_eff = logdet(I + a * sum_i z_i z_i^T) [Bae2025, App. A]
     KernelLogdet         the same log-determinant exactly, through the n x n Gram
                          I_n + a Z Z^T of the n features seen (Sylvester), for p >> n
@@ -30,10 +31,13 @@ from ._common import check_vector, check_weight
 from .blocked import BlockedLogdet
 from .diagonal import DiagonalGram
 from .gram import Gram
+from .inplace import InPlaceGram
 from .shifted import GRAMS
 
 __all__ = [
     "EFFDIMS",
+    "EXACT_FULL_MAX",
+    "IN_PLACE_FROM",
     "EffectiveDimension",
     "KernelLogdet",
     "LogdetGram",
@@ -46,17 +50,31 @@ __all__ = [
 EFFDIMS = ("diagonal", "full", "kernel", "exact")
 #: The largest p for which ``gram="exact"`` keeps the p x p Gram.
 EXACT_FULL_MAX = 512
+#: The least d for which ``make_gram("full", d, lam)`` updates its arrays in place
+#: (``InPlaceGram``): 8 MB and more a matrix, whose copies then dominate an update.
+IN_PLACE_FROM = 1024
 
 
-def make_gram(kind: str, d: int, lam: float) -> Gram | DiagonalGram:
+def make_gram(kind: str, d: int, lam: float) -> Gram | InPlaceGram | DiagonalGram:
     """Return a Gram lam * I of dimension d: "diagonal" (O(d)) or "full" (O(d^2)).
+
+    A full Gram of d >= :data:`IN_PLACE_FROM` is an ``InPlaceGram``: the same formulas
+    written into its arrays (on block-encoded arms one block of V and V^-1 an update),
+    where a ``Gram`` builds two new d x d arrays at every update, three passes over
+    2 d^2 floats (on mnist's d = 1,960 about 24 ms an update, 7 ms for the products
+    alone). Its values equal the ``Gram``'s up to round-off, and its ``matrix`` and
+    ``inverse`` are views that later updates change (copy them to keep one).
 
     Example:
         >>> make_gram("diagonal", 3, 2.0).diagonal
         array([2., 2., 2.])
+        >>> type(make_gram("full", 3, 1.0)).__name__, type(make_gram("full", 2048, 1.0)).__name__
+        ('Gram', 'InPlaceGram')
     """
     kind = check_choice("gram", kind, GRAMS)
-    return DiagonalGram(d, lam) if kind == "diagonal" else Gram(d, lam)
+    if kind == "diagonal":
+        return DiagonalGram(d, lam)
+    return InPlaceGram(d, lam) if d >= IN_PLACE_FROM else Gram(d, lam)
 
 
 #: ``LogdetGram``'s float64 BLAS routines (module-level: an instance holds no Fortran
@@ -388,8 +406,8 @@ class EffectiveDimension:
             self.gram = BlockedLogdet(d, 1.0, block=block, refactor_every=None)
         elif kind == "full":  # log det only: V and V^-1 updated in place
             self.gram = LogdetGram(d, 1.0)
-        else:
-            self.gram = make_gram(kind, d, 1.0)
+        else:  # "diagonal"
+            self.gram = DiagonalGram(d, 1.0)
 
     def update(self, z: np.ndarray) -> None:
         """Add a * z z^T to the sum."""

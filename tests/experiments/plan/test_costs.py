@@ -163,6 +163,35 @@ def test_kinds_are_probed_once_and_alike_kinds_share_a_price_past_the_budget():
     assert "| fig | 6 | 600 |" in table and "| **all** | 12 | 1,200 |" in table
 
 
+def test_a_preset_that_sets_the_width_is_a_size_of_its_own():
+    """NVLDB's "main" preset (m = 100) is not priced as its "appendix" (m = 32) runs.
+
+    Fig. 2's main-preset runs priced as Fig. E.1's appendix-preset ones came out at
+    0.31-0.44x of their measured time.
+    """
+    probed: list[str] = []
+
+    def probe(spec: RunSpec) -> KindCost:
+        probed.append(spec.policy_params["preset"])
+        return KindCost(0.0, 1e-3, 0.0)
+
+    runs = resolve(
+        {
+            "name": "x",
+            "horizon": 10,
+            "seeds": 1,
+            "env": {"name": "dueling", "utility": "cos", "d": 5, "n_arms": 5},
+            "policies": [
+                {"name": "nvldb-ucb", "label": "m32", "preset": "appendix"},
+                {"name": "nvldb-ucb", "label": "m100", "preset": "main"},
+                {"name": "nvldb-ucb", "label": "m32b", "preset": "appendix", "a": 2.0},
+            ],
+        }
+    ).runs()
+    price(runs, budget=0.0, probe=probe)
+    assert sorted(probed) == ["appendix", "main"]  # a = 2 shares the appendix price
+
+
 LOGISTIC = {"function": "logistic", "d": 5, "n_arms": 10}
 
 

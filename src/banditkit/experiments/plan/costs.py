@@ -767,8 +767,12 @@ def plan_record(costs: Sequence[FigureCost]) -> dict[str, Any]:
 
 
 #: Parameters that set a run's size, and so its cost (a kind is priced as one alike in them).
+#: A ``preset`` is one: the dueling policies' sets the width when none is given
+#: ("appendix" m = 32, "main" m = 100), and Fig. 2's main-preset runs priced as the
+#: appendix-preset runs of Fig. E.1 came out at 0.31-0.44x of their measured time.
 SIZES = (
     "width",
+    "preset",
     "depth",
     "hidden",
     "m",
