@@ -93,3 +93,44 @@ def test_unchecked_fit_raises_on_non_finite_data(bad):
         fit_logistic_unchecked(
             arrays["X"], arrays["y"], arrays["weights"], lam=1.0, theta0=theta0
         )
+
+
+def block_encoded(seed, n=80, block=4, k=5, gap=True):
+    """Rows x in block a of k blocks (the classification bandits' arms); with ``gap``
+    a last column that no row reaches."""
+    rng = np.random.default_rng(seed)
+    d = block * k + (1 if gap else 0)
+    X = np.zeros((n, d))
+    arms = rng.integers(k, size=n)
+    for i, a in enumerate(arms):
+        X[i, a * block : (a + 1) * block] = rng.normal(size=block)
+    theta_true = rng.normal(size=d)
+    y = (rng.random(n) < expit(X @ theta_true)).astype(float)
+    return X, y, rng.uniform(0.2, 2.0, size=n), 0.1 * rng.normal(size=d)
+
+
+@pytest.mark.parametrize("gap", [False, True])
+def test_newton_block_by_block_reaches_the_full_newton_optimum(gap):
+    """Block-encoded rows: a Hessian of five blocks factored one by one, the same fit."""
+    from banditkit.linalg.spans import column_blocks
+
+    X, y, w, theta0 = block_encoded(11, gap=gap)
+    blocks = column_blocks(X)
+    assert blocks is not None and len(blocks[0]) == 5
+    fit = fit_logistic_unchecked(X, y, w, lam=1.5, theta0=theta0, blocks=blocks)
+    ref = fit_logistic_unchecked(X, y, w, lam=1.5, theta0=theta0)
+    assert fit.converged and ref.converged
+    assert_allclose(fit.theta, ref.theta, rtol=0, atol=1e-10)
+    assert_allclose(
+        fit.theta, scipy_optimum(X, y, w, np.zeros(X.shape[1]), 1.5), rtol=0, atol=1e-8
+    )
+    if gap:  # the column no row reaches: theta stays at its ridge optimum, 0
+        assert fit.theta[-1] == 0.0
+
+
+def test_newton_block_by_block_with_lam_zero_names_a_column_no_row_reaches():
+    X, y, w, theta0 = block_encoded(12, gap=True)
+    from banditkit.linalg.spans import column_blocks
+
+    with pytest.raises(ValueError, match="singular at lam=0"):
+        fit_logistic_unchecked(X, y, w, lam=0.0, theta0=theta0, blocks=column_blocks(X))

@@ -91,3 +91,27 @@ def test_weighted_norms_rejects_bad_shapes():
         weighted_norms(np.ones((2, 3)), np.ones((3, 2)))
     with pytest.raises(ValueError, match="X must be a 2-d array"):
         weighted_norms(np.ones(3), np.eye(3))
+
+
+def test_column_blocks_group_rows_by_overlapping_spans():
+    from banditkit.linalg.spans import column_blocks
+
+    X = np.zeros((5, 9))
+    X[0, 0:2] = 1.0  # block [0, 3): rows 0 and 3 overlap
+    X[3, 1:3] = 2.0
+    X[1, 5:7] = 3.0  # block [5, 7)
+    X[2, 8] = 4.0  # block [8, 9); row 4 is zero, columns 3, 4 and 7 unused
+    starts, ends, rows = column_blocks(X)
+    assert (starts, ends) == ((0, 5, 8), (3, 7, 9))
+    assert [r.tolist() for r in rows] == [[0, 3], [1], [2]]
+    # every row's non-zeros lie in its block: X^T X is block-diagonal there
+    H = X.T @ X
+    for s, e, r in zip(starts, ends, rows, strict=True):
+        assert not X[r][:, :s].any() and not X[r][:, e:].any()
+        assert not H[s:e, :s].any() and not H[s:e, e:].any()
+    assert column_blocks(np.ones((3, 4))) is None  # dense rows
+    assert column_blocks(np.eye(4)[:, ::-1][:1]) is None  # one block
+    wide = np.zeros((2, 10))
+    wide[0, 0:6] = 1.0  # a span over half the columns
+    wide[1, 8] = 1.0
+    assert column_blocks(wide) is None

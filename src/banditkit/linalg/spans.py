@@ -2,6 +2,7 @@
 
 span(x)             [lo, hi) of the non-zero coordinates of a vector
 row_spans(X)        the same for every row of a matrix
+column_blocks(X)    the column blocks that hold each row's non-zeros (block-encoded rows)
 cross_forms(X, M)   X M X^T, each row read on its span
 diagonal_blocks(V)  the boundaries of the diagonal blocks of a symmetric matrix
 subtract_outer      A -= c v v^T in place, on the span of v only
@@ -20,7 +21,14 @@ else:
 
     blas = lazy_import("scipy.linalg.blas")  # slow to import: at first use
 
-__all__ = ["cross_forms", "diagonal_blocks", "row_spans", "span", "subtract_outer"]
+__all__ = [
+    "column_blocks",
+    "cross_forms",
+    "diagonal_blocks",
+    "row_spans",
+    "span",
+    "subtract_outer",
+]
 
 # Assumption (measured with NumPy 2.4 / OpenBLAS on x86-64): a span longer than this
 # fraction of d is treated as dense (one BLAS call on the whole matrix beats slicing).
@@ -50,6 +58,46 @@ def row_spans(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     lo[empty] = 0
     hi[empty] = 0
     return lo, hi
+
+
+def column_blocks(
+    X: np.ndarray,
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[np.ndarray, ...]] | None:
+    """The column blocks that hold the non-zeros of X's rows: (starts, ends, rows), or None.
+
+    Rows are grouped by their spans (:func:`row_spans`): spans that overlap join one
+    block, so block b is the columns [starts[b], ends[b]) and ``rows[b]`` (sorted) the
+    rows whose non-zeros lie in it; every other entry of those rows is zero, and zero
+    rows belong to no block. Then sum_i c_i x_i x_i^T is block-diagonal (the
+    block-encoded arms of the classification bandits: arm k is x in block k). None for
+    dense rows, a span over :data:`SPARSE_FRACTION` of the columns, or a single block.
+
+    Example:
+        >>> X = np.array([[1.0, 2.0, 0.0, 0.0], [0.0, 0.0, 0.0, 3.0], [0.0, 4.0, 0.0, 0.0]])
+        >>> starts, ends, rows = column_blocks(X)
+        >>> starts, ends, [r.tolist() for r in rows]
+        ((0, 3), (2, 4), [[0, 2], [1]])
+    """
+    n, d = X.shape
+    if n == 0 or d < 2 or X[:, :: d - 1].all():  # dense rows
+        return None
+    lo, hi = row_spans(X)
+    used = np.flatnonzero(hi > lo)
+    if used.size == 0 or int((hi - lo).max()) > SPARSE_FRACTION * d:
+        return None
+    order = used[np.argsort(lo[used], kind="stable")]
+    reach = np.maximum.accumulate(hi[order])
+    new = np.ones(order.size, dtype=bool)
+    new[1:] = lo[order[1:]] >= reach[:-1]  # starts past every earlier span
+    first = np.flatnonzero(new)
+    if first.size < 2:
+        return None
+    last = np.append(first[1:], order.size) - 1
+    return (
+        tuple(int(lo[order[i]]) for i in first),
+        tuple(int(reach[j]) for j in last),
+        tuple(np.sort(order[i : j + 1]) for i, j in zip(first, last, strict=True)),
+    )
 
 
 def cross_forms(X: np.ndarray, M: np.ndarray) -> np.ndarray:

@@ -160,3 +160,41 @@ def test_glm_model_solver_is_validated(kwargs, word):
     params = {"lam": 1.0, **kwargs}
     with pytest.raises(ValueError, match=word):
         GLMModel(3, **params)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_exact_refits_on_block_encoded_arms_factor_block_by_block(name, monkeypatch):
+    """From d = BLOCKS_FROM (lowered here to 12) the Newton refit goes block by block.
+
+    On the classification bandits' block-encoded arms (arm k: x in block k) the policy
+    plays the same rounds as with one factorisation of the whole Hessian, its theta equal
+    up to rounding.
+    """
+    from banditkit.glm import mle
+    from banditkit.policies.parts.models import linear
+
+    solves: list[bool] = []
+    unchecked = mle.fit_logistic_unchecked
+
+    def spy(*args, **kwargs):
+        solves.append(kwargs.get("blocks") is not None)
+        return unchecked(*args, **kwargs)
+
+    monkeypatch.setattr(linear, "fit_logistic_unchecked", spy)
+
+    def run(blocks_from):
+        monkeypatch.setattr(linear, "BLOCKS_FROM", blocks_from)
+        env = bk.make_env("classification", dataset="digits", pool=300)
+        policy = bk.make_policy(name, update_every=5, seed=0)
+        result = bk.simulate(policy, env, horizon=60, seed=0, progress=False)
+        return policy, result
+
+    whole, r_whole = run(10**9)
+    assert solves and not any(solves)
+    solves.clear()
+    blocked, r_blocked = run(12)
+    assert solves and all(solves)
+    assert np.array_equal(r_whole.actions, r_blocked.actions)
+    np.testing.assert_allclose(
+        blocked.scorer.model.theta, whole.scorer.model.theta, rtol=0, atol=1e-9
+    )
