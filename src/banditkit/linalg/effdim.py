@@ -82,6 +82,11 @@ def make_gram(kind: str, d: int, lam: float) -> Gram | InPlaceGram | DiagonalGra
 _SYR, _SYMV = scipy.linalg.blas.get_blas_funcs(("syr", "symv"), dtype=np.float64)
 
 
+def _index_dtype(size: int) -> type[np.signedinteger[Any]]:
+    """int32 for sparse indices while ``size`` entries fit it, else int64 (as scipy does)."""
+    return np.int32 if size <= np.iinfo(np.int32).max else np.int64
+
+
 class KernelLogdet:
     """Exact logdet(I_p + a Z^T Z) = logdet(I_n + a Z Z^T) of n rows z_i, grown one by one.
 
@@ -116,10 +121,12 @@ class KernelLogdet:
         self.n = 0
         self.logdet = 0.0
         self._chol = np.zeros((0, 0))
-        # The nonzeros of the rows, CSR-style, in buffers grown by doubling.
+        # The nonzeros of the rows, CSR-style, in buffers grown by doubling; int32
+        # indices while they fit, as scipy.sparse would otherwise convert them to int32
+        # at every product (a copy of every stored index: 3x the product's time on mnist).
         self._data = np.zeros(0)
-        self._indices = np.zeros(0, dtype=np.int64)
-        self._indptr = np.zeros(1, dtype=np.int64)
+        self._indices = np.zeros(0, dtype=np.int32)
+        self._indptr = np.zeros(1, dtype=np.int32)
 
     #: the journal of a policy's update in progress (``_transaction``), else None
     _journal: list[tuple[np.ndarray, np.ndarray]] | None = None
@@ -162,7 +169,9 @@ class KernelLogdet:
         if stop > self._data.size:
             size = max(2 * self._data.size, stop, 1024)
             self._data = np.resize(self._data, size)
-            self._indices = np.resize(self._indices, size)
+            index = _index_dtype(size)
+            self._indices = np.resize(self._indices, size).astype(index, copy=False)
+            self._indptr = self._indptr.astype(index, copy=False)
         if n + 2 > self._indptr.size:
             self._indptr = np.resize(self._indptr, max(2 * self._indptr.size, 16))
         overwrites(
@@ -199,8 +208,9 @@ class KernelLogdet:
         self.n, self.logdet = int(state["n"]), float(state["logdet"])
         self._chol = np.array(state["chol"], dtype=np.float64).reshape(self.n, self.n)
         self._data = np.array(state["data"], dtype=np.float64)
-        self._indices = np.array(state["indices"], dtype=np.int64)
-        self._indptr = np.array(state["indptr"], dtype=np.int64).reshape(self.n + 1)
+        index = _index_dtype(len(state["indices"]))
+        self._indices = np.array(state["indices"], dtype=index)
+        self._indptr = np.array(state["indptr"], dtype=index).reshape(self.n + 1)
 
 
 class LogdetGram:
