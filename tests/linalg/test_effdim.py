@@ -78,3 +78,20 @@ def test_exact_picks_the_cheaper_exact_form() -> None:
         small.update(z[:-1])
     assert large.value == pytest.approx(_direct(Z, 0.5), rel=1e-10)
     assert small.value == pytest.approx(_direct(Z[:, :-1], 0.5), rel=1e-10)
+
+
+def test_kernel_logdet_keeps_int32_indices_while_they_fit():
+    """scipy.sparse would copy int64 indices to int32 at every product (3x its time)."""
+    from banditkit.linalg import effdim
+
+    tracker = effdim.KernelLogdet(50, scale=1.0)
+    rng = np.random.default_rng(0)
+    for _ in range(40):  # past the first growth of the buffers
+        z = rng.standard_normal(50) * (rng.random(50) < 0.3)
+        tracker.update(z)
+    assert tracker._indices.dtype == tracker._indptr.dtype == np.int32
+    restored = effdim.KernelLogdet(50, scale=1.0)
+    restored.load_state_dict(tracker.state_dict())
+    assert restored._indices.dtype == np.int32 and restored.logdet == tracker.logdet
+    assert effdim._index_dtype(2**31 - 1) is np.int32
+    assert effdim._index_dtype(2**31) is np.int64
