@@ -129,7 +129,8 @@ class _Problem:
     ) -> tuple[np.ndarray, Callable[[], np.ndarray | _BlockHessian]]:
         """Return the gradient (d,) of L at theta, O(n d), and a function giving H.
 
-        The function returns the Hessian (d, d) of L at theta, O(n d^2). Newton's method stops on ||g|| before it needs H, so H is built only when asked
+        The function returns the Hessian (d, d) of L at theta, O(n d^2) (with ``blocks``,
+        its diagonal blocks: :class:`_BlockHessian`). Newton's method stops on ||g|| before it needs H, so H is built only when asked
         (about one Newton iteration in five of a warm-started refit ends there).
         Unit weights (``unit_weights``) are not multiplied in: w_i = 1 changes no value.
         """
