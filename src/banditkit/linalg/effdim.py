@@ -409,7 +409,7 @@ class EffectiveDimension:
         if kind == "exact":
             kind = "full" if d <= EXACT_FULL_MAX else "kernel"
         self.kind = kind
-        self.gram: Gram | LogdetGram | BlockedLogdet | DiagonalGram | KernelLogdet
+        self.gram: LogdetGram | BlockedLogdet | DiagonalGram | KernelLogdet
         if kind == "kernel":
             self.gram = KernelLogdet(d, scale)
         elif kind == "full" and block > 1:  # exact per row, BLAS-3 folds
